@@ -1,0 +1,5 @@
+import sys
+
+from groupspec.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Partition assignors behind one interface (see :mod:`groupspec.assignors.base`)."""

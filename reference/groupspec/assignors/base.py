@@ -1,0 +1,60 @@
+"""The partition-assignor interface, shared by every assignor, the client model and the CLI.
+
+Mirrors the contract of Kafka's ``ConsumerPartitionAssignor`` (clients/.../consumer/
+ConsumerPartitionAssignor.java): the group leader calls ``assign`` with every member's
+subscription and the partition counts it knows from metadata, and hands the result to the
+coordinator in SyncGroup. Assignors are pure functions of their input.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
+
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, TopicPartitions
+
+
+class RebalanceProtocol(Enum):
+    """ConsumerPartitionAssignor.RebalanceProtocol; the id orders them (COOPERATIVE wins)."""
+
+    EAGER = 0
+    COOPERATIVE = 1
+
+
+@dataclass(frozen=True)
+class MemberSubscription:
+    """One member as the leader sees it: its ids and its decoded subscription."""
+
+    member_id: str
+    subscription: Subscription
+    group_instance_id: str | None = None
+
+
+class Assignor(ABC):
+    """A client-side partition assignor (a JoinGroup protocol of protocol type "consumer")."""
+
+    #: The protocol name members vote for in JoinGroup, e.g. "range", "cooperative-sticky".
+    name: ClassVar[str]
+    #: Rebalance protocols this assignor supports, as Kafka's supportedProtocols().
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+
+    @abstractmethod
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberSubscription],
+    ) -> dict[str, Assignment]:
+        """Assign the partitions of the subscribed topics to members.
+
+        ``partitions_per_topic`` holds the leader's metadata: topics it does not know are
+        skipped. The result has an entry for every member (possibly empty).
+        """
+
+    def subscription_user_data(
+        self, topics: tuple[str, ...], owned: TopicPartitions, generation_id: int
+    ) -> bytes | None:
+        """The userData this assignor puts in the member's subscription (None by default)."""
+        return None

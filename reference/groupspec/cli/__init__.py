@@ -1,0 +1,1 @@
+"""The ``groupspec`` command line: one small module per command group."""

@@ -1,0 +1,36 @@
+"""FindCoordinator: which ``__consumer_offsets`` partition (and so which broker) owns a group.
+
+Source: group-coordinator/.../GroupCoordinatorService.java ``partitionFor`` and
+core/.../coordinator/group/GroupMetadataManager.scala ``partitionFor``: the partition is
+``Utils.abs(groupId.hashCode()) % offsets.topic.num.partitions``, where ``hashCode`` is
+Java's ``String.hashCode`` over UTF-16 code units with 32-bit overflow and ``Utils.abs``
+(clients/.../common/utils/Utils.java) maps ``Integer.MIN_VALUE`` to 0 instead of leaving it
+negative.
+"""
+
+from __future__ import annotations
+
+#: ``offsets.topic.num.partitions`` default (GroupCoordinatorConfig.OFFSETS_TOPIC_PARTITIONS_DEFAULT).
+OFFSETS_TOPIC_NUM_PARTITIONS = 50
+INT_MIN = -(2**31)
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode``: sum of UTF-16 code units times 31^k, as a signed int32."""
+    h = 0
+    data = s.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def kafka_abs(n: int) -> int:
+    """Kafka's ``Utils.abs``: like ``Math.abs`` but ``Integer.MIN_VALUE`` becomes 0."""
+    return 0 if n == INT_MIN else abs(n)
+
+
+def coordinator_partition(group_id: str, num_partitions: int = OFFSETS_TOPIC_NUM_PARTITIONS) -> int:
+    """The ``__consumer_offsets`` partition whose leader coordinates ``group_id``."""
+    if num_partitions < 1:
+        raise ValueError(f"offsets.topic.num.partitions must be at least 1, got {num_partitions}")
+    return kafka_abs(java_string_hash(group_id)) % num_partitions

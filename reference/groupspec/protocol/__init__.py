@@ -1,0 +1,1 @@
+"""The protocol vocabulary shared by every layer: errors, messages, records, payloads."""
