@@ -1,0 +1,79 @@
+"""ListGroups, DescribeGroups and DeleteGroups, as kafka-consumer-groups.sh sees them.
+
+Sources: ClassicGroup.asListedGroup / asDescribedGroup and GroupMetadataManager.
+describeGroups / deleteGroups (group-coordinator/.../). Dead and unknown groups are described
+as state "Dead" with no members; members' metadata and assignment are shown only when the
+group is Stable; DeleteGroups needs an Empty group (NON_EMPTY_GROUP).
+"""
+
+from __future__ import annotations
+
+from groupspec.coordinator.context import Txn
+from groupspec.coordinator.offsets import delete_group
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.messages import (
+    DeletableGroupResult,
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribedGroup,
+    DescribedGroupMember,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListedGroup,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
+
+S = GroupState
+
+
+def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
+    wanted = {s.lower() for s in req.states_filter}
+    groups = tuple(
+        ListedGroup(g.group_id, g.protocol_type or "", g.state.value)
+        for g in sorted(txn.state.groups.values(), key=lambda g: g.group_id)
+        if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted)
+    )
+    txn.respond(request_id, ListGroupsResponse(error=Error.NONE, groups=groups))
+
+
+def handle_describe_groups(txn: Txn, request_id: int, req: DescribeGroupsRequest) -> None:
+    out = []
+    for gid in req.groups:
+        g = txn.state.groups.get(gid)
+        if g is None or g.state is S.Dead:
+            out.append(DescribedGroup(Error.NONE, gid, S.Dead.value, "", ""))
+            continue
+        stable = g.state is S.Stable
+        members = tuple(
+            DescribedGroupMember(
+                m.member_id,
+                m.group_instance_id,
+                m.info.client_id,
+                m.info.client_host,
+                # Metadata and assignment only when Stable (describeNoMetadata otherwise).
+                m.metadata(g.protocol_name) if stable else b"",
+                m.assignment if stable else b"",
+            )
+            for m in g.members.values()
+        )
+        protocol = g.protocol_name if (stable and g.protocol_name is not None) else ""
+        out.append(
+            DescribedGroup(Error.NONE, gid, g.state.value, g.protocol_type or "", protocol, members)
+        )
+    txn.respond(request_id, DescribeGroupsResponse(groups=tuple(out)))
+
+
+def handle_delete_groups(txn: Txn, request_id: int, req: DeleteGroupsRequest) -> None:
+    results = []
+    for gid in req.groups_names:
+        g = txn.state.groups.get(gid)
+        if g is None or g.state is S.Dead:
+            results.append(DeletableGroupResult(gid, Error.GROUP_ID_NOT_FOUND))
+        elif g.state is not S.Empty:
+            results.append(DeletableGroupResult(gid, Error.NON_EMPTY_GROUP))
+        else:
+            delete_group(txn, g)
+            results.append(DeletableGroupResult(gid, Error.NONE))
+    txn.respond(request_id, DeleteGroupsResponse(results=tuple(results)))

@@ -1,0 +1,55 @@
+"""Coordinator configuration with Kafka's defaults.
+
+Source: group-coordinator/.../GroupCoordinatorConfig.java and OffsetConfig (the
+``group.*`` and ``offsets.*`` broker settings). An impossible configuration raises
+ValueError naming the setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CoordinatorConfig:
+    #: group.min.session.timeout.ms
+    group_min_session_timeout_ms: int = 6_000
+    #: group.max.session.timeout.ms
+    group_max_session_timeout_ms: int = 1_800_000
+    #: group.initial.rebalance.delay.ms
+    group_initial_rebalance_delay_ms: int = 3_000
+    #: group.max.size
+    group_max_size: int = 2**31 - 1
+    #: the timeout of a member added in a join phase until it completes
+    #: (GroupCoordinatorConfig CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS, 5 minutes)
+    group_new_member_join_timeout_ms: int = 300_000
+    #: offsets.retention.minutes (7 days) in milliseconds
+    offsets_retention_ms: int = 7 * 24 * 60 * 60 * 1000
+    #: offsets.retention.check.interval.ms
+    offsets_retention_check_interval_ms: int = 600_000
+    #: offset.metadata.max.bytes
+    offset_metadata_max_bytes: int = 4096
+    #: offsets.topic.num.partitions
+    offsets_topic_num_partitions: int = 50
+
+    def __post_init__(self) -> None:
+        for name in (
+            "group_min_session_timeout_ms",
+            "group_max_session_timeout_ms",
+            "group_initial_rebalance_delay_ms",
+            "group_new_member_join_timeout_ms",
+            "offsets_retention_ms",
+            "offset_metadata_max_bytes",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        for name in ("group_max_size", "offsets_retention_check_interval_ms",
+                     "offsets_topic_num_partitions"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
+            raise ValueError(
+                "group_min_session_timeout_ms "
+                f"({self.group_min_session_timeout_ms}) > group_max_session_timeout_ms "
+                f"({self.group_max_session_timeout_ms})"
+            )

@@ -1,0 +1,179 @@
+"""The reference group coordinator: a thin, sans-IO dispatcher.
+
+Usage::
+
+    coord = Coordinator()
+    out = coord.handle(1, JoinGroupRequest(...), now_ms=0)   # responses + records
+    out = coord.advance(now_ms=3_000)                         # fire due timers
+
+Contract (the caller's side, as etcd-raft's ``Ready``):
+
+- ``now_ms`` never decreases between calls; the coordinator keeps no clock.
+- ``request_id`` is unique per request; a response may come back in a later call's output
+  (a parked JoinGroup or SyncGroup), always tagged with the id of the request it answers.
+- Responses in one output are in the order Kafka would complete them; records are in the
+  order they were applied. Persisted records (``record.persisted``) are what survives
+  :meth:`failover`.
+- Protocol errors are values in responses. Exceptions (ValueError, AssertionError,
+  ReplayError) mean a bug in the caller or in this package, never a protocol outcome.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from groupspec.coordinator.admin import (
+    handle_delete_groups,
+    handle_describe_groups,
+    handle_list_groups,
+)
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.context import Output, Txn
+from groupspec.coordinator.failover import load_all, unload_all
+from groupspec.coordinator.find_coordinator import coordinator_partition
+from groupspec.coordinator.heartbeat import handle_heartbeat
+from groupspec.coordinator.join_group import MemberIdGenerator, handle_join_group
+from groupspec.coordinator.leave_group import handle_leave_group
+from groupspec.coordinator.offsets import expire_offsets, handle_offset_commit, handle_offset_fetch
+from groupspec.coordinator.state import CoordinatorState
+from groupspec.coordinator.sync_group import handle_sync_group
+from groupspec.coordinator.timers import Expiry, all_timers, due_timers, fire
+from groupspec.protocol import messages as msg
+from groupspec.protocol.errors import Error
+
+
+def counting_member_ids() -> MemberIdGenerator:
+    """Deterministic member ids in Kafka's format (``prefix-UUID``), the UUID from a counter."""
+    n = 0
+
+    def generate(client_id: str, group_instance_id: str | None) -> str:
+        nonlocal n
+        n += 1
+        prefix = group_instance_id if group_instance_id is not None else client_id
+        return f"{prefix}-{uuid.UUID(int=n)}"
+
+    return generate
+
+
+class Coordinator:
+    def __init__(
+        self,
+        config: CoordinatorConfig | None = None,
+        member_ids: MemberIdGenerator | None = None,
+        node_id: int = 0,
+        host: str = "localhost",
+        port: int = 9092,
+    ) -> None:
+        self.config = config or CoordinatorConfig()
+        self.state = CoordinatorState()
+        self.member_ids = member_ids or counting_member_ids()
+        self.node_id, self.host, self.port = node_id, host, port
+        self._last_now_ms = 0
+        self._next_offsets_check_ms = self.config.offsets_retention_check_interval_ms
+
+    # ------------------------------------------------------------------ inputs
+    def handle(self, request_id: int, request: msg.Request, now_ms: int) -> Output:
+        """Handle one request at ``now_ms``; timers due before it are not fired."""
+        txn = self._txn(now_ms)
+        handler = _HANDLERS.get(type(request))
+        if handler is None:
+            raise TypeError(f"not a group-protocol request: {type(request).__name__}")
+        handler(self, txn, request_id, request)
+        return txn.out
+
+    def advance(self, now_ms: int, on_fire: Callable[[Expiry], None] | None = None) -> Output:
+        """Fire, in order, every timer due at or before ``now_ms``."""
+        out = Output()
+        while True:
+            due = due_timers(self.state, now_ms)
+            offsets_due = self._next_offsets_check_ms <= now_ms
+            if not due and not offsets_due:
+                break
+            if offsets_due and (not due or self._next_offsets_check_ms < due[0].deadline_ms):
+                at = self._next_offsets_check_ms
+                self._next_offsets_check_ms += self.config.offsets_retention_check_interval_ms
+                txn = self._txn(max(at, self._last_now_ms))
+                for group in list(self.state.groups.values()):
+                    expire_offsets(txn, group)
+            else:
+                e = due[0]
+                if on_fire is not None:
+                    on_fire(e)
+                txn = self._txn(max(e.deadline_ms, self._last_now_ms))
+                fire(txn, e)
+            out.extend(txn.out)
+        self._last_now_ms = max(self._last_now_ms, now_ms)
+        return out
+
+    def next_deadline(self) -> int | None:
+        """The earliest group timer (the periodic offset-expiry check is not counted: it
+        runs whenever ``advance`` passes it)."""
+        timers = all_timers(self.state)
+        return timers[0].deadline_ms if timers else None
+
+    def failover(self, now_ms: int) -> Output:
+        """The coordinator moves: unload (answer parked requests NOT_COORDINATOR), then
+        reload every group from its persisted records."""
+        unload = self._txn(now_ms)
+        unload_all(unload)
+        old = self.state
+        self.state = CoordinatorState()
+        load = self._txn(now_ms)
+        load_all(old, load)
+        out = unload.out
+        out.extend(load.out)
+        return out
+
+    # ------------------------------------------------------------------ helpers
+    def _txn(self, now_ms: int) -> Txn:
+        if now_ms < self._last_now_ms:
+            raise ValueError(f"now_ms went backwards: {now_ms} < {self._last_now_ms}")
+        self._last_now_ms = now_ms
+        return Txn(self.state, self.config, now_ms)
+
+    def _find_coordinator(self, txn: Txn, rid: int, req: msg.FindCoordinatorRequest) -> None:
+        if req.key_type != 0:
+            txn.respond(rid, msg.FindCoordinatorResponse(error=Error.INVALID_REQUEST))
+            return
+        # One broker hosts every __consumer_offsets partition in this model; the partition
+        # itself is what `coordinator_partition` computes.
+        coordinator_partition(req.key, self.config.offsets_topic_num_partitions)
+        txn.respond(
+            rid,
+            msg.FindCoordinatorResponse(
+                error=Error.NONE, node_id=self.node_id, host=self.host, port=self.port
+            ),
+        )
+
+
+def _join(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
+    assert isinstance(req, msg.JoinGroupRequest)
+    handle_join_group(txn, rid, req, c.member_ids)
+
+
+def _wrap(fn: Callable[[Txn, int, Any], None]) -> Callable[[Coordinator, Txn, int, msg.Request], None]:
+    def call(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
+        fn(txn, rid, req)
+
+    return call
+
+
+def _find(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
+    assert isinstance(req, msg.FindCoordinatorRequest)
+    c._find_coordinator(txn, rid, req)
+
+
+_HANDLERS: dict[type, Callable[[Coordinator, Txn, int, msg.Request], None]] = {
+    msg.JoinGroupRequest: _join,
+    msg.SyncGroupRequest: _wrap(handle_sync_group),
+    msg.HeartbeatRequest: _wrap(handle_heartbeat),
+    msg.LeaveGroupRequest: _wrap(handle_leave_group),
+    msg.OffsetCommitRequest: _wrap(handle_offset_commit),
+    msg.OffsetFetchRequest: _wrap(handle_offset_fetch),
+    msg.FindCoordinatorRequest: _find,
+    msg.ListGroupsRequest: _wrap(handle_list_groups),
+    msg.DescribeGroupsRequest: _wrap(handle_describe_groups),
+    msg.DeleteGroupsRequest: _wrap(handle_delete_groups),
+}

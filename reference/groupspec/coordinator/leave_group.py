@@ -1,0 +1,77 @@
+"""LeaveGroup: dynamic members leaving, and batch removal of static members (KIP-345).
+
+Mirrors GroupMetadataManager.classicGroupLeaveToClassicGroup and
+removeCurrentMemberFromClassicGroup (group-coordinator/.../GroupMetadataManager.java). As in
+Java, one rebalance decision is taken after the whole batch (Scala took it per member).
+"""
+
+from __future__ import annotations
+
+from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.context import Txn
+from groupspec.coordinator.membership import validate_member
+from groupspec.coordinator.state import Group
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.messages import (
+    UNKNOWN_MEMBER_ID,
+    JoinGroupResponse,
+    LeaveGroupMemberResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
+)
+
+S = GroupState
+
+
+def _remove_current_member(txn: Txn, group: Group, member_id: str, reason: str) -> None:
+    member = group.members[member_id]
+    rb.cancel_heartbeat(txn, group, member_id)
+    rb.complete_join_future(
+        txn,
+        group,
+        member,
+        JoinGroupResponse(error=Error.UNKNOWN_MEMBER_ID, member_id=UNKNOWN_MEMBER_ID),
+    )
+    rb.remove_member(txn, group, member_id, reason)
+
+
+def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> None:
+    group = txn.state.groups.get(req.group_id)
+    if group is None:
+        # Java: a top-level UNKNOWN_MEMBER_ID (Scala answered it per member).
+        txn.respond(request_id, LeaveGroupResponse(error=Error.UNKNOWN_MEMBER_ID))
+        return
+    if group.state is S.Dead:
+        txn.respond(request_id, LeaveGroupResponse(error=Error.COORDINATOR_NOT_AVAILABLE))
+        return
+    results: list[LeaveGroupMemberResponse] = []
+    for ident in req.members:
+        reason = ident.reason or "not provided"
+        if ident.member_id == UNKNOWN_MEMBER_ID:
+            # Administrative removal of a static member by its instance id.
+            mapped = (
+                group.static_member_id(ident.group_instance_id)
+                if ident.group_instance_id is not None
+                else None
+            )
+            if mapped is not None:
+                _remove_current_member(txn, group, mapped, reason)
+                error = Error.NONE
+            else:
+                error = Error.UNKNOWN_MEMBER_ID
+        elif group.is_pending_member(ident.member_id):
+            rb.remove_member(txn, group, ident.member_id, reason)
+            error = Error.NONE
+        else:
+            error = validate_member(group, ident.member_id, ident.group_instance_id)
+            if error is Error.NONE:
+                _remove_current_member(txn, group, ident.member_id, reason)
+        results.append(LeaveGroupMemberResponse(ident.member_id, ident.group_instance_id, error))
+    if any(x.error is Error.NONE for x in results):
+        # Java counts every successful identity, a pending one included, as a reason to act.
+        if group.state in (S.Stable, S.CompletingRebalance):
+            rb.maybe_prepare_rebalance_or_complete_join(txn, group, "explicit LeaveGroup")
+        elif group.state is S.PreparingRebalance:
+            rb.maybe_complete_join_phase(txn, group)
+    txn.respond(request_id, LeaveGroupResponse(error=Error.NONE, members=tuple(results)))

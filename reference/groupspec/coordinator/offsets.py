@@ -1,0 +1,178 @@
+"""OffsetCommit, OffsetFetch and offset expiry.
+
+Sources: OffsetMetadataManager.validateOffsetCommit / commitOffset / fetchOffsets /
+cleanupExpiredOffsets (group-coordinator/.../OffsetMetadataManager.java),
+ClassicGroup.validateOffsetCommit and offsetExpirationCondition
+(group-coordinator/.../classic/ClassicGroup.java). The coordinator checks (member id,
+group.instance.id, generation) and the group state, never which partitions a member owns.
+"""
+
+from __future__ import annotations
+
+from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.context import Txn
+from groupspec.coordinator.membership import validate_member
+from groupspec.coordinator.state import Group
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_protocol import Subscription
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.messages import (
+    OffsetCommitPartitionResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchPartitionResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
+from groupspec.protocol.wire import DecodeError
+
+S = GroupState
+
+
+def validate_offset_commit(group: Group, req: OffsetCommitRequest) -> Error:
+    """ClassicGroup.validateOffsetCommit (non-transactional)."""
+    if group.state is S.Dead:
+        return Error.COORDINATOR_NOT_AVAILABLE
+    if req.generation_id < 0 and group.state is S.Empty:
+        # "Simple" commits (admin tools, assign() consumers): member ids ignored (KAFKA-14201).
+        return Error.NONE
+    if req.generation_id >= 0 or req.member_id != "" or req.group_instance_id is not None:
+        error = validate_member(group, req.member_id, req.group_instance_id)
+        if error is not Error.NONE:
+            return error
+        if req.generation_id != group.generation_id:
+            return Error.ILLEGAL_GENERATION
+    elif group.state is not S.Empty:
+        # Only members may commit to an active group.
+        return Error.UNKNOWN_MEMBER_ID
+    if group.state is S.CompletingRebalance:
+        # Between JoinGroup and SyncGroup the new generation may not commit.
+        return Error.REBALANCE_IN_PROGRESS
+    return Error.NONE
+
+
+def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) -> None:
+    def answer_all(error: Error) -> None:
+        txn.respond(
+            request_id,
+            OffsetCommitResponse(
+                partitions=tuple(
+                    OffsetCommitPartitionResponse(p.topic, p.partition, error)
+                    for p in req.partitions
+                )
+            ),
+        )
+
+    if req.group_id == "":
+        return answer_all(Error.INVALID_GROUP_ID)
+    group = txn.state.groups.get(req.group_id)
+    if group is None:
+        if req.generation_id >= 0:
+            # Java with OffsetCommit v9+ says GROUP_ID_NOT_FOUND; earlier versions this.
+            return answer_all(Error.ILLEGAL_GENERATION)
+        # A simple group is created for generation-less commits.
+        txn.emit(r.GroupCreated(req.group_id, txn.now_ms))
+        group = txn.state.groups[req.group_id]
+    error = validate_offset_commit(group, req)
+    if error is not Error.NONE:
+        return answer_all(error)
+    if group.state in (S.Stable, S.PreparingRebalance):
+        # A commit counts as a heartbeat (KAFKA-3470).
+        member = group.members[req.member_id]
+        rb.reschedule_heartbeat(txn, group, req.member_id, member.session_timeout_ms)
+    results = []
+    for p in req.partitions:
+        meta = p.committed_metadata
+        if meta is not None and len(meta.encode("utf-8")) > txn.config.offset_metadata_max_bytes:
+            results.append(
+                OffsetCommitPartitionResponse(p.topic, p.partition, Error.OFFSET_METADATA_TOO_LARGE)
+            )
+            continue
+        txn.emit(
+            r.OffsetCommitted(
+                group.group_id,
+                p.topic,
+                p.partition,
+                p.committed_offset,
+                meta,
+                txn.now_ms,
+                req.generation_id,
+                req.member_id,
+            )
+        )
+        results.append(OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE))
+    txn.respond(request_id, OffsetCommitResponse(partitions=tuple(results)))
+    return None
+
+
+def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> None:
+    """OffsetFetch: no member or generation check for classic groups; Dead (or unknown)
+    groups return no offsets (Java: GROUP_ID_NOT_FOUND for Dead)."""
+    group = txn.state.groups.get(req.group_id)
+    if group is not None and group.state is S.Dead:
+        txn.respond(request_id, OffsetFetchResponse(error=Error.GROUP_ID_NOT_FOUND))
+        return
+    offsets = group.offsets if group is not None else {}
+    wanted = sorted(offsets) if req.partitions is None else list(req.partitions)
+    parts = []
+    for tp in wanted:
+        c = offsets.get(tp)
+        if c is None:
+            parts.append(OffsetFetchPartitionResponse(tp[0], tp[1], -1, "", Error.NONE))
+        else:
+            parts.append(
+                OffsetFetchPartitionResponse(tp[0], tp[1], c.committed_offset, c.metadata, Error.NONE)
+            )
+    txn.respond(request_id, OffsetFetchResponse(error=Error.NONE, partitions=tuple(parts)))
+
+
+def subscribed_topics(group: Group) -> set[str] | None:
+    """The topics the group's consumers subscribe to, from their JoinGroup metadata, or
+    None when unknown (not a "consumer" group, or undecodable metadata)."""
+    if group.protocol_type != "consumer" or group.protocol_name is None:
+        return None
+    topics: set[str] = set()
+    for m in group.members.values():
+        try:
+            topics.update(Subscription.decode(m.metadata(group.protocol_name)).topics)
+        except DecodeError:
+            return None
+    return topics
+
+
+def expire_offsets(txn: Txn, group: Group) -> None:
+    """cleanupExpiredOffsets for one group, then delete it if it is Empty with no offsets."""
+    retention = txn.config.offsets_retention_ms
+    expired: list[tuple[str, int]] = []
+    if group.protocol_type is None:
+        # Simple group: by commit timestamp.
+        expired = [
+            tp for tp, c in group.offsets.items() if txn.now_ms - c.commit_timestamp_ms >= retention
+        ]
+    elif group.state is S.Empty:
+        # Since the group became Empty.
+        if txn.now_ms - group.state_timestamp_ms >= retention:
+            expired = list(group.offsets)
+    elif group.state is S.Stable:
+        subscribed = subscribed_topics(group)
+        if subscribed is not None:
+            expired = [
+                tp
+                for tp, c in group.offsets.items()
+                if tp[0] not in subscribed and txn.now_ms - c.commit_timestamp_ms >= retention
+            ]
+    # PreparingRebalance and CompletingRebalance never expire offsets (KAFKA-13636).
+    if expired:
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(expired)), "retention"))
+    if group.state is S.Empty and not group.offsets and not group.members:
+        delete_group(txn, group)
+
+
+def delete_group(txn: Txn, group: Group) -> None:
+    """Dead, tombstoned, and gone from the coordinator."""
+    if group.offsets:
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(group.offsets)), "group deleted"))
+    rb.transition(txn, group, S.Dead)
+    txn.emit(r.GroupTombstoned(group.group_id))
+    txn.emit(r.GroupRemoved(group.group_id))

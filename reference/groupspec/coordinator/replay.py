@@ -1,0 +1,213 @@
+"""The only function that changes coordinator state: applying one record.
+
+Replaying the records of a run, in order, on a fresh :class:`CoordinatorState` reproduces
+the state the run ended in. ``apply_record`` holds no protocol rule beyond the
+valid-previous-state table: it does exactly what the record says, and raises
+:class:`ReplayError` (a bug in the emitting handler, or a corrupt trace) when a record does
+not fit the state.
+"""
+
+from __future__ import annotations
+
+from groupspec.coordinator.state import CommittedOffset, CoordinatorState, Group, Member
+from groupspec.protocol import records as r
+from groupspec.protocol.group_state import GroupState, is_valid_transition
+
+
+class ReplayError(Exception):
+    """A record that cannot be applied to the current state."""
+
+
+def _group(state: CoordinatorState, rec: r.Record) -> Group:
+    g = state.groups.get(rec.group_id)
+    if g is None:
+        raise ReplayError(f"{r.record_name(rec)}: group {rec.group_id!r} does not exist")
+    return g
+
+
+def _member(g: Group, member_id: str, rec: r.Record) -> Member:
+    m = g.members.get(member_id)
+    if m is None:
+        raise ReplayError(
+            f"{r.record_name(rec)}: {member_id!r} is not a member of group {g.group_id!r}"
+        )
+    return m
+
+
+def apply_record(state: CoordinatorState, rec: r.Record) -> None:
+    if isinstance(rec, r.GroupLoaded):
+        _load(state, rec)
+        return
+    if isinstance(rec, r.GroupCreated):
+        if rec.group_id in state.groups:
+            raise ReplayError(f"GroupCreated: group {rec.group_id!r} already exists")
+        state.groups[rec.group_id] = Group(rec.group_id, state_timestamp_ms=rec.now_ms)
+        return
+    g = _group(state, rec)
+    match rec:
+        case r.StateChanged(state=target, now_ms=now):
+            if not is_valid_transition(g.state, target):
+                raise ReplayError(
+                    f"StateChanged: group {g.group_id!r} cannot go {g.state.value} -> {target.value}"
+                )
+            g.previous_state = g.state
+            g.state = target
+            g.state_timestamp_ms = now
+        case r.ProtocolTypeSet(protocol_type=pt):
+            g.protocol_type = pt
+        case r.MemberAdded():
+            mid = rec.info.member_id
+            if mid in g.members:
+                raise ReplayError(f"MemberAdded: {mid!r} is already a member of {g.group_id!r}")
+            iid = rec.info.group_instance_id
+            if iid is not None:
+                if iid in g.static_members:
+                    raise ReplayError(f"MemberAdded: instance {iid!r} already maps to a member")
+                g.static_members[iid] = mid
+            g.members[mid] = Member(
+                info=rec.info,
+                rebalance_timeout_ms=rec.rebalance_timeout_ms,
+                session_timeout_ms=rec.session_timeout_ms,
+                protocols=rec.protocols,
+                join_request=rec.join_request,
+                is_new=True,
+            )
+            g.pending_members.pop(mid, None)
+        case r.MemberUpdated():
+            m = _member(g, rec.member_id, rec)
+            m.protocols = rec.protocols
+            m.rebalance_timeout_ms = rec.rebalance_timeout_ms
+            m.session_timeout_ms = rec.session_timeout_ms
+            m.join_request = rec.join_request
+        case r.JoinAnswered(member_id=mid):
+            _member(g, mid, rec).join_request = None
+        case r.SyncParked(member_id=mid, request_id=rid):
+            _member(g, mid, rec).sync_request = rid
+        case r.SyncAnswered(member_id=mid):
+            _member(g, mid, rec).sync_request = None
+        case r.MemberRemoved(member_id=mid):
+            m = _member(g, mid, rec)
+            del g.members[mid]
+            if m.group_instance_id is not None:
+                g.static_members.pop(m.group_instance_id, None)
+            g.pending_sync_members.pop(mid, None)
+        case r.PendingMemberAdded(member_id=mid, deadline_ms=deadline):
+            g.pending_members[mid] = deadline
+        case r.PendingMemberRemoved(member_id=mid):
+            if mid not in g.pending_members:
+                raise ReplayError(f"PendingMemberRemoved: {mid!r} is not pending in {g.group_id!r}")
+            del g.pending_members[mid]
+        case r.StaticMemberReplaced():
+            old = _member(g, rec.old_member_id, rec)
+            if g.static_members.get(rec.group_instance_id) != rec.old_member_id:
+                raise ReplayError(
+                    f"StaticMemberReplaced: instance {rec.group_instance_id!r} does not map to "
+                    f"{rec.old_member_id!r}"
+                )
+            if old.is_awaiting_join or old.is_awaiting_sync:
+                raise ReplayError("StaticMemberReplaced: the old member still has parked requests")
+            del g.members[rec.old_member_id]
+            info = r.MemberInfo(
+                rec.new_member_id,
+                old.info.group_instance_id,
+                old.info.client_id,
+                old.info.client_host,
+                old.info.protocol_type,
+            )
+            g.members[rec.new_member_id] = Member(
+                info=info,
+                rebalance_timeout_ms=old.rebalance_timeout_ms,
+                session_timeout_ms=old.session_timeout_ms,
+                protocols=old.protocols,
+                assignment=old.assignment,
+            )
+            g.static_members[rec.group_instance_id] = rec.new_member_id
+        case r.LeaderChanged(leader_id=lid):
+            if lid is not None and lid not in g.members:
+                raise ReplayError(f"LeaderChanged: {lid!r} is not a member of {g.group_id!r}")
+            g.leader_id = lid
+        case r.GenerationStarted(generation_id=gen, protocol_name=pn):
+            if gen != g.generation_id + 1:
+                raise ReplayError(
+                    f"GenerationStarted: generation {gen} does not follow {g.generation_id}"
+                )
+            g.generation_id = gen
+            g.protocol_name = pn
+            g.pending_sync_members.clear()
+        case r.MembersMarkedJoined():
+            for m in g.members.values():
+                m.is_new = False
+        case r.PendingSyncSet(member_ids=ids):
+            g.pending_sync_members = dict.fromkeys(ids)
+        case r.PendingSyncRemoved(member_id=mid):
+            g.pending_sync_members.pop(mid, None)
+        case r.AssignmentsSet(assignments=assignments):
+            by_id = dict(assignments)
+            for mid, m in g.members.items():
+                m.assignment = by_id.get(mid, b"")
+        case r.HeartbeatScheduled(member_id=mid, deadline_ms=deadline):
+            if mid in g.pending_members:
+                if deadline is None:
+                    raise ReplayError("HeartbeatScheduled: cannot cancel a pending member's timer")
+                g.pending_members[mid] = deadline
+            else:
+                _member(g, mid, rec).heartbeat_deadline_ms = deadline
+        case r.JoinTimerSet(timer=t):
+            g.join_timer = t
+        case r.SyncTimerSet(timer=t):
+            g.sync_timer = t
+        case r.NewMemberAddedSet(value=v):
+            g.new_member_added = v
+        case r.GroupRemoved():
+            if g.state is not GroupState.Dead:
+                raise ReplayError(f"GroupRemoved: group {g.group_id!r} is {g.state.value}, not Dead")
+            del state.groups[g.group_id]
+        case r.GroupMetadataPersisted(snapshot=snap):
+            g.persisted = snap
+        case r.GroupTombstoned():
+            g.persisted = None
+        case r.OffsetCommitted():
+            g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
+                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
+            )
+        case r.OffsetsDeleted(partitions=parts):
+            for tp in parts:
+                g.offsets.pop(tp, None)
+        case _:
+            raise ReplayError(f"unknown record type {r.record_name(rec)}")
+
+
+def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
+    if rec.group_id in state.groups:
+        raise ReplayError(f"GroupLoaded: group {rec.group_id!r} is already loaded")
+    g = Group(rec.group_id, state_timestamp_ms=rec.now_ms)
+    snap = rec.snapshot
+    if snap is not None:
+        g.protocol_type = snap.protocol_type
+        g.generation_id = snap.generation_id
+        g.protocol_name = snap.protocol_name
+        g.state_timestamp_ms = snap.state_timestamp_ms
+        for pm in snap.members:
+            g.members[pm.info.member_id] = Member(
+                info=pm.info,
+                rebalance_timeout_ms=pm.rebalance_timeout_ms,
+                session_timeout_ms=pm.session_timeout_ms,
+                protocols=pm.protocols,
+                assignment=pm.assignment,
+            )
+            if pm.info.group_instance_id is not None:
+                g.static_members[pm.info.group_instance_id] = pm.info.member_id
+        g.leader_id = snap.leader_id if snap.leader_id in g.members else None
+        g.state = GroupState.Stable if g.members else GroupState.Empty
+        g.persisted = snap
+    for topic, partition, offset, metadata, ts in rec.offsets:
+        g.offsets[(topic, partition)] = CommittedOffset(offset, metadata, ts)
+    state.groups[rec.group_id] = g
+
+
+def replay(records: list[r.Record], state: CoordinatorState | None = None) -> CoordinatorState:
+    """Apply ``records`` in order to ``state`` (a fresh state by default) and return it."""
+    st = state if state is not None else CoordinatorState()
+    for rec in records:
+        apply_record(st, rec)
+    return st

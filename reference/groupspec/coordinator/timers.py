@@ -1,0 +1,134 @@
+"""Timer expiry as input: the coordinator never reads a clock.
+
+Each deadline lives in state as data (a member's session deadline, a pending member's
+deadline, the group's join and sync timers). :func:`due_timers` lists those at or before
+``now_ms``; :func:`fire` runs one. Kafka's timers with equal deadlines fire in an arbitrary
+order; here they fire by (deadline, kind, group, member), one of the orders the spec allows.
+
+Sources: GroupMetadataManager.expireClassicGroupMemberHeartbeat, completeClassicGroupJoin
+(DelayedJoin), tryCompleteInitialRebalanceElseSchedule (InitialDelayedJoin),
+expirePendingSync (DelayedSync, KAFKA-12890) and OffsetMetadataManager.cleanupExpiredOffsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.context import Txn
+from groupspec.coordinator.offsets import expire_offsets
+from groupspec.coordinator.state import CoordinatorState
+from groupspec.protocol import records as r
+from groupspec.protocol.group_state import GroupState
+
+S = GroupState
+
+
+class TimerKind(Enum):
+    """Timer inputs, named as the spec's actions."""
+
+    ExpireHeartbeat = 0
+    ExpirePendingMember = 1
+    ExpireJoin = 2
+    ExpireSync = 3
+    ExpireOffsets = 4
+
+
+@dataclass(frozen=True, order=True)
+class Expiry:
+    deadline_ms: int
+    kind: TimerKind
+    group_id: str
+    member_id: str = ""
+
+    def describe(self) -> str:
+        who = f" {self.member_id}" if self.member_id else ""
+        return f"{self.kind.name} {self.group_id}{who}"
+
+
+def _sort_key(e: Expiry) -> tuple[int, int, str, str]:
+    return (e.deadline_ms, e.kind.value, e.group_id, e.member_id)
+
+
+def all_timers(state: CoordinatorState) -> list[Expiry]:
+    out: list[Expiry] = []
+    for g in state.groups.values():
+        for mid, m in g.members.items():
+            if m.heartbeat_deadline_ms is not None:
+                out.append(Expiry(m.heartbeat_deadline_ms, TimerKind.ExpireHeartbeat, g.group_id, mid))
+        for mid, deadline in g.pending_members.items():
+            out.append(Expiry(deadline, TimerKind.ExpirePendingMember, g.group_id, mid))
+        if g.join_timer is not None:
+            out.append(Expiry(g.join_timer.deadline_ms, TimerKind.ExpireJoin, g.group_id))
+        if g.sync_timer is not None:
+            out.append(Expiry(g.sync_timer.deadline_ms, TimerKind.ExpireSync, g.group_id))
+    out.sort(key=_sort_key)
+    return out
+
+
+def due_timers(state: CoordinatorState, now_ms: int) -> list[Expiry]:
+    return [e for e in all_timers(state) if e.deadline_ms <= now_ms]
+
+
+def fire(txn: Txn, e: Expiry) -> None:
+    group = txn.state.groups.get(e.group_id)
+    if group is None:
+        return
+    if e.kind is TimerKind.ExpireOffsets:
+        expire_offsets(txn, group)
+    elif e.kind is TimerKind.ExpirePendingMember:
+        if group.pending_members.get(e.member_id) == e.deadline_ms:
+            rb.remove_pending_member_and_update_group(
+                txn, group, e.member_id, "pending member session expired"
+            )
+    elif e.kind is TimerKind.ExpireHeartbeat:
+        m = group.members.get(e.member_id)
+        if m is None or m.heartbeat_deadline_ms != e.deadline_ms:
+            return
+        txn.emit(r.HeartbeatScheduled(group.group_id, e.member_id, None))
+        if group.state is not S.Dead and not m.has_satisfied_heartbeat():
+            rb.remove_member_and_update_group(txn, group, m, "session timeout expired")
+    elif e.kind is TimerKind.ExpireJoin:
+        t = group.join_timer
+        if t is None or t.deadline_ms != e.deadline_ms:
+            return
+        if t.initial:
+            _initial_delay_expired(txn, e.group_id, t)
+        else:
+            rb.complete_join(txn, group)
+    elif e.kind is TimerKind.ExpireSync:
+        st = group.sync_timer
+        if st is None or st.deadline_ms != e.deadline_ms:
+            return
+        txn.emit(r.SyncTimerSet(group.group_id, None))
+        _expire_pending_sync(txn, e.group_id, st.generation_id)
+
+
+def _initial_delay_expired(txn: Txn, group_id: str, t: r.JoinTimer) -> None:
+    """tryCompleteInitialRebalanceElseSchedule: a member joined during the delay, so wait
+    once more (at most the remaining rebalance timeout), else complete the join."""
+    group = txn.state.groups[group_id]
+    if group.new_member_added and t.remaining_ms != 0:
+        txn.emit(r.NewMemberAddedSet(group_id, False))
+        delay = min(txn.config.group_initial_rebalance_delay_ms, t.remaining_ms)
+        remaining = max(t.remaining_ms - t.delay_ms, 0)
+        txn.emit(r.JoinTimerSet(group_id, r.JoinTimer(txn.now_ms + delay, True, delay, remaining)))
+    else:
+        rb.complete_join(txn, group)
+
+
+def _expire_pending_sync(txn: Txn, group_id: str, generation_id: int) -> None:
+    """expirePendingSync: members that never sent SyncGroup for this generation are removed,
+    leader or follower, static or dynamic, and a rebalance starts."""
+    group = txn.state.groups[group_id]
+    if generation_id != group.generation_id:
+        return
+    if group.state not in (S.CompletingRebalance, S.Stable):
+        return
+    if not group.pending_sync_members:
+        return
+    for mid in list(group.pending_sync_members):
+        rb.cancel_heartbeat(txn, group, mid)
+        rb.remove_member(txn, group, mid, "did not send SyncGroup before the rebalance timeout")
+    rb.prepare_rebalance(txn, group, "pending SyncGroup expired")

@@ -1,0 +1,313 @@
+"""Requests and responses of the classic group protocol, as decoded values.
+
+Field names follow Kafka's message JSON (clients/src/main/resources/common/message/*.json)
+in snake_case, so a recorded wire exchange maps onto these one-to-one. Protocol metadata
+and assignments stay opaque ``bytes`` here, exactly as the coordinator sees them; the
+consumer-protocol payload inside them is :mod:`groupspec.protocol.consumer_protocol`.
+
+Constructors validate what Kafka's request parsing would reject before the coordinator
+sees it (negative timeouts, an empty protocol list), so a handler never meets a malformed
+value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeAlias
+
+from groupspec.protocol.errors import Error
+
+#: The member id a new member sends (JoinGroupRequest.UNKNOWN_MEMBER_ID).
+UNKNOWN_MEMBER_ID = ""
+#: The generation of a member that has none (JoinGroupRequest.UNKNOWN_GENERATION_ID).
+UNKNOWN_GENERATION_ID = -1
+#: Highest JoinGroup version modelled (KIP-814 skipAssignment is v9).
+JOIN_GROUP_MAX_VERSION = 9
+
+
+@dataclass(frozen=True)
+class JoinGroupProtocol:
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class JoinGroupRequest:
+    group_id: str
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+    protocol_type: str = "consumer"
+    protocols: tuple[JoinGroupProtocol, ...]
+    session_timeout_ms: int = 45_000
+    rebalance_timeout_ms: int = 300_000
+    client_id: str = "consumer"
+    client_host: str = "/127.0.0.1"
+    version: int = JOIN_GROUP_MAX_VERSION
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.session_timeout_ms < 0:
+            raise ValueError(f"JoinGroup session_timeout_ms {self.session_timeout_ms} < 0")
+        if not 0 <= self.version <= JOIN_GROUP_MAX_VERSION:
+            raise ValueError(f"JoinGroup version {self.version} not in 0..{JOIN_GROUP_MAX_VERSION}")
+        if self.version == 0 or self.rebalance_timeout_ms < 0:
+            # JoinGroupRequest.maybeOverrideRebalanceTimeout (KAFKA-8653): v0 has no
+            # rebalance timeout, the session timeout stands in for it.
+            object.__setattr__(self, "rebalance_timeout_ms", self.session_timeout_ms)
+
+    def protocol_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.protocols)
+
+
+@dataclass(frozen=True)
+class JoinGroupResponseMember:
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class JoinGroupResponse:
+    error: Error
+    generation_id: int = UNKNOWN_GENERATION_ID
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    skip_assignment: bool = False
+    member_id: str = UNKNOWN_MEMBER_ID
+    members: tuple[JoinGroupResponseMember, ...] = ()
+
+
+@dataclass(frozen=True)
+class SyncGroupAssignment:
+    member_id: str
+    assignment: bytes
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyncGroupRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignments: tuple[SyncGroupAssignment, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class SyncGroupResponse:
+    error: Error
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeartbeatRequest:
+    group_id: str
+    generation_id: int
+    member_id: str
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeartbeatResponse:
+    error: Error
+
+
+@dataclass(frozen=True)
+class MemberIdentity:
+    member_id: str
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaveGroupRequest:
+    group_id: str
+    members: tuple[MemberIdentity, ...]
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise ValueError("LeaveGroup needs at least one member identity")
+
+
+@dataclass(frozen=True)
+class LeaveGroupMemberResponse:
+    member_id: str
+    group_instance_id: str | None
+    error: Error
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaveGroupResponse:
+    error: Error
+    members: tuple[LeaveGroupMemberResponse, ...] = ()
+
+
+@dataclass(frozen=True)
+class OffsetCommitPartition:
+    topic: str
+    partition: int
+    committed_offset: int
+    committed_metadata: str | None = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetCommitRequest:
+    group_id: str
+    generation_id: int = UNKNOWN_GENERATION_ID
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+    partitions: tuple[OffsetCommitPartition, ...] = ()
+
+
+@dataclass(frozen=True)
+class OffsetCommitPartitionResponse:
+    topic: str
+    partition: int
+    error: Error
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetCommitResponse:
+    partitions: tuple[OffsetCommitPartitionResponse, ...]
+
+    def errors(self) -> set[Error]:
+        return {p.error for p in self.partitions}
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetFetchRequest:
+    group_id: str
+    #: None asks for every committed offset of the group.
+    partitions: tuple[tuple[str, int], ...] | None = None
+    require_stable: bool = False
+
+
+@dataclass(frozen=True)
+class OffsetFetchPartitionResponse:
+    topic: str
+    partition: int
+    committed_offset: int
+    metadata: str | None
+    error: Error
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetFetchResponse:
+    error: Error
+    partitions: tuple[OffsetFetchPartitionResponse, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class FindCoordinatorRequest:
+    key: str
+    key_type: int = 0  # 0 = group
+
+
+@dataclass(frozen=True, kw_only=True)
+class FindCoordinatorResponse:
+    error: Error
+    node_id: int = -1
+    host: str = ""
+    port: int = -1
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListGroupsRequest:
+    states_filter: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ListedGroup:
+    group_id: str
+    protocol_type: str
+    group_state: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListGroupsResponse:
+    error: Error
+    groups: tuple[ListedGroup, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DescribeGroupsRequest:
+    groups: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DescribedGroupMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    member_metadata: bytes
+    member_assignment: bytes
+
+
+@dataclass(frozen=True)
+class DescribedGroup:
+    error: Error
+    group_id: str
+    group_state: str
+    protocol_type: str
+    protocol_data: str
+    members: tuple[DescribedGroupMember, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DescribeGroupsResponse:
+    groups: tuple[DescribedGroup, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteGroupsRequest:
+    groups_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeletableGroupResult:
+    group_id: str
+    error: Error
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteGroupsResponse:
+    results: tuple[DeletableGroupResult, ...] = field(default_factory=tuple)
+
+
+Request: TypeAlias = (
+    JoinGroupRequest
+    | SyncGroupRequest
+    | HeartbeatRequest
+    | LeaveGroupRequest
+    | OffsetCommitRequest
+    | OffsetFetchRequest
+    | FindCoordinatorRequest
+    | ListGroupsRequest
+    | DescribeGroupsRequest
+    | DeleteGroupsRequest
+)
+Response: TypeAlias = (
+    JoinGroupResponse
+    | SyncGroupResponse
+    | HeartbeatResponse
+    | LeaveGroupResponse
+    | OffsetCommitResponse
+    | OffsetFetchResponse
+    | FindCoordinatorResponse
+    | ListGroupsResponse
+    | DescribeGroupsResponse
+    | DeleteGroupsResponse
+)
+
+#: The request name used in traces and in the TLA+ spec (Kafka's API name).
+def api_name(message: Request | Response) -> str:
+    name = type(message).__name__
+    for suffix in ("Request", "Response"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
