@@ -1,0 +1,204 @@
+"""The protocol's invariants as plain functions, shared by the Hypothesis machines, the
+simulator and (later) the trace validator.
+
+Three kinds:
+
+- state invariants: over one coordinator state (``check_state``);
+- record invariants: over a record and the state just before it (``check_record``): valid
+  state transitions, generations growing by one, no commit stored from a stale generation,
+  an unknown member or a fenced instance;
+- ownership invariants: over who owns which partition (``one_owner_per_generation`` over
+  the assignments members received, ``concurrent_owners`` over what consumers hold at one
+  instant).
+
+:class:`InvariantMonitor` applies records through the one replay function and runs the
+first two kinds around each, so any record stream (a live run, a trace) can be checked.
+Names match the TLA+ spec's ``...Inv`` operators (``LeaderIsMemberInv`` etc.).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from groupspec.coordinator.replay import apply_record
+from groupspec.coordinator.state import CoordinatorState, Group
+from groupspec.protocol import records as r
+from groupspec.protocol.group_state import GroupState, is_valid_transition
+
+S = GroupState
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: str
+    group_id: str
+    detail: str
+    at_ms: int | None = None
+
+    def __str__(self) -> str:
+        at = f" at {self.at_ms} ms" if self.at_ms is not None else ""
+        return f"{self.invariant} violated in group {self.group_id!r}{at}: {self.detail}"
+
+
+# ---------------------------------------------------------------- state invariants
+def leader_is_member(g: Group) -> str | None:
+    """LeaderIsMemberInv: a group with members has a leader, and the leader is a member;
+    CompletingRebalance and Stable always have members."""
+    if g.state in (S.CompletingRebalance, S.Stable) and not g.members:
+        return f"{g.state.value} with no members"
+    if g.members and g.leader_id not in g.members:
+        return f"leader {g.leader_id!r} is not among members {sorted(g.members)}"
+    return None
+
+
+def static_members_consistent(g: Group) -> str | None:
+    """StaticMembersInv: group.instance.id -> member id is injective and points at members
+    carrying that instance id."""
+    seen: set[str] = set()
+    for iid, mid in g.static_members.items():
+        if mid in seen:
+            return f"member {mid!r} is mapped by two instance ids"
+        seen.add(mid)
+        m = g.members.get(mid)
+        if m is None:
+            return f"instance {iid!r} maps to non-member {mid!r}"
+        if m.group_instance_id != iid:
+            return f"instance {iid!r} maps to {mid!r}, which carries {m.group_instance_id!r}"
+    for mid, m in g.members.items():
+        if m.group_instance_id is not None and g.static_members.get(m.group_instance_id) != mid:
+            return f"static member {mid!r} is not mapped by its instance id"
+    return None
+
+
+def pending_members_disjoint(g: Group) -> str | None:
+    """PendingMembersInv: a KIP-394 pending id is never also a member."""
+    both = set(g.pending_members) & set(g.members)
+    return f"pending and member at once: {sorted(both)}" if both else None
+
+
+def parked_requests_fit_state(g: Group) -> str | None:
+    """ParkedRequestsInv: JoinGroups wait only in PreparingRebalance, SyncGroups only in
+    CompletingRebalance."""
+    for m in g.members.values():
+        if m.is_awaiting_join and g.state is not S.PreparingRebalance:
+            return f"{m.member_id!r} parked in JoinGroup while {g.state.value}"
+        if m.is_awaiting_sync and g.state is not S.CompletingRebalance:
+            return f"{m.member_id!r} parked in SyncGroup while {g.state.value}"
+    return None
+
+
+STATE_INVARIANTS = {
+    "LeaderIsMemberInv": leader_is_member,
+    "StaticMembersInv": static_members_consistent,
+    "PendingMembersInv": pending_members_disjoint,
+    "ParkedRequestsInv": parked_requests_fit_state,
+}
+
+
+def check_state(state: CoordinatorState, at_ms: int | None = None) -> list[Violation]:
+    out = []
+    for g in state.groups.values():
+        for name, fn in STATE_INVARIANTS.items():
+            detail = fn(g)
+            if detail is not None:
+                out.append(Violation(name, g.group_id, detail, at_ms))
+    return out
+
+
+# ---------------------------------------------------------------- record invariants
+def check_record(before: CoordinatorState, rec: r.Record, at_ms: int | None = None) -> list[Violation]:
+    """Invariants of one record against the state just before it is applied."""
+    g = before.groups.get(rec.group_id)
+    out: list[Violation] = []
+
+    def bad(name: str, detail: str) -> None:
+        out.append(Violation(name, rec.group_id, detail, at_ms))
+
+    if isinstance(rec, r.StateChanged) and g is not None:
+        if not is_valid_transition(g.state, rec.state):
+            bad("ValidTransitionInv", f"{g.state.value} -> {rec.state.value} is not in the table")
+    elif isinstance(rec, r.GenerationStarted) and g is not None:
+        if rec.generation_id != g.generation_id + 1:
+            bad(
+                "GenerationMonotonicInv",
+                f"generation {g.generation_id} followed by {rec.generation_id}",
+            )
+    elif isinstance(rec, r.OffsetCommitted):
+        detail = stale_commit(g, rec)
+        if detail is not None:
+            bad("NoStaleCommitInv", detail)
+    return out
+
+
+def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:
+    """NoStaleCommitInv: a stored commit came from a current member in the current
+    generation (Stable or PreparingRebalance), or is a generation-less commit to an Empty
+    (or new) group."""
+    where = f"{rec.topic}-{rec.partition}@{rec.committed_offset}"
+    if rec.generation_id < 0:
+        if g is not None and g.state is not S.Empty:
+            return f"generation-less commit {where} stored while the group is {g.state.value}"
+        return None
+    if g is None:
+        return f"commit {where} with generation {rec.generation_id} stored for an unknown group"
+    if rec.member_id not in g.members:
+        return f"commit {where} stored from non-member {rec.member_id!r}"
+    if rec.generation_id != g.generation_id:
+        return (
+            f"commit {where} from generation {rec.generation_id} stored while the group is at "
+            f"generation {g.generation_id}"
+        )
+    if g.state not in (S.Stable, S.PreparingRebalance):
+        return f"commit {where} stored while the group is {g.state.value}"
+    return None
+
+
+@dataclass
+class InvariantMonitor:
+    """Applies records and checks every state and record invariant around each."""
+
+    state: CoordinatorState = field(default_factory=CoordinatorState)
+    violations: list[Violation] = field(default_factory=list)
+
+    def apply(self, rec: r.Record, at_ms: int | None = None) -> list[Violation]:
+        found = check_record(self.state, rec, at_ms)
+        apply_record(self.state, rec)
+        found.extend(v for v in check_state(self.state, at_ms) if v not in self.violations)
+        self.violations.extend(found)
+        return found
+
+
+# ---------------------------------------------------------------- ownership invariants
+def one_owner_per_generation(
+    assignments: Mapping[int, Mapping[str, Iterable[TP]]],
+) -> list[tuple[int, TP, list[str]]]:
+    """OneOwnerPerGenerationInv: in each generation no partition is given to two members.
+    ``assignments``: generation -> member -> partitions it was handed in SyncGroup.
+    Returns (generation, partition, owners) for every conflict."""
+    out: list[tuple[int, TP, list[str]]] = []
+    for gen in sorted(assignments):
+        owners: dict[TP, list[str]] = {}
+        for member, parts in sorted(assignments[gen].items()):
+            for tp in parts:
+                owners.setdefault(tp, []).append(member)
+        out.extend((gen, tp, ms) for tp, ms in sorted(owners.items()) if len(ms) > 1)
+    return out
+
+
+def concurrent_owners(owned: Mapping[str, Iterable[TP]]) -> dict[TP, list[str]]:
+    """NoConcurrentOwnersInv: partitions held by more than one consumer at one instant."""
+    owners: dict[TP, list[str]] = {}
+    for member, parts in sorted(owned.items()):
+        for tp in parts:
+            owners.setdefault(tp, []).append(member)
+    return {tp: ms for tp, ms in sorted(owners.items()) if len(ms) > 1}
+
+
+def unassigned(expected: Iterable[TP], owned: Mapping[str, Iterable[TP]]) -> set[TP]:
+    """Partitions of ``expected`` that no consumer holds (for the liveness check)."""
+    held: set[TP] = set()
+    for parts in owned.values():
+        held.update(parts)
+    return set(expected) - held
