@@ -41,6 +41,7 @@ from groupspec.coordinator.state import CoordinatorState
 from groupspec.coordinator.sync_group import handle_sync_group
 from groupspec.coordinator.timers import Expiry, all_timers, due_timers, fire
 from groupspec.protocol import messages as msg
+from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 
 
@@ -116,15 +117,12 @@ class Coordinator:
     def failover(self, now_ms: int) -> Output:
         """The coordinator moves: unload (answer parked requests NOT_COORDINATOR), then
         reload every group from its persisted records."""
-        unload = self._txn(now_ms)
-        unload_all(unload)
-        old = self.state
-        self.state = CoordinatorState()
-        load = self._txn(now_ms)
-        load_all(old, load)
-        out = unload.out
-        out.extend(load.out)
-        return out
+        txn = self._txn(now_ms)
+        unload_all(txn)
+        old = self.state.groups
+        txn.emit(r.CoordinatorUnloaded(""))
+        load_all(old, txn)
+        return txn.out
 
     # ------------------------------------------------------------------ helpers
     def _txn(self, now_ms: int) -> Txn:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from groupspec.coordinator import rebalance as rb
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import CoordinatorState
+from groupspec.coordinator.state import Group
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -36,9 +36,9 @@ def unload_all(txn: Txn) -> None:
                 rb.complete_sync_future(txn, group, m, SyncGroupResponse(error=Error.NOT_COORDINATOR))
 
 
-def load_all(old: CoordinatorState, txn: Txn) -> None:
+def load_all(old: dict[str, Group], txn: Txn) -> None:
     """Emit a GroupLoaded record per group of ``old`` into the (empty) state of ``txn``."""
-    for group in old.groups.values():
+    for group in old.values():
         if group.persisted is None and not group.offsets:
             continue
         offsets = tuple(

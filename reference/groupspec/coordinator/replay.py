@@ -35,6 +35,9 @@ def _member(g: Group, member_id: str, rec: r.Record) -> Member:
 
 
 def apply_record(state: CoordinatorState, rec: r.Record) -> None:
+    if isinstance(rec, r.CoordinatorUnloaded):
+        state.groups = {}
+        return
     if isinstance(rec, r.GroupLoaded):
         _load(state, rec)
         return

@@ -225,6 +225,12 @@ class NewMemberAddedSet(Record):
 
 
 @dataclass(frozen=True)
+class CoordinatorUnloaded(Record):
+    """The coordinator lost its partition: every in-memory group is gone (``group_id`` is
+    empty). The GroupLoaded records that follow rebuild groups from persisted records."""
+
+
+@dataclass(frozen=True)
 class GroupLoaded(Record):
     """A group rebuilt from its persisted records after a coordinator failover: Stable if
     it has members, else Empty (GroupMetadataManager replay of GroupMetadataValue)."""
