@@ -20,6 +20,9 @@ def handle_heartbeat(txn: Txn, request_id: int, req: HeartbeatRequest) -> None:
     def answer(error: Error) -> None:
         txn.respond(request_id, HeartbeatResponse(error=error))
 
+    if req.group_id == "":
+        # GroupCoordinatorService.heartbeat rejects an empty group id before the shard.
+        return answer(Error.INVALID_GROUP_ID)
     group = txn.state.groups.get(req.group_id)
     if group is None:
         return answer(Error.UNKNOWN_MEMBER_ID)

@@ -37,6 +37,10 @@ def _remove_current_member(txn: Txn, group: Group, member_id: str, reason: str) 
 
 
 def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> None:
+    if req.group_id == "":
+        # GroupCoordinatorService.leaveGroup rejects an empty group id before the shard.
+        txn.respond(request_id, LeaveGroupResponse(error=Error.INVALID_GROUP_ID))
+        return
     group = txn.state.groups.get(req.group_id)
     if group is None:
         # Java: a top-level UNKNOWN_MEMBER_ID (Scala answered it per member).

@@ -64,8 +64,8 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
             ),
         )
 
-    if req.group_id == "":
-        return answer_all(Error.INVALID_GROUP_ID)
+    # GroupCoordinatorService.commitOffsets rejects only a null group id: the empty group id
+    # is accepted "for backwards compatibility", so "" is an ordinary (simple) group here.
     group = txn.state.groups.get(req.group_id)
     if group is None:
         if req.generation_id >= 0:

@@ -57,6 +57,9 @@ def handle_sync_group(txn: Txn, request_id: int, req: SyncGroupRequest) -> None:
     def answer(error: Error) -> None:
         txn.respond(request_id, SyncGroupResponse(error=error))
 
+    if req.group_id == "":
+        # GroupCoordinatorService.syncGroup rejects an empty group id before the shard.
+        return answer(Error.INVALID_GROUP_ID)
     group = txn.state.groups.get(req.group_id)
     if group is None or group.state is S.Empty:
         # Java answers an unknown or Empty group before any other check.
