@@ -2,8 +2,8 @@
 
 Sources: ClassicGroup.asListedGroup / asDescribedGroup and GroupMetadataManager.
 describeGroups / deleteGroups (group-coordinator/.../). Dead and unknown groups are described
-as state "Dead" with no members; members' metadata and assignment are shown only when the
-group is Stable; DeleteGroups needs an Empty group (NON_EMPTY_GROUP).
+as state "Dead" with no members; members' metadata is shown only when the group
+is Stable (their assignment always); DeleteGroups needs an Empty group (NON_EMPTY_GROUP).
 """
 
 from __future__ import annotations
@@ -52,9 +52,10 @@ def handle_describe_groups(txn: Txn, request_id: int, req: DescribeGroupsRequest
                 m.group_instance_id,
                 m.info.client_id,
                 m.info.client_host,
-                # Metadata and assignment only when Stable (describeNoMetadata otherwise).
+                # Metadata only when Stable: ClassicGroupMember.describeNoMetadata keeps the
+                # assignment (the Scala summaryNoMetadata blanked both; Java is the target).
                 m.metadata(g.protocol_name) if stable else b"",
-                m.assignment if stable else b"",
+                m.assignment,
             )
             for m in g.members.values()
         )

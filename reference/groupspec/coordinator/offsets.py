@@ -107,12 +107,13 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
 
 
 def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> None:
-    """OffsetFetch: no member or generation check for classic groups; Dead (or unknown)
-    groups return no offsets (Java: GROUP_ID_NOT_FOUND for Dead)."""
+    """OffsetFetch: no member or generation check for classic groups. An unknown or Dead
+    group (validateOffsetFetch throws GroupIdNotFoundException) is not an error:
+    OffsetMetadataManager.fetchOffsets answers every asked partition with offset -1 and
+    fetchAllOffsets answers an empty list."""
     group = txn.state.groups.get(req.group_id)
     if group is not None and group.state is S.Dead:
-        txn.respond(request_id, OffsetFetchResponse(error=Error.GROUP_ID_NOT_FOUND))
-        return
+        group = None
     offsets = group.offsets if group is not None else {}
     wanted = sorted(offsets) if req.partitions is None else list(req.partitions)
     parts = []
