@@ -191,11 +191,16 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
         g.protocol_name = snap.protocol_name
         g.state_timestamp_ms = snap.state_timestamp_ms
         for pm in snap.members:
+            # GroupMetadataValue keeps only each member's metadata for the selected protocol
+            # (GroupCoordinatorRecordHelpers.newGroupMetadataRecord), and replay rebuilds the
+            # member with that one protocol: after a failover a member no longer "matches"
+            # its full protocol list, and the group supports only the selected protocol.
+            selected = tuple(p for p in pm.protocols if p.name == snap.protocol_name)[:1]
             g.members[pm.info.member_id] = Member(
                 info=pm.info,
                 rebalance_timeout_ms=pm.rebalance_timeout_ms,
                 session_timeout_ms=pm.session_timeout_ms,
-                protocols=pm.protocols,
+                protocols=selected,
                 assignment=pm.assignment,
             )
             if pm.info.group_instance_id is not None:
