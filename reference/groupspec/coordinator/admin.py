@@ -29,7 +29,8 @@ S = GroupState
 
 
 def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
-    wanted = {s.lower() for s in req.states_filter}
+    # GroupMetadataManager.listGroups lower-cases and trims each filter.
+    wanted = {s.strip().lower() for s in req.states_filter}
     groups = tuple(
         ListedGroup(g.group_id, g.protocol_type or "", g.state.value)
         for g in sorted(txn.state.groups.values(), key=lambda g: g.group_id)

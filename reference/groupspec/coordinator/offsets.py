@@ -84,7 +84,9 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
     results = []
     for p in req.partitions:
         meta = p.committed_metadata
-        if meta is not None and len(meta.encode("utf-8")) > txn.config.offset_metadata_max_bytes:
+        # OffsetMetadataManager.isMetadataInvalid compares String.length(), i.e. UTF-16 code
+        # units, with offset.metadata.max.bytes (despite its name, not encoded bytes).
+        if meta is not None and _utf16_length(meta) > txn.config.offset_metadata_max_bytes:
             results.append(
                 OffsetCommitPartitionResponse(p.topic, p.partition, Error.OFFSET_METADATA_TOO_LARGE)
             )
@@ -104,6 +106,10 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
         results.append(OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE))
     txn.respond(request_id, OffsetCommitResponse(partitions=tuple(results)))
     return None
+
+
+def _utf16_length(s: str) -> int:
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> None:
