@@ -1,0 +1,105 @@
+"""CooperativeStickyAssignor ("cooperative-sticky"): the sticky algorithm, incrementally.
+
+Source: clients/.../consumer/CooperativeStickyAssignor.java. Cooperative members keep their
+partitions while they rejoin and list them in the subscription's ``ownedPartitions`` field.
+The generation comes from the subscription (v2+, ``generationId`` >= 0), else from the
+assignor's user data (``COOPERATIVE_STICKY_ASSIGNOR_USER_DATA_V0 = generation: INT32``;
+user data too short to hold it counts as generation -1, absent user data as none).
+
+After the sticky assignment (:mod:`groupspec.assignors.sticky_core`), a partition that goes
+to a member which did not own it while another member still claims it is *transferring
+ownership*: it is left out of this assignment, so the claimer revokes it, and it is handed
+over in the follow-up rebalance (``adjustAssignment``). Kafka computes that set in two ways
+(``partitionsTransferringOwnership`` on the constrained path, added-and-revoked on the
+general one); both reduce to this rule for every input where claims are consistent, and on
+inconsistent ones this rule never gives a partition to one member while another claims it.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
+from groupspec.assignors.inputs import check_input, known_subscribed_topics
+from groupspec.assignors.sticky_core import StickyMember, sticky_assign
+from groupspec.assignors.sticky_core import topic_set as _topic_set
+from groupspec.protocol.consumer_protocol import (
+    DEFAULT_GENERATION,
+    Assignment,
+    Subscription,
+    TopicPartitions,
+)
+
+
+def encode_user_data(generation: int) -> bytes:
+    return struct.pack(">i", generation)
+
+
+def member_generation(subscription: Subscription) -> int:
+    """The generation ``CooperativeStickyAssignor.memberData`` reads (-1 when none)."""
+    if subscription.generation_id >= 0:
+        return subscription.generation_id
+    data = subscription.user_data
+    if data is None:
+        return DEFAULT_GENERATION
+    if len(data) < 4:
+        return DEFAULT_GENERATION  # unparsable user data
+    value: int = struct.unpack(">i", data[:4])[0]
+    return value
+
+
+class CooperativeStickyAssignor(Assignor):
+    name: ClassVar[str] = "cooperative-sticky"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (
+        RebalanceProtocol.COOPERATIVE,
+        RebalanceProtocol.EAGER,
+    )
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberSubscription],
+    ) -> dict[str, Assignment]:
+        check_input(partitions_per_topic, members)
+        topics = known_subscribed_topics(partitions_per_topic, members)
+        sets: dict[tuple[str, ...], frozenset[str]] = {}
+        sticky = [
+            StickyMember(
+                m.member_id,
+                _topic_set(sets, m.subscription.topics),
+                m.subscription.owned_partitions,
+                member_generation(m.subscription),
+            )
+            for m in members
+        ]
+        result = sticky_assign(topics, sticky)
+        claimed: dict[str, set[int]] = {}  # topic -> partitions anyone claims, built lazily
+        out: dict[str, Assignment] = {}
+        for m in members:
+            parts = result.assignment[m.member_id]
+            strip: dict[str, set[int]] = {}
+            for t, ps in result.added[m.member_id].items():
+                if not result.claims.get(t):
+                    continue
+                if t not in claimed:
+                    claimed[t] = set().union(*result.claims[t])
+                gone = claimed[t].intersection(ps)
+                if gone:
+                    strip[t] = gone
+            if strip:
+                parts = dict(parts)
+                for t, gone in strip.items():
+                    left = tuple(p for p in parts[t] if p not in gone)
+                    if left:
+                        parts[t] = left
+                    else:
+                        del parts[t]
+            out[m.member_id] = Assignment(parts)
+        return out
+
+    def subscription_user_data(
+        self, topics: tuple[str, ...], owned: TopicPartitions, generation_id: int
+    ) -> bytes | None:
+        return encode_user_data(generation_id)

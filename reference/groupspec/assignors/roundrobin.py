@@ -1,0 +1,56 @@
+"""RoundRobinAssignor: deal every partition of every topic around the circle of members.
+
+Source: clients/.../consumer/RoundRobinAssignor.java (``assign`` and
+``allPartitionsSorted``). Members are sorted by ``MemberInfo.compareTo`` into a circular
+iterator; partitions are sorted by topic name, then partition number. Each partition goes
+to the next member in the circle that subscribes to its topic, and the circle advances
+past the members it skipped. With identical subscriptions sizes differ by at most one;
+with different subscriptions the result can be badly unbalanced, as Kafka's is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
+from groupspec.assignors.inputs import check_input, known_subscribed_topics
+from groupspec.assignors.ordering import java_key, member_info_order
+from groupspec.protocol.consumer_protocol import Assignment
+
+
+class RoundRobinAssignor(Assignor):
+    name: ClassVar[str] = "roundrobin"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberSubscription],
+    ) -> dict[str, Assignment]:
+        check_input(partitions_per_topic, members)
+        topics = known_subscribed_topics(partitions_per_topic, members)
+        circle = member_info_order(members)
+        size = len(circle)
+        out: dict[str, dict[str, tuple[int, ...]]] = {m.member_id: {} for m in members}
+        pos = 0  # index in ``circle`` of the member the iterator points at
+        for t in sorted(topics, key=java_key):
+            n = topics[t]
+            subscribed = [t in m.subscription.topics for m in circle]
+            if all(subscribed):
+                # Fast path, same result: with nobody to skip, member (pos + k) % size gets
+                # partitions k, k + size, k + 2 * size, ...
+                for k in range(min(size, n)):
+                    mid = circle[(pos + k) % size].member_id
+                    out[mid][t] = tuple(range(k, n, size))
+                pos = (pos + n) % size
+                continue
+            got: dict[str, list[int]] = {}
+            for p in range(n):
+                while not subscribed[pos]:
+                    pos = (pos + 1) % size
+                got.setdefault(circle[pos].member_id, []).append(p)
+                pos = (pos + 1) % size
+            for mid, ps in got.items():
+                out[mid][t] = tuple(ps)
+        return {mid: Assignment(dict(sorted(parts.items()))) for mid, parts in out.items()}
