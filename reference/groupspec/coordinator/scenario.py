@@ -13,7 +13,8 @@ member id, an absent ``instance=`` is a null group.instance.id)::
 
     config <CoordinatorConfig field>=<int> ...     only before the first other command
     tick ms=N | tick to=T                          advance the clock, firing due timers
-    failover                                       the coordinator moves (unload + reload)
+    failover [<CoordinatorConfig field>=<int> ...] the coordinator moves (unload + reload),
+                                                   the new one with these settings changed
     state [group=G]                                dump group state (all groups by default)
     coordinator-partition group=G [partitions=N]   the __consumer_offsets partition of G
     FindCoordinator id=N key=G [key_type=0]
@@ -396,8 +397,16 @@ class _Runner:
         if name == "tick":
             return self._tick(args)
         if name == "failover":
-            args.done()
-            return render_output(self.coordinator().failover(self.now_ms))
+            coord = self.coordinator()
+            # The new coordinator may run with other settings (Kafka's onLoaded re-checks
+            # group.max.size "in case the max size config has changed").
+            overrides = self._settings(args)
+            if overrides:
+                try:
+                    coord.config = dataclasses.replace(coord.config, **overrides)
+                except ValueError as e:
+                    raise args.error(str(e)) from None
+            return render_output(coord.failover(self.now_ms))
         if name == "state":
             return self._state(args)
         if name == "coordinator-partition":
@@ -430,6 +439,15 @@ class _Runner:
     def _config(self, args: _Args) -> list[str]:
         if self.coord is not None:
             raise args.error("config must come before every other command")
+        kwargs = self._settings(args)
+        try:
+            config = CoordinatorConfig(**kwargs)
+        except ValueError as e:
+            raise args.error(str(e)) from None
+        self.coord = Coordinator(config, member_ids=_short_member_ids())
+        return []
+
+    def _settings(self, args: _Args) -> dict[str, Any]:
         names = {f.name for f in dataclasses.fields(CoordinatorConfig)}
         kwargs: dict[str, Any] = {}
         for key in list(args.values):
@@ -437,12 +455,7 @@ class _Runner:
                 raise args.error(f"unknown setting {key!r} (known: {', '.join(sorted(names))})")
             kwargs[key] = args.integer(key)
         args.done()
-        try:
-            config = CoordinatorConfig(**kwargs)
-        except ValueError as e:
-            raise args.error(str(e)) from None
-        self.coord = Coordinator(config, member_ids=_short_member_ids())
-        return []
+        return kwargs
 
     def _tick(self, args: _Args) -> list[str]:
         if args.has("ms") == args.has("to"):
