@@ -75,9 +75,23 @@ def handle_join_group(
     if is_new_group and not any(
         isinstance(x, r.GroupMetadataPersisted) for x in txn.out.records[records_before:]
     ):
-        # Java persists a group record for a group it just created
-        # (newEmptyGroupMetadataRecord in classicGroupJoinToClassicGroup).
-        rb.persist(txn, group)
+        # Java persists a group record for a group it just created, and it is the *empty*
+        # record whatever the group now holds (GroupCoordinatorRecordHelpers.
+        # newEmptyGroupMetadataRecord: no members, generation 0, no protocol, no leader), so
+        # a failover during the first rebalance reloads an Empty group.
+        txn.emit(
+            r.GroupMetadataPersisted(
+                group.group_id,
+                r.GroupSnapshot(
+                    protocol_type=None,
+                    generation_id=0,
+                    protocol_name=None,
+                    leader_id=None,
+                    state_timestamp_ms=group.state_timestamp_ms,
+                    members=(),
+                ),
+            )
+        )
 
 
 def _accept_joining_member(txn: Txn, group: Group, member_id: str) -> bool:
