@@ -18,6 +18,7 @@ from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (
+    OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION,
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -69,7 +70,10 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
     group = txn.state.groups.get(req.group_id)
     if group is None:
         if req.generation_id >= 0:
-            # Java with OffsetCommit v9+ says GROUP_ID_NOT_FOUND; earlier versions this.
+            # OffsetMetadataManager.validateOffsetCommit: GROUP_ID_NOT_FOUND from v9 on,
+            # ILLEGAL_GENERATION before (backward compatibility).
+            if req.version >= OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION:
+                return answer_all(Error.GROUP_ID_NOT_FOUND)
             return answer_all(Error.ILLEGAL_GENERATION)
         # A simple group is created for generation-less commits.
         txn.emit(r.GroupCreated(req.group_id, txn.now_ms))

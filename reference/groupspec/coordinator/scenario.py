@@ -23,7 +23,8 @@ member id, an absent ``instance=`` is a null group.instance.id)::
     SyncGroup id=N group=G gen=N member=M [instance=] [type=] [name=] [assign=m:bytes,...]
     Heartbeat id=N group=G gen=N member=M [instance=]
     LeaveGroup id=N group=G members=member[/instance],...    (``/inst`` alone: by instance)
-    OffsetCommit id=N group=G [gen=-1] [member=] [instance=] offsets=topic:partition:offset,...
+    OffsetCommit id=N group=G [gen=-1] [member=] [instance=] [version=8] [metadata=]
+                 offsets=topic:partition:offset,...
     OffsetFetch id=N group=G [partitions=topic:partition,...]
     ListGroups id=N [states=Stable,...]
     DescribeGroups id=N groups=G,...
@@ -583,6 +584,7 @@ def _commit(a: _Args) -> msg.Request:
         member_id=a.text("member", ""),
         group_instance_id=a.opt_text("instance"),
         partitions=tuple(parts),
+        version=a.integer("version", 8),
     )
 
 

@@ -154,6 +154,12 @@ class OffsetCommitPartition:
     committed_metadata: str | None = ""
 
 
+#: OffsetCommit v9 is the first version answering GROUP_ID_NOT_FOUND for an unknown group
+#: (OffsetMetadataManager.validateOffsetCommit); the default stays below it.
+OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION = 9
+OFFSET_COMMIT_MAX_VERSION = 9
+
+
 @dataclass(frozen=True, kw_only=True)
 class OffsetCommitRequest:
     group_id: str
@@ -161,6 +167,13 @@ class OffsetCommitRequest:
     member_id: str = UNKNOWN_MEMBER_ID
     group_instance_id: str | None = None
     partitions: tuple[OffsetCommitPartition, ...] = ()
+    version: int = 8
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.version <= OFFSET_COMMIT_MAX_VERSION:
+            raise ValueError(
+                f"OffsetCommit version {self.version} not in 0..{OFFSET_COMMIT_MAX_VERSION}"
+            )
 
 
 @dataclass(frozen=True)
