@@ -108,8 +108,14 @@ def check_state(state: CoordinatorState, at_ms: int | None = None) -> list[Viola
 
 
 # ---------------------------------------------------------------- record invariants
-def check_record(before: CoordinatorState, rec: r.Record, at_ms: int | None = None) -> list[Violation]:
-    """Invariants of one record against the state just before it is applied."""
+def check_record(
+    before: CoordinatorState,
+    rec: r.Record,
+    at_ms: int | None = None,
+    previous: r.Record | None = None,
+) -> list[Violation]:
+    """Invariants of one record against the state just before it is applied;
+    ``previous`` is the record applied just before it to the same group, if any."""
     g = before.groups.get(rec.group_id)
     out: list[Violation] = []
 
@@ -119,6 +125,13 @@ def check_record(before: CoordinatorState, rec: r.Record, at_ms: int | None = No
     if isinstance(rec, r.StateChanged) and g is not None:
         if not is_valid_transition(g.state, rec.state):
             bad("ValidTransitionInv", f"{g.state.value} -> {rec.state.value} is not in the table")
+        ends_join = g.state is S.PreparingRebalance and rec.state in (S.CompletingRebalance, S.Empty)
+        if ends_join and not isinstance(previous, r.GenerationStarted):
+            # Every join completion starts a generation, also the one that ends Empty.
+            bad(
+                "GenerationMonotonicInv",
+                f"join phase ended ({rec.state.value}) without a new generation",
+            )
     elif isinstance(rec, r.GenerationStarted) and g is not None:
         if rec.generation_id != g.generation_id + 1:
             bad(
@@ -157,17 +170,31 @@ def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:
 
 @dataclass
 class InvariantMonitor:
-    """Applies records and checks every state and record invariant around each."""
+    """Applies records and checks the record invariants at each one and the state
+    invariants after each input's records (an input is atomic, as a TLA+ action is: inside
+    one, the state may pass through shapes such as a member added before it is named
+    leader)."""
 
     state: CoordinatorState = field(default_factory=CoordinatorState)
     violations: list[Violation] = field(default_factory=list)
+    _last: dict[str, r.Record] = field(default_factory=dict)
 
     def apply(self, rec: r.Record, at_ms: int | None = None) -> list[Violation]:
-        found = check_record(self.state, rec, at_ms)
+        """Apply one record; return the record invariants it breaks."""
+        found = check_record(self.state, rec, at_ms, self._last.get(rec.group_id))
         apply_record(self.state, rec)
-        found.extend(v for v in check_state(self.state, at_ms) if v not in self.violations)
+        self._last[rec.group_id] = rec
         self.violations.extend(found)
         return found
+
+    def apply_input(self, records: Iterable[r.Record], at_ms: int | None = None) -> list[Violation]:
+        """Apply the records of one input, then check the state invariants."""
+        found: list[Violation] = []
+        for rec in records:
+            found.extend(self.apply(rec, at_ms))
+        after = [v for v in check_state(self.state, at_ms) if v not in self.violations]
+        self.violations.extend(after)
+        return found + after
 
 
 # ---------------------------------------------------------------- ownership invariants
@@ -175,7 +202,9 @@ def one_owner_per_generation(
     assignments: Mapping[int, Mapping[str, Iterable[TP]]],
 ) -> list[tuple[int, TP, list[str]]]:
     """OneOwnerPerGenerationInv: in each generation no partition is given to two members.
-    ``assignments``: generation -> member -> partitions it was handed in SyncGroup.
+    ``assignments``: generation -> owner -> partitions it was handed in SyncGroup, where the
+    owner is the group.instance.id of a static member (a static member replaced in Stable
+    keeps its assignment under its new member id, KIP-345) and the member id otherwise.
     Returns (generation, partition, owners) for every conflict."""
     out: list[tuple[int, TP, list[str]]] = []
     for gen in sorted(assignments):

@@ -185,8 +185,8 @@ def maybe_elect_new_joined_leader(txn: Txn, group: Group) -> bool:
     first member that did; False if no member rejoined (or there is no leader)."""
     if group.leader_id is None:
         return False
-    leader = group.members[group.leader_id]
-    if leader.is_awaiting_join:
+    leader = group.members.get(group.leader_id)
+    if leader is not None and leader.is_awaiting_join:
         return True
     for m in group.members.values():
         if m.is_awaiting_join:
