@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.coordinator_partition",
+    "groupspec.cli.states",
 )
 
 
