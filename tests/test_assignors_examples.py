@@ -285,8 +285,8 @@ def test_cooperative_generation_sources() -> None:
 
 
 def test_count_moves() -> None:
-    before = {"a": {"t": (0, 1)}, "b": {"t": (2,)}, "gone": {"t": (3,)}}
-    after = {"a": {"t": (0,)}, "b": {"t": (1, 2, 3)}, "c": {"t": (4,)}}
+    before: dict[str, Parts] = {"a": {"t": (0, 1)}, "b": {"t": (2,)}, "gone": {"t": (3,)}}
+    after: dict[str, Parts] = {"a": {"t": (0,)}, "b": {"t": (1, 2, 3)}, "c": {"t": (4,)}}
     assert count_moves(before, after) == 2  # t-1 from a to b, t-3 from a departed member
     with pytest.raises(ValueError, match=r"previous\['b'\]\['t'\]: partition 0"):
         count_moves({"a": {"t": (0,)}, "b": {"t": (0,)}}, after)
