@@ -16,6 +16,7 @@ from collections.abc import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.coordinator_partition",
     "groupspec.cli.states",
+    "groupspec.cli.assign",
 )
 
 
