@@ -75,17 +75,17 @@ class CooperativeStickyAssignor(Assignor):
             for m in members
         ]
         result = sticky_assign(topics, sticky)
-        claimed: dict[str, set[int]] = {}  # topic -> partitions anyone claims, built lazily
+        claimed_topics = {t for t, claims in result.claims.items() if claims}
+        claimed = result.claimed  # topic -> partitions anyone claims, completed lazily
         out: dict[str, Assignment] = {}
         for m in members:
             parts = result.assignment[m.member_id]
+            added = result.added[m.member_id]
             strip: dict[str, set[int]] = {}
-            for t, ps in result.added[m.member_id].items():
-                if not result.claims.get(t):
-                    continue
+            for t in claimed_topics.intersection(added) if claimed_topics else ():
                 if t not in claimed:
                     claimed[t] = set().union(*result.claims[t])
-                gone = claimed[t].intersection(ps)
+                gone = claimed[t].intersection(added[t])
                 if gone:
                     strip[t] = gone
             if strip:

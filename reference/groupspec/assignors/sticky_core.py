@@ -51,6 +51,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, repeat
+from operator import itemgetter
 
 from groupspec.assignors.ordering import hashmap_order, java_key
 
@@ -87,6 +88,8 @@ class StickyResult:
     constrained: bool
     #: topic -> every claim on it (before resolution), for the cooperative rule.
     claims: dict[str, list[tuple[int, ...]]] = field(default_factory=dict)
+    #: topic -> union of those claims, for the topics where it was computed.
+    claimed: dict[str, set[int]] = field(default_factory=dict)
 
 
 def sticky_assign(topics: Mapping[str, int], members: Sequence[StickyMember]) -> StickyResult:
@@ -102,10 +105,21 @@ def sticky_assign(topics: Mapping[str, int], members: Sequence[StickyMember]) ->
     else:
         result = _general(topics, members, claims.resolved)
     result.claims = claims.raw
+    result.claimed = claims.union
     return result
 
 
 # --------------------------------------------------------------------------- claims
+
+
+def _within(claims: list[tuple[int, ...]], n: int) -> bool:
+    """All claims non-empty and inside [0, n)."""
+    try:
+        low: int = min(map(itemgetter(0), claims))
+        high: int = max(map(itemgetter(-1), claims))
+    except IndexError:  # an empty claim
+        return False
+    return low >= 0 and high < n
 
 
 def _trim(ps: tuple[int, ...], n: int) -> tuple[int, ...]:
@@ -132,32 +146,52 @@ class _Claims:
         drop_multi: bool,
     ) -> None:
         self.raw: dict[str, list[tuple[int, ...]]] = {t: [] for t in topics}
-        add = {t: lst.append for t, lst in self.raw.items()}
+        #: topic -> the union of its raw claims, where it was computed.
+        self.union: dict[str, set[int]] = {}
+        raw = self.raw
         self.resolved: list[PartsIn] = [m.claimed for m in members]
+        known = dict(topics)
         for i in order:
             claimed = members[i].claimed
-            fixed: Parts | None = None
-            for t, ps in claimed.items():
-                n = topics.get(t)
-                if n is not None and ps and ps[0] >= 0 and ps[-1] < n:
-                    add[t](ps)
-                    continue
-                # Unknown topic or partitions beyond the topic: drop them.
-                if fixed is None:
-                    fixed = {}
-                fixed[t] = _trim(ps, n) if n is not None and ps else ()
-                if fixed[t]:
-                    add[t](fixed[t])
-            if fixed is not None:
-                own = {t: fixed.get(t, ps) for t, ps in claimed.items()}
-                self.resolved[i] = {t: ps for t, ps in own.items() if ps}
+            if claimed and claimed.keys() <= known.keys():
+                # File them in C; partition ranges are checked per topic below.
+                deque(map(list.append, map(raw.__getitem__, claimed), claimed.values()), maxlen=0)
+            elif claimed:
+                self._file_slowly(i, claimed, known)
+        bad = [t for t, lst in raw.items() if lst and not _within(lst, known[t])]
+        if bad:
+            # Some claim is empty or out of range: file everything again, carefully.
+            for t in raw:
+                raw[t].clear()
+            for i in order:
+                if members[i].claimed:
+                    self._file_slowly(i, members[i].claimed, known)
         self.count = [sum(map(len, own.values())) for own in self.resolved]
         self.held: dict[str, list[tuple[int, ...]]] = {}
-        for t, lst in self.raw.items():
-            if len(lst) > 1 and len(set().union(*lst)) != sum(map(len, lst)):
-                self._resolve(t, members, order, drop_multi)
-            else:
-                self.held[t] = lst
+        for t, lst in raw.items():
+            if len(lst) > 1:
+                union = self.union[t] = set().union(*lst)
+                if len(union) != sum(map(len, lst)):
+                    self._resolve(t, members, order, drop_multi)
+                    continue
+            self.held[t] = lst
+
+    def _file_slowly(self, i: int, claimed: PartsIn, known: Mapping[str, int]) -> None:
+        """File member i's claims one topic at a time, dropping unknown topics and the
+        partitions beyond a topic's count."""
+        raw = self.raw
+        fixed: Parts = {}
+        for t, ps in claimed.items():
+            n = known.get(t)
+            if n is not None and ps and ps[0] >= 0 and ps[-1] < n:
+                raw[t].append(ps)
+                continue
+            fixed[t] = _trim(ps, n) if n is not None and ps else ()
+            if fixed[t]:
+                raw[t].append(fixed[t])
+        if fixed:
+            own = {t: fixed.get(t, ps) for t, ps in claimed.items()}
+            self.resolved[i] = {t: ps for t, ps in own.items() if ps}
 
     def _own(self, i: int, members: Sequence[StickyMember]) -> Parts:
         own = self.resolved[i]
@@ -341,7 +375,7 @@ def _constrained(
     if sum(count) == 0:
         return _fresh(lay, members, key)
 
-    unassigned = _unassigned(lay, claims.held, revoked)
+    unassigned = _unassigned(lay, claims.held, revoked, claims.union)
     new_positions: dict[int, list[tuple[int, int, int]]] = {}
     pos = 0
     # Round-robin over the unfilled members: in round j every member still short of
@@ -389,9 +423,11 @@ def _unassigned(
     lay: _Layout,
     held: Mapping[str, list[tuple[int, ...]]],
     revoked: Mapping[str, list[tuple[int, ...]]],
+    union: Mapping[str, set[int]],
 ) -> array[int]:
     """Global indices, ascending, of the partitions nobody kept: those no surviving claim
-    holds, and those cut from their claimer's quota."""
+    holds, and those cut from their claimer's quota. ``union``: per topic, the union of
+    its claims where already computed (valid for the topics that needed no resolution)."""
     out: array[int] = array("q")
     for t, base, n in zip(lay.names, lay.offsets, lay.sizes, strict=False):
         claims = held.get(t)
@@ -399,9 +435,14 @@ def _unassigned(
         if not claims:
             out.extend(range(base, base + n))
             continue
-        if sum(map(len, claims)) == n and not cut:
+        if not cut and sum(map(len, claims)) == n:
             continue  # surviving claims are disjoint, so all n are held
-        free = set(range(n)).difference(*claims)
+        free = set(range(n))
+        u = union.get(t)
+        if u is not None and len(u) == sum(map(len, claims)):
+            free -= u
+        else:
+            free.difference_update(*claims)
         if cut:
             free.update(*cut)
         out.extend(sorted(base + p for p in free))
@@ -415,17 +456,24 @@ def _fresh(lay: _Layout, members: Sequence[StickyMember], key: list[bytes]) -> S
     out: list[Parts] = [{} for _ in range(num)]
     ranked = [out[i] for i in sorted(range(num), key=key.__getitem__)]
     circle = ranked + ranked
-    deals: dict[int, list[tuple[int, ...]]] = {}
-    setitem = dict.__setitem__
+    # Partition k of a topic with first global index `base` goes to rank (base + k) % num,
+    # so rank r's share of the topic is range(k, n, num) with k = (r - base) % num: it
+    # depends only on (n, base % num). Topics sharing those get the same tuples, and each
+    # member's entries for them are written in one C-level dict.update.
+    groups: dict[tuple[int, int], list[str]] = {}
     for t, base, n in zip(lay.names, lay.offsets, lay.sizes, strict=False):
-        # Partition k of this topic has global index base + k, so it goes to rank
-        # (base + k) % num; rank r's share of the topic is range(k, n, num).
+        groups.setdefault((n, base % num), []).append(t)
+    deals: dict[int, list[tuple[int, ...]]] = {}
+    for (n, start), names in groups.items():
         deal = deals.get(n)
         if deal is None:
             deal = deals[n] = [tuple(range(k, n, num)) for k in range(min(num, n))]
-        start = base % num
         owners = circle[start : start + len(deal)]
-        deque(map(setitem, owners, repeat(t, len(deal)), deal), maxlen=0)
+        if len(names) == 1:
+            deque(map(dict.__setitem__, owners, repeat(names[0], len(deal)), deal), maxlen=0)
+        else:
+            for owner, tup in zip(owners, deal, strict=True):
+                owner.update(dict.fromkeys(names, tup))
     assignment = {m.member_id: out[i] for i, m in enumerate(members)}
     return StickyResult(assignment, dict(assignment), True)
 
