@@ -41,7 +41,11 @@ from groupspec.assignors.roundrobin import RoundRobinAssignor
 from groupspec.assignors.sticky import StickyAssignor
 from groupspec.assignors.sticky import encode_user_data as sticky_user_data
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, TopicPartitions
-from properties.simple_assignors import simple_range, simple_roundrobin
+from properties.simple_assignors import (
+    simple_constrained_sticky,
+    simple_range,
+    simple_roundrobin,
+)
 from properties.z3_oracle import optimum
 
 TP = tuple[str, int]
@@ -496,5 +500,58 @@ def roundrobin_matches_peers_property() -> PropertyTest:
             peer = kafka_python("roundrobin", case)
             peer = {mid: peer.get(mid, set()) for mid in got}
             assert got == peer, f"roundrobin {got} != kafka-python {peer}"
+
+    return run
+
+
+@st.composite
+def claim_cases(draw: st.DrawFn) -> tuple[dict[str, int], list[tuple[str, int, list[TP]]]]:
+    """Identical subscriptions with free-form claims: overlapping, any generation, on
+    deleted topics and beyond a topic's partitions."""
+    names = draw(st.lists(st.sampled_from(TOPICS[:4]), min_size=1, max_size=3, unique=True))
+    sizes = {t: draw(st.integers(0, 6)) for t in names}
+    ids = draw(st.lists(member_ids, min_size=1, max_size=6, unique=True))
+    space = [(t, p) for t in [*names, DELETED] for p in range(sizes.get(t, 2) + 1)]
+    members = [
+        (
+            mid,
+            draw(st.sampled_from([-1, 1, 2, 3])),
+            sorted(draw(st.sets(st.sampled_from(space), max_size=6))),
+        )
+        for mid in ids
+    ]
+    return sizes, members
+
+
+def _claims_input(
+    assignor: Assignor, sizes: dict[str, int], members: list[tuple[str, int, list[TP]]]
+) -> list[MemberSubscription]:
+    topics = tuple(sizes)
+    out = []
+    for mid, gen, claims in members:
+        owned = _parts(set(claims))
+        if isinstance(assignor, CooperativeStickyAssignor):
+            sub = Subscription(topics, coop_user_data(gen), owned, gen)
+        else:
+            sub = Subscription(topics, sticky_user_data(owned, gen), {}, gen)
+        out.append(MemberSubscription(mid, sub))
+    return out
+
+
+def constrained_matches_kafka_property(assignor: Assignor) -> PropertyTest:
+    """Identical subscriptions: exactly the assignment of a partition-by-partition
+    transliteration of Kafka's constrained builder (claim resolution, HashMap order,
+    quotas, round-robin deal), minus the transferring partitions for CooperativeSticky."""
+    cooperative = isinstance(assignor, CooperativeStickyAssignor)
+
+    @given(data=claim_cases())
+    def run(data: tuple[dict[str, int], list[tuple[str, int, list[TP]]]]) -> None:
+        sizes, members = data
+        note(f"sizes={sizes} members={members}")
+        got = flat(assignor.assign(sizes, _claims_input(assignor, sizes, members)))
+        want, transferring = simple_constrained_sticky(sizes, members)
+        if cooperative:
+            want = {m: tps - transferring for m, tps in want.items()}
+        assert got == want, f"got {got}, Kafka's constrained builder gives {want}"
 
     return run

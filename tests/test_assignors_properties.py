@@ -38,3 +38,8 @@ def test_range_matches_simple_and_kafka_python() -> None:
 
 def test_roundrobin_matches_simple_and_kafka_python() -> None:
     props.roundrobin_matches_peers_property()()
+
+
+@pytest.mark.parametrize("name", ["sticky", "cooperative-sticky"])
+def test_identical_subscriptions_match_kafkas_constrained_builder(name: str) -> None:
+    props.constrained_matches_kafka_property(get_assignor(name))()
