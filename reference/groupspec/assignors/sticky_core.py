@@ -639,8 +639,70 @@ class _BalancedFlow:
                 y[(g, j)] += give
                 x[j] += give
 
+    def _level(self) -> None:
+        """Even out loads class by class before cancelling cycles (only to start closer to
+        the optimum; the cycles decide). Within a class, members below a level L are raised
+        to it with partitions of the class taken from the members above, highest first.
+        Each step lowers the sum of squares, so this ends."""
+        y, x = self.y, self.x
+        for _ in range(100):
+            moved = False
+            for g, ms in enumerate(self.class_members):
+                if len(ms) < 2:
+                    continue
+                holders = [i for i in ms if y[(g, i)] > 0]
+                if not holders:
+                    continue
+                lo = min(x[i] for i in ms)
+                hi = max(x[i] for i in holders)
+                if hi - lo <= 1:
+                    continue
+
+                def supply(level: int, g: int = g, holders: list[int] = holders) -> int:
+                    return sum(min(y[(g, i)], x[i] - level) for i in holders if x[i] > level)
+
+                def demand(level: int, ms: tuple[int, ...] = ms) -> int:
+                    return sum(level - x[i] for i in ms if x[i] < level)
+
+                a, b = lo, hi
+                while a < b:  # the highest level the holders can fill everyone up to
+                    mid = (a + b + 1) // 2
+                    if demand(mid) <= supply(mid):
+                        a = mid
+                    else:
+                        b = mid - 1
+                level = a
+                need = demand(level)
+                if need == 0:
+                    continue
+                a, b = level, hi
+                while a < b:  # the lowest the holders must go to give that much
+                    mid = (a + b + 1) // 2
+                    if supply(mid) >= need:
+                        a = mid
+                    else:
+                        b = mid - 1
+                floor = a
+                take = {i: min(y[(g, i)], max(0, x[i] - floor - 1)) for i in holders}
+                short = need - sum(take.values())
+                for i in sorted(holders, key=lambda i: (-x[i], self.key[i])):
+                    if short and x[i] - take[i] > floor and y[(g, i)] > take[i]:
+                        take[i] += 1
+                        short -= 1
+                for i, t in take.items():
+                    y[(g, i)] -= t
+                    x[i] -= t
+                for i in ms:
+                    if x[i] < level:
+                        y[(g, i)] += level - x[i]
+                        x[i] = level
+                moved = True
+            if not moved:
+                return
+
     def solve(self) -> None:
         self._start()
+        self._level()
         while True:
             cycle = self._negative_cycle()
             if cycle is None:
