@@ -440,8 +440,10 @@ class _Cluster:
 
 def kafka_python(name: str, case: Case) -> dict[str, set[TP]]:
     """kafka-python 3.0.12's assignor ``name`` on ``case``, as (topic, partition) sets."""
-    from kafka.coordinator.assignors.range import RangePartitionAssignor
-    from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # kafka-python's schema loading
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
     cls: Any = RangePartitionAssignor if name == "range" else RoundRobinPartitionAssignor
     # kafka-python groups static and dynamic members with itertools.groupby, which only
