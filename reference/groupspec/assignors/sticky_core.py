@@ -579,6 +579,27 @@ def _pool(
     return out
 
 
+def _parent_cycle(parent: list[int]) -> list[int] | None:
+    """A cycle of the parent-pointer graph, in arc order (cycle[k] -> cycle[k + 1]), or None."""
+    state = [0] * len(parent)  # 0 unseen, 1 on the current walk, 2 done
+    for start in range(len(parent)):
+        if state[start]:
+            continue
+        walk: list[int] = []
+        v = start
+        while v != -1 and state[v] == 0:
+            state[v] = 1
+            walk.append(v)
+            v = parent[v]
+        if v != -1 and state[v] == 1:
+            cycle = walk[walk.index(v) :]
+            cycle.reverse()  # parent[v] -> v is an arc, so reversing the walk follows arcs
+            return cycle
+        for w in walk:
+            state[w] = 2
+    return None
+
+
 class _BalancedFlow:
     """Convex min-cost flow from classes to members.
 
@@ -729,32 +750,35 @@ class _BalancedFlow:
         return arcs
 
     def _negative_cycle(self) -> list[int] | None:
+        """A negative cycle of the residual graph, or None: queue-based Bellman-Ford from
+        a virtual source, looking for a cycle among the parent pointers every n
+        relaxations (any such cycle is negative)."""
         n = self.num_classes + self.num_members + 1
-        arcs = self._arcs()
+        out: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for u, v, c in self._arcs():
+            out[u].append((v, c))
         dist = [0] * n
         parent = [-1] * n
-        last = -1
-        for _ in range(n):
-            last = -1
-            for u, v, c in arcs:
-                nd = dist[u] + c
-                if nd < dist[v]:
-                    dist[v] = nd
+        queue = deque(range(n))
+        queued = [True] * n
+        relaxed = 0
+        while queue:
+            u = queue.popleft()
+            queued[u] = False
+            du = dist[u]
+            for v, c in out[u]:
+                if du + c < dist[v]:
+                    dist[v] = du + c
                     parent[v] = u
-                    last = v
-            if last == -1:
-                return None
-        # A relaxation in the n-th pass: walk back n steps to land on the cycle.
-        v = last
-        for _ in range(n):
-            v = parent[v]
-        cycle = [v]
-        u = parent[v]
-        while u != v:
-            cycle.append(u)
-            u = parent[u]
-        cycle.reverse()  # in arc direction: cycle[k] -> cycle[k + 1]
-        return cycle
+                    relaxed += 1
+                    if relaxed % n == 0:
+                        cycle = _parent_cycle(parent)
+                        if cycle is not None:
+                            return cycle
+                    if not queued[v]:
+                        queued[v] = True
+                        queue.append(v)
+        return None
 
     def _push(self, cycle: list[int]) -> None:
         g_count = self.num_classes
