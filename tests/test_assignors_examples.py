@@ -311,3 +311,42 @@ def test_registry() -> None:
 def test_duplicate_member_ids_are_a_caller_bug() -> None:
     with pytest.raises(ValueError, match=r"members\[1\]: duplicate member_id 'a'"):
         RangeAssignor().assign({"t": 1}, [member("a", ("t",)), member("a", ("t",))])
+
+
+@pytest.mark.parametrize("name", ["sticky", "cooperative-sticky"])
+@pytest.mark.parametrize("equal", [True, False])
+def test_conflicting_previous_generations(name: str, equal: bool) -> None:
+    # StickyAssignorTest.testAssignmentWithConflictingPreviousGenerations: consumer1 claims
+    # in generation 1 what consumers 2 and 3 claim in generation 2; they keep only their
+    # own claims, and the group ends balanced (4/4/4) after the cooperative follow-up.
+    all3 = ("topic", "topic2", "topic3")
+    c1_topics = all3 if equal else ("topic",)
+    c2_topics = all3 if equal else ("topic", "topic2")
+    c1 = {"topic": (0, 1, 2), "topic2": (2, 3), "topic3": (0,)} if equal else {"topic": (0, 1, 2, 3)}
+    c2 = {"topic": (0, 1), "topic2": (0, 1, 2, 3)}
+    c3 = {"topic": (2, 3), "topic3": (0, 1, 2, 3)}
+    sizes = {"topic": 4, "topic2": 4, "topic3": 4}
+    ms = [
+        v2_above(name, "consumer1", c1_topics, c1, 1),
+        v2_above(name, "consumer2", c2_topics, c2, 2),
+        v2_above(name, "consumer3", all3, c3, 2),
+    ]
+    out = plain(get_assignor(name).assign(sizes, ms))
+    for mid, claim in (("consumer2", c2), ("consumer3", c3)):
+        got = {(t, p) for t, ps in out[mid].items() for p in ps}
+        assert got <= {(t, p) for t, ps in claim.items() for p in ps}, mid
+    if name == "cooperative-sticky":
+        ms = [v2_above(name, mid, m.subscription.topics, out[mid], 3) for mid, m in zip(out, ms, strict=True)]
+        out = plain(get_assignor(name).assign(sizes, ms))
+    assert sorted(sum(map(len, parts.values())) for parts in out.values()) == [4, 4, 4]
+
+
+def test_new_partitions_are_spread() -> None:
+    # AbstractStickyAssignorTest.testAddRemoveTopicTwoConsumers, in spirit: a topic grows
+    # from 2 to 6 partitions; the old ones stay put and the new ones are shared out.
+    ms = [
+        v2_above("sticky", "consumer1", ("topic",), {"topic": (0,)}, 1),
+        v2_above("sticky", "consumer2", ("topic",), {"topic": (1,)}, 1),
+    ]
+    out = plain(StickyAssignor().assign({"topic": 6}, ms))
+    assert out == {"consumer1": {"topic": (0, 2, 4)}, "consumer2": {"topic": (1, 3, 5)}}
