@@ -322,7 +322,9 @@ def test_conflicting_previous_generations(name: str, equal: bool) -> None:
     all3 = ("topic", "topic2", "topic3")
     c1_topics = all3 if equal else ("topic",)
     c2_topics = all3 if equal else ("topic", "topic2")
-    c1 = {"topic": (0, 1, 2), "topic2": (2, 3), "topic3": (0,)} if equal else {"topic": (0, 1, 2, 3)}
+    c1: Parts = (
+        {"topic": (0, 1, 2), "topic2": (2, 3), "topic3": (0,)} if equal else {"topic": (0, 1, 2, 3)}
+    )
     c2 = {"topic": (0, 1), "topic2": (0, 1, 2, 3)}
     c3 = {"topic": (2, 3), "topic3": (0, 1, 2, 3)}
     sizes = {"topic": 4, "topic2": 4, "topic3": 4}
