@@ -56,13 +56,18 @@ def encode_user_data(owned: TopicPartitions, generation: int | None) -> bytes:
 
 _INT16 = struct.Struct(">h").unpack_from
 _INT32 = struct.Struct(">i").unpack_from
+_INT32_PAIR = struct.Struct(">ii").unpack_from
 
 
-def _read(data: bytes, with_generation: bool) -> tuple[dict[str, tuple[int, ...]], int | None]:
+def _read(
+    data: bytes, with_generation: bool, names: dict[bytes, str]
+) -> tuple[dict[str, tuple[int, ...]], int | None]:
     """Parse one schema version; DecodeError if the bytes do not hold it.
 
     Tight loop: a previous assignment of a million partitions is a million topic entries
-    when every member holds one partition per topic.
+    when every member holds one partition per topic, so the common entry (one partition)
+    costs three C calls. ``names`` shares one str per topic name between members, which
+    also makes every later lookup of it an identity check.
     """
     size = len(data)
     try:
@@ -71,44 +76,77 @@ def _read(data: bytes, with_generation: bool) -> tuple[dict[str, tuple[int, ...]
             raise DecodeError(f"bad previous_assignment count {count}")
         pos = 4
         acc: dict[str, tuple[int, ...]] = {}
-        unsorted = False
+        irregular = False  # several partitions of a topic, empty or repeated topics
         for _ in range(count):
             (length,) = _INT16(data, pos)
             end = pos + 2 + length
             if length < 0 or end + 4 > size:
                 raise DecodeError(f"bad topic at byte {pos}")
-            topic = data[pos + 2 : end].decode("utf-8")
-            (n,) = _INT32(data, end)
+            raw = data[pos + 2 : end]
+            topic = names.get(raw)
+            if topic is None:
+                topic = names[raw] = raw.decode("utf-8")
+            if end + 8 <= size:
+                n, first = _INT32_PAIR(data, end)
+                if n == 1:
+                    acc[topic] = (first,)
+                    pos = end + 8
+                    continue
+            else:
+                (n,) = _INT32(data, end)
             pos = end + 4 + 4 * n
             if n < 0 or pos > size:
                 raise DecodeError(f"bad partitions count {n} at byte {end}")
-            ps: tuple[int, ...] = (
-                _INT32(data, end + 4) if n == 1 else struct.unpack_from(f">{n}i", data, end + 4)
-            )
-            if n > 1 or topic in acc:
-                unsorted = True
-                ps = acc.get(topic, ()) + ps
-            acc[topic] = ps
+            irregular = True
+            acc[topic] = acc.get(topic, ()) + struct.unpack_from(f">{n}i", data, end + 4)
         generation: int | None = None
         if with_generation:
             (generation,) = _INT32(data, pos)
     except (struct.error, UnicodeDecodeError) as e:
         raise DecodeError(f"sticky user data: {e}") from None
-    if unsorted:
-        acc = {t: ps if len(ps) < 2 else tuple(sorted(set(ps))) for t, ps in acc.items()}
-    return {t: ps for t, ps in acc.items() if ps}, generation
+    if irregular or len(acc) != count:
+        if len(acc) != count:
+            return _read_merging(data, with_generation)
+        acc = {t: tuple(sorted(set(ps))) for t, ps in acc.items() if ps}
+    return acc, generation
 
 
-def decode_user_data(data: bytes | None) -> tuple[dict[str, tuple[int, ...]], int | None]:
-    """(previous partitions, generation or None) as ``StickyAssignor.memberData`` reads them."""
+def _read_merging(
+    data: bytes, with_generation: bool
+) -> tuple[dict[str, tuple[int, ...]], int | None]:
+    """The slow path for user data naming a topic twice: merge its partition lists."""
+    pos = 4
+    acc: dict[str, list[int]] = {}
+    (count,) = _INT32(data, 0)
+    for _ in range(count):
+        (length,) = _INT16(data, pos)
+        end = pos + 2 + length
+        topic = data[pos + 2 : end].decode("utf-8")
+        (n,) = _INT32(data, end)
+        acc.setdefault(topic, []).extend(struct.unpack_from(f">{n}i", data, end + 4))
+        pos = end + 4 + 4 * n
+    generation: int | None = None
+    if with_generation:
+        (generation,) = _INT32(data, pos)
+    return {t: tuple(sorted(set(ps))) for t, ps in acc.items() if ps}, generation
+
+
+def decode_user_data(
+    data: bytes | None, names: dict[bytes, str] | None = None
+) -> tuple[dict[str, tuple[int, ...]], int | None]:
+    """(previous partitions, generation or None) as ``StickyAssignor.memberData`` reads them.
+
+    ``names``: a cache of decoded topic names to share between calls."""
     if not data:
         return {}, None
+    if names is None:
+        names = {}
     try:
-        return _read(data, True)
+        return _read(data, True, names)
     except DecodeError:
         pass
     try:
-        return _read(data, False)
+        return _read(data, False, names)
     except DecodeError:
         return {}, DEFAULT_GENERATION
 
@@ -126,8 +164,9 @@ class StickyAssignor(Assignor):
         topics = known_subscribed_topics(partitions_per_topic, members)
         sets: dict[tuple[str, ...], frozenset[str]] = {}
         sticky: list[StickyMember] = []
+        names = {t.encode("utf-8"): t for t in topics}
         for m in members:
-            owned, generation = decode_user_data(m.subscription.user_data)
+            owned, generation = decode_user_data(m.subscription.user_data, names)
             sticky.append(
                 StickyMember(
                     m.member_id,

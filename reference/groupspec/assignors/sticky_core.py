@@ -158,23 +158,42 @@ class _Claims:
                 deque(map(list.append, map(raw.__getitem__, claimed), claimed.values()), maxlen=0)
             elif claimed:
                 self._file_slowly(i, claimed, known)
-        bad = [t for t, lst in raw.items() if lst and not _within(lst, known[t])]
-        if bad:
+        union = self.union
+        if not self._unions_within(known):
             # Some claim is empty or out of range: file everything again, carefully.
-            for t in raw:
-                raw[t].clear()
+            for lst in raw.values():
+                lst.clear()
             for i in order:
                 if members[i].claimed:
                     self._file_slowly(i, members[i].claimed, known)
+            union.clear()
+            self._unions_within(known)
         self.count = [sum(map(len, own.values())) for own in self.resolved]
-        self.held: dict[str, list[tuple[int, ...]]] = {}
+        #: topic -> how many of its partitions surviving claims hold.
+        self.held_size: dict[str, int] = {
+            t: len(union[t]) if t in union else sum(map(len, lst)) for t, lst in raw.items()
+        }
+        self.held: dict[str, list[tuple[int, ...]]] = dict(raw)
+        if sum(self.held_size.values()) == sum(self.count):
+            return  # no partition is claimed twice
         for t, lst in raw.items():
-            if len(lst) > 1:
-                union = self.union[t] = set().union(*lst)
-                if len(union) != sum(map(len, lst)):
-                    self._resolve(t, members, order, drop_multi)
-                    continue
-            self.held[t] = lst
+            if t in union and len(union[t]) != sum(map(len, lst)):
+                self._resolve(t, members, order, drop_multi)
+                self.held_size[t] = sum(map(len, self.held[t]))
+
+    def _unions_within(self, known: Mapping[str, int]) -> bool:
+        """Compute the union of the claims of every topic claimed more than once; True if
+        every claim is non-empty and inside its topic."""
+        ok = True
+        for t, lst in self.raw.items():
+            if not lst:
+                continue
+            if len(lst) == 1:
+                ok = ok and _within(lst, known[t])
+                continue
+            u = self.union[t] = set().union(*lst)
+            ok = ok and () not in lst and min(u) >= 0 and max(u) < known[t]
+        return ok
 
     def _file_slowly(self, i: int, claimed: PartsIn, known: Mapping[str, int]) -> None:
         """File member i's claims one topic at a time, dropping unknown topics and the
@@ -375,7 +394,7 @@ def _constrained(
     if sum(count) == 0:
         return _fresh(lay, members, key)
 
-    unassigned = _unassigned(lay, claims.held, revoked, claims.union)
+    unassigned = _unassigned(lay, claims.held, claims.held_size, revoked, claims.union)
     new_positions: dict[int, list[tuple[int, int, int]]] = {}
     pos = 0
     # Round-robin over the unfilled members: in round j every member still short of
@@ -422,12 +441,13 @@ def _constrained(
 def _unassigned(
     lay: _Layout,
     held: Mapping[str, list[tuple[int, ...]]],
+    held_size: Mapping[str, int],
     revoked: Mapping[str, list[tuple[int, ...]]],
     union: Mapping[str, set[int]],
 ) -> array[int]:
     """Global indices, ascending, of the partitions nobody kept: those no surviving claim
     holds, and those cut from their claimer's quota. ``union``: per topic, the union of
-    its claims where already computed (valid for the topics that needed no resolution)."""
+    its raw claims where computed (equal to the held partitions when the sizes agree)."""
     out: array[int] = array("q")
     for t, base, n in zip(lay.names, lay.offsets, lay.sizes, strict=False):
         claims = held.get(t)
@@ -435,11 +455,12 @@ def _unassigned(
         if not claims:
             out.extend(range(base, base + n))
             continue
-        if not cut and sum(map(len, claims)) == n:
+        size = held_size[t]
+        if not cut and size == n:
             continue  # surviving claims are disjoint, so all n are held
         free = set(range(n))
         u = union.get(t)
-        if u is not None and len(u) == sum(map(len, claims)):
+        if u is not None and len(u) == size:
             free -= u
         else:
             free.difference_update(*claims)
