@@ -352,3 +352,11 @@ def test_new_partitions_are_spread() -> None:
     ]
     out = plain(StickyAssignor().assign({"topic": 6}, ms))
     assert out == {"consumer1": {"topic": (0, 2, 4)}, "consumer2": {"topic": (1, 3, 5)}}
+
+
+def test_member_ids_compare_as_java_strings() -> None:
+    # String.compareTo compares UTF-16 code units: U+10000 (surrogates D800 DC00) sorts
+    # before U+FFFF in Java, after it in Python. MemberInfo.compareTo uses Java's order.
+    high, bmp = "\U00010000", "\uffff"
+    out = RangeAssignor().assign({"t": 3}, [member(bmp, ("t",)), member(high, ("t",))])
+    assert plain(out) == {high: {"t": (0, 1)}, bmp: {"t": (2,)}}
