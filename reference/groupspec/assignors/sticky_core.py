@@ -159,6 +159,7 @@ class _Claims:
             elif claimed:
                 self._file_slowly(i, claimed, known)
         union = self.union
+        self._total: dict[str, int] = {}  # topic -> number of claims on its partitions
         if not self._unions_within(known):
             # Some claim is empty or out of range: file everything again, carefully.
             for lst in raw.values():
@@ -170,28 +171,31 @@ class _Claims:
             self._unions_within(known)
         self.count = [sum(map(len, own.values())) for own in self.resolved]
         #: topic -> how many of its partitions surviving claims hold.
-        self.held_size: dict[str, int] = {
-            t: len(union[t]) if t in union else sum(map(len, lst)) for t, lst in raw.items()
-        }
+        self.held_size: dict[str, int] = {}
         self.held: dict[str, list[tuple[int, ...]]] = dict(raw)
-        if sum(self.held_size.values()) == sum(self.count):
-            return  # no partition is claimed twice
-        for t, lst in raw.items():
-            if t in union and len(union[t]) != sum(map(len, lst)):
+        for t in raw:
+            total = self._total[t]
+            if t in union and len(union[t]) != total:
                 self._resolve(t, members, order, drop_multi)
-                self.held_size[t] = sum(map(len, self.held[t]))
+                total = sum(map(len, self.held[t]))
+            self.held_size[t] = total
 
     def _unions_within(self, known: Mapping[str, int]) -> bool:
-        """Compute the union of the claims of every topic claimed more than once; True if
-        every claim is non-empty and inside its topic."""
+        """Count the claims of every topic and take the union of those claimed more than
+        once; True if every claim is non-empty and inside its topic."""
         ok = True
+        first = itemgetter(0)
         for t, lst in self.raw.items():
+            total = self._total[t] = sum(map(len, lst))
             if not lst:
                 continue
             if len(lst) == 1:
                 ok = ok and _within(lst, known[t])
                 continue
-            u = self.union[t] = set().union(*lst)
+            # One partition per claim is the common case, and cheaper to collect.
+            single = total == len(lst) and () not in lst
+            u = set(map(first, lst)) if single else set().union(*lst)
+            self.union[t] = u
             ok = ok and () not in lst and min(u) >= 0 and max(u) < known[t]
         return ok
 
