@@ -1,0 +1,1 @@
+"""The consumer (group member) model: sans-IO, eager / cooperative / static."""

@@ -1,0 +1,77 @@
+"""Consumer configuration with the Java client's defaults (ConsumerConfig, GroupRebalanceConfig).
+
+The rebalance protocol is derived as Kafka does (ConsumerCoordinator constructor): the
+highest protocol every configured assignor supports, so the default
+``partition.assignment.strategy`` of [range, cooperative-sticky] runs EAGER.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from groupspec.assignors.base import RebalanceProtocol
+from groupspec.assignors.registry import get_assignor
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    group_id: str
+    client_id: str
+    #: group.instance.id: set for a static member (KIP-345)
+    group_instance_id: str | None = None
+    #: partition.assignment.strategy, in preference order
+    assignors: tuple[str, ...] = ("range", "cooperative-sticky")
+    #: subscribe(topics) ...
+    topics: tuple[str, ...] = ()
+    #: ... or subscribe(pattern)
+    pattern: str | None = None
+    session_timeout_ms: int = 45_000
+    heartbeat_interval_ms: int = 3_000
+    #: max.poll.interval.ms, sent as the rebalance timeout
+    max_poll_interval_ms: int = 300_000
+    enable_auto_commit: bool = True
+    auto_commit_interval_ms: int = 5_000
+    retry_backoff_ms: int = 100
+    #: how often the application calls poll(), and how many records one poll processes per partition
+    poll_interval_ms: int = 100
+    max_poll_records_per_partition: int = 50
+    join_group_version: int = 9
+
+    def __post_init__(self) -> None:
+        if not self.assignors:
+            raise ValueError(f"{self.client_id}: partition.assignment.strategy is empty")
+        for name in self.assignors:
+            get_assignor(name)  # ValueError naming the unknown assignor
+        if bool(self.topics) == (self.pattern is not None):
+            raise ValueError(f"{self.client_id}: subscribe to topics or to a pattern, not both or neither")
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as e:
+                raise ValueError(f"{self.client_id}: invalid pattern {self.pattern!r}: {e}") from None
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError(
+                f"{self.client_id}: heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be "
+                f"below session.timeout.ms ({self.session_timeout_ms})"
+            )
+        for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms",
+                     "auto_commit_interval_ms", "poll_interval_ms"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{self.client_id}: {name} must be > 0")
+
+    @property
+    def rebalance_protocol(self) -> RebalanceProtocol:
+        common = set(RebalanceProtocol)
+        for name in self.assignors:
+            common &= set(get_assignor(name).supported_protocols)
+        if not common:
+            raise ValueError(f"{self.client_id}: the assignors {self.assignors} share no rebalance protocol")
+        return max(common, key=lambda p: p.value)
+
+    def subscribed(self, topics: set[str] | frozenset[str]) -> tuple[str, ...]:
+        """The topics this consumer subscribes to among those that exist."""
+        if self.pattern is not None:
+            rx = re.compile(self.pattern)
+            return tuple(sorted(t for t in topics if rx.fullmatch(t)))
+        return tuple(sorted(self.topics))

@@ -1,0 +1,525 @@
+"""The consumer: a group member's state machine (sans-IO).
+
+Mirrors the Java client: AbstractCoordinator (join / sync / heartbeat / leave, member states
+UNJOINED, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE) and ConsumerCoordinator
+(subscription metadata with owned partitions, onJoinPrepare, onLeaderElected,
+onJoinComplete, offset commits and their failures), both under
+clients/src/main/java/org/apache/kafka/clients/consumer/internals/.
+
+Inputs: ``tick(now_ms, cluster)`` (the application's poll loop and the heartbeat thread),
+``on_response(request_id, response, now_ms, cluster)``, ``close(now_ms)``. Outputs: the
+requests returned by those calls, :attr:`events` (partitions assigned / revoked / lost,
+commit failures, fatal errors) and :attr:`owned`. Consumption is modelled too: a position
+per owned partition that each poll advances towards the log end offset the cluster reports,
+and ``processed`` ranges that the simulator compares across consumers to count records
+processed twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from groupspec.assignors.base import MemberSubscription, RebalanceProtocol
+from groupspec.assignors.registry import get_assignor
+from groupspec.client.config import ConsumerConfig
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
+from groupspec.protocol.errors import Error
+
+TP = tuple[str, int]
+
+
+class MemberState(Enum):
+    """AbstractCoordinator.MemberState."""
+
+    UNJOINED = "UNJOINED"
+    PREPARING_REBALANCE = "PREPARING_REBALANCE"
+    COMPLETING_REBALANCE = "COMPLETING_REBALANCE"
+    STABLE = "STABLE"
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """What the consumer's metadata says: topic -> partition count, and log end offsets."""
+
+    partitions: Mapping[str, int]
+    log_end_offsets: Mapping[TP, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClientEvent:
+    """Something the application would see: a rebalance callback, a commit failure."""
+
+    at_ms: int
+    member: str
+    kind: str  # assigned, revoked, lost, commit_failed, rebalance_in_progress, fatal, left
+    partitions: tuple[TP, ...] = ()
+    detail: str = ""
+
+
+Outgoing = tuple[int, m.Request]
+NO_GENERATION = (-1, m.UNKNOWN_MEMBER_ID)
+
+
+class Consumer:
+    def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
+        self.config = config
+        self.name = config.client_id
+        self._rid = next_request_id
+        self.protocol = config.rebalance_protocol
+        self.state = MemberState.UNJOINED
+        self.generation_id, self.member_id = NO_GENERATION
+        self.protocol_name: str | None = None
+        self.rejoin_needed = True
+        self.coordinator_known = False
+        self.fatal: str | None = None
+        self.closed = False
+        self.owned: set[TP] = set()
+        self.positions: dict[TP, int] = {}
+        self.awaiting_position: set[TP] = set()
+        self.committed: dict[TP, int] = {}
+        #: offsets carried by commits in flight, to record them when acknowledged
+        self.sent_offsets: dict[tuple[int, TP], int] = {}
+        self.events: list[ClientEvent] = []
+        #: (partition, first offset, end offset) processed by the last poll (drained by the sim)
+        self.processed: list[tuple[TP, int, int]] = []
+        self.subscription: tuple[str, ...] = ()
+        self.leader_metadata_snapshot: dict[str, int] | None = None
+        self.inflight: dict[int, tuple[str, int, str]] = {}  # rid -> (api, generation, member)
+        self.join_rid: int | None = None
+        self.sync_rid: int | None = None
+        self.heartbeat_rid: int | None = None
+        self.find_rid: int | None = None
+        self.next_heartbeat_ms = now_ms
+        self.next_auto_commit_ms = now_ms + config.auto_commit_interval_ms
+        self.next_poll_ms = now_ms
+        self.last_poll_ms = now_ms
+        self.retry_at_ms = now_ms
+        #: application stalls (slow processing): poll() is not called before this time
+        self.poll_blocked_until_ms = now_ms
+
+    # ------------------------------------------------------------------ helpers
+    def _event(self, now: int, kind: str, parts: set[TP] | None = None, detail: str = "") -> None:
+        self.events.append(ClientEvent(now, self.name, kind, tuple(sorted(parts or ())), detail))
+
+    def _send(self, api: str, req: m.Request) -> Outgoing:
+        rid = self._rid()
+        self.inflight[rid] = (api, self.generation_id, self.member_id)
+        if isinstance(req, m.OffsetCommitRequest):
+            for p in req.partitions:
+                self.sent_offsets[(rid, (p.topic, p.partition))] = p.committed_offset
+        return rid, req
+
+    def _reset_generation(self, keep_member_id: bool) -> None:
+        """AbstractCoordinator.resetStateAndGeneration (+ the lost-partitions path)."""
+        member = self.member_id if keep_member_id else m.UNKNOWN_MEMBER_ID
+        self.generation_id, self.member_id = -1, member
+        self.protocol_name = None
+        self.state = MemberState.UNJOINED
+        self.rejoin_needed = True
+
+    def _lose_all(self, now: int, why: str) -> None:
+        """onPartitionsLost: ownership is gone and nothing is committed."""
+        if self.owned:
+            self._event(now, "lost", self.owned, why)
+        self._drop(self.owned)
+
+    def _drop(self, parts: set[TP]) -> None:
+        for tp in parts:
+            self.positions.pop(tp, None)
+            self.awaiting_position.discard(tp)
+        self.owned -= parts
+
+    def _commit_request(self, parts: set[TP], generation: int) -> m.OffsetCommitRequest | None:
+        offsets = tuple(
+            m.OffsetCommitPartition(t, p, self.positions[(t, p)])
+            for (t, p) in sorted(parts)
+            if (t, p) in self.positions and self.positions[(t, p)] != self.committed.get((t, p))
+        )
+        if not offsets:
+            return None
+        return m.OffsetCommitRequest(
+            group_id=self.config.group_id,
+            generation_id=generation,
+            member_id=self.member_id,
+            group_instance_id=self.config.group_instance_id,
+            partitions=offsets,
+        )
+
+    def _commit(self, parts: set[TP]) -> list[Outgoing]:
+        """commitOffsets with generationIfStable semantics: the current generation."""
+        if not self.config.enable_auto_commit or self.generation_id < 0:
+            return []
+        req = self._commit_request(parts, self.generation_id)
+        return [self._send("OffsetCommit", req)] if req is not None else []
+
+    # ------------------------------------------------------------------ inputs
+    def next_deadline(self) -> int | None:
+        if self.closed or self.fatal is not None:
+            return None
+        times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
+        if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE) and self.heartbeat_rid is None:
+            times.append(self.next_heartbeat_ms)
+        if (not self.coordinator_known and self.find_rid is None) or (
+            self.rejoin_needed and self.join_rid is None and self.sync_rid is None
+        ):
+            times.append(self.retry_at_ms)
+        return min(times)
+
+    def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+        if self.closed or self.fatal is not None:
+            return []
+        out: list[Outgoing] = []
+        out += self._heartbeat_thread(now)
+        if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
+            out += self._poll(now, cluster)
+        return out
+
+    def _heartbeat_thread(self, now: int) -> list[Outgoing]:
+        """The heartbeat thread: heartbeats while COMPLETING_REBALANCE or STABLE, and the
+        poll-timeout check (AbstractCoordinator.HeartbeatThread, pollTimeoutExpired)."""
+        out: list[Outgoing] = []
+        if self.state is MemberState.UNJOINED or not self.coordinator_known:
+            return out
+        if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
+            # handlePollTimeoutExpiry -> maybeLeaveGroup: dynamic members send LeaveGroup,
+            # static members send nothing; either way the generation is reset.
+            out += self._maybe_leave(now, "consumer poll timeout has expired")
+            self._lose_all(now, "poll timeout")
+            self._reset_generation(keep_member_id=False)
+            return out
+        if (
+            self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+            and self.heartbeat_rid is None
+            and now >= self.next_heartbeat_ms
+        ):
+            self.heartbeat_rid, req = self._send(
+                "Heartbeat",
+                m.HeartbeatRequest(
+                    group_id=self.config.group_id,
+                    generation_id=self.generation_id,
+                    member_id=self.member_id,
+                    group_instance_id=self.config.group_instance_id,
+                ),
+            )
+            out.append((self.heartbeat_rid, req))
+            self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
+        return out
+
+    def _maybe_leave(self, now: int, reason: str) -> list[Outgoing]:
+        if self.config.group_instance_id is not None or self.member_id == m.UNKNOWN_MEMBER_ID:
+            return []
+        self._event(now, "left", detail=reason)
+        return [
+            self._send(
+                "LeaveGroup",
+                m.LeaveGroupRequest(
+                    group_id=self.config.group_id,
+                    members=(m.MemberIdentity(self.member_id, None, reason),),
+                ),
+            )
+        ]
+
+    def _poll(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+        """One application poll(): rejoin if needed, process records, auto-commit."""
+        out: list[Outgoing] = []
+        self.last_poll_ms = now
+        self.next_poll_ms = now + self.config.poll_interval_ms
+        if not self.coordinator_known:
+            if self.find_rid is None and now >= self.retry_at_ms:
+                self.find_rid, req = self._send(
+                    "FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id)
+                )
+                out.append((self.find_rid, req))
+            return out
+        # Subscription changes (a pattern gaining a topic) and, for the leader, metadata
+        # changes (a topic gaining partitions) need a rejoin (ConsumerCoordinator.rejoinNeededOrPending).
+        subscription = self.config.subscribed(frozenset(cluster.partitions))
+        if subscription != self.subscription and self.state is not MemberState.UNJOINED:
+            self.rejoin_needed = True
+        snapshot = {t: cluster.partitions[t] for t in self.subscription if t in cluster.partitions}
+        if (
+            self.state is MemberState.STABLE
+            and self.leader_metadata_snapshot is not None
+            and snapshot != self.leader_metadata_snapshot
+        ):
+            self.rejoin_needed = True
+        if self.rejoin_needed and self.join_rid is None and self.sync_rid is None and now >= self.retry_at_ms:
+            out += self._join_prepare_and_join(now, cluster, subscription)
+        out += self._process(now, cluster)
+        if self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
+            self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
+            out += self._commit(set(self.owned))
+        return out
+
+    def _process(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+        for tp in sorted(self.owned - self.awaiting_position):
+            pos = self.positions.get(tp, 0)
+            end = min(cluster.log_end_offsets.get(tp, 0), pos + self.config.max_poll_records_per_partition)
+            if end > pos:
+                self.processed.append((tp, pos, end))
+                self.positions[tp] = end
+        return []
+
+    def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
+        """ConsumerCoordinator.onJoinPrepare, then JoinGroup."""
+        out: list[Outgoing] = []
+        if self.generation_id < 0 and self.owned:
+            self._lose_all(now, "generation lost before rejoining")
+        elif self.protocol is RebalanceProtocol.EAGER:
+            # Commit before revoking, then revoke everything (owned becomes empty).
+            out += self._commit(set(self.owned))
+            if self.owned:
+                self._event(now, "revoked", self.owned, "eager rebalance")
+            self._drop(set(self.owned))
+        else:
+            gone = {tp for tp in self.owned if tp[0] not in subscription}
+            if gone:
+                out += self._commit(gone)
+                self._event(now, "revoked", gone, "topics no longer subscribed")
+                self._drop(gone)
+        self.subscription = subscription
+        self.state = MemberState.PREPARING_REBALANCE
+        protocols = tuple(
+            m.JoinGroupProtocol(name, self._metadata_for(name)) for name in self.config.assignors
+        )
+        self.join_rid, req = self._send(
+            "JoinGroup",
+            m.JoinGroupRequest(
+                group_id=self.config.group_id,
+                member_id=self.member_id,
+                group_instance_id=self.config.group_instance_id,
+                protocols=protocols,
+                session_timeout_ms=self.config.session_timeout_ms,
+                rebalance_timeout_ms=self.config.max_poll_interval_ms,
+                client_id=self.config.client_id,
+                version=self.config.join_group_version,
+            ),
+        )
+        out.append((self.join_rid, req))
+        return out
+
+    def _metadata_for(self, assignor_name: str) -> bytes:
+        owned = from_pairs(self.owned)
+        user_data = get_assignor(assignor_name).subscription_user_data(
+            self.subscription, owned, self.generation_id
+        )
+        cooperative_owned = owned if self.protocol is RebalanceProtocol.COOPERATIVE else {}
+        return Subscription(self.subscription, user_data, cooperative_owned, self.generation_id).encode()
+
+    # ------------------------------------------------------------------ responses
+    def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+        sent = self.inflight.pop(rid, None)
+        if sent is None or self.closed or self.fatal is not None:
+            return []
+        if isinstance(resp, m.FindCoordinatorResponse):
+            self.find_rid = None
+            if resp.error is Error.NONE:
+                self.coordinator_known = True
+            else:
+                self.retry_at_ms = now + self.config.retry_backoff_ms
+            return []
+        if isinstance(resp, m.JoinGroupResponse):
+            return self._on_join(rid, resp, now, cluster)
+        if isinstance(resp, m.SyncGroupResponse):
+            return self._on_sync(rid, resp, now, cluster)
+        if isinstance(resp, m.HeartbeatResponse):
+            self.heartbeat_rid = None
+            self._on_heartbeat(resp, sent, now)
+            return []
+        if isinstance(resp, m.OffsetCommitResponse):
+            self._on_commit(rid, resp, sent, now)
+            return []
+        if isinstance(resp, m.OffsetFetchResponse):
+            for p in resp.partitions:
+                tp = (p.topic, p.partition)
+                if tp in self.awaiting_position:
+                    self.awaiting_position.discard(tp)
+                    self.positions[tp] = max(p.committed_offset, 0)
+                    if p.committed_offset >= 0:
+                        self.committed[tp] = p.committed_offset
+            return []
+        return []
+
+    def _coordinator_lost(self, now: int) -> None:
+        self.coordinator_known = False
+        self.retry_at_ms = now + self.config.retry_backoff_ms
+
+    def _on_join(self, rid: int, resp: m.JoinGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
+        if rid != self.join_rid:
+            return []
+        self.join_rid = None
+        e = resp.error
+        if e is Error.NONE:
+            self.generation_id, self.member_id = resp.generation_id, resp.member_id
+            self.protocol_name = resp.protocol_name
+            self.state = MemberState.COMPLETING_REBALANCE
+            self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
+            assignments: tuple[m.SyncGroupAssignment, ...] = ()
+            if resp.leader == resp.member_id and not resp.skip_assignment and resp.members:
+                assignments = self._lead(resp, cluster)
+            self.sync_rid, req = self._send(
+                "SyncGroup",
+                m.SyncGroupRequest(
+                    group_id=self.config.group_id,
+                    generation_id=self.generation_id,
+                    member_id=self.member_id,
+                    group_instance_id=self.config.group_instance_id,
+                    protocol_type="consumer",
+                    protocol_name=self.protocol_name,
+                    assignments=assignments,
+                ),
+            )
+            return [(self.sync_rid, req)]
+        self.state = MemberState.UNJOINED
+        if e is Error.MEMBER_ID_REQUIRED:
+            # KIP-394: remember the id and rejoin at once.
+            self.member_id = resp.member_id
+            self.retry_at_ms = now
+        elif e is Error.UNKNOWN_MEMBER_ID:
+            self._reset_generation(keep_member_id=False)
+        elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
+            self._coordinator_lost(now)
+        elif e in (Error.FENCED_INSTANCE_ID, Error.INCONSISTENT_GROUP_PROTOCOL, Error.GROUP_MAX_SIZE_REACHED,
+                   Error.INVALID_SESSION_TIMEOUT):
+            self.fatal = e.name
+            self._lose_all(now, e.name)
+            self._event(now, "fatal", detail=f"JoinGroup: {e.name}")
+        else:
+            self.retry_at_ms = now + self.config.retry_backoff_ms
+        self.rejoin_needed = True
+        return []
+
+    def _lead(self, resp: m.JoinGroupResponse, cluster: ClusterView) -> tuple[m.SyncGroupAssignment, ...]:
+        """onLeaderElected: run the selected assignor over every member's subscription."""
+        assert resp.protocol_name is not None
+        assignor = get_assignor(resp.protocol_name)
+        members = [
+            MemberSubscription(x.member_id, Subscription.decode(x.metadata), x.group_instance_id)
+            for x in resp.members
+        ]
+        topics = {t for ms in members for t in ms.subscription.topics}
+        partitions = {t: cluster.partitions[t] for t in sorted(topics) if t in cluster.partitions}
+        self.leader_metadata_snapshot = {t: partitions[t] for t in self.subscription if t in partitions}
+        result = assignor.assign(partitions, members)
+        return tuple(m.SyncGroupAssignment(mid, a.encode()) for mid, a in sorted(result.items()))
+
+    def _on_sync(self, rid: int, resp: m.SyncGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
+        if rid != self.sync_rid:
+            return []
+        self.sync_rid = None
+        e = resp.error
+        if e is Error.NONE:
+            if self.state is not MemberState.COMPLETING_REBALANCE:
+                return []
+            self.state = MemberState.STABLE
+            self.rejoin_needed = False
+            return self._on_join_complete(Assignment.decode(resp.assignment), now)
+        if e is Error.REBALANCE_IN_PROGRESS:
+            self.state = MemberState.UNJOINED  # the generation is kept (KAFKA-13891 reverted)
+        elif e in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION):
+            self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+        elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
+            self.state = MemberState.UNJOINED
+            self._coordinator_lost(now)
+        elif e is Error.FENCED_INSTANCE_ID:
+            self.fatal = e.name
+            self._lose_all(now, e.name)
+            self._event(now, "fatal", detail="SyncGroup: FENCED_INSTANCE_ID")
+        self.rejoin_needed = True
+        return []
+
+    def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
+        """ConsumerCoordinator.onJoinComplete."""
+        assigned = pairs(assignment.partitions)
+        out: list[Outgoing] = []
+        if any(t not in self.subscription for t, _ in assigned):
+            self.rejoin_needed = True
+            return out
+        revoked = self.owned - assigned
+        if revoked:
+            # Cooperative: commit, give them up, and rejoin at once (the follow-up rebalance).
+            out += self._commit(revoked)
+            self._event(now, "revoked", revoked, "cooperative revocation")
+            self._drop(revoked)
+            self.rejoin_needed = True
+        added = assigned - self.owned
+        if added:
+            self.owned |= added
+            self.awaiting_position |= added
+            self._event(now, "assigned", added)
+            out.append(
+                self._send(
+                    "OffsetFetch",
+                    m.OffsetFetchRequest(group_id=self.config.group_id, partitions=tuple(sorted(added))),
+                )
+            )
+        return out
+
+    def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
+        e = resp.error
+        if e is Error.NONE:
+            return
+        if e is Error.REBALANCE_IN_PROGRESS:
+            if self.state is MemberState.STABLE:
+                self.rejoin_needed = True
+            return
+        if e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
+            self._coordinator_lost(now)
+            return
+        if e in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID, Error.FENCED_INSTANCE_ID):
+            # KAFKA-9823: act only if the generation the heartbeat carried is still ours.
+            if sent[1] != self.generation_id or sent[2] != self.member_id:
+                return
+            if e is Error.FENCED_INSTANCE_ID:
+                self.fatal = e.name
+                self._lose_all(now, e.name)
+                self._event(now, "fatal", detail="Heartbeat: FENCED_INSTANCE_ID")
+                return
+            self._lose_all(now, e.name)
+            self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+
+    def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> None:
+        errors = resp.errors()
+        if errors == {Error.NONE}:
+            for p in resp.partitions:
+                tp = (p.topic, p.partition)
+                # The committed offset is what was sent; positions may have moved on since.
+                self.committed[tp] = self.sent_offsets.pop((rid, tp), self.committed.get(tp, 0))
+            return
+        e = next(iter(errors - {Error.NONE}))
+        if e is Error.REBALANCE_IN_PROGRESS:
+            self.rejoin_needed = True
+            self._event(now, "rebalance_in_progress", detail="OffsetCommit")
+        elif e in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION):
+            if sent[1] != self.generation_id and self.state is MemberState.PREPARING_REBALANCE:
+                self._event(now, "rebalance_in_progress", detail=f"OffsetCommit: {e.name}")
+            else:
+                self._event(now, "commit_failed", detail=f"CommitFailedException: {e.name}")
+                self._lose_all(now, e.name)
+                self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+        elif e is Error.FENCED_INSTANCE_ID:
+            if sent[1] == self.generation_id:
+                self.fatal = e.name
+                self._lose_all(now, e.name)
+                self._event(now, "fatal", detail="OffsetCommit: FENCED_INSTANCE_ID")
+        elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
+            self._coordinator_lost(now)
+            self._event(now, "commit_failed", detail=f"retriable: {e.name}")
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self, now: int) -> list[Outgoing]:
+        """KafkaConsumer.close: commit, revoke, and (dynamic members only) LeaveGroup."""
+        out: list[Outgoing] = []
+        if self.closed:
+            return out
+        if self.state is MemberState.STABLE:
+            out += self._commit(set(self.owned))
+        if self.owned:
+            self._event(now, "revoked", self.owned, "close")
+        self._drop(set(self.owned))
+        out += self._maybe_leave(now, "the consumer is being closed")
+        self.closed = True
+        return out

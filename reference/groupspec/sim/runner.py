@@ -1,0 +1,509 @@
+"""The discrete-event runner.
+
+One logical clock drives the reference :class:`Coordinator`, the :class:`Consumer` of each
+member, a network that keeps each connection's messages in order (delay and loss are
+faults), the producers that append records, and the fault schedule. Nothing here reads a
+clock or does I/O: the result is values (timeline entries, verdicts, metrics, trace events).
+
+Who counts as an owner for the "no two consumers at once" check: a consumer whose process
+is alive and not frozen, and whose member id the coordinator holds as a member. A consumer
+the coordinator has removed (session expiry) or fenced (static replacement) may still
+believe it owns partitions until it hears so: Kafka's zombie window, closed only by commit
+fencing (ILLEGAL_GENERATION / FENCED_INSTANCE_ID), so such a consumer is not counted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+from groupspec.client.consumer import ClientEvent, ClusterView, Consumer
+from groupspec.coordinator.context import Output
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.timers import Expiry
+from groupspec.invariants import (
+    InvariantMonitor,
+    concurrent_owners,
+    one_owner_per_generation,
+)
+from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_protocol import Assignment, pairs
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+from groupspec.sim.scenario import Fault, MemberSpec, Scenario
+from groupspec.trace import events as ev
+
+TP = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at_ms: int
+    who: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class RebalanceMetrics:
+    started_ms: int
+    generation: int = -1
+    ended_ms: int | None = None
+    members: int = 0
+    moved: int = 0
+
+
+@dataclass
+class SimulationResult:
+    scenario: Scenario
+    timeline: list[TimelineEntry]
+    verdicts: list[Verdict]
+    rebalances: list[RebalanceMetrics]
+    metrics: dict[str, float]
+    trace: list[ev.Event]
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for v in self.verdicts)
+
+
+@dataclass(order=True)
+class _Msg:
+    at_ms: int
+    seq: int
+    to_coordinator: bool = field(compare=False)
+    member: str = field(compare=False)
+    incarnation: int = field(compare=False)
+    rid: int = field(compare=False)
+    payload: m.Request | m.Response = field(compare=False)
+
+
+@dataclass
+class _Member:
+    spec: MemberSpec
+    consumer: Consumer | None = None
+    incarnation: int = 0
+    alive: bool = False
+    frozen_until: int = 0
+    restart_at: int | None = None
+
+
+def not_coordinator(req: m.Request) -> m.Response:
+    """The answer of a broker that no longer hosts the group's coordinator."""
+    e = Error.NOT_COORDINATOR
+    if isinstance(req, m.JoinGroupRequest):
+        return m.JoinGroupResponse(error=e, member_id=req.member_id)
+    if isinstance(req, m.SyncGroupRequest):
+        return m.SyncGroupResponse(error=e)
+    if isinstance(req, m.HeartbeatRequest):
+        return m.HeartbeatResponse(error=e)
+    if isinstance(req, m.LeaveGroupRequest):
+        return m.LeaveGroupResponse(error=e)
+    if isinstance(req, m.OffsetCommitRequest):
+        return m.OffsetCommitResponse(
+            partitions=tuple(m.OffsetCommitPartitionResponse(p.topic, p.partition, e) for p in req.partitions)
+        )
+    if isinstance(req, m.OffsetFetchRequest):
+        return m.OffsetFetchResponse(error=e)
+    if isinstance(req, m.FindCoordinatorRequest):
+        return m.FindCoordinatorResponse(error=Error.COORDINATOR_NOT_AVAILABLE)
+    raise TypeError(type(req).__name__)
+
+
+class Simulation:
+    #: how long the new coordinator takes to load the group after a failover
+    FAILOVER_LOAD_MS = 200
+
+    def __init__(self, scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> None:
+        self.sc = scenario
+        self.progress = progress
+        self.rng = random.Random(scenario.seed)
+        self.now = 0
+        self.coordinator = Coordinator(scenario.coordinator)
+        self.monitor = InvariantMonitor()
+        self.topics = dict(scenario.topics)
+        self.leo: dict[TP, float] = {}
+        self.members = {ms.name: _Member(ms) for ms in scenario.members}
+        self.queue: list[_Msg] = []
+        self.msg_seq = 0
+        self.last_delivery: dict[tuple[str, bool], int] = {}
+        self.rid = 0
+        self.rid_owner: dict[int, tuple[str, int, m.Request, int]] = {}
+        self.delay_ms = scenario.network_delay_ms
+        self.delay_until = 0
+        self.loss = 0.0
+        self.loss_until = 0
+        self.coordinator_down_until = -1
+        self.timeline: list[TimelineEntry] = []
+        self.trace: list[ev.Event] = []
+        self.violations: list[str] = []
+        self.received: dict[int, dict[str, set[TP]]] = {}
+        self.processed_max: dict[TP, int] = {}
+        self.duplicates = 0
+        self.unowned_since: dict[TP, int] = {}
+        self.unowned_ms = 0.0
+        self.rebalances: list[RebalanceMetrics] = []
+        self.last_stable_owners: dict[TP, str] = {}
+        self.converged_at: int | None = None
+        self.last_fault_ms = max((f.at_ms for f in scenario.faults), default=0)
+        self.faults = list(scenario.faults)
+
+    # ------------------------------------------------------------------ plumbing
+    def _next_rid(self) -> int:
+        self.rid += 1
+        return self.rid
+
+    def _cluster(self) -> ClusterView:
+        return ClusterView(self.topics, {tp: int(v) for tp, v in self.leo.items()})
+
+    def _note(self, who: str, what: str) -> None:
+        self.timeline.append(TimelineEntry(self.now, who, what))
+
+    def _network_delay(self) -> int:
+        return self.delay_ms if self.now < self.delay_until else self.sc.network_delay_ms
+
+    def _enqueue(self, to_coord: bool, member: str, incarnation: int, rid: int, payload: m.Request | m.Response) -> None:
+        if self.now < self.loss_until and self.rng.random() < self.loss:
+            self._note(member, f"{'request' if to_coord else 'response'} {m.api_name(payload)} lost")
+            return
+        key = (member, to_coord)
+        at = max(self.now + self._network_delay(), self.last_delivery.get(key, 0))
+        self.last_delivery[key] = at
+        self.msg_seq += 1
+        heapq.heappush(self.queue, _Msg(at, self.msg_seq, to_coord, member, incarnation, rid, payload))
+
+    def _send_all(self, name: str, out: list[tuple[int, m.Request]]) -> None:
+        mem = self.members[name]
+        for rid, req in out:
+            self.rid_owner[rid] = (name, mem.incarnation, req, self.now)
+            self._enqueue(True, name, mem.incarnation, rid, req)
+
+    # ------------------------------------------------------------------ coordinator side
+    def _coordinator_output(self, out: Output) -> None:
+        for v in self.monitor.apply_input(out.records, self.now):
+            self.violations.append(str(v))
+        for rec in out.records:
+            self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
+            self._observe_record(rec)
+        for rid, resp in out.responses:
+            owner = self.rid_owner.get(rid)
+            if owner is not None:
+                self._enqueue(False, owner[0], owner[1], rid, resp)
+
+    def _observe_record(self, rec: r.Record) -> None:
+        if isinstance(rec, r.StateChanged):
+            self._note("coordinator", f"group {rec.state.value}")
+            if rec.state is GroupState.PreparingRebalance:
+                self.rebalances.append(RebalanceMetrics(self.now))
+            elif rec.state is GroupState.Stable and self.rebalances and self.rebalances[-1].ended_ms is None:
+                self.rebalances[-1].ended_ms = self.now
+        elif isinstance(rec, r.GenerationStarted):
+            g = self.coordinator.state.groups.get(rec.group_id)
+            n = len(g.members) if g else 0
+            leader = g.leader_id if g else None
+            self._note("coordinator", f"generation {rec.generation_id}: {n} member(s), protocol {rec.protocol_name}, leader {leader}")
+            if self.rebalances:
+                self.rebalances[-1].generation = rec.generation_id
+                self.rebalances[-1].members = n
+        elif isinstance(rec, r.MemberRemoved):
+            self._note("coordinator", f"removed {rec.member_id}: {rec.reason}")
+        elif isinstance(rec, r.StaticMemberReplaced):
+            self._note("coordinator", f"static {rec.group_instance_id}: {rec.old_member_id} replaced by {rec.new_member_id} (old id fenced)")
+        elif isinstance(rec, r.GroupLoaded):
+            state = "Stable" if rec.snapshot and rec.snapshot.members else "Empty"
+            self._note("coordinator", f"group reloaded from persisted records as {state}")
+
+    def _deliver_to_coordinator(self, msg: _Msg) -> None:
+        req = cast(m.Request, msg.payload)  # messages to the coordinator are requests
+        if self.now < self.coordinator_down_until:
+            self._enqueue(False, msg.member, msg.incarnation, msg.rid, not_coordinator(req))
+            return
+        self._coordinator_output(self.coordinator.handle(msg.rid, req, self.now))
+
+    # ------------------------------------------------------------------ client side
+    def _deliver_to_member(self, msg: _Msg) -> None:
+        mem = self.members[msg.member]
+        owner = self.rid_owner.pop(msg.rid, None)
+        if owner is not None:
+            name, _, req, sent = owner
+            self.trace.append(
+                ev.WireExchange(
+                    seq=len(self.trace) + 1, connection=f"{name}#{msg.incarnation}", client_id=name,
+                    api=m.api_name(req), api_key=ev.APIS[m.api_name(req)][0],
+                    api_version=9 if isinstance(req, m.JoinGroupRequest) else 0,
+                    correlation_id=msg.rid, group_id=ev.request_group_id(req), sent_ms=float(sent),
+                    received_ms=float(self.now), request=req, response=cast(m.Response, msg.payload),
+                )
+            )
+            if (
+                isinstance(req, m.SyncGroupRequest)
+                and isinstance(msg.payload, m.SyncGroupResponse)
+                and msg.payload.error is Error.NONE
+            ):
+                owner_key = req.group_instance_id or req.member_id
+                parts = pairs(Assignment.decode(msg.payload.assignment).partitions)
+                self.received.setdefault(req.generation_id, {})[owner_key] = parts
+        if not mem.alive or mem.incarnation != msg.incarnation or mem.consumer is None:
+            return
+        if self.now < mem.frozen_until:
+            # A frozen process reads its socket when it wakes up.
+            msg.at_ms = mem.frozen_until
+            heapq.heappush(self.queue, msg)
+            return
+        c = mem.consumer
+        out = c.on_response(msg.rid, cast(m.Response, msg.payload), self.now, self._cluster())
+        self._drain_events(c)
+        self._send_all(msg.member, out)
+
+    def _drain_events(self, c: Consumer) -> None:
+        for e in c.events:
+            self._client_event(e)
+        c.events.clear()
+        for tp, start, end in c.processed:
+            high = self.processed_max.get(tp, 0)
+            if start < high:
+                self.duplicates += min(end, high) - start
+            self.processed_max[tp] = max(high, end)
+        c.processed.clear()
+
+    def _client_event(self, e: ClientEvent) -> None:
+        parts = ", ".join(f"{t}-{p}" for t, p in e.partitions)
+        text = {
+            "assigned": f"assigned {parts}",
+            "revoked": f"revoked {parts} ({e.detail})",
+            "lost": f"lost {parts} ({e.detail})",
+        }.get(e.kind, f"{e.kind}: {e.detail}")
+        self._note(e.member, text)
+
+    def _start_member(self, mem: _Member) -> None:
+        mem.incarnation += 1
+        mem.alive = True
+        mem.consumer = Consumer(mem.spec.config, self.now, self._next_rid)
+        self._note(mem.spec.name, "starts" + (f" (group.instance.id {mem.spec.config.group_instance_id})" if mem.spec.config.group_instance_id else ""))
+
+    def _tick_member(self, mem: _Member) -> None:
+        if not mem.alive or mem.consumer is None or self.now < mem.frozen_until:
+            return
+        out = mem.consumer.tick(self.now, self._cluster())
+        self._drain_events(mem.consumer)
+        self._send_all(mem.spec.name, out)
+
+    # ------------------------------------------------------------------ faults
+    def _apply_fault(self, f: Fault) -> None:
+        self._note("fault", f.describe())
+        mem = self.members.get(f.member) if f.member else None
+        if f.kind == "crash" and mem is not None:
+            mem.alive, mem.consumer = False, None
+        elif f.kind == "pause" and mem is not None:
+            mem.frozen_until = self.now + f.duration_ms
+        elif f.kind == "slow_poll" and mem is not None and mem.consumer is not None:
+            mem.consumer.poll_blocked_until_ms = self.now + f.duration_ms
+        elif f.kind == "static_restart" and mem is not None:
+            mem.alive, mem.consumer = False, None
+            mem.restart_at = self.now + f.downtime_ms
+        elif f.kind == "close" and mem is not None and mem.consumer is not None:
+            out = mem.consumer.close(self.now)
+            self._drain_events(mem.consumer)
+            self._send_all(mem.spec.name, out)
+            mem.alive = False
+        elif f.kind == "join" and mem is not None and not mem.alive:
+            self._start_member(mem)
+        elif f.kind == "failover":
+            self._coordinator_output(self.coordinator.failover(self.now))
+            self.coordinator_down_until = self.now + self.FAILOVER_LOAD_MS
+        elif f.kind == "delay":
+            self.delay_ms, self.delay_until = f.delay_ms, self.now + f.duration_ms
+        elif f.kind == "loss":
+            self.loss, self.loss_until = f.probability, self.now + f.duration_ms
+        elif f.kind in ("new_topic", "add_partitions") and f.topic is not None:
+            self.topics[f.topic] = f.partitions
+
+    # ------------------------------------------------------------------ checks
+    def _current_owners(self) -> dict[str, set[TP]]:
+        g = self.coordinator.state.groups.get(self.sc.group_id)
+        members = set(g.members) if g is not None else set()
+        out: dict[str, set[TP]] = {}
+        for name, mem in self.members.items():
+            c = mem.consumer
+            if c is None or not mem.alive or self.now < mem.frozen_until or c.member_id not in members:
+                continue
+            out[name] = set(c.owned)
+        return out
+
+    def _check(self) -> None:
+        owners = self._current_owners()
+        for tp, who in concurrent_owners(owners).items():
+            self.violations.append(f"NoConcurrentOwnersInv at {self.now} ms: {tp[0]}-{tp[1]} held by {', '.join(who)}")
+        for gen, tp, who in one_owner_per_generation(self.received):
+            self.violations.append(f"OneOwnerPerGenerationInv: generation {gen}: {tp[0]}-{tp[1]} given to {', '.join(who)}")
+        self.received = {g: a for g, a in self.received.items() if g >= max(self.received, default=0) - 1}
+        expected = {(t, p) for t, n in self.topics.items() for p in range(n) if self._subscribed(t)}
+        held = {tp: name for name, parts in owners.items() for tp in parts}
+        for tp in expected:
+            if tp in held:
+                start = self.unowned_since.pop(tp, None)
+                if start is not None:
+                    self.unowned_ms += self.now - start
+            else:
+                self.unowned_since.setdefault(tp, self.now)
+        g = self.coordinator.state.groups.get(self.sc.group_id)
+        stable = g is not None and g.state is GroupState.Stable
+        if stable and expected <= set(held) and self.now >= self.last_fault_ms:
+            if self.converged_at is None:
+                self.converged_at = self.now
+        elif self.now >= self.last_fault_ms:
+            self.converged_at = None
+        if stable and self.rebalances and self.rebalances[-1].ended_ms == self.now and expected <= set(held):
+            self.rebalances[-1].moved = sum(
+                1 for tp, name in held.items() if self.last_stable_owners.get(tp, name) != name
+            )
+            self.last_stable_owners = held
+
+    def _subscribed(self, topic: str) -> bool:
+        return any(
+            topic in ms.spec.config.subscribed(frozenset(self.topics))
+            for ms in self.members.values()
+            if ms.alive
+        )
+
+    def liveness_bound_ms(self) -> int:
+        """After the last fault, the group must be Stable with every subscribed partition
+        owned within: one session timeout (to notice a dead member), the initial delay, two
+        rebalances (a cooperative follow-up), each bounded by the rebalance timeout, plus a
+        heartbeat interval per round and the network delay."""
+        cfgs = [ms.config for ms in self.sc.members]
+        session = max(c.session_timeout_ms for c in cfgs)
+        rebalance = max(c.max_poll_interval_ms for c in cfgs)
+        heartbeat = max(c.heartbeat_interval_ms for c in cfgs)
+        longest = max((f.duration_ms + f.downtime_ms for f in self.sc.faults), default=0)
+        return (
+            longest + session + self.sc.coordinator.group_initial_rebalance_delay_ms
+            + 2 * rebalance + 3 * heartbeat + 100 * self.sc.network_delay_ms
+        )
+
+    # ------------------------------------------------------------------ main loop
+    def _next_time(self) -> int | None:
+        times: list[int] = []
+        if self.queue:
+            times.append(self.queue[0].at_ms)
+        d = self.coordinator.next_deadline()
+        if d is not None:
+            times.append(max(d, self.now + 1))
+        for mem in self.members.values():
+            if mem.alive and mem.consumer is not None:
+                nd = mem.consumer.next_deadline()
+                if nd is not None:
+                    # A consumer has been ticked at `now` already: its past deadlines are due
+                    # at the next millisecond, so the clock always moves on.
+                    times.append(max(nd, mem.frozen_until, self.now + 1))
+            elif mem.restart_at is not None:
+                times.append(mem.restart_at)
+            elif mem.spec.start_ms is not None and mem.incarnation == 0:
+                times.append(mem.spec.start_ms)
+        if self.faults:
+            times.append(self.faults[0].at_ms)
+        return min(times) if times else None
+
+    def run(self) -> SimulationResult:
+        self._note("scenario", f"{self.sc.name}: {len(self.sc.members)} member(s), topics {self.topics}")
+        last_progress = 0
+        last_produce = 0
+        while True:
+            t = self._next_time()
+            if t is None or t > self.sc.until_ms:
+                break
+            self.now = max(self.now, t)
+            # Producers append records up to now.
+            dt = (self.now - last_produce) / 1000.0
+            if dt > 0:
+                for topic, n in self.topics.items():
+                    for p in range(n):
+                        self.leo[(topic, p)] = self.leo.get((topic, p), 0.0) + dt * self.sc.produce_rate_per_s
+                last_produce = self.now
+            while self.faults and self.faults[0].at_ms <= self.now:
+                self._apply_fault(self.faults.pop(0))
+            for mem in self.members.values():
+                if not mem.alive and mem.restart_at is not None and mem.restart_at <= self.now:
+                    mem.restart_at = None
+                    self._start_member(mem)
+                elif not mem.alive and mem.incarnation == 0 and mem.spec.start_ms is not None and mem.spec.start_ms <= self.now:
+                    self._start_member(mem)
+
+            def on_fire(e: Expiry) -> None:
+                self.trace.append(ev.ExpiryEvent(len(self.trace) + 1, e.deadline_ms, e.kind.name, e.group_id, e.member_id))
+                if e.kind.name != "ExpireHeartbeat" or self._heartbeat_expiry_matters(e):
+                    self._note("timer", e.describe())
+
+            self._coordinator_output(self.coordinator.advance(self.now, on_fire))
+            while self.queue and self.queue[0].at_ms <= self.now:
+                msg = heapq.heappop(self.queue)
+                if msg.to_coordinator:
+                    self._deliver_to_coordinator(msg)
+                else:
+                    self._deliver_to_member(msg)
+            for mem in self.members.values():
+                self._tick_member(mem)
+            self._check()
+            if self.progress is not None and self.now - last_progress >= 10_000:
+                last_progress = self.now
+                self.progress(self.now, self.sc.until_ms)
+        self.now = self.sc.until_ms
+        self._check()
+        return self._result()
+
+    def _heartbeat_expiry_matters(self, e: Expiry) -> bool:
+        g = self.coordinator.state.groups.get(e.group_id)
+        mem = g.members.get(e.member_id) if g else None
+        return mem is not None and not mem.has_satisfied_heartbeat()
+
+    def _result(self) -> SimulationResult:
+        verdicts: list[Verdict] = []
+        by_name: dict[str, list[str]] = {}
+        for v in self.violations:
+            by_name.setdefault(v.split(" ", 1)[0].split(":", 1)[0], []).append(v)
+        for name, what in [
+            ("LeaderIsMemberInv", "the leader is a member of the current generation"),
+            ("ValidTransitionInv", "every group-state transition is in Kafka's table"),
+            ("GenerationMonotonicInv", "generations grow by one per completed join phase"),
+            ("NoStaleCommitInv", "no commit from a stale generation, unknown member or fenced instance is stored"),
+            ("StaticMembersInv", "each group.instance.id maps to exactly one member"),
+            ("OneOwnerPerGenerationInv", "no partition is given to two members in one generation"),
+            ("NoConcurrentOwnersInv", "no partition is held by two current consumers at once"),
+        ]:
+            found = by_name.pop(name, [])
+            verdicts.append(Verdict(name, not found, what if not found else f"{len(found)} violation(s); first: {found[0]}"))
+        for name, found in by_name.items():
+            verdicts.append(Verdict(name, False, f"{len(found)} violation(s); first: {found[0]}"))
+        bound = self.liveness_bound_ms()
+        if self.converged_at is not None:
+            took = max(self.converged_at - self.last_fault_ms, 0)
+            ok = took <= bound
+            detail = f"Stable with every subscribed partition owned {took} ms after the last fault (bound {bound} ms)"
+        else:
+            ok, detail = False, f"not Stable with every subscribed partition owned by the end (bound {bound} ms after the last fault)"
+        verdicts.append(Verdict("LivenessProp", ok, detail))
+        done = [rb for rb in self.rebalances if rb.ended_ms is not None]
+        metrics = {
+            "rebalances": float(len(self.rebalances)),
+            "rebalance_ms_total": float(sum(rb.ended_ms - rb.started_ms for rb in done if rb.ended_ms is not None)),
+            "partition_unowned_ms": self.unowned_ms + sum(self.now - s for s in self.unowned_since.values()),
+            "partitions_moved": float(sum(rb.moved for rb in self.rebalances)),
+            "records_processed_twice": float(self.duplicates),
+            "final_generation": float(self.coordinator.state.groups[self.sc.group_id].generation_id)
+            if self.sc.group_id in self.coordinator.state.groups else -1.0,
+        }
+        return SimulationResult(self.sc, self.timeline, verdicts, self.rebalances, metrics, self.trace)
+
+
+def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> SimulationResult:
+    return Simulation(scenario, progress).run()

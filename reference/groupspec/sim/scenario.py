@@ -1,0 +1,225 @@
+"""Scenarios: who joins the group, which topics exist, and what goes wrong when.
+
+A scenario is JSON (bundled ones live in ``groupspec/sim/scenarios/``)::
+
+    {"name": "...", "description": "...", "group_id": "g", "seed": 1, "until_ms": 240000,
+     "topics": {"orders": 6},
+     "defaults": {"assignors": ["cooperative-sticky"], "session_timeout_ms": 10000, ...},
+     "members": [{"name": "c1", "start_ms": 0, "static": false, ...}],
+     "coordinator": {"group_initial_rebalance_delay_ms": 3000},
+     "network": {"delay_ms": 2},
+     "faults": [{"at_ms": 30000, "kind": "crash", "member": "c2"}]}
+
+Fault kinds (``FAULT_KINDS``): crash, pause (``duration_ms``), slow_poll (``duration_ms``),
+static_restart (``downtime_ms``), close, join, failover, delay (``delay_ms``,
+``duration_ms``), loss (``probability``, ``duration_ms``), new_topic (``topic``,
+``partitions``), add_partitions (``topic``, ``partitions``: the new count).
+
+Every error names the place: ``scenario.json: faults[2].member: unknown member 'c9'``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from groupspec.client.config import ConsumerConfig
+from groupspec.coordinator.config import CoordinatorConfig
+
+FAULT_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "crash": (("member",), "the member's process dies; no LeaveGroup, nothing more is sent"),
+    "pause": (("member", "duration_ms"), "the process freezes (GC pause): no heartbeat, no poll"),
+    "slow_poll": (("member", "duration_ms"), "processing stalls: heartbeats go on, poll() does not (max.poll.interval.ms)"),
+    "static_restart": (("member", "downtime_ms"), "a static member's process restarts without LeaveGroup and rejoins with its group.instance.id"),
+    "close": (("member",), "the consumer closes cleanly (commit, revoke, LeaveGroup if dynamic)"),
+    "join": (("member",), "a member defined with start_ms = null starts now (scale-out)"),
+    "failover": ((), "the group coordinator moves: parked requests get NOT_COORDINATOR, the group reloads"),
+    "delay": (("delay_ms", "duration_ms"), "every message takes delay_ms for duration_ms"),
+    "loss": (("probability", "duration_ms"), "every message is lost with this probability for duration_ms"),
+    "new_topic": (("topic", "partitions"), "a topic is created (pattern subscriptions may gain it)"),
+    "add_partitions": (("topic", "partitions"), "a topic grows to this many partitions"),
+}
+
+
+class ScenarioError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Fault:
+    at_ms: int
+    kind: str
+    member: str | None = None
+    duration_ms: int = 0
+    downtime_ms: int = 0
+    delay_ms: int = 0
+    probability: float = 0.0
+    topic: str | None = None
+    partitions: int = 0
+
+    def describe(self) -> str:
+        k = self.kind
+        who = f" {self.member}" if self.member else ""
+        if k in ("pause", "slow_poll", "delay", "loss"):
+            extra = {"delay": f" {self.delay_ms} ms", "loss": f" p={self.probability}"}.get(k, "")
+            return f"{k}{who}{extra} for {self.duration_ms} ms"
+        if k == "static_restart":
+            return f"static restart{who} (down {self.downtime_ms} ms)"
+        if k in ("new_topic", "add_partitions"):
+            return f"{k} {self.topic} -> {self.partitions} partitions"
+        return f"{k}{who}"
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    name: str
+    config: ConsumerConfig
+    start_ms: int | None = 0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    group_id: str
+    seed: int
+    until_ms: int
+    topics: dict[str, int]
+    members: tuple[MemberSpec, ...]
+    coordinator: CoordinatorConfig
+    network_delay_ms: int
+    faults: tuple[Fault, ...]
+    #: records appended per partition per second (the producers)
+    produce_rate_per_s: int = 20
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_CONSUMER_KEYS = {f.name for f in fields(ConsumerConfig)} - {"group_id", "client_id", "group_instance_id"}
+_COORD_KEYS = {f.name for f in fields(CoordinatorConfig)}
+_TOP_KEYS = {"name", "description", "group_id", "seed", "until_ms", "topics", "defaults", "members",
+             "coordinator", "network", "faults", "produce_rate_per_s"}
+
+
+def _require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in obj:
+        raise ScenarioError(f"{where}.{key}: missing")
+    value = obj[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ScenarioError(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+    return value
+
+
+def _consumer_config(raw: dict[str, Any], where: str, group_id: str, name: str, static: bool) -> ConsumerConfig:
+    unknown = set(raw) - _CONSUMER_KEYS
+    if unknown:
+        raise ScenarioError(f"{where}: unknown consumer setting(s) {sorted(unknown)}; known: {sorted(_CONSUMER_KEYS)}")
+    values = dict(raw)
+    for key in ("assignors", "topics"):
+        if key in values:
+            if not isinstance(values[key], list) or not all(isinstance(x, str) for x in values[key]):
+                raise ScenarioError(f"{where}.{key}: expected a list of strings")
+            values[key] = tuple(values[key])
+    try:
+        return ConsumerConfig(
+            group_id=group_id,
+            client_id=name,
+            group_instance_id=f"{name}-instance" if static else None,
+            **values,
+        )
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"{where}: {e}") from None
+
+
+def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
+    """Build a scenario from parsed JSON; ScenarioError names the bad place."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a JSON object")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise ScenarioError(f"{source}: unknown key(s) {sorted(unknown)}; known: {sorted(_TOP_KEYS)}")
+    group_id = data.get("group_id", "group")
+    topics = _require(data, "topics", dict, source)
+    for t, n in topics.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ScenarioError(f"{source}.topics.{t}: expected a partition count >= 1, got {n!r}")
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ScenarioError(f"{source}.defaults: expected an object")
+    members: list[MemberSpec] = []
+    raw_members = _require(data, "members", list, source)
+    if not raw_members:
+        raise ScenarioError(f"{source}.members: at least one member is needed")
+    for i, raw in enumerate(raw_members):
+        where = f"{source}.members[{i}]"
+        if not isinstance(raw, dict):
+            raise ScenarioError(f"{where}: expected an object")
+        name = _require(raw, "name", str, where)
+        if any(ms.name == name for ms in members):
+            raise ScenarioError(f"{where}.name: duplicate member name {name!r}")
+        static = bool(raw.get("static", False))
+        start = raw.get("start_ms", 0)
+        if start is not None and (not isinstance(start, int) or start < 0):
+            raise ScenarioError(f"{where}.start_ms: expected an integer >= 0 or null")
+        settings = {**defaults, **{k: v for k, v in raw.items() if k not in ("name", "static", "start_ms")}}
+        settings.setdefault("topics", sorted(topics) if "pattern" not in settings else [])
+        members.append(MemberSpec(name, _consumer_config(settings, where, group_id, name, static), start))
+    coord_raw = data.get("coordinator", {})
+    unknown = set(coord_raw) - _COORD_KEYS
+    if unknown:
+        raise ScenarioError(f"{source}.coordinator: unknown setting(s) {sorted(unknown)}")
+    try:
+        coordinator = CoordinatorConfig(**coord_raw)
+    except (TypeError, ValueError) as e:
+        raise ScenarioError(f"{source}.coordinator: {e}") from None
+    names = {ms.name for ms in members}
+    faults: list[Fault] = []
+    for i, raw in enumerate(data.get("faults", [])):
+        where = f"{source}.faults[{i}]"
+        if not isinstance(raw, dict):
+            raise ScenarioError(f"{where}: expected an object")
+        kind = _require(raw, "kind", str, where)
+        if kind not in FAULT_KINDS:
+            raise ScenarioError(f"{where}.kind: unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}")
+        needed, _ = FAULT_KINDS[kind]
+        for key in ("at_ms", *needed):
+            if key not in raw:
+                raise ScenarioError(f"{where}.{key}: missing (a {kind} fault needs {', '.join(('at_ms', *needed))})")
+        allowed = {"at_ms", "kind", *needed}
+        extra = set(raw) - allowed
+        if extra:
+            raise ScenarioError(f"{where}: unexpected key(s) {sorted(extra)} for a {kind} fault")
+        member = raw.get("member")
+        if member is not None and member not in names:
+            raise ScenarioError(f"{where}.member: unknown member {member!r}")
+        try:
+            fault = Fault(**raw)
+        except TypeError as e:
+            raise ScenarioError(f"{where}: {e}") from None
+        if fault.at_ms < 0:
+            raise ScenarioError(f"{where}.at_ms: must be >= 0")
+        if kind == "static_restart" and next(ms for ms in members if ms.name == member).config.group_instance_id is None:
+            raise ScenarioError(f"{where}.member: {member!r} is not static")
+        faults.append(fault)
+    network = data.get("network", {})
+    return Scenario(
+        name=data.get("name", source),
+        description=data.get("description", ""),
+        group_id=group_id,
+        seed=data.get("seed", 0),
+        until_ms=_require(data, "until_ms", int, source),
+        topics=dict(topics),
+        members=tuple(members),
+        coordinator=coordinator,
+        network_delay_ms=int(network.get("delay_ms", 1)),
+        faults=tuple(sorted(faults, key=lambda f: f.at_ms)),
+        produce_rate_per_s=int(data.get("produce_rate_per_s", 20)),
+    )
+
+
+def load_scenario_text(text: str, source: str) -> Scenario:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"{source}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+    return parse_scenario(data, source)
