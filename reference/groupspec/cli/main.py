@@ -17,6 +17,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.coordinator_partition",
     "groupspec.cli.states",
     "groupspec.cli.assign",
+    "groupspec.cli.simulate",
 )
 
 

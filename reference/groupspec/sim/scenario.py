@@ -24,6 +24,8 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from groupspec.assignors.base import RebalanceProtocol
+from groupspec.assignors.registry import get_assignor
 from groupspec.client.config import ConsumerConfig
 from groupspec.coordinator.config import CoordinatorConfig
 
@@ -223,3 +225,104 @@ def load_scenario_text(text: str, source: str) -> Scenario:
     except json.JSONDecodeError as e:
         raise ScenarioError(f"{source}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
     return parse_scenario(data, source)
+
+
+def parse_fault_spec(spec: str, where: str = "--fault") -> dict[str, Any]:
+    """``KIND@MS[:key=value,...]`` -> the JSON object of a fault, e.g.
+    ``pause@20000:member=c1,duration_ms=15000`` or ``failover@50000``."""
+    head, _, rest = spec.partition(":")
+    kind, at, at_ms = head.partition("@")[0], head.partition("@")[1], head.partition("@")[2]
+    if not at or not at_ms.strip().isdigit():
+        raise ScenarioError(f"{where} {spec!r}: expected KIND@MS[:key=value,...], e.g. crash@30000:member=c2")
+    if kind not in FAULT_KINDS:
+        raise ScenarioError(f"{where} {spec!r}: unknown fault {kind!r}; known: {', '.join(FAULT_KINDS)}")
+    out: dict[str, Any] = {"at_ms": int(at_ms), "kind": kind}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ScenarioError(f"{where} {spec!r}: {item!r} is not key=value")
+        key = key.strip()
+        if key in ("member", "topic"):
+            out[key] = value.strip()
+        elif key == "probability":
+            try:
+                out[key] = float(value)
+            except ValueError:
+                raise ScenarioError(f"{where} {spec!r}: {key}: not a number: {value!r}") from None
+        else:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise ScenarioError(f"{where} {spec!r}: {key}: not an integer: {value!r}") from None
+    return out
+
+
+def apply_overrides(
+    data: Any,
+    *,
+    members: int | None = None,
+    protocol: str | None = None,
+    assignor: str | None = None,
+    static: bool = False,
+    seed: int | None = None,
+    until_ms: int | None = None,
+    faults: list[dict[str, Any]] | None = None,
+    replace_faults: bool = False,
+) -> Any:
+    """The scenario JSON with command-line overrides applied (a new object).
+
+    ``members``: keep the first N members, or add dynamic members ``cK`` started 200 ms apart
+    after the last one. ``protocol`` eager / cooperative: every member uses ``range`` /
+    ``cooperative-sticky`` unless ``assignor`` names one. ``static``: every member gets a
+    group.instance.id. ``faults`` are added to the scenario's (or replace them)."""
+    if not isinstance(data, dict):
+        return data
+    out = json.loads(json.dumps(data))
+    raw_members = out.get("members")
+    if members is not None and isinstance(raw_members, list):
+        if members < 1:
+            raise ScenarioError("--members: at least one member is needed")
+        kept = raw_members[:members]
+        names = {x.get("name") for x in kept if isinstance(x, dict)}
+        starts = [x.get("start_ms") or 0 for x in kept if isinstance(x, dict)]
+        t = max(starts, default=0)
+        k = 1
+        while len(kept) < members:
+            while f"c{k}" in names:
+                k += 1
+            t += 200
+            kept.append({"name": f"c{k}", "start_ms": t})
+            names.add(f"c{k}")
+        out["members"] = kept
+        dropped = [f for f in out.get("faults", []) if isinstance(f, dict) and f.get("member") not in (None, *names)]
+        out["faults"] = [f for f in out.get("faults", []) if f not in dropped]
+    if protocol is not None or assignor is not None:
+        if protocol not in (None, "eager", "cooperative"):
+            raise ScenarioError(f"--protocol: expected eager or cooperative, got {protocol!r}")
+        name = assignor or ("range" if protocol == "eager" else "cooperative-sticky")
+        try:
+            supported = get_assignor(name).supported_protocols
+        except ValueError as e:
+            raise ScenarioError(f"--assignor: {e}") from None
+        chosen = [name]
+        if protocol == "cooperative" and RebalanceProtocol.COOPERATIVE not in supported:
+            raise ScenarioError(f"--assignor {name} supports only the eager protocol")
+        if protocol == "eager" and RebalanceProtocol.COOPERATIVE in supported:
+            # As Kafka's upgrade path: listing an eager-only assignor second makes the
+            # common (highest shared) protocol EAGER while the vote still picks `name`.
+            chosen.append("range")
+        out.setdefault("defaults", {})["assignors"] = chosen
+        for x in out.get("members", []):
+            if isinstance(x, dict):
+                x.pop("assignors", None)
+    if static:
+        for x in out.get("members", []):
+            if isinstance(x, dict):
+                x["static"] = True
+    if seed is not None:
+        out["seed"] = seed
+    if until_ms is not None:
+        out["until_ms"] = until_ms
+    if faults is not None:
+        out["faults"] = ([] if replace_faults else list(out.get("faults", []))) + faults
+    return out
