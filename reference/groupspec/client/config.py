@@ -33,10 +33,15 @@ class ConsumerConfig:
     enable_auto_commit: bool = True
     auto_commit_interval_ms: int = 5_000
     retry_backoff_ms: int = 100
+    #: request.timeout.ms (JoinGroup waits max(this, max.poll.interval.ms + 5000))
+    request_timeout_ms: int = 30_000
     #: how often the application calls poll(), and how many records one poll processes per partition
     poll_interval_ms: int = 100
     max_poll_records_per_partition: int = 50
     join_group_version: int = 9
+    #: KIP-415 scheduled.rebalance.max.delay.ms (Connect's option; 0 = off): as leader, hold
+    #: a departed member's partitions back this long (client/delayed_imbalance.py)
+    scheduled_rebalance_max_delay_ms: int = 0
 
     def __post_init__(self) -> None:
         if not self.assignors:
@@ -55,6 +60,8 @@ class ConsumerConfig:
                 f"{self.client_id}: heartbeat.interval.ms ({self.heartbeat_interval_ms}) must be "
                 f"below session.timeout.ms ({self.session_timeout_ms})"
             )
+        if self.scheduled_rebalance_max_delay_ms < 0:
+            raise ValueError(f"{self.client_id}: scheduled_rebalance_max_delay_ms must be >= 0")
         for name in ("session_timeout_ms", "heartbeat_interval_ms", "max_poll_interval_ms",
                      "auto_commit_interval_ms", "poll_interval_ms"):
             if getattr(self, name) <= 0:

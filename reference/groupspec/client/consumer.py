@@ -24,6 +24,7 @@ from enum import Enum
 from groupspec.assignors.base import MemberSubscription, RebalanceProtocol
 from groupspec.assignors.registry import get_assignor
 from groupspec.client.config import ConsumerConfig
+from groupspec.client.delayed_imbalance import DelayedImbalance
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
 from groupspec.protocol.errors import Error
@@ -88,6 +89,13 @@ class Consumer:
         self.subscription: tuple[str, ...] = ()
         self.leader_metadata_snapshot: dict[str, int] | None = None
         self.inflight: dict[int, tuple[str, int, str]] = {}  # rid -> (api, generation, member)
+        #: rid -> when the request times out (NetworkClient's request timeout)
+        self.request_deadline: dict[int, int] = {}
+        #: the heartbeat thread's session timer: last successful heartbeat (Heartbeat.sessionTimer)
+        self.last_heartbeat_ok_ms = now_ms
+        self.fetch_rid: int | None = None
+        #: the time of the input being handled (set by tick, on_response, close)
+        self._now = now_ms
         self.join_rid: int | None = None
         self.sync_rid: int | None = None
         self.heartbeat_rid: int | None = None
@@ -97,6 +105,9 @@ class Consumer:
         self.next_poll_ms = now_ms
         self.last_poll_ms = now_ms
         self.retry_at_ms = now_ms
+        #: KIP-415: the leader's delayed-imbalance state and its scheduled follow-up rejoin
+        self.delayed = DelayedImbalance(config.scheduled_rebalance_max_delay_ms)
+        self.scheduled_rejoin_ms: int | None = None
         #: application stalls (slow processing): poll() is not called before this time
         self.poll_blocked_until_ms = now_ms
 
@@ -105,8 +116,14 @@ class Consumer:
         self.events.append(ClientEvent(now, self.name, kind, tuple(sorted(parts or ())), detail))
 
     def _send(self, api: str, req: m.Request) -> Outgoing:
+        now = self._now
         rid = self._rid()
         self.inflight[rid] = (api, self.generation_id, self.member_id)
+        timeout = self.config.request_timeout_ms
+        if api == "JoinGroup":
+            # AbstractCoordinator.sendJoinGroupRequest: the rebalance timeout plus JOIN_GROUP_TIMEOUT_LAPSE
+            timeout = max(timeout, self.config.max_poll_interval_ms + 5_000)
+        self.request_deadline[rid] = now + timeout
         if isinstance(req, m.OffsetCommitRequest):
             for p in req.partitions:
                 self.sent_offsets[(rid, (p.topic, p.partition))] = p.committed_offset
@@ -160,7 +177,10 @@ class Consumer:
         if self.closed or self.fatal is not None:
             return None
         times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
-        if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE) and self.heartbeat_rid is None:
+        if self.scheduled_rejoin_ms is not None:
+            times.append(self.scheduled_rejoin_ms)
+        times.extend(self.request_deadline.values())
+        if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
             times.append(self.next_heartbeat_ms)
         if (not self.coordinator_known and self.find_rid is None) or (
             self.rejoin_needed and self.join_rid is None and self.sync_rid is None
@@ -171,7 +191,9 @@ class Consumer:
     def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
         if self.closed or self.fatal is not None:
             return []
+        self._now = now
         out: list[Outgoing] = []
+        self._expire_requests(now)
         out += self._heartbeat_thread(now)
         if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
             out += self._poll(now, cluster)
@@ -181,7 +203,8 @@ class Consumer:
         """The heartbeat thread: heartbeats while COMPLETING_REBALANCE or STABLE, and the
         poll-timeout check (AbstractCoordinator.HeartbeatThread, pollTimeoutExpired)."""
         out: list[Outgoing] = []
-        if self.state is MemberState.UNJOINED or not self.coordinator_known:
+        if self.state in (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE) or not self.coordinator_known:
+            # The thread is disabled until a JoinGroup response arrives (MemberState.hasNotJoinedGroup).
             return out
         if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
             # handlePollTimeoutExpiry -> maybeLeaveGroup: dynamic members send LeaveGroup,
@@ -190,13 +213,18 @@ class Consumer:
             self._lose_all(now, "poll timeout")
             self._reset_generation(keep_member_id=False)
             return out
+        if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
+            # No successful heartbeat for a session timeout: check the coordinator
+            # (HeartbeatThread.run, "session timed out without receiving a heartbeat response").
+            self._coordinator_lost(now)
+            return out
         if (
             self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
-            and self.heartbeat_rid is None
             and now >= self.next_heartbeat_ms
         ):
-            self.heartbeat_rid, req = self._send(
-                "Heartbeat",
+            # Sent every heartbeat interval, whether or not the previous one was answered
+            # (Heartbeat.sentHeartbeat resets the timer; the thread does not wait).
+            self.heartbeat_rid, req = self._send("Heartbeat",
                 m.HeartbeatRequest(
                     group_id=self.config.group_id,
                     generation_id=self.generation_id,
@@ -213,8 +241,7 @@ class Consumer:
             return []
         self._event(now, "left", detail=reason)
         return [
-            self._send(
-                "LeaveGroup",
+            self._send("LeaveGroup",
                 m.LeaveGroupRequest(
                     group_id=self.config.group_id,
                     members=(m.MemberIdentity(self.member_id, None, reason),),
@@ -229,8 +256,7 @@ class Consumer:
         self.next_poll_ms = now + self.config.poll_interval_ms
         if not self.coordinator_known:
             if self.find_rid is None and now >= self.retry_at_ms:
-                self.find_rid, req = self._send(
-                    "FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id)
+                self.find_rid, req = self._send("FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id)
                 )
                 out.append((self.find_rid, req))
             return out
@@ -246,8 +272,13 @@ class Consumer:
             and snapshot != self.leader_metadata_snapshot
         ):
             self.rejoin_needed = True
+        if self.scheduled_rejoin_ms is not None and now >= self.scheduled_rejoin_ms:
+            self.scheduled_rejoin_ms = None
+            if self.state is MemberState.STABLE:
+                self.rejoin_needed = True
         if self.rejoin_needed and self.join_rid is None and self.sync_rid is None and now >= self.retry_at_ms:
             out += self._join_prepare_and_join(now, cluster, subscription)
+        out += self._fetch_positions()
         out += self._process(now, cluster)
         if self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
             self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
@@ -285,8 +316,7 @@ class Consumer:
         protocols = tuple(
             m.JoinGroupProtocol(name, self._metadata_for(name)) for name in self.config.assignors
         )
-        self.join_rid, req = self._send(
-            "JoinGroup",
+        self.join_rid, req = self._send("JoinGroup",
             m.JoinGroupRequest(
                 group_id=self.config.group_id,
                 member_id=self.member_id,
@@ -312,8 +342,10 @@ class Consumer:
     # ------------------------------------------------------------------ responses
     def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
         sent = self.inflight.pop(rid, None)
+        self.request_deadline.pop(rid, None)
         if sent is None or self.closed or self.fatal is not None:
             return []
+        self._now = now
         if isinstance(resp, m.FindCoordinatorResponse):
             self.find_rid = None
             if resp.error is Error.NONE:
@@ -326,13 +358,18 @@ class Consumer:
         if isinstance(resp, m.SyncGroupResponse):
             return self._on_sync(rid, resp, now, cluster)
         if isinstance(resp, m.HeartbeatResponse):
-            self.heartbeat_rid = None
+            if rid == self.heartbeat_rid:
+                self.heartbeat_rid = None
+            if resp.error in (Error.NONE, Error.REBALANCE_IN_PROGRESS):
+                self.last_heartbeat_ok_ms = now  # Heartbeat.receiveHeartbeat
             self._on_heartbeat(resp, sent, now)
             return []
         if isinstance(resp, m.OffsetCommitResponse):
             self._on_commit(rid, resp, sent, now)
             return []
         if isinstance(resp, m.OffsetFetchResponse):
+            if rid == self.fetch_rid:
+                self.fetch_rid = None
             for p in resp.partitions:
                 tp = (p.topic, p.partition)
                 if tp in self.awaiting_position:
@@ -344,8 +381,36 @@ class Consumer:
         return []
 
     def _coordinator_lost(self, now: int) -> None:
+        """AbstractCoordinator.markCoordinatorUnknown: forget the coordinator and fail every
+        request in flight to it (the connection is closed); a join or sync in flight means
+        rejoining once the coordinator is found again."""
         self.coordinator_known = False
         self.retry_at_ms = now + self.config.retry_backoff_ms
+        if self.join_rid is not None or self.sync_rid is not None:
+            self.state = MemberState.UNJOINED
+            self.rejoin_needed = True
+        for rid in [r for r, (api, _, _) in self.inflight.items() if api != "FindCoordinator"]:
+            self.inflight.pop(rid)
+            self.request_deadline.pop(rid, None)
+        self.join_rid = self.sync_rid = self.heartbeat_rid = self.fetch_rid = None
+
+    def _expire_requests(self, now: int) -> None:
+        """Requests unanswered past their timeout: NetworkClient disconnects, which the
+        coordinator code handles as a lost coordinator (a lost FindCoordinator is retried)."""
+        expired = [rid for rid, at in self.request_deadline.items() if at <= now]
+        if not expired:
+            return
+        apis = []
+        for rid in expired:
+            self.request_deadline.pop(rid, None)
+            api, _, _ = self.inflight.pop(rid, ("", 0, ""))
+            apis.append(api)
+            if api == "FindCoordinator":
+                self.find_rid = None
+                self.retry_at_ms = now + self.config.retry_backoff_ms
+        if any(api != "FindCoordinator" for api in apis):
+            self._event(now, "request_timeout", detail=f"{len(expired)} request(s) timed out; rediscovering the coordinator")
+            self._coordinator_lost(now)
 
     def _on_join(self, rid: int, resp: m.JoinGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
         if rid != self.join_rid:
@@ -357,11 +422,11 @@ class Consumer:
             self.protocol_name = resp.protocol_name
             self.state = MemberState.COMPLETING_REBALANCE
             self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
+            self.last_heartbeat_ok_ms = now  # the heartbeat thread starts with fresh timers
             assignments: tuple[m.SyncGroupAssignment, ...] = ()
             if resp.leader == resp.member_id and not resp.skip_assignment and resp.members:
-                assignments = self._lead(resp, cluster)
-            self.sync_rid, req = self._send(
-                "SyncGroup",
+                assignments = self._lead(resp, cluster, now)
+            self.sync_rid, req = self._send("SyncGroup",
                 m.SyncGroupRequest(
                     group_id=self.config.group_id,
                     generation_id=self.generation_id,
@@ -392,7 +457,7 @@ class Consumer:
         self.rejoin_needed = True
         return []
 
-    def _lead(self, resp: m.JoinGroupResponse, cluster: ClusterView) -> tuple[m.SyncGroupAssignment, ...]:
+    def _lead(self, resp: m.JoinGroupResponse, cluster: ClusterView, now: int) -> tuple[m.SyncGroupAssignment, ...]:
         """onLeaderElected: run the selected assignor over every member's subscription."""
         assert resp.protocol_name is not None
         assignor = get_assignor(resp.protocol_name)
@@ -404,7 +469,23 @@ class Consumer:
         partitions = {t: cluster.partitions[t] for t in sorted(topics) if t in cluster.partitions}
         self.leader_metadata_snapshot = {t: partitions[t] for t in self.subscription if t in partitions}
         result = assignor.assign(partitions, members)
+        if self.delayed.max_delay_ms > 0:
+            result = self._delay_imbalance(now, result, members)
         return tuple(m.SyncGroupAssignment(mid, a.encode()) for mid, a in sorted(result.items()))
+
+    def _delay_imbalance(
+        self, now: int, result: dict[str, Assignment], members: list[MemberSubscription]
+    ) -> dict[str, Assignment]:
+        """KIP-415: hold back a departed member's partitions (client/delayed_imbalance.py)."""
+        key = {x.member_id: x.group_instance_id or x.member_id for x in members}
+        owned = {key[x.member_id]: pairs(x.subscription.owned_partitions) for x in members}
+        by_key = {key[mid]: pairs(a.partitions) for mid, a in result.items()}
+        final, delay = self.delayed.apply(now, by_key, owned)
+        if delay > 0:
+            self.scheduled_rejoin_ms = now + delay
+        return {
+            mid: Assignment(from_pairs(final[key[mid]]), a.user_data) for mid, a in result.items()
+        }
 
     def _on_sync(self, rid: int, resp: m.SyncGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
         if rid != self.sync_rid:
@@ -450,13 +531,18 @@ class Consumer:
             self.owned |= added
             self.awaiting_position |= added
             self._event(now, "assigned", added)
-            out.append(
-                self._send(
-                    "OffsetFetch",
-                    m.OffsetFetchRequest(group_id=self.config.group_id, partitions=tuple(sorted(added))),
-                )
-            )
+            out += self._fetch_positions()
         return out
+
+    def _fetch_positions(self) -> list[Outgoing]:
+        """OffsetFetch for the partitions that have no position yet (refreshCommittedOffsets)."""
+        if not self.awaiting_position or self.fetch_rid is not None or not self.coordinator_known:
+            return []
+        self.fetch_rid, req = self._send(
+            "OffsetFetch",
+            m.OffsetFetchRequest(group_id=self.config.group_id, partitions=tuple(sorted(self.awaiting_position))),
+        )
+        return [(self.fetch_rid, req)]
 
     def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
         e = resp.error
@@ -515,6 +601,7 @@ class Consumer:
         out: list[Outgoing] = []
         if self.closed:
             return out
+        self._now = now
         if self.state is MemberState.STABLE:
             out += self._commit(set(self.owned))
         if self.owned:

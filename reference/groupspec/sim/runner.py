@@ -60,7 +60,6 @@ class RebalanceMetrics:
     generation: int = -1
     ended_ms: int | None = None
     members: int = 0
-    moved: int = 0
 
 
 @dataclass
@@ -148,12 +147,13 @@ class Simulation:
         self.trace: list[ev.Event] = []
         self.violations: list[str] = []
         self.received: dict[int, dict[str, set[TP]]] = {}
+        #: every generation's assignments as received (group.instance.id or member id -> partitions)
+        self.history: dict[int, dict[str, set[TP]]] = {}
         self.processed_max: dict[TP, int] = {}
         self.duplicates = 0
         self.unowned_since: dict[TP, int] = {}
         self.unowned_ms = 0.0
         self.rebalances: list[RebalanceMetrics] = []
-        self.last_stable_owners: dict[TP, str] = {}
         self.converged_at: int | None = None
         self.last_fault_ms = max((f.at_ms for f in scenario.faults), default=0)
         self.faults = list(scenario.faults)
@@ -253,6 +253,7 @@ class Simulation:
                 owner_key = req.group_instance_id or req.member_id
                 parts = pairs(Assignment.decode(msg.payload.assignment).partitions)
                 self.received.setdefault(req.generation_id, {})[owner_key] = parts
+                self.history.setdefault(req.generation_id, {})[owner_key] = parts
         if not mem.alive or mem.incarnation != msg.incarnation or mem.consumer is None:
             return
         if self.now < mem.frozen_until:
@@ -363,11 +364,18 @@ class Simulation:
                 self.converged_at = self.now
         elif self.now >= self.last_fault_ms:
             self.converged_at = None
-        if stable and self.rebalances and self.rebalances[-1].ended_ms == self.now and expected <= set(held):
-            self.rebalances[-1].moved = sum(
-                1 for tp, name in held.items() if self.last_stable_owners.get(tp, name) != name
-            )
-            self.last_stable_owners = held
+
+    def _moves(self) -> int:
+        """Partitions handed to a different owner than the one that last had them."""
+        last: dict[TP, str] = {}
+        moves = 0
+        for gen in sorted(self.history):
+            for who, parts in sorted(self.history[gen].items()):
+                for tp in parts:
+                    if last.get(tp, who) != who:
+                        moves += 1
+                    last[tp] = who
+        return moves
 
     def _subscribed(self, topic: str) -> bool:
         return any(
@@ -386,8 +394,9 @@ class Simulation:
         rebalance = max(c.max_poll_interval_ms for c in cfgs)
         heartbeat = max(c.heartbeat_interval_ms for c in cfgs)
         longest = max((f.duration_ms + f.downtime_ms for f in self.sc.faults), default=0)
+        held = max(c.scheduled_rebalance_max_delay_ms for c in cfgs)  # KIP-415 hold-back
         return (
-            longest + session + self.sc.coordinator.group_initial_rebalance_delay_ms
+            longest + held + session + self.sc.coordinator.group_initial_rebalance_delay_ms
             + 2 * rebalance + 3 * heartbeat + 100 * self.sc.network_delay_ms
         )
 
@@ -497,7 +506,7 @@ class Simulation:
             "rebalances": float(len(self.rebalances)),
             "rebalance_ms_total": float(sum(rb.ended_ms - rb.started_ms for rb in done if rb.ended_ms is not None)),
             "partition_unowned_ms": self.unowned_ms + sum(self.now - s for s in self.unowned_since.values()),
-            "partitions_moved": float(sum(rb.moved for rb in self.rebalances)),
+            "partitions_moved": float(self._moves()),
             "records_processed_twice": float(self.duplicates),
             "final_generation": float(self.coordinator.state.groups[self.sc.group_id].generation_id)
             if self.sc.group_id in self.coordinator.state.groups else -1.0,
