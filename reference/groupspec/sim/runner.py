@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
+from groupspec.client.config import ConsumerConfig
 from groupspec.client.consumer import ClientEvent, ClusterView, Consumer
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
@@ -38,6 +39,7 @@ from groupspec.sim.scenario import Fault, MemberSpec, Scenario
 from groupspec.trace import events as ev
 
 TP = tuple[str, int]
+ConsumerFactory = Callable[[ConsumerConfig, int, Callable[[], int]], Consumer]
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,15 @@ class Simulation:
     #: how long the new coordinator takes to load the group after a failover
     FAILOVER_LOAD_MS = 200
 
-    def __init__(self, scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        progress: Callable[[int, int], None] | None = None,
+        consumer_factory: ConsumerFactory | None = None,
+    ) -> None:
         self.sc = scenario
+        #: builds each member's consumer (tests pass deliberately broken ones)
+        self.consumer_factory: ConsumerFactory = consumer_factory or Consumer
         self.progress = progress
         self.rng = random.Random(scenario.seed)
         self.now = 0
@@ -289,7 +298,7 @@ class Simulation:
     def _start_member(self, mem: _Member) -> None:
         mem.incarnation += 1
         mem.alive = True
-        mem.consumer = Consumer(mem.spec.config, self.now, self._next_rid)
+        mem.consumer = self.consumer_factory(mem.spec.config, self.now, self._next_rid)
         self._note(mem.spec.name, "starts" + (f" (group.instance.id {mem.spec.config.group_instance_id})" if mem.spec.config.group_instance_id else ""))
 
     def _tick_member(self, mem: _Member) -> None:
@@ -514,5 +523,9 @@ class Simulation:
         return SimulationResult(self.sc, self.timeline, verdicts, self.rebalances, metrics, self.trace)
 
 
-def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> SimulationResult:
-    return Simulation(scenario, progress).run()
+def simulate(
+    scenario: Scenario,
+    progress: Callable[[int, int], None] | None = None,
+    consumer_factory: ConsumerFactory | None = None,
+) -> SimulationResult:
+    return Simulation(scenario, progress, consumer_factory).run()
