@@ -180,12 +180,10 @@ class Consumer:
         if self.scheduled_rejoin_ms is not None:
             times.append(self.scheduled_rejoin_ms)
         times.extend(self.request_deadline.values())
-        if self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+        if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
             times.append(self.next_heartbeat_ms)
-        if (not self.coordinator_known and self.find_rid is None) or (
-            self.rejoin_needed and self.join_rid is None and self.sync_rid is None
-        ):
-            times.append(self.retry_at_ms)
+            times.append(self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
+        # Rediscovery and rejoining happen in poll(), so the poll time above covers retry_at_ms.
         return min(times)
 
     def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
@@ -350,6 +348,8 @@ class Consumer:
             self.find_rid = None
             if resp.error is Error.NONE:
                 self.coordinator_known = True
+                # FindCoordinatorResponseHandler: heartbeat.resetSessionTimeout()
+                self.last_heartbeat_ok_ms = now
             else:
                 self.retry_at_ms = now + self.config.retry_backoff_ms
             return []
