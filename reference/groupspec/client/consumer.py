@@ -262,6 +262,8 @@ class Consumer:
         # changes (a topic gaining partitions) need a rejoin (ConsumerCoordinator.rejoinNeededOrPending).
         subscription = self.config.subscribed(frozenset(cluster.partitions))
         if subscription != self.subscription and self.state is not MemberState.UNJOINED:
+            if not self.rejoin_needed:
+                self._event(now, "rejoin", detail=f"subscription changed to {', '.join(subscription)}")
             self.rejoin_needed = True
         snapshot = {t: cluster.partitions[t] for t in self.subscription if t in cluster.partitions}
         if (
@@ -269,6 +271,10 @@ class Consumer:
             and self.leader_metadata_snapshot is not None
             and snapshot != self.leader_metadata_snapshot
         ):
+            # ConsumerCoordinator.rejoinNeededOrPending: the leader's assignment snapshot no
+            # longer matches the metadata (a subscribed topic gained partitions).
+            if not self.rejoin_needed:
+                self._event(now, "rejoin", detail="leader sees partition counts change")
             self.rejoin_needed = True
         if self.scheduled_rejoin_ms is not None and now >= self.scheduled_rejoin_ms:
             self.scheduled_rejoin_ms = None

@@ -5,11 +5,15 @@ member, a network that keeps each connection's messages in order (delay and loss
 faults), the producers that append records, and the fault schedule. Nothing here reads a
 clock or does I/O: the result is values (timeline entries, verdicts, metrics, trace events).
 
-Who counts as an owner for the "no two consumers at once" check: a consumer whose process
-is alive and not frozen, and whose member id the coordinator holds as a member. A consumer
-the coordinator has removed (session expiry) or fenced (static replacement) may still
-believe it owns partitions until it hears so: Kafka's zombie window, closed only by commit
-fencing (ILLEGAL_GENERATION / FENCED_INSTANCE_ID), so such a consumer is not counted.
+Who counts as an owner for the "no two consumers at once" check (NoConcurrentOwnersInv): a
+consumer whose process is alive (a frozen one too) and whose member id the coordinator
+holds as a member of the group, with the partitions it believes it owns. Not counted: a
+crashed process (it holds nothing), and a consumer the coordinator has removed (session
+expiry, poll timeout) or fenced (its group.instance.id rejoined under a new member id). Such
+a zombie may still believe it owns partitions until it hears otherwise; Kafka does not
+prevent that (there is no lease), it only fences the zombie's commits (UNKNOWN_MEMBER_ID,
+ILLEGAL_GENERATION, FENCED_INSTANCE_ID), which NoStaleCommitInv checks. So the zombie
+window shows up as records processed twice, not as a violation.
 """
 
 from __future__ import annotations
@@ -345,7 +349,7 @@ class Simulation:
         out: dict[str, set[TP]] = {}
         for name, mem in self.members.items():
             c = mem.consumer
-            if c is None or not mem.alive or self.now < mem.frozen_until or c.member_id not in members:
+            if c is None or not mem.alive or c.member_id not in members:
                 continue
             out[name] = set(c.owned)
         return out
