@@ -430,6 +430,10 @@ class Consumer:
             self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
             self.last_heartbeat_ok_ms = now  # the heartbeat thread starts with fresh timers
             assignments: tuple[m.SyncGroupAssignment, ...] = ()
+            if resp.leader != resp.member_id:
+                # ConsumerCoordinator.onJoinComplete: only the leader watches metadata for
+                # partition changes; a member that is no longer the leader drops its snapshot.
+                self.leader_metadata_snapshot = None
             if resp.leader == resp.member_id and not resp.skip_assignment and resp.members:
                 assignments = self._lead(resp, cluster, now)
             self.sync_rid, req = self._send("SyncGroup",
