@@ -18,6 +18,7 @@ from groupspec.sim.render import write_trace
 from groupspec.sim.runner import Simulation, SimulationResult, simulate
 from groupspec.sim.scenario import (
     ScenarioError,
+    apply_overrides,
     load_scenario_text,
     parse_fault_spec,
     parse_scenario,
@@ -183,3 +184,18 @@ def test_cli_overrides_and_errors(capsys: Any, tmp_path: Any) -> None:
     assert "faults[3].member: unknown member 'zz'" in capsys.readouterr().err
     assert main(["simulate", "--protocol", "cooperative", "--assignor", "range"]) == 2
     assert main(["simulate", "no-such-scenario"]) == 2
+
+
+def test_former_leader_does_not_rejoin_forever_after_partition_growth() -> None:
+    # Found by a random fault sweep: c1 led generation 1, was removed while paused, and
+    # rejoined as a follower; it must drop its leader metadata snapshot, or every poll
+    # after a topic's growth asks for another rebalance.
+    data = apply_overrides(
+        json.loads(BUNDLED["default"]), until_ms=250_000, replace_faults=True,
+        faults=[parse_fault_spec(s) for s in (
+            "slow_poll@32398:member=c1,duration_ms=23172", "failover@43013",
+            "pause@51781:member=c1,duration_ms=48722", "add_partitions@68780:topic=orders,partitions=8")],
+    )
+    res = simulate(parse_scenario(data, "regression"))
+    assert res.ok
+    assert res.metrics["final_generation"] <= 6
