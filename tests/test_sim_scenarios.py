@@ -199,3 +199,16 @@ def test_former_leader_does_not_rejoin_forever_after_partition_growth() -> None:
     res = simulate(parse_scenario(data, "regression"))
     assert res.ok
     assert res.metrics["final_generation"] <= 6
+
+
+def test_crash_makes_records_processed_twice_with_auto_commit_fewer_with_manual_commit() -> None:
+    counts = {}
+    for auto in (True, False):
+        data = json.loads(BUNDLED["default"])
+        data["defaults"]["enable_auto_commit"] = auto
+        data["until_ms"] = 60_000  # through c2's crash and the rebalance after it
+        data["faults"] = data["faults"][:1]
+        res = simulate(parse_scenario(data, "commit"))
+        assert res.ok
+        counts[auto] = res.metrics["records_processed_twice"]
+    assert counts[True] > 0 and counts[False] < counts[True]

@@ -30,6 +30,8 @@ class ConsumerConfig:
     heartbeat_interval_ms: int = 3_000
     #: max.poll.interval.ms, sent as the rebalance timeout
     max_poll_interval_ms: int = 300_000
+    #: enable.auto.commit; when false the application commits after every poll and in its
+    #: rebalance listener before partitions are revoked
     enable_auto_commit: bool = True
     auto_commit_interval_ms: int = 5_000
     retry_backoff_ms: int = 100

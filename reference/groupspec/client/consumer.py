@@ -167,7 +167,10 @@ class Consumer:
 
     def _commit(self, parts: set[TP]) -> list[Outgoing]:
         """commitOffsets with generationIfStable semantics: the current generation."""
-        if not self.config.enable_auto_commit or self.generation_id < 0:
+        # With auto-commit this is the client's own commit (onJoinPrepare, the revocation
+        # path, close); without it, the application's rebalance listener and its commit
+        # after each poll, the usual manual pattern.
+        if self.generation_id < 0:
             return []
         req = self._commit_request(parts, self.generation_id)
         return [self._send("OffsetCommit", req)] if req is not None else []
@@ -284,7 +287,9 @@ class Consumer:
             out += self._join_prepare_and_join(now, cluster, subscription)
         out += self._fetch_positions()
         out += self._process(now, cluster)
-        if self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
+        if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
+            out += self._commit(set(self.owned))  # manual: commitAsync after processing
+        elif self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
             self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
             out += self._commit(set(self.owned))
         return out
