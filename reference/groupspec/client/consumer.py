@@ -217,7 +217,7 @@ class Consumer:
         if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
             # No successful heartbeat for a session timeout: check the coordinator
             # (HeartbeatThread.run, "session timed out without receiving a heartbeat response").
-            self._coordinator_lost(now)
+            self._coordinator_lost(now, "no heartbeat response for a session timeout")
             return out
         if (
             self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
@@ -391,10 +391,12 @@ class Consumer:
             return []
         return []
 
-    def _coordinator_lost(self, now: int) -> None:
+    def _coordinator_lost(self, now: int, why: str = "") -> None:
         """AbstractCoordinator.markCoordinatorUnknown: forget the coordinator and fail every
         request in flight to it (the connection is closed); a join or sync in flight means
         rejoining once the coordinator is found again."""
+        if why and self.coordinator_known:
+            self._event(now, "coordinator_lost", detail=f"{why}; rediscovering the coordinator")
         self.coordinator_known = False
         self.retry_at_ms = now + self.config.retry_backoff_ms
         if self.join_rid is not None or self.sync_rid is not None:
@@ -461,7 +463,7 @@ class Consumer:
         elif e is Error.UNKNOWN_MEMBER_ID:
             self._reset_generation(keep_member_id=False)
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
-            self._coordinator_lost(now)
+            self._coordinator_lost(now, f"JoinGroup: {e.name}")
         elif e in (Error.FENCED_INSTANCE_ID, Error.INCONSISTENT_GROUP_PROTOCOL, Error.GROUP_MAX_SIZE_REACHED,
                    Error.INVALID_SESSION_TIMEOUT):
             self.fatal = e.name
@@ -519,7 +521,7 @@ class Consumer:
             self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
             self.state = MemberState.UNJOINED
-            self._coordinator_lost(now)
+            self._coordinator_lost(now, f"SyncGroup: {e.name}")
         elif e is Error.FENCED_INSTANCE_ID:
             self.fatal = e.name
             self._lose_all(now, e.name)
@@ -568,7 +570,7 @@ class Consumer:
                 self.rejoin_needed = True
             return
         if e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
-            self._coordinator_lost(now)
+            self._coordinator_lost(now, f"Heartbeat: {e.name}")
             return
         if e in (Error.ILLEGAL_GENERATION, Error.UNKNOWN_MEMBER_ID, Error.FENCED_INSTANCE_ID):
             # KAFKA-9823: act only if the generation the heartbeat carried is still ours.
@@ -607,7 +609,7 @@ class Consumer:
                 self._lose_all(now, e.name)
                 self._event(now, "fatal", detail="OffsetCommit: FENCED_INSTANCE_ID")
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
-            self._coordinator_lost(now)
+            self._coordinator_lost(now, f"OffsetCommit: {e.name}")
             self._event(now, "commit_failed", detail=f"retriable: {e.name}")
 
     # ------------------------------------------------------------------ lifecycle

@@ -116,7 +116,9 @@ def not_coordinator(req: m.Request) -> m.Response:
         return m.LeaveGroupResponse(error=e)
     if isinstance(req, m.OffsetCommitRequest):
         return m.OffsetCommitResponse(
-            partitions=tuple(m.OffsetCommitPartitionResponse(p.topic, p.partition, e) for p in req.partitions)
+            partitions=tuple(
+                m.OffsetCommitPartitionResponse(p.topic, p.partition, e) for p in req.partitions
+            )
         )
     if isinstance(req, m.OffsetFetchRequest):
         return m.OffsetFetchResponse(error=e)
@@ -156,6 +158,9 @@ class Simulation:
         self.loss = 0.0
         self.loss_until = 0
         self.coordinator_down_until = -1
+        #: members still connected to the broker that hosted the coordinator before a
+        #: failover: it answers them NOT_COORDINATOR until they look the coordinator up again
+        self.stale_connections: set[str] = set()
         self.timeline: list[TimelineEntry] = []
         self.trace: list[ev.Event] = []
         self.violations: list[str] = []
@@ -185,15 +190,26 @@ class Simulation:
     def _network_delay(self) -> int:
         return self.delay_ms if self.now < self.delay_until else self.sc.network_delay_ms
 
-    def _enqueue(self, to_coord: bool, member: str, incarnation: int, rid: int, payload: m.Request | m.Response) -> None:
+    def _enqueue(
+        self,
+        to_coord: bool,
+        member: str,
+        incarnation: int,
+        rid: int,
+        payload: m.Request | m.Response,
+    ) -> None:
         if self.now < self.loss_until and self.rng.random() < self.loss:
-            self._note(member, f"{'request' if to_coord else 'response'} {m.api_name(payload)} lost")
+            self._note(
+                member, f"{'request' if to_coord else 'response'} {m.api_name(payload)} lost"
+            )
             return
         key = (member, to_coord)
         at = max(self.now + self._network_delay(), self.last_delivery.get(key, 0))
         self.last_delivery[key] = at
         self.msg_seq += 1
-        heapq.heappush(self.queue, _Msg(at, self.msg_seq, to_coord, member, incarnation, rid, payload))
+        heapq.heappush(
+            self.queue, _Msg(at, self.msg_seq, to_coord, member, incarnation, rid, payload)
+        )
 
     def _send_all(self, name: str, out: list[tuple[int, m.Request]]) -> None:
         mem = self.members[name]
@@ -218,26 +234,41 @@ class Simulation:
             self._note("coordinator", f"group {rec.state.value}")
             if rec.state is GroupState.PreparingRebalance:
                 self.rebalances.append(RebalanceMetrics(self.now))
-            elif rec.state is GroupState.Stable and self.rebalances and self.rebalances[-1].ended_ms is None:
+            elif (
+                rec.state is GroupState.Stable
+                and self.rebalances
+                and self.rebalances[-1].ended_ms is None
+            ):
                 self.rebalances[-1].ended_ms = self.now
         elif isinstance(rec, r.GenerationStarted):
             g = self.coordinator.state.groups.get(rec.group_id)
             n = len(g.members) if g else 0
             leader = g.leader_id if g else None
-            self._note("coordinator", f"generation {rec.generation_id}: {n} member(s), protocol {rec.protocol_name}, leader {leader}")
+            self._note(
+                "coordinator",
+                f"generation {rec.generation_id}: {n} member(s), protocol {rec.protocol_name}, leader {leader}",
+            )
             if self.rebalances:
                 self.rebalances[-1].generation = rec.generation_id
                 self.rebalances[-1].members = n
         elif isinstance(rec, r.MemberRemoved):
             self._note("coordinator", f"removed {rec.member_id}: {rec.reason}")
         elif isinstance(rec, r.StaticMemberReplaced):
-            self._note("coordinator", f"static {rec.group_instance_id}: {rec.old_member_id} replaced by {rec.new_member_id} (old id fenced)")
+            self._note(
+                "coordinator",
+                f"static {rec.group_instance_id}: {rec.old_member_id} replaced by {rec.new_member_id} (old id fenced)",
+            )
         elif isinstance(rec, r.GroupLoaded):
             state = "Stable" if rec.snapshot and rec.snapshot.members else "Empty"
             self._note("coordinator", f"group reloaded from persisted records as {state}")
 
     def _deliver_to_coordinator(self, msg: _Msg) -> None:
         req = cast(m.Request, msg.payload)  # messages to the coordinator are requests
+        if isinstance(req, m.FindCoordinatorRequest):
+            self.stale_connections.discard(msg.member)
+        elif msg.member in self.stale_connections:
+            self._enqueue(False, msg.member, msg.incarnation, msg.rid, not_coordinator(req))
+            return
         if self.now < self.coordinator_down_until:
             self._enqueue(False, msg.member, msg.incarnation, msg.rid, not_coordinator(req))
             return
@@ -251,11 +282,18 @@ class Simulation:
             name, _, req, sent = owner
             self.trace.append(
                 ev.WireExchange(
-                    seq=len(self.trace) + 1, connection=f"{name}#{msg.incarnation}", client_id=name,
-                    api=m.api_name(req), api_key=ev.APIS[m.api_name(req)][0],
+                    seq=len(self.trace) + 1,
+                    connection=f"{name}#{msg.incarnation}",
+                    client_id=name,
+                    api=m.api_name(req),
+                    api_key=ev.APIS[m.api_name(req)][0],
                     api_version=9 if isinstance(req, m.JoinGroupRequest) else 0,
-                    correlation_id=msg.rid, group_id=ev.request_group_id(req), sent_ms=float(sent),
-                    received_ms=float(self.now), request=req, response=cast(m.Response, msg.payload),
+                    correlation_id=msg.rid,
+                    group_id=ev.request_group_id(req),
+                    sent_ms=float(sent),
+                    received_ms=float(self.now),
+                    request=req,
+                    response=cast(m.Response, msg.payload),
                 )
             )
             if (
@@ -303,7 +341,15 @@ class Simulation:
         mem.incarnation += 1
         mem.alive = True
         mem.consumer = self.consumer_factory(mem.spec.config, self.now, self._next_rid)
-        self._note(mem.spec.name, "starts" + (f" (group.instance.id {mem.spec.config.group_instance_id})" if mem.spec.config.group_instance_id else ""))
+        self._note(
+            mem.spec.name,
+            "starts"
+            + (
+                f" (group.instance.id {mem.spec.config.group_instance_id})"
+                if mem.spec.config.group_instance_id
+                else ""
+            ),
+        )
 
     def _tick_member(self, mem: _Member) -> None:
         if not mem.alive or mem.consumer is None or self.now < mem.frozen_until:
@@ -335,6 +381,7 @@ class Simulation:
         elif f.kind == "failover":
             self._coordinator_output(self.coordinator.failover(self.now))
             self.coordinator_down_until = self.now + self.FAILOVER_LOAD_MS
+            self.stale_connections = {name for name, mem in self.members.items() if mem.alive}
         elif f.kind == "delay":
             self.delay_ms, self.delay_until = f.delay_ms, self.now + f.duration_ms
         elif f.kind == "loss":
@@ -357,10 +404,16 @@ class Simulation:
     def _check(self) -> None:
         owners = self._current_owners()
         for tp, who in concurrent_owners(owners).items():
-            self.violations.append(f"NoConcurrentOwnersInv at {self.now} ms: {tp[0]}-{tp[1]} held by {', '.join(who)}")
+            self.violations.append(
+                f"NoConcurrentOwnersInv at {self.now} ms: {tp[0]}-{tp[1]} held by {', '.join(who)}"
+            )
         for gen, tp, who in one_owner_per_generation(self.received):
-            self.violations.append(f"OneOwnerPerGenerationInv: generation {gen}: {tp[0]}-{tp[1]} given to {', '.join(who)}")
-        self.received = {g: a for g, a in self.received.items() if g >= max(self.received, default=0) - 1}
+            self.violations.append(
+                f"OneOwnerPerGenerationInv: generation {gen}: {tp[0]}-{tp[1]} given to {', '.join(who)}"
+            )
+        self.received = {
+            g: a for g, a in self.received.items() if g >= max(self.received, default=0) - 1
+        }
         expected = {(t, p) for t, n in self.topics.items() for p in range(n) if self._subscribed(t)}
         held = {tp: name for name, parts in owners.items() for tp in parts}
         for tp in expected:
@@ -409,8 +462,13 @@ class Simulation:
         longest = max((f.duration_ms + f.downtime_ms for f in self.sc.faults), default=0)
         held = max(c.scheduled_rebalance_max_delay_ms for c in cfgs)  # KIP-415 hold-back
         return (
-            longest + held + session + self.sc.coordinator.group_initial_rebalance_delay_ms
-            + 2 * rebalance + 3 * heartbeat + 100 * self.sc.network_delay_ms
+            longest
+            + held
+            + session
+            + self.sc.coordinator.group_initial_rebalance_delay_ms
+            + 2 * rebalance
+            + 3 * heartbeat
+            + 100 * self.sc.network_delay_ms
         )
 
     # ------------------------------------------------------------------ main loop
@@ -437,7 +495,9 @@ class Simulation:
         return min(times) if times else None
 
     def run(self) -> SimulationResult:
-        self._note("scenario", f"{self.sc.name}: {len(self.sc.members)} member(s), topics {self.topics}")
+        self._note(
+            "scenario", f"{self.sc.name}: {len(self.sc.members)} member(s), topics {self.topics}"
+        )
         last_progress = 0
         last_produce = 0
         while True:
@@ -450,7 +510,9 @@ class Simulation:
             if dt > 0:
                 for topic, n in self.topics.items():
                     for p in range(n):
-                        self.leo[(topic, p)] = self.leo.get((topic, p), 0.0) + dt * self.sc.produce_rate_per_s
+                        self.leo[(topic, p)] = (
+                            self.leo.get((topic, p), 0.0) + dt * self.sc.produce_rate_per_s
+                        )
                 last_produce = self.now
             while self.faults and self.faults[0].at_ms <= self.now:
                 self._apply_fault(self.faults.pop(0))
@@ -458,11 +520,20 @@ class Simulation:
                 if not mem.alive and mem.restart_at is not None and mem.restart_at <= self.now:
                     mem.restart_at = None
                     self._start_member(mem)
-                elif not mem.alive and mem.incarnation == 0 and mem.spec.start_ms is not None and mem.spec.start_ms <= self.now:
+                elif (
+                    not mem.alive
+                    and mem.incarnation == 0
+                    and mem.spec.start_ms is not None
+                    and mem.spec.start_ms <= self.now
+                ):
                     self._start_member(mem)
 
             def on_fire(e: Expiry) -> None:
-                self.trace.append(ev.ExpiryEvent(len(self.trace) + 1, e.deadline_ms, e.kind.name, e.group_id, e.member_id))
+                self.trace.append(
+                    ev.ExpiryEvent(
+                        len(self.trace) + 1, e.deadline_ms, e.kind.name, e.group_id, e.member_id
+                    )
+                )
                 if e.kind.name != "ExpireHeartbeat" or self._heartbeat_expiry_matters(e):
                     self._note("timer", e.describe())
 
@@ -497,13 +568,22 @@ class Simulation:
             ("LeaderIsMemberInv", "the leader is a member of the current generation"),
             ("ValidTransitionInv", "every group-state transition is in Kafka's table"),
             ("GenerationMonotonicInv", "generations grow by one per completed join phase"),
-            ("NoStaleCommitInv", "no commit from a stale generation, unknown member or fenced instance is stored"),
+            (
+                "NoStaleCommitInv",
+                "no commit from a stale generation, unknown member or fenced instance is stored",
+            ),
             ("StaticMembersInv", "each group.instance.id maps to exactly one member"),
             ("OneOwnerPerGenerationInv", "no partition is given to two members in one generation"),
             ("NoConcurrentOwnersInv", "no partition is held by two current consumers at once"),
         ]:
             found = by_name.pop(name, [])
-            verdicts.append(Verdict(name, not found, what if not found else f"{len(found)} violation(s); first: {found[0]}"))
+            verdicts.append(
+                Verdict(
+                    name,
+                    not found,
+                    what if not found else f"{len(found)} violation(s); first: {found[0]}",
+                )
+            )
         for name, found in by_name.items():
             verdicts.append(Verdict(name, False, f"{len(found)} violation(s); first: {found[0]}"))
         bound = self.liveness_bound_ms()
@@ -512,19 +592,28 @@ class Simulation:
             ok = took <= bound
             detail = f"Stable with every subscribed partition owned {took} ms after the last fault (bound {bound} ms)"
         else:
-            ok, detail = False, f"not Stable with every subscribed partition owned by the end (bound {bound} ms after the last fault)"
+            ok, detail = (
+                False,
+                f"not Stable with every subscribed partition owned by the end (bound {bound} ms after the last fault)",
+            )
         verdicts.append(Verdict("LivenessProp", ok, detail))
         done = [rb for rb in self.rebalances if rb.ended_ms is not None]
         metrics = {
             "rebalances": float(len(self.rebalances)),
-            "rebalance_ms_total": float(sum(rb.ended_ms - rb.started_ms for rb in done if rb.ended_ms is not None)),
-            "partition_unowned_ms": self.unowned_ms + sum(self.now - s for s in self.unowned_since.values()),
+            "rebalance_ms_total": float(
+                sum(rb.ended_ms - rb.started_ms for rb in done if rb.ended_ms is not None)
+            ),
+            "partition_unowned_ms": self.unowned_ms
+            + sum(self.now - s for s in self.unowned_since.values()),
             "partitions_moved": float(self._moves()),
             "records_processed_twice": float(self.duplicates),
             "final_generation": float(self.coordinator.state.groups[self.sc.group_id].generation_id)
-            if self.sc.group_id in self.coordinator.state.groups else -1.0,
+            if self.sc.group_id in self.coordinator.state.groups
+            else -1.0,
         }
-        return SimulationResult(self.sc, self.timeline, verdicts, self.rebalances, metrics, self.trace)
+        return SimulationResult(
+            self.sc, self.timeline, verdicts, self.rebalances, metrics, self.trace
+        )
 
 
 def simulate(
