@@ -425,6 +425,9 @@ class Simulation:
                 self.unowned_since.setdefault(tp, self.now)
         g = self.coordinator.state.groups.get(self.sc.group_id)
         stable = g is not None and g.state is GroupState.Stable
+        if not any(mem.alive for mem in self.members.values()):
+            # Nobody left to consume: the group settling as Empty (or never created) is the goal.
+            stable = g is None or g.state is GroupState.Empty
         if stable and expected <= set(held) and self.now >= self.last_fault_ms:
             if self.converged_at is None:
                 self.converged_at = self.now
@@ -591,6 +594,8 @@ class Simulation:
             took = max(self.converged_at - self.last_fault_ms, 0)
             ok = took <= bound
             detail = f"Stable with every subscribed partition owned {took} ms after the last fault (bound {bound} ms)"
+            if not any(mem.alive for mem in self.members.values()):
+                detail = f"Empty with no consumer left {took} ms after the last fault (bound {bound} ms)"
         else:
             ok, detail = (
                 False,
