@@ -159,7 +159,9 @@ def build_group(size: Size, scenario: str) -> Group:
         adapter = GroupspecAdapter()
         before = adapter.normalize(adapter.prepare("sticky", fresh)())
         members = [Member(fresh.members[0].member_id, fresh.members[0].topics)]
-        members += [Member(m.member_id, m.topics, before[m.member_id], 1) for m in fresh.members[1:]]
+        members += [
+            Member(m.member_id, m.topics, before[m.member_id], 1) for m in fresh.members[1:]
+        ]
         reported = {m.member_id: m.owned for m in members if m.owned}
         return Group(ppt, members, reported, uniform=False)
     raise ValueError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
@@ -170,7 +172,12 @@ def next_round(group: Group, result: Result) -> Group:
     of withheld partitions have revoked them); ``previous`` stays, so moves are counted
     over both rounds."""
     members = [
-        Member(m.member_id, m.topics, result.get(m.member_id, {}), m.generation + 1 if m.generation >= 0 else 1)
+        Member(
+            m.member_id,
+            m.topics,
+            result.get(m.member_id, {}),
+            m.generation + 1 if m.generation >= 0 else 1,
+        )
         for m in group.members
     ]
     return Group(group.partitions_per_topic, members, group.previous, group.uniform)
@@ -191,7 +198,9 @@ class GroupspecAdapter:
             user_data = assignor.subscription_user_data(m.topics, m.owned, m.generation)
             owned = m.owned if cooperative else {}  # eager members revoke before they join
             members.append(
-                MemberSubscription(m.member_id, Subscription(m.topics, user_data, owned, m.generation))
+                MemberSubscription(
+                    m.member_id, Subscription(m.topics, user_data, owned, m.generation)
+                )
             )
         ppt = group.partitions_per_topic
 
@@ -259,13 +268,21 @@ class KafkaPythonAdapter:
                 )
                 metadata = sub(version=0, topics=topics, user_data=data)
             elif assignor_name == "cooperative-sticky":
-                owned = [sub.TopicPartition(topic=t, partitions=list(ps)) for t, ps in m.owned.items()]
+                owned = [
+                    sub.TopicPartition(topic=t, partitions=list(ps)) for t, ps in m.owned.items()
+                ]
                 metadata = sub(
-                    version=1, topics=topics, user_data=b"", owned_partitions=owned, generation_id=m.generation
+                    version=1,
+                    topics=topics,
+                    user_data=b"",
+                    owned_partitions=owned,
+                    generation_id=m.generation,
                 )
             else:
                 metadata = sub(version=0, topics=topics, user_data=b"")
-            members.append(SimpleNamespace(member_id=m.member_id, group_instance_id=None, metadata=metadata))
+            members.append(
+                SimpleNamespace(member_id=m.member_id, group_instance_id=None, metadata=metadata)
+            )
         cluster = _Cluster(group.partitions_per_topic)
         assignor = cls() if assignor_name in STICKY else cls
 
@@ -384,7 +401,9 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def measure(spec: CaseSpec, emit: Callable[[Event], None], results: list[Result] | None = None) -> None:
+def measure(
+    spec: CaseSpec, emit: Callable[[Event], None], results: list[Result] | None = None
+) -> None:
     """Run one case and ``emit`` its three events; ``results`` (if given) receives the
     normalized result of the last timed call."""
     started = time.perf_counter()
@@ -436,7 +455,13 @@ def measure(spec: CaseSpec, emit: Callable[[Event], None], results: list[Result]
     del raw, result
 
     if times[0] > spec.memory_limit_s:
-        emit({"event": "memory", "peak_bytes": None, "memory_note": f"not traced: one call took {times[0]:.0f} s"})
+        emit(
+            {
+                "event": "memory",
+                "peak_bytes": None,
+                "memory_note": f"not traced: one call took {times[0]:.0f} s",
+            }
+        )
         return
     gc.collect()
     tracemalloc.start()
