@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.states",
     "groupspec.cli.assign",
     "groupspec.cli.simulate",
+    "groupspec.cli.broker",
 )
 
 
