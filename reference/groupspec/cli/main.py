@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.assign",
     "groupspec.cli.simulate",
     "groupspec.cli.broker",
+    "groupspec.cli.record",
 )
 
 

@@ -1,0 +1,299 @@
+"""Decoded wire bodies (plain dicts, :mod:`groupspec.recorder.schema`) -> the protocol
+values of :mod:`groupspec.protocol.messages`, for the group APIs that trace v1 records.
+
+The messages model the classic group protocol with one group per request. A wire body
+that cannot be said in those terms — a batched FindCoordinator or OffsetFetch naming
+several groups, an OffsetCommit by topic id (v10), an error code groupspec does not know —
+raises :class:`NotRepresentable`, and the recorder writes a ``decode_error`` for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from groupspec.protocol import messages as m
+from groupspec.protocol.errors import Error
+
+
+class NotRepresentable(ValueError):
+    """A body that decodes but has no faithful value in groupspec's message vocabulary."""
+
+
+def _error(code: Any) -> Error:
+    try:
+        return Error.from_code(int(code))
+    except ValueError as e:
+        raise NotRepresentable(str(e)) from None
+
+
+def _topic_name(topic: Mapping[str, Any]) -> str:
+    if "name" not in topic:
+        raise NotRepresentable("topics named by topic id (v10+) are not modelled")
+    return str(topic["name"])
+
+
+def _single(items: list[Any], what: str) -> Any:
+    if len(items) != 1:
+        raise NotRepresentable(f"a batched request for {len(items)} {what} is not modelled")
+    return items[0]
+
+
+# -- requests ----------------------------------------------------------------------------
+
+
+def _join_group_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.JoinGroupRequest(
+        group_id=b["group_id"],
+        member_id=b["member_id"],
+        group_instance_id=b.get("group_instance_id"),
+        protocol_type=b["protocol_type"],
+        protocols=tuple(m.JoinGroupProtocol(p["name"], bytes(p["metadata"])) for p in b["protocols"]),
+        session_timeout_ms=b["session_timeout_ms"],
+        # v0 has none; the message substitutes the session timeout (KAFKA-8653)
+        rebalance_timeout_ms=b.get("rebalance_timeout_ms", -1),
+        client_id=client_id,
+        client_host=client_host,
+        version=v,
+        reason=b.get("reason"),
+    )
+
+
+def _sync_group_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.SyncGroupRequest(
+        group_id=b["group_id"],
+        generation_id=b["generation_id"],
+        member_id=b["member_id"],
+        group_instance_id=b.get("group_instance_id"),
+        protocol_type=b.get("protocol_type"),
+        protocol_name=b.get("protocol_name"),
+        assignments=tuple(
+            m.SyncGroupAssignment(a["member_id"], bytes(a["assignment"])) for a in b["assignments"]
+        ),
+    )
+
+
+def _heartbeat_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.HeartbeatRequest(
+        group_id=b["group_id"],
+        generation_id=b["generation_id"],
+        member_id=b["member_id"],
+        group_instance_id=b.get("group_instance_id"),
+    )
+
+
+def _leave_group_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    if "members" in b:
+        members = tuple(
+            m.MemberIdentity(x["member_id"], x.get("group_instance_id"), x.get("reason"))
+            for x in b["members"]
+        )
+    else:
+        members = (m.MemberIdentity(b["member_id"]),)
+    return m.LeaveGroupRequest(group_id=b["group_id"], members=members)
+
+
+def _offset_commit_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    if v > m.OFFSET_COMMIT_MAX_VERSION:
+        raise NotRepresentable(f"OffsetCommit v{v} (topic ids) is not modelled")
+    return m.OffsetCommitRequest(
+        group_id=b["group_id"],
+        generation_id=b.get("generation_id_or_member_epoch", m.UNKNOWN_GENERATION_ID),
+        member_id=b.get("member_id", m.UNKNOWN_MEMBER_ID),
+        group_instance_id=b.get("group_instance_id"),
+        partitions=tuple(
+            m.OffsetCommitPartition(
+                _topic_name(t), p["partition_index"], p["committed_offset"], p.get("committed_metadata")
+            )
+            for t in b["topics"]
+            for p in t["partitions"]
+        ),
+        version=v,
+    )
+
+
+def _offset_fetch_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    if "groups" in b:
+        group = _single(b["groups"], "groups")
+        group_id, topics = group["group_id"], group["topics"]
+    else:
+        group_id, topics = b["group_id"], b["topics"]
+    partitions = None
+    if topics is not None:
+        partitions = tuple(
+            (_topic_name(t), int(p)) for t in topics for p in t["partition_indexes"]
+        )
+    return m.OffsetFetchRequest(
+        group_id=group_id, partitions=partitions, require_stable=bool(b.get("require_stable", False))
+    )
+
+
+def _find_coordinator_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    key = _single(b["coordinator_keys"], "keys") if "coordinator_keys" in b else b["key"]
+    return m.FindCoordinatorRequest(key=key, key_type=b.get("key_type", 0))
+
+
+def _describe_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.DescribeGroupsRequest(groups=tuple(b["groups"]))
+
+
+def _list_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.ListGroupsRequest(states_filter=tuple(b.get("states_filter", ())))
+
+
+def _delete_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.DeleteGroupsRequest(groups_names=tuple(b["groups_names"]))
+
+
+# -- responses ---------------------------------------------------------------------------
+
+
+def _join_group_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.JoinGroupResponse(
+        error=_error(b["error_code"]),
+        generation_id=b["generation_id"],
+        protocol_type=b.get("protocol_type"),
+        protocol_name=b["protocol_name"],
+        leader=b["leader"],
+        skip_assignment=bool(b.get("skip_assignment", False)),
+        member_id=b["member_id"],
+        members=tuple(
+            m.JoinGroupResponseMember(x["member_id"], x.get("group_instance_id"), bytes(x["metadata"]))
+            for x in b["members"]
+        ),
+    )
+
+
+def _sync_group_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.SyncGroupResponse(
+        error=_error(b["error_code"]),
+        protocol_type=b.get("protocol_type"),
+        protocol_name=b.get("protocol_name"),
+        assignment=bytes(b["assignment"]),
+    )
+
+
+def _heartbeat_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.HeartbeatResponse(error=_error(b["error_code"]))
+
+
+def _leave_group_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.LeaveGroupResponse(
+        error=_error(b["error_code"]),
+        members=tuple(
+            m.LeaveGroupMemberResponse(x["member_id"], x.get("group_instance_id"), _error(x["error_code"]))
+            for x in b.get("members", ())
+        ),
+    )
+
+
+def _offset_commit_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.OffsetCommitResponse(
+        partitions=tuple(
+            m.OffsetCommitPartitionResponse(_topic_name(t), p["partition_index"], _error(p["error_code"]))
+            for t in b["topics"]
+            for p in t["partitions"]
+        )
+    )
+
+
+def _offset_fetch_response(b: Mapping[str, Any], v: int) -> m.Response:
+    if "groups" in b:
+        group = _single(b["groups"], "groups")
+        topics, error = group["topics"], group["error_code"]
+    else:
+        topics, error = b["topics"], b.get("error_code", 0)
+    return m.OffsetFetchResponse(
+        error=_error(error),
+        partitions=tuple(
+            m.OffsetFetchPartitionResponse(
+                _topic_name(t), p["partition_index"], p["committed_offset"], p["metadata"],
+                _error(p["error_code"]),
+            )
+            for t in topics
+            for p in t["partitions"]
+        ),
+    )
+
+
+def _find_coordinator_response(b: Mapping[str, Any], v: int) -> m.Response:
+    c = _single(b["coordinators"], "keys") if "coordinators" in b else b
+    return m.FindCoordinatorResponse(
+        error=_error(c["error_code"]), node_id=c["node_id"], host=c["host"], port=c["port"]
+    )
+
+
+def _describe_groups_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.DescribeGroupsResponse(
+        groups=tuple(
+            m.DescribedGroup(
+                error=_error(g["error_code"]),
+                group_id=g["group_id"],
+                group_state=g["group_state"],
+                protocol_type=g["protocol_type"],
+                protocol_data=g["protocol_data"],
+                members=tuple(
+                    m.DescribedGroupMember(
+                        x["member_id"], x.get("group_instance_id"), x["client_id"], x["client_host"],
+                        bytes(x["member_metadata"]), bytes(x["member_assignment"]),
+                    )
+                    for x in g["members"]
+                ),
+            )
+            for g in b["groups"]
+        )
+    )
+
+
+def _list_groups_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.ListGroupsResponse(
+        error=_error(b["error_code"]),
+        groups=tuple(
+            m.ListedGroup(g["group_id"], g["protocol_type"], g.get("group_state", ""))
+            for g in b["groups"]
+        ),
+    )
+
+
+def _delete_groups_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.DeleteGroupsResponse(
+        results=tuple(m.DeletableGroupResult(r["group_id"], _error(r["error_code"])) for r in b["results"])
+    )
+
+
+RequestConverter = Callable[[Mapping[str, Any], int, str, str], m.Request]
+ResponseConverter = Callable[[Mapping[str, Any], int], m.Response]
+
+#: api key -> (request converter, response converter)
+CONVERTERS: dict[int, tuple[RequestConverter, ResponseConverter]] = {
+    8: (_offset_commit_request, _offset_commit_response),
+    9: (_offset_fetch_request, _offset_fetch_response),
+    10: (_find_coordinator_request, _find_coordinator_response),
+    11: (_join_group_request, _join_group_response),
+    12: (_heartbeat_request, _heartbeat_response),
+    13: (_leave_group_request, _leave_group_response),
+    14: (_sync_group_request, _sync_group_response),
+    15: (_describe_groups_request, _describe_groups_response),
+    16: (_list_groups_request, _list_groups_response),
+    42: (_delete_groups_request, _delete_groups_response),
+}
+
+
+def to_request(
+    api_key: int, version: int, body: Mapping[str, Any], client_id: str, client_host: str
+) -> m.Request:
+    try:
+        return CONVERTERS[api_key][0](body, version, client_id, client_host)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, NotRepresentable):
+            raise
+        raise NotRepresentable(f"{type(e).__name__}: {e}") from None
+
+
+def to_response(api_key: int, version: int, body: Mapping[str, Any]) -> m.Response:
+    try:
+        return CONVERTERS[api_key][1](body, version)
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, NotRepresentable):
+            raise
+        raise NotRepresentable(f"{type(e).__name__}: {e}") from None
