@@ -1,0 +1,965 @@
+--------------------------- MODULE ConsumerGroup ---------------------------
+(***************************************************************************)
+(* Apache Kafka's classic consumer-group protocol: one group, its          *)
+(* coordinator, and consumers that are eager or cooperative (KIP-429),     *)
+(* dynamic or static (KIP-345).                                            *)
+(*                                                                         *)
+(* The vocabulary is the Python reference's (reference/groupspec/):        *)
+(*   - the coordinator's state is one record, group, whose fields are the  *)
+(*     fields of coordinator/state.py's Group (state, previous_state,      *)
+(*     generation_id, leader_id, members, static_members, pending_members, *)
+(*     pending_sync_members, join_timer, sync_timer ...);                  *)
+(*   - each coordinator action is named as the request kind or timer the   *)
+(*     reference handles (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,     *)
+(*     OffsetCommit, ExpireHeartbeat, ExpirePendingMember, ExpireJoin,     *)
+(*     ExpireSync: coordinator/timers.py's TimerKind) and is written as    *)
+(*     the same composition of steps as the Python handler of that name,   *)
+(*     each step an operator named after the Python function (and the      *)
+(*     Java method it mirrors in GroupMetadataManager.java);               *)
+(*   - error names are Kafka's (protocol/errors.py).                       *)
+(*                                                                         *)
+(* Abstractions (spec/README.md gives the reasons):                        *)
+(*   - time: timers are actions that may fire at any moment.  A timer that *)
+(*     fires while the member it concerns is alive and about to act is a   *)
+(*     fault and spends the fault budget; one that only removes what no    *)
+(*     live consumer holds is the normal passage of time;                  *)
+(*   - assignment: the leader may choose any assignment its assignor's     *)
+(*     contract allows (module Assignors);                                 *)
+(*   - network: requests and responses are messages in flight; a consumer  *)
+(*     has at most one request outstanding, so order per connection is    *)
+(*     kept; messages may be lost (a fault).  A restarted consumer is a    *)
+(*     new incarnation and ignores answers meant for the old one;          *)
+(*   - metadata: a member's subscription metadata is the set of partitions *)
+(*     it reports owning (cooperative) or last held (eager sticky user     *)
+(*     data); every member subscribes to every partition.                  *)
+(***************************************************************************)
+EXTENDS Integers, FiniteSets, GroupStates, Assignors
+
+CONSTANTS
+    \* @type: Set(CLIENT);
+    Clients,
+    \* Clients with a group.instance.id (KIP-345); the instance id is the client.
+    \* @type: Set(CLIENT);
+    StaticClients,
+    \* @type: CLIENT;
+    NoClient,
+    \* The member ids the coordinator may hand out.
+    \* @type: Set(MEMBER);
+    MemberIds,
+    \* UNKNOWN_MEMBER_ID, the empty member id.
+    \* @type: MEMBER;
+    NoMember,
+    \* @type: Set(PARTITION);
+    Partitions,
+    \* "eager" or "cooperative": the rebalance protocol the group selected.
+    \* @type: Set(Str);
+    RebalanceProtocols,
+    \* "balanced" (Range, RoundRobin) or "sticky" (Sticky, CooperativeSticky).
+    \* @type: Str;
+    AssignorContract,
+    \* JoinGroup v4+: a dynamic member first gets MEMBER_ID_REQUIRED (KIP-394).
+    \* @type: Bool;
+    MemberIdRequired,
+    \* How many faults (crashes, restarts, leaves, losses, early timers) a behaviour may have.
+    \* @type: Int;
+    MaxFaults,
+    \* Whether an administrator may delete the group when it is Empty (the group becomes Dead).
+    \* @type: Bool;
+    AllowDeleteGroup
+
+VARIABLES
+    \* The coordinator's state of the group (coordinator/state.py Group).
+    \* @type: {state: Str, previous_state: Str, generation_id: Int, leader_id: MEMBER, members: Set(MEMBER), static_members: CLIENT -> MEMBER, pending_members: Set(MEMBER), metadata: MEMBER -> Set(PARTITION), assignment: MEMBER -> Set(PARTITION), join_request: MEMBER -> {client: CLIENT, inc: Int}, sync_request: MEMBER -> {client: CLIENT, inc: Int}, pending_sync_members: Set(MEMBER), join_timer: Str, sync_timer: Bool, used_ids: Set(MEMBER)};
+    group,
+    \* The rebalance protocol this behaviour's group uses (chosen once).
+    \* @type: Str;
+    protocol,
+    \* Requests and responses in flight.
+    \* @type: Set({type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION)});
+    msgs,
+    \* "down", "unjoined", "joining", "syncing" or "stable" (client/consumer.py MemberState).
+    \* @type: CLIENT -> Str;
+    client_state,
+    \* The member id a consumer uses (NoMember: UNKNOWN_MEMBER_ID).
+    \* @type: CLIENT -> MEMBER;
+    client_member,
+    \* The generation a consumer last joined (-1: none).
+    \* @type: CLIENT -> Int;
+    client_generation,
+    \* A stable consumer waits on a Heartbeat or OffsetCommit.
+    \* @type: CLIENT -> Bool;
+    client_busy,
+    \* The incarnation of a consumer process; a restart starts a new one.
+    \* @type: CLIENT -> Int;
+    client_inc,
+    \* Partitions a consumer holds (consumes from) now.
+    \* @type: CLIENT -> Set(PARTITION);
+    owned,
+    \* The last assignment a consumer received, and the generation it was for.
+    \* @type: CLIENT -> Set(PARTITION);
+    received,
+    \* @type: CLIENT -> Int;
+    received_generation,
+    \* Faults spent so far.
+    \* @type: Int;
+    faults,
+    \* The last action and its parameters: for readable counterexamples and
+    \* trace validation; models leave it out of their VIEW.
+    \* @type: {name: Str, client: CLIENT, member: MEMBER, error: Str};
+    last_action
+
+vars == <<group, protocol, msgs, client_state, client_member, client_generation,
+          client_busy, client_inc, owned, received, received_generation, faults, last_action>>
+client_vars == <<client_state, client_member, client_generation, client_busy, client_inc,
+                 owned, received, received_generation>>
+
+-----------------------------------------------------------------------------
+(* Values *)
+
+\* @type: {client: CLIENT, inc: Int};
+NoConn == [client |-> NoClient, inc |-> 0]
+
+\* @type: MEMBER -> Set(PARTITION);
+NoPlan == [m \in MemberIds |-> {}]
+
+\* A message with every field at its default; constructors override fields.
+\* @type: (Str, CLIENT, Int) => {type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION)};
+Msg(type, c, inc) ==
+    [type |-> type, client |-> c, inc |-> inc, member |-> NoMember, static |-> FALSE,
+     generation |-> -1, error |-> "NONE", meta |-> {}, plan |-> NoPlan, leader |-> NoMember,
+     joined |-> {}, meta_of |-> NoPlan, skip |-> FALSE, assigned |-> {}]
+
+\* The connection a request came on, to answer it.
+ConnOf(req) == [client |-> req.client, inc |-> req.inc]
+
+\* A response of the given kind on conn.
+Resp(type, conn, err) == [Msg(type, conn.client, conn.inc) EXCEPT !.error = err]
+
+\* A coordinator step in progress: the group so far, the responses so far, and
+\* whether the nondeterministic choices it used were valid ones.
+Start == [g |-> group, out |-> {}, ok |-> TRUE]
+
+IsStatic(g, m) == \E i \in StaticClients : g.static_members[i] = m
+AwaitingJoin(g, m) == g.join_request[m] # NoConn
+AwaitingSync(g, m) == g.sync_request[m] # NoConn
+
+\* ClassicGroup.hasAllMembersJoined: everyone parked in JoinGroup and no pending id.
+AllJoined(g) == (\A m \in g.members : AwaitingJoin(g, m)) /\ g.pending_members = {}
+
+\* A consumer process that is up and uses member id m.
+HeldByLiveClient(m) ==
+    \E c \in Clients : client_state[c] # "down" /\ client_member[c] = m
+
+-----------------------------------------------------------------------------
+(* Coordinator steps: coordinator/rebalance.py, one operator per function. *)
+
+\* ClassicGroup.transitionTo.
+Transition(s, target) ==
+    [s EXCEPT !.g.previous_state = s.g.state, !.g.state = target]
+
+\* Answer m's parked JoinGroup / SyncGroup (completeJoinFuture, completeSyncFuture).
+AnswerJoin(s, m, resp) ==
+    IF AwaitingJoin(s.g, m)
+    THEN [s EXCEPT !.g.join_request[m] = NoConn, !.out = @ \cup {resp}]
+    ELSE s
+AnswerSync(s, m, resp) ==
+    IF AwaitingSync(s.g, m)
+    THEN [s EXCEPT !.g.sync_request[m] = NoConn, !.out = @ \cup {resp}]
+    ELSE s
+
+\* ClassicGroup.remove for a set of members at once; parked requests of removed
+\* members are dropped unanswered (their callers time out).  If the leader goes,
+\* Kafka picks the first remaining member in HashMap order: any remaining
+\* member may be picked here, the one the choice ch names.
+RemoveMembers(s, gone, ch) ==
+    LET g == s.g
+        rest == g.members \ gone
+        lead == IF g.leader_id \notin gone THEN g.leader_id
+                ELSE IF rest = {} THEN NoMember ELSE ch.leader
+    IN [s EXCEPT
+          !.g = [g EXCEPT
+                   !.members = rest,
+                   !.pending_members = @ \ gone,
+                   !.static_members = [i \in StaticClients |->
+                                          IF g.static_members[i] \in gone THEN NoMember
+                                          ELSE g.static_members[i]],
+                   !.metadata = [m \in MemberIds |-> IF m \in gone THEN {} ELSE g.metadata[m]],
+                   !.assignment = [m \in MemberIds |-> IF m \in gone THEN {} ELSE g.assignment[m]],
+                   !.join_request = [m \in MemberIds |-> IF m \in gone THEN NoConn ELSE g.join_request[m]],
+                   !.sync_request = [m \in MemberIds |-> IF m \in gone THEN NoConn ELSE g.sync_request[m]],
+                   !.leader_id = lead],
+          !.ok = @ /\ (lead \in rest \/ rest = {})]
+
+\* propagateAssignment: answer every parked SyncGroup.
+PropagateAssignment(s, err) ==
+    LET g == s.g
+        parked == {m \in g.members : AwaitingSync(g, m)}
+    IN [s EXCEPT
+          !.g.sync_request = [m \in MemberIds |-> NoConn],
+          !.out = @ \cup {[Resp("SyncGroupResponse", g.sync_request[m], err)
+                             EXCEPT !.member = m,
+                                    !.assigned = IF err = "NONE" THEN g.assignment[m] ELSE {}]
+                          : m \in parked}]
+
+\* resetAndPropagateAssignmentWithError.
+ResetAndPropagateError(s, err) ==
+    PropagateAssignment([s EXCEPT !.g.assignment = [m \in MemberIds |-> {}]], err)
+
+\* completeClassicGroupJoin: dynamic members that did not rejoin are removed
+\* (static ones stay, KAFKA-8220); a leader that did not rejoin is replaced by
+\* a member that did (maybeElectNewJoinedLeader: any of them); the generation
+\* grows and every parked JoinGroup is answered, the leader's with the members.
+CompleteJoin(s, ch) ==
+    LET s1 == [s EXCEPT !.g.join_timer = "none"]
+        gone == {m \in s1.g.members : ~AwaitingJoin(s1.g, m) /\ ~IsStatic(s1.g, m)}
+        s2 == RemoveMembers(s1, gone, ch)
+        g2 == s2.g
+        joined == {m \in g2.members : AwaitingJoin(g2, m)}
+        leaderJoined == g2.leader_id # NoMember /\ AwaitingJoin(g2, g2.leader_id)
+        lead == IF leaderJoined THEN g2.leader_id ELSE ch.leader
+    IN IF g2.members = {}
+       THEN Transition([s2 EXCEPT !.g.generation_id = @ + 1], "Empty")
+       ELSE IF ~leaderJoined /\ joined = {}
+       THEN [s2 EXCEPT !.g.join_timer = "rebalance"]
+       ELSE LET g3 == [g2 EXCEPT !.generation_id = @ + 1, !.leader_id = lead]
+                s3 == Transition([s2 EXCEPT !.g = g3, !.ok = @ /\ lead \in joined],
+                                 "CompletingRebalance")
+                answers == {[Resp("JoinGroupResponse", g3.join_request[m], "NONE")
+                               EXCEPT !.member = m, !.generation = g3.generation_id,
+                                      !.leader = lead,
+                                      !.joined = IF m = lead THEN g3.members ELSE {},
+                                      !.meta_of = IF m = lead THEN g3.metadata ELSE NoPlan]
+                            : m \in joined}
+            IN [s3 EXCEPT
+                  !.g.join_request = [m \in MemberIds |-> NoConn],
+                  !.g.pending_sync_members = g3.members,
+                  !.g.sync_timer = TRUE,
+                  !.out = @ \cup answers]
+
+\* maybeCompleteJoinPhase: not while the initial delay of a rebalance that
+\* started from Empty runs.
+MaybeCompleteJoinPhase(s, ch) ==
+    IF s.g.state = "PreparingRebalance" /\ s.g.previous_state # "Empty" /\ AllJoined(s.g)
+    THEN CompleteJoin(s, ch)
+    ELSE s
+
+\* prepareRebalance: from Empty the initial delay (InitialDelayedJoin) always
+\* runs out; otherwise the join completes at once or DelayedJoin waits.
+PrepareRebalance(s, ch) ==
+    LET s1 == IF s.g.state = "CompletingRebalance"
+              THEN ResetAndPropagateError(s, "REBALANCE_IN_PROGRESS") ELSE s
+        s2 == [s1 EXCEPT !.g.pending_sync_members = {}, !.g.sync_timer = FALSE]
+        initial == s.g.state = "Empty"
+        s3 == Transition(IF initial THEN [s2 EXCEPT !.g.join_timer = "initial"] ELSE s2,
+                         "PreparingRebalance")
+    IN IF initial THEN s3
+       ELSE IF AllJoined(s3.g) THEN CompleteJoin(s3, ch)
+       ELSE [s3 EXCEPT !.g.join_timer = "rebalance"]
+
+MaybePrepareRebalanceOrCompleteJoin(s, ch) ==
+    IF CanRebalance(s.g.state) THEN PrepareRebalance(s, ch) ELSE MaybeCompleteJoinPhase(s, ch)
+
+\* removeMemberAndUpdateClassicGroup (session expiry, LeaveGroup of a member).
+RemoveMemberAndUpdateGroup(s, m, ch) ==
+    LET s1 == AnswerJoin(s, m, [Resp("JoinGroupResponse", s.g.join_request[m], "UNKNOWN_MEMBER_ID")
+                                  EXCEPT !.member = NoMember])
+        s2 == RemoveMembers(s1, {m}, ch)
+    IN IF s2.g.state \in {"Stable", "CompletingRebalance"}
+       THEN MaybePrepareRebalanceOrCompleteJoin(s2, ch)
+       ELSE IF s2.g.state = "PreparingRebalance" /\ AllJoined(s2.g)
+       THEN CompleteJoin(s2, ch)
+       ELSE s2
+
+\* ClassicGroup.validateMember: FENCED_INSTANCE_ID for a zombie of a replaced
+\* static member, UNKNOWN_MEMBER_ID for an id the group does not know.
+ValidateMember(g, req) ==
+    IF req.static /\ g.static_members[req.client] = NoMember THEN "UNKNOWN_MEMBER_ID"
+    ELSE IF req.static /\ g.static_members[req.client] # req.member THEN "FENCED_INSTANCE_ID"
+    ELSE IF req.member \notin g.members THEN "UNKNOWN_MEMBER_ID"
+    ELSE "NONE"
+
+-----------------------------------------------------------------------------
+(* JoinGroup: coordinator/join_group.py *)
+
+JoinError(req, err) ==
+    [Resp("JoinGroupResponse", ConnOf(req), err) EXCEPT !.member = req.member]
+
+\* addMemberThenRebalanceOrCompleteJoin.
+AddMemberThenRebalance(s, req, m, ch) ==
+    LET g == s.g
+        g1 == [g EXCEPT
+                 !.members = @ \cup {m},
+                 !.pending_members = @ \ {m},
+                 !.static_members = IF req.static THEN [@ EXCEPT ![req.client] = m] ELSE @,
+                 !.metadata[m] = req.meta,
+                 !.join_request[m] = ConnOf(req),
+                 !.leader_id = IF @ = NoMember THEN m ELSE @]
+    IN MaybePrepareRebalanceOrCompleteJoin([s EXCEPT !.g = g1], ch)
+
+\* updateMemberThenRebalanceOrCompleteJoin.
+UpdateMemberThenRebalance(s, req, ch) ==
+    MaybePrepareRebalanceOrCompleteJoin(
+        [s EXCEPT !.g.metadata[req.member] = req.meta, !.g.join_request[req.member] = ConnOf(req)],
+        ch)
+
+\* The current generation, answered at once (the leader gets the members).
+CurrentGeneration(g, req, m, withMembers) ==
+    [Resp("JoinGroupResponse", ConnOf(req), "NONE")
+        EXCEPT !.member = m, !.generation = g.generation_id, !.leader = g.leader_id,
+               !.joined = IF withMembers /\ g.leader_id = m THEN g.members ELSE {},
+               !.meta_of = IF withMembers /\ g.leader_id = m THEN g.metadata ELSE NoPlan]
+
+\* updateStaticMemberThenRebalanceOrCompleteJoin (KIP-345, KAFKA-9801, KIP-814,
+\* JoinGroup v9): the old id's parked requests are fenced and the new id takes
+\* the old one's place, assignment included.  In Stable there is no rebalance:
+\* the member learns the current generation (the leader with skip_assignment).
+ReplaceStaticMember(s, req, old, new, ch) ==
+    LET g == s.g
+        s1 == AnswerSync(AnswerJoin(s, old, [Resp("JoinGroupResponse", g.join_request[old],
+                                                  "FENCED_INSTANCE_ID") EXCEPT !.member = old]),
+                         old, [Resp("SyncGroupResponse", g.sync_request[old], "FENCED_INSTANCE_ID")
+                                 EXCEPT !.member = old])
+        g1 == s1.g
+        g2 == [g1 EXCEPT
+                 !.members = (@ \ {old}) \cup {new},
+                 !.static_members[req.client] = new,
+                 !.metadata = [@ EXCEPT ![new] = req.meta, ![old] = {}],
+                 !.assignment = [@ EXCEPT ![new] = g1.assignment[old], ![old] = {}],
+                 !.join_request[new] = ConnOf(req),
+                 !.leader_id = IF @ = old THEN new ELSE @]
+        s2 == [s1 EXCEPT !.g = g2]
+    IN CASE g.state = "Stable" ->
+              AnswerJoin(s2, new, [CurrentGeneration(g2, req, new, TRUE)
+                                     EXCEPT !.skip = (g2.leader_id = new)])
+         [] g.state = "CompletingRebalance" -> PrepareRebalance(s2, ch)
+         [] OTHER -> MaybeCompleteJoinPhase(s2, ch)
+
+JoinNewMember(s, req, ch) ==
+    LET g == s.g
+        m == ch.id
+        used == [s EXCEPT !.g.used_ids = @ \cup {m}, !.ok = @ /\ m # NoMember]
+    IN IF g.state = "Dead" THEN [s EXCEPT !.out = {JoinError(req, "COORDINATOR_NOT_AVAILABLE")}]
+       ELSE IF req.static /\ g.static_members[req.client] # NoMember
+       THEN ReplaceStaticMember(used, req, g.static_members[req.client], m, ch)
+       ELSE IF req.static \/ ~MemberIdRequired
+       THEN AddMemberThenRebalance(used, req, m, ch)
+       ELSE [used EXCEPT !.g.pending_members = @ \cup {m},
+                         !.out = {[JoinError(req, "MEMBER_ID_REQUIRED") EXCEPT !.member = m]}]
+
+JoinExistingMember(s, req, ch) ==
+    LET g == s.g
+        err == ValidateMember(g, req)
+        m == req.member
+    IN IF g.state = "Dead" THEN [s EXCEPT !.out = {JoinError(req, "COORDINATOR_NOT_AVAILABLE")}]
+       ELSE IF m \in g.pending_members THEN AddMemberThenRebalance(s, req, m, ch)
+       ELSE IF err # "NONE" THEN [s EXCEPT !.out = {JoinError(req, err)}]
+       ELSE CASE g.state = "PreparingRebalance" -> UpdateMemberThenRebalance(s, req, ch)
+              [] g.state = "CompletingRebalance" ->
+                    IF g.metadata[m] = req.meta
+                    THEN [s EXCEPT !.out = {CurrentGeneration(g, req, m, TRUE)}]
+                    ELSE UpdateMemberThenRebalance(s, req, ch)
+              [] g.state = "Stable" ->
+                    IF g.leader_id = m \/ g.metadata[m] # req.meta
+                    THEN UpdateMemberThenRebalance(s, req, ch)
+                    ELSE [s EXCEPT !.out = {CurrentGeneration(g, req, m, FALSE)}]
+              [] OTHER -> [s EXCEPT !.out = {JoinError(req, "UNKNOWN_MEMBER_ID")}]
+
+\* classicGroupJoinToClassicGroup.
+HandleJoinGroup(s, req, ch) ==
+    IF req.member = NoMember THEN JoinNewMember(s, req, ch) ELSE JoinExistingMember(s, req, ch)
+
+-----------------------------------------------------------------------------
+(* SyncGroup: coordinator/sync_group.py *)
+
+SyncError(req, err) == [Resp("SyncGroupResponse", ConnOf(req), err) EXCEPT !.member = req.member]
+
+\* validateSyncGroup.
+ValidateSync(g, req) ==
+    IF g.state = "Dead" THEN "COORDINATOR_NOT_AVAILABLE"
+    ELSE IF ValidateMember(g, req) # "NONE" THEN ValidateMember(g, req)
+    ELSE IF req.generation # g.generation_id THEN "ILLEGAL_GENERATION"
+    ELSE "NONE"
+
+\* removePendingSyncMember (DelayedSync is cancelled once nobody is pending).
+RemovePendingSync(s, m) ==
+    LET pend == s.g.pending_sync_members \ {m}
+    IN [s EXCEPT !.g.pending_sync_members = pend,
+                 !.g.sync_timer = @ /\ pend # {} /\ s.g.state \notin {"Dead", "Empty", "PreparingRebalance"}]
+
+HandleSyncGroup(s, req) ==
+    LET g == s.g
+        m == req.member
+        err == ValidateSync(g, req)
+    IN IF g.state = "Empty" THEN [s EXCEPT !.out = {SyncError(req, "UNKNOWN_MEMBER_ID")}]
+       ELSE IF err # "NONE" THEN [s EXCEPT !.out = {SyncError(req, err)}]
+       ELSE IF g.state = "PreparingRebalance"
+       THEN [s EXCEPT !.out = {SyncError(req, "REBALANCE_IN_PROGRESS")}]
+       ELSE IF g.state = "CompletingRebalance"
+       THEN LET s1 == RemovePendingSync([s EXCEPT !.g.sync_request[m] = ConnOf(req)], m)
+            IN IF g.leader_id = m
+               THEN Transition(PropagateAssignment(
+                        [s1 EXCEPT !.g.assignment =
+                            [x \in MemberIds |-> IF x \in g.members THEN req.plan[x] ELSE {}]],
+                        "NONE"), "Stable")
+               ELSE s1
+       ELSE \* Stable: the stored assignment.
+            [RemovePendingSync(s, m) EXCEPT
+                !.out = {[SyncError(req, "NONE") EXCEPT !.assigned = g.assignment[m]]}]
+
+-----------------------------------------------------------------------------
+(* Heartbeat, LeaveGroup, OffsetCommit *)
+
+HbError(req, err) == [Resp("HeartbeatResponse", ConnOf(req), err) EXCEPT !.member = req.member]
+
+\* classicGroupHeartbeat (coordinator/heartbeat.py).
+HandleHeartbeat(s, req) ==
+    LET g == s.g
+        err == ValidateMember(g, req)
+        answer(e) == [s EXCEPT !.out = {HbError(req, e)}]
+    IN IF g.state = "Dead" THEN answer("COORDINATOR_NOT_AVAILABLE")
+       ELSE IF err # "NONE" THEN answer(err)
+       ELSE IF req.generation # g.generation_id THEN answer("ILLEGAL_GENERATION")
+       ELSE IF g.state = "Empty" THEN answer("UNKNOWN_MEMBER_ID")
+       ELSE IF g.state = "PreparingRebalance" THEN answer("REBALANCE_IN_PROGRESS")
+       ELSE answer("NONE")
+
+\* classicGroupLeave for one dynamic member (coordinator/leave_group.py).  As
+\* in Java, removing a pending id is also a reason to rebalance.
+HandleLeaveGroup(s, req, ch) ==
+    LET g == s.g
+        m == req.member
+        answer(x, e) == [x EXCEPT !.out = @ \cup {[Resp("LeaveGroupResponse", ConnOf(req), e)
+                                                  EXCEPT !.member = m]}]
+        err == ValidateMember(g, req)
+        removed ==
+            IF m \in g.pending_members THEN RemoveMembers(s, {m}, ch)
+            ELSE RemoveMembers(AnswerJoin(s, m, [Resp("JoinGroupResponse", g.join_request[m],
+                                                     "UNKNOWN_MEMBER_ID")
+                                                  EXCEPT !.member = NoMember]),
+                               {m}, ch)
+        after ==
+            IF removed.g.state \in {"Stable", "CompletingRebalance"}
+            THEN MaybePrepareRebalanceOrCompleteJoin(removed, ch)
+            ELSE IF removed.g.state = "PreparingRebalance" THEN MaybeCompleteJoinPhase(removed, ch)
+            ELSE removed
+    IN IF g.state = "Dead" THEN answer(s, "COORDINATOR_NOT_AVAILABLE")
+       ELSE IF m \notin g.pending_members /\ err # "NONE" THEN answer(s, err)
+       ELSE answer(after, "NONE")
+
+\* ClassicGroup.validateOffsetCommit (coordinator/offsets.py), for a member's
+\* commit (generation >= 0).  The response echoes the request's generation.
+CommitError(g, req) ==
+    IF g.state = "Dead" THEN "COORDINATOR_NOT_AVAILABLE"
+    ELSE IF ValidateMember(g, req) # "NONE" THEN ValidateMember(g, req)
+    ELSE IF req.generation # g.generation_id THEN "ILLEGAL_GENERATION"
+    ELSE IF g.state = "CompletingRebalance" THEN "REBALANCE_IN_PROGRESS"
+    ELSE "NONE"
+
+HandleOffsetCommit(s, req) ==
+    [s EXCEPT !.out = {[Resp("OffsetCommitResponse", ConnOf(req), CommitError(s.g, req))
+                          EXCEPT !.member = req.member, !.generation = req.generation]}]
+
+-----------------------------------------------------------------------------
+(* Actions *)
+
+\* The nondeterministic choices a coordinator step may use: a fresh member id
+\* and a member to lead when the leader must be replaced.
+Choices == [id: (MemberIds \ group.used_ids) \cup {NoMember},
+            leader: group.members \cup {NoMember}]
+
+Label(name, c, m, e) == last_action' = [name |-> name, client |-> c, member |-> m, error |-> e]
+
+\* The coordinator takes the step res for request req.
+Apply(req, res, name) ==
+    /\ res.ok
+    /\ group' = res.g
+    /\ msgs' = (msgs \ {req}) \cup res.out
+    /\ Label(name, req.client, req.member,
+             IF \E o \in res.out : o.client = req.client /\ o.inc = req.inc
+             THEN (CHOOSE o \in res.out : o.client = req.client /\ o.inc = req.inc).error
+             ELSE "PARKED")
+    /\ UNCHANGED <<protocol, client_vars, faults>>
+
+JoinGroup ==
+    \E req \in msgs, ch \in Choices :
+        /\ req.type = "JoinGroupRequest"
+        /\ Apply(req, HandleJoinGroup(Start, req, ch), "JoinGroup")
+
+SyncGroup ==
+    \E req \in msgs :
+        /\ req.type = "SyncGroupRequest"
+        /\ Apply(req, HandleSyncGroup(Start, req), "SyncGroup")
+
+Heartbeat ==
+    \E req \in msgs :
+        /\ req.type = "HeartbeatRequest"
+        /\ Apply(req, HandleHeartbeat(Start, req), "Heartbeat")
+
+LeaveGroup ==
+    \E req \in msgs, ch \in Choices :
+        /\ req.type = "LeaveGroupRequest"
+        /\ Apply(req, HandleLeaveGroup(Start, req, ch), "LeaveGroup")
+
+OffsetCommit ==
+    \E req \in msgs :
+        /\ req.type = "OffsetCommitRequest"
+        /\ Apply(req, HandleOffsetCommit(Start, req), "OffsetCommit")
+
+\* A timer step: the fault budget is spent when the timer fires early.
+Fire(res, name, m, isFault) ==
+    /\ res.ok
+    /\ isFault => faults < MaxFaults
+    /\ group' = res.g
+    /\ msgs' = msgs \cup res.out
+    /\ faults' = IF isFault THEN faults + 1 ELSE faults
+    /\ Label(name, NoClient, m, "NONE")
+    /\ UNCHANGED <<protocol, client_vars>>
+
+\* The session timeout of a member that is not parked in JoinGroup or SyncGroup
+\* (hasSatisfiedHeartbeat).  Early if a live consumer still uses the id.
+ExpireHeartbeat ==
+    \E m \in group.members, ch \in Choices :
+        /\ group.state # "Dead"
+        /\ ~AwaitingJoin(group, m) /\ ~AwaitingSync(group, m)
+        /\ Fire(RemoveMemberAndUpdateGroup(Start, m, ch), "ExpireHeartbeat", m, HeldByLiveClient(m))
+
+\* A KIP-394 pending id that was never used to rejoin.
+ExpirePendingMember ==
+    \E m \in group.pending_members, ch \in Choices :
+        LET s1 == RemoveMembers(Start, {m}, ch)
+            s2 == IF s1.g.state = "PreparingRebalance" /\ AllJoined(s1.g) THEN CompleteJoin(s1, ch) ELSE s1
+        IN Fire(s2, "ExpirePendingMember", m, HeldByLiveClient(m))
+
+\* The join phase's timer: the initial delay (always on time), or the
+\* rebalance timeout (early if a member that has not rejoined is still alive).
+ExpireJoin ==
+    \E ch \in Choices :
+        /\ group.join_timer # "none"
+        /\ Fire(CompleteJoin(Start, ch), "ExpireJoin", NoMember,
+                group.join_timer = "rebalance"
+                /\ \E m \in group.members : ~AwaitingJoin(group, m) /\ HeldByLiveClient(m))
+
+\* DelayedSync: members that never sent SyncGroup are removed and a rebalance starts.
+ExpireSync ==
+    \E ch \in Choices :
+        /\ group.sync_timer
+        /\ group.state \in {"CompletingRebalance", "Stable"}
+        /\ group.pending_sync_members # {}
+        /\ LET s1 == RemoveMembers([Start EXCEPT !.g.sync_timer = FALSE],
+                                   group.pending_sync_members, ch)
+           IN Fire(PrepareRebalance(s1, ch), "ExpireSync", NoMember,
+                   \E m \in group.pending_sync_members : HeldByLiveClient(m))
+
+\* An administrator deletes the Empty group (DeleteGroups): it is Dead.
+DeleteGroup ==
+    /\ AllowDeleteGroup
+    /\ group.state = "Empty"
+    /\ faults < MaxFaults
+    /\ group' = Transition(Start, "Dead").g
+    /\ faults' = faults + 1
+    /\ Label("DeleteGroup", NoClient, NoMember, "NONE")
+    /\ UNCHANGED <<protocol, msgs, client_vars>>
+
+-----------------------------------------------------------------------------
+(* Consumers: client/consumer.py (AbstractCoordinator, ConsumerCoordinator). *)
+
+Request(type, c) ==
+    [Msg(type, c, client_inc[c]) EXCEPT !.member = client_member[c],
+                                        !.static = c \in StaticClients,
+                                        !.generation = client_generation[c]]
+
+\* onJoinPrepare, then JoinGroup: an eager consumer gives up everything first;
+\* a cooperative one keeps what it owns and reports it.
+SendJoinGroup(c) ==
+    /\ client_state[c] = "unjoined"
+    /\ msgs' = msgs \cup {[Request("JoinGroupRequest", c) EXCEPT !.meta = owned[c]]}
+    /\ owned' = IF protocol = "eager" THEN [owned EXCEPT ![c] = {}] ELSE owned
+    /\ client_state' = [client_state EXCEPT ![c] = "joining"]
+    /\ Label("SendJoinGroup", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, client_member, client_generation, client_busy, client_inc,
+                   received, received_generation, faults>>
+
+\* Answers for an older incarnation are ignored.
+Mine(resp, c) == resp.client = c /\ resp.inc = client_inc[c] /\ client_state[c] # "down"
+
+\* resetStateAndGeneration plus onPartitionsLost.
+ResetAndRejoin(c, keepMember) ==
+    /\ client_state' = [client_state EXCEPT ![c] = "unjoined"]
+    /\ client_member' = [client_member EXCEPT ![c] = IF keepMember THEN @ ELSE NoMember]
+    /\ client_generation' = [client_generation EXCEPT ![c] = -1]
+    /\ owned' = [owned EXCEPT ![c] = {}]
+
+\* A fatal error (FENCED_INSTANCE_ID): the consumer stops.
+Fatal(c) ==
+    /\ client_state' = [client_state EXCEPT ![c] = "down"]
+    /\ owned' = [owned EXCEPT ![c] = {}]
+    /\ UNCHANGED <<client_member, client_generation>>
+
+Rejoin(c) ==
+    /\ client_state' = [client_state EXCEPT ![c] = "unjoined"]
+    /\ UNCHANGED <<client_member, client_generation, owned>>
+
+ReceiveJoinGroup(c) ==
+    \E resp \in msgs :
+        /\ resp.type = "JoinGroupResponse" /\ Mine(resp, c) /\ client_state[c] = "joining"
+        /\ \/ /\ resp.error = "NONE"
+              /\ LET lead == resp.leader = resp.member /\ ~resp.skip
+                     sync(plan) == [Msg("SyncGroupRequest", c, client_inc[c])
+                                      EXCEPT !.member = resp.member, !.static = c \in StaticClients,
+                                             !.generation = resp.generation, !.plan = plan]
+                 IN IF lead
+                    THEN \E o \in Targets(AssignorContract, resp.joined, Partitions, resp.meta_of) :
+                           msgs' = (msgs \ {resp}) \cup
+                                   {sync([m \in MemberIds |->
+                                            IF m \in resp.joined
+                                            THEN Given(protocol, resp.joined, resp.meta_of, o, m, Partitions)
+                                            ELSE {}])}
+                    ELSE msgs' = (msgs \ {resp}) \cup {sync(NoPlan)}
+              /\ client_state' = [client_state EXCEPT ![c] = "syncing"]
+              /\ client_member' = [client_member EXCEPT ![c] = resp.member]
+              /\ client_generation' = [client_generation EXCEPT ![c] = resp.generation]
+              /\ UNCHANGED owned
+           \/ /\ resp.error = "MEMBER_ID_REQUIRED"
+              /\ msgs' = msgs \ {resp}
+              /\ client_state' = [client_state EXCEPT ![c] = "unjoined"]
+              /\ client_member' = [client_member EXCEPT ![c] = resp.member]
+              /\ UNCHANGED <<client_generation, owned>>
+           \/ /\ resp.error = "UNKNOWN_MEMBER_ID"
+              /\ msgs' = msgs \ {resp}
+              /\ ResetAndRejoin(c, FALSE)
+           \/ /\ resp.error = "FENCED_INSTANCE_ID"
+              /\ msgs' = msgs \ {resp}
+              /\ Fatal(c)
+           \/ /\ resp.error \notin {"NONE", "MEMBER_ID_REQUIRED", "UNKNOWN_MEMBER_ID", "FENCED_INSTANCE_ID"}
+              /\ msgs' = msgs \ {resp}
+              /\ Rejoin(c)
+        /\ Label("ReceiveJoinGroup", c, resp.member, resp.error)
+        /\ UNCHANGED <<group, protocol, client_busy, client_inc, received, received_generation, faults>>
+
+\* onJoinComplete: a cooperative consumer revokes what it lost and, if it lost
+\* anything, rejoins at once (KIP-429's second round).
+ReceiveSyncGroup(c) ==
+    \E resp \in msgs :
+        /\ resp.type = "SyncGroupResponse" /\ Mine(resp, c) /\ client_state[c] = "syncing"
+        /\ msgs' = msgs \ {resp}
+        /\ \/ /\ resp.error = "NONE"
+              /\ owned' = [owned EXCEPT ![c] = resp.assigned]
+              /\ received' = [received EXCEPT ![c] = resp.assigned]
+              /\ received_generation' = [received_generation EXCEPT ![c] = client_generation[c]]
+              /\ client_state' = [client_state EXCEPT ![c] =
+                                    IF owned[c] \ resp.assigned # {} THEN "unjoined" ELSE "stable"]
+              /\ UNCHANGED <<client_member, client_generation>>
+           \/ /\ resp.error \in {"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION"}
+              /\ ResetAndRejoin(c, resp.error = "ILLEGAL_GENERATION")
+              /\ UNCHANGED <<received, received_generation>>
+           \/ /\ resp.error = "FENCED_INSTANCE_ID"
+              /\ Fatal(c)
+              /\ UNCHANGED <<received, received_generation>>
+           \/ /\ resp.error \notin {"NONE", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION", "FENCED_INSTANCE_ID"}
+              /\ Rejoin(c)
+              /\ UNCHANGED <<received, received_generation>>
+        /\ Label("ReceiveSyncGroup", c, resp.member, resp.error)
+        /\ UNCHANGED <<group, protocol, client_busy, client_inc, faults>>
+
+\* A stable consumer heartbeats or commits the offsets of what it owns.
+SendHeartbeat(c) ==
+    /\ client_state[c] = "stable" /\ ~client_busy[c]
+    /\ msgs' = msgs \cup {Request("HeartbeatRequest", c)}
+    /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
+    /\ Label("SendHeartbeat", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
+                   owned, received, received_generation, faults>>
+
+SendOffsetCommit(c) ==
+    /\ client_state[c] = "stable" /\ ~client_busy[c] /\ owned[c] # {}
+    /\ msgs' = msgs \cup {Request("OffsetCommitRequest", c)}
+    /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
+    /\ Label("SendOffsetCommit", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
+                   owned, received, received_generation, faults>>
+
+\* Heartbeat and OffsetCommit answers: REBALANCE_IN_PROGRESS means rejoin;
+\* ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID mean the partitions are lost (the
+\* member id is kept on ILLEGAL_GENERATION); FENCED_INSTANCE_ID is fatal.
+\* Answers to a request from an older generation are ignored (KAFKA-9823).
+ReceiveHeartbeatOrCommit(c) ==
+    \E resp \in msgs :
+        /\ resp.type \in {"HeartbeatResponse", "OffsetCommitResponse"} /\ Mine(resp, c)
+        /\ msgs' = msgs \ {resp}
+        /\ client_busy' = [client_busy EXCEPT ![c] = FALSE]
+        /\ IF client_state[c] # "stable" \/ resp.member # client_member[c]
+           THEN UNCHANGED <<client_state, client_member, client_generation, owned>>
+           ELSE CASE resp.error = "NONE" ->
+                       UNCHANGED <<client_state, client_member, client_generation, owned>>
+                  [] resp.error \in {"UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION"} ->
+                       ResetAndRejoin(c, resp.error = "ILLEGAL_GENERATION")
+                  [] resp.error = "FENCED_INSTANCE_ID" -> Fatal(c)
+                  [] OTHER -> Rejoin(c)
+        /\ Label(IF resp.type = "HeartbeatResponse" THEN "ReceiveHeartbeat" ELSE "ReceiveOffsetCommit",
+                 c, resp.member, resp.error)
+        /\ UNCHANGED <<group, protocol, client_inc, received, received_generation, faults>>
+
+\* Leave and stale answers for a consumer that is gone are dropped.
+DropStale ==
+    \E resp \in msgs :
+        /\ resp.type \in {"JoinGroupResponse", "SyncGroupResponse", "HeartbeatResponse",
+                          "OffsetCommitResponse", "LeaveGroupResponse"}
+        /\ ~Mine(resp, resp.client) \/ resp.type = "LeaveGroupResponse"
+        /\ msgs' = msgs \ {resp}
+        /\ Label("DropStale", resp.client, resp.member, resp.error)
+        /\ UNCHANGED <<group, protocol, client_vars, faults>>
+
+\* The request or its answer was lost (and is not parked at the coordinator):
+\* the consumer's request times out and it starts over.
+RequestTimeout(c) ==
+    /\ client_state[c] # "down"
+    /\ client_state[c] \in {"joining", "syncing"} \/ client_busy[c]
+    /\ ~\E x \in msgs : x.client = c /\ x.inc = client_inc[c]
+    /\ ~\E m \in MemberIds : group.join_request[m] = [client |-> c, inc |-> client_inc[c]]
+                            \/ group.sync_request[m] = [client |-> c, inc |-> client_inc[c]]
+    /\ client_busy' = [client_busy EXCEPT ![c] = FALSE]
+    /\ client_state' = [client_state EXCEPT ![c] = IF @ = "stable" THEN "stable" ELSE "unjoined"]
+    /\ Label("RequestTimeout", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, msgs, client_member, client_generation, client_inc,
+                   owned, received, received_generation, faults>>
+
+-----------------------------------------------------------------------------
+(* Faults, each spending the budget. *)
+
+\* A dynamic consumer closes and sends LeaveGroup (static members do not).
+Leave(c) ==
+    /\ faults < MaxFaults
+    /\ c \notin StaticClients
+    /\ client_state[c] \in {"stable", "unjoined"} /\ ~client_busy[c]
+    /\ client_member[c] # NoMember
+    /\ msgs' = msgs \cup {Request("LeaveGroupRequest", c)}
+    /\ client_state' = [client_state EXCEPT ![c] = "down"]
+    /\ owned' = [owned EXCEPT ![c] = {}]
+    /\ faults' = faults + 1
+    /\ Label("Leave", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, client_member, client_generation, client_busy, client_inc,
+                   received, received_generation>>
+
+\* The consumer process dies; its requests in flight stay in flight.
+Crash(c) ==
+    /\ faults < MaxFaults
+    /\ client_state[c] # "down"
+    /\ client_state' = [client_state EXCEPT ![c] = "down"]
+    /\ owned' = [owned EXCEPT ![c] = {}]
+    /\ faults' = faults + 1
+    /\ Label("Crash", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, msgs, client_member, client_generation, client_busy,
+                   client_inc, received, received_generation>>
+
+\* A new incarnation of a consumer that is down.  A static one comes back with
+\* its group.instance.id and no member id (KIP-345).
+Restart(c) ==
+    /\ faults < MaxFaults
+    /\ client_state[c] = "down"
+    /\ client_state' = [client_state EXCEPT ![c] = "unjoined"]
+    /\ client_member' = [client_member EXCEPT ![c] = NoMember]
+    /\ client_generation' = [client_generation EXCEPT ![c] = -1]
+    /\ client_busy' = [client_busy EXCEPT ![c] = FALSE]
+    /\ client_inc' = [client_inc EXCEPT ![c] = @ + 1]
+    /\ received' = [received EXCEPT ![c] = {}]
+    /\ received_generation' = [received_generation EXCEPT ![c] = -1]
+    /\ faults' = faults + 1
+    /\ Label("Restart", c, NoMember, "NONE")
+    /\ UNCHANGED <<group, protocol, msgs, owned>>
+
+LoseMessage ==
+    \E x \in msgs :
+        /\ faults < MaxFaults
+        /\ msgs' = msgs \ {x}
+        /\ faults' = faults + 1
+        /\ Label("LoseMessage", x.client, x.member, x.error)
+        /\ UNCHANGED <<group, protocol, client_vars>>
+
+-----------------------------------------------------------------------------
+
+Init ==
+    /\ group = [state |-> "Empty", previous_state |-> "Empty", generation_id |-> 0,
+                leader_id |-> NoMember, members |-> {},
+                static_members |-> [i \in StaticClients |-> NoMember],
+                pending_members |-> {},
+                metadata |-> [m \in MemberIds |-> {}],
+                assignment |-> [m \in MemberIds |-> {}],
+                join_request |-> [m \in MemberIds |-> NoConn],
+                sync_request |-> [m \in MemberIds |-> NoConn],
+                pending_sync_members |-> {}, join_timer |-> "none", sync_timer |-> FALSE,
+                used_ids |-> {}]
+    /\ protocol \in RebalanceProtocols
+    /\ msgs = {}
+    /\ client_state = [c \in Clients |-> "unjoined"]
+    /\ client_member = [c \in Clients |-> NoMember]
+    /\ client_generation = [c \in Clients |-> -1]
+    /\ client_busy = [c \in Clients |-> FALSE]
+    /\ client_inc = [c \in Clients |-> 0]
+    /\ owned = [c \in Clients |-> {}]
+    /\ received = [c \in Clients |-> {}]
+    /\ received_generation = [c \in Clients |-> -1]
+    /\ faults = 0
+    /\ last_action = [name |-> "Init", client |-> NoClient, member |-> NoMember, error |-> "NONE"]
+
+CoordinatorNext ==
+    \/ JoinGroup \/ SyncGroup \/ Heartbeat \/ LeaveGroup \/ OffsetCommit
+    \/ ExpireHeartbeat \/ ExpirePendingMember \/ ExpireJoin \/ ExpireSync
+
+ClientNext(c) ==
+    \/ SendJoinGroup(c) \/ ReceiveJoinGroup(c) \/ ReceiveSyncGroup(c)
+    \/ SendHeartbeat(c) \/ SendOffsetCommit(c) \/ ReceiveHeartbeatOrCommit(c)
+    \/ RequestTimeout(c)
+
+FaultNext ==
+    \/ DeleteGroup \/ LoseMessage
+    \/ \E c \in Clients : Leave(c) \/ Crash(c) \/ Restart(c)
+
+Next ==
+    \/ CoordinatorNext
+    \/ \E c \in Clients : ClientNext(c)
+    \/ DropStale
+    \/ FaultNext
+
+\* Progress: the coordinator answers, timers that are due fire, consumers act.
+\* Faults are never forced.
+Fairness ==
+    /\ WF_vars(JoinGroup) /\ WF_vars(SyncGroup) /\ WF_vars(Heartbeat)
+    /\ WF_vars(LeaveGroup) /\ WF_vars(OffsetCommit) /\ WF_vars(DropStale)
+    /\ WF_vars(ExpireHeartbeat /\ faults' = faults)
+    /\ WF_vars(ExpirePendingMember /\ faults' = faults)
+    /\ WF_vars(ExpireJoin /\ faults' = faults)
+    /\ WF_vars(ExpireSync /\ faults' = faults)
+    /\ \A c \in Clients :
+         /\ WF_vars(SendJoinGroup(c)) /\ WF_vars(ReceiveJoinGroup(c))
+         /\ WF_vars(ReceiveSyncGroup(c)) /\ WF_vars(ReceiveHeartbeatOrCommit(c))
+         /\ WF_vars(RequestTimeout(c)) /\ WF_vars(SendHeartbeat(c))
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+(* Type invariants, one per variable. *)
+
+ConnType == [client: Clients \cup {NoClient}, inc: Nat]
+MemberOrNone == MemberIds \cup {NoMember}
+
+GroupTypeInv ==
+    /\ group.state \in GroupStateNames
+    /\ group.previous_state \in GroupStateNames
+    /\ group.generation_id \in Nat
+    /\ group.leader_id \in MemberOrNone
+    /\ group.members \subseteq MemberIds
+    /\ group.static_members \in [StaticClients -> MemberOrNone]
+    /\ group.pending_members \subseteq MemberIds
+    /\ group.metadata \in [MemberIds -> SUBSET Partitions]
+    /\ group.assignment \in [MemberIds -> SUBSET Partitions]
+    /\ group.join_request \in [MemberIds -> ConnType]
+    /\ group.sync_request \in [MemberIds -> ConnType]
+    /\ group.pending_sync_members \subseteq MemberIds
+    /\ group.join_timer \in {"none", "initial", "rebalance"}
+    /\ group.sync_timer \in BOOLEAN
+    /\ group.used_ids \subseteq MemberIds
+ProtocolTypeInv == protocol \in RebalanceProtocols
+MsgsTypeInv ==
+    \A x \in msgs :
+        /\ x.client \in Clients /\ x.inc \in Nat /\ x.member \in MemberOrNone
+        /\ x.meta \subseteq Partitions /\ x.assigned \subseteq Partitions
+        /\ x.plan \in [MemberIds -> SUBSET Partitions]
+ClientStateTypeInv == client_state \in [Clients -> {"down", "unjoined", "joining", "syncing", "stable"}]
+ClientMemberTypeInv == client_member \in [Clients -> MemberOrNone]
+ClientGenerationTypeInv == client_generation \in [Clients -> Int]
+ClientBusyTypeInv == client_busy \in [Clients -> BOOLEAN]
+ClientIncTypeInv == client_inc \in [Clients -> Nat]
+OwnedTypeInv == owned \in [Clients -> SUBSET Partitions]
+ReceivedTypeInv ==
+    /\ received \in [Clients -> SUBSET Partitions]
+    /\ received_generation \in [Clients -> Int]
+FaultsTypeInv == faults \in 0..MaxFaults
+
+TypeInv ==
+    /\ GroupTypeInv /\ ProtocolTypeInv /\ MsgsTypeInv /\ ClientStateTypeInv
+    /\ ClientMemberTypeInv /\ ClientGenerationTypeInv /\ ClientBusyTypeInv
+    /\ ClientIncTypeInv /\ OwnedTypeInv /\ ReceivedTypeInv /\ FaultsTypeInv
+
+-----------------------------------------------------------------------------
+(* Safety.  The Python reference checks the same properties under the same
+   names (reference/groupspec/invariants.py). *)
+
+\* A group with members has a leader among them; CompletingRebalance and
+\* Stable always have members.
+LeaderIsMemberInv ==
+    /\ group.state \in {"CompletingRebalance", "Stable"} => group.members # {}
+    /\ group.members # {} => group.leader_id \in group.members
+    /\ group.members = {} => group.leader_id = NoMember
+
+\* group.instance.id -> member id is one-to-one and points at members.
+StaticMembersInv ==
+    /\ \A i \in StaticClients : group.static_members[i] \in group.members \cup {NoMember}
+    /\ \A i, j \in StaticClients :
+         i # j /\ group.static_members[i] # NoMember => group.static_members[i] # group.static_members[j]
+
+\* A KIP-394 pending id is never also a member.
+PendingMembersInv == group.pending_members \cap group.members = {}
+
+\* JoinGroups wait only in PreparingRebalance, SyncGroups only in CompletingRebalance.
+ParkedRequestsInv ==
+    \A m \in MemberIds :
+        /\ AwaitingJoin(group, m) => group.state = "PreparingRebalance" /\ m \in group.members
+        /\ AwaitingSync(group, m) => group.state = "CompletingRebalance" /\ m \in group.members
+
+\* In one generation no partition is given to two members: in the stored
+\* assignment, and among the assignments consumers received.
+OneOwnerPerGenerationInv ==
+    /\ \A m1, m2 \in group.members :
+         m1 # m2 => group.assignment[m1] \cap group.assignment[m2] = {}
+    /\ \A c1, c2 \in Clients :
+         (c1 # c2 /\ received_generation[c1] = received_generation[c2] /\ received_generation[c1] >= 0)
+            => received[c1] \cap received[c2] = {}
+
+\* No partition is held by two consumers at once, among live consumers the
+\* group still counts as members (a consumer the group expelled is a zombie
+\* until it hears so; fencing, not ownership, guards against it).
+NoConcurrentOwnersInv ==
+    \A c1, c2 \in Clients :
+        (/\ c1 # c2
+         /\ client_state[c1] # "down" /\ client_state[c2] # "down"
+         /\ client_member[c1] \in group.members /\ client_member[c2] \in group.members)
+            => owned[c1] \cap owned[c2] = {}
+
+\* State transitions only along Kafka's table: the last transition taken (a
+\* step may take several, e.g. CompletingRebalance -> PreparingRebalance ->
+\* Empty when the last member's session expires) is in the table.
+ValidTransitionInv ==
+    \/ group.previous_state = "Empty" /\ group.state = "Empty"
+    \/ IsValidTransition(group.previous_state, group.state)
+
+\* Generations never go back, and grow by one at a time.
+GenerationMonotonicInv ==
+    group'.generation_id \in {group.generation_id, group.generation_id + 1}
+
+\* A commit is accepted only from a current member in the current generation.
+NoStaleCommitInv ==
+    \A x \in msgs' \ msgs :
+        (x.type = "OffsetCommitResponse" /\ x.error = "NONE")
+            => x.generation = group.generation_id /\ x.member \in group.members
+
+GenerationMonotonicProp == [][GenerationMonotonicInv]_vars
+NoStaleCommitProp == [][NoStaleCommitInv]_vars
+
+-----------------------------------------------------------------------------
+(* Liveness, under Fairness and a finite fault budget. *)
+
+Live(c) == client_state[c] # "down"
+AllAssigned == UNION {owned[c] : c \in {x \in Clients : Live(x)}} = Partitions
+
+\* Once faults stop, a group with live consumers becomes Stable with every
+\* partition held, and one without becomes Empty (or stays Dead).
+ConvergenceProp ==
+    <>[](\/ group.state = "Dead"
+         \/ (\E c \in Clients : Live(c)) /\ group.state = "Stable" /\ AllAssigned
+            /\ \A c \in Clients : Live(c) => client_state[c] = "stable"
+         \/ (\A c \in Clients : ~Live(c)) /\ group.state = "Empty")
+
+\* A follower waiting in SyncGroup is eventually answered.
+SyncAnsweredProp ==
+    \A c \in Clients : client_state[c] = "syncing" ~> client_state[c] # "syncing"
+=============================================================================
