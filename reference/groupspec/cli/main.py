@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.simulate",
     "groupspec.cli.broker",
     "groupspec.cli.record",
+    "groupspec.cli.pipeline",
 )
 
 
