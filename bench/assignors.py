@@ -509,7 +509,23 @@ def readme(report: dict[str, Any]) -> str:
         "",
         "## Results",
         "",
+        "Times in seconds (best call); `B/part` = tracemalloc peak / partitions; DNF = did "
+        "not finish within the cap; — = not run (see the JSON's `note`).",
+        "",
         *table(rows),
+        "",
+        "Reading the numbers:",
+        "",
+        "- `sticky` and `cooperative-sticky` share one algorithm; the eager one's timed call "
+        "also decodes every member's user data (at S5, 2,000 blobs naming 1M (topic, "
+        "partition) entries), while cooperative members' owned partitions arrive already "
+        "decoded in the subscription. That decoding is most of the difference between the two "
+        "rows of `leave` and `join`.",
+        "- Range and RoundRobin are not sticky: their moves are far above the minimum by "
+        "design, and are shown only for comparison.",
+        "- In the cooperative `join`, the moves column counts the withheld partitions (they "
+        "move in round 2), so round 1 and round 2 are both compared with the rebalance's "
+        "minimum.",
         "",
         f"## Targets: {met} met, {gaps} gaps, {unknown} not measured",
         "",
