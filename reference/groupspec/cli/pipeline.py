@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -108,23 +109,34 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     from groupspec.pipeline.sweep import run_sweep
 
     tty = sys.stderr.isatty()
-    last = [-1]
+    started = time.monotonic()
+    shown = {"done": -1, "step": -1, "at": started}
 
     def progress(done: int, total: int) -> None:
-        if done == last[0]:
+        """Every change on a terminal; otherwise each 5% step, or every 15 s, as a line."""
+        if done == shown["done"]:
             return
-        last[0] = done
-        text = f"cells done {done}/{total} ({done * 100 // max(total, 1)}%)"
+        now = time.monotonic()
+        step = done * 20 // max(total, 1)
+        if not tty and done != total and step == shown["step"] and now - shown["at"] < 15:
+            return
+        shown.update(done=done, step=step, at=now)
+        text = (f"cells done {done}/{total} ({done * 100 // max(total, 1)}%), "
+                f"{now - started:.0f} s")
         if tty:
             print(f"\r{text}", end="\n" if done == total else "", file=sys.stderr, flush=True)
         else:
             print(text, file=sys.stderr, flush=True)
 
+    from pyspark.sql import SparkSession
+
+    existing = SparkSession.getActiveSession()
     spark = spark_session(args.master)
     try:
         outcome = run_sweep(config, Path(args.out), spark, progress=progress)
     finally:
-        spark.stop()
+        if existing is None:  # stop only the session this command started
+            spark.stop()
     print(f"done in {outcome.elapsed_s:.0f} s: {outcome.out}/report.html, {outcome.out}/report.md")
     for line in outcome.summary:
         print(f"  {line.replace('**', '')}")

@@ -208,12 +208,12 @@ def _cell_order(rows: list[Row]) -> list[Row]:
 def plot_unavailability(data: SweepData) -> Figure:
     rows = data.by_strategy
     churns = _churns(rows)
-    label = _labeler(rows)
     heights = [len([r for r in rows if r["churn"] == c]) for c in churns]
-    fig = _figure(len(churns), 0.32 * sum(heights) + 1.1 * len(churns))
+    fig = _figure(len(churns), 0.32 * sum(heights) + 1.1 * len(churns) + 0.4)
     axes = fig.subplots(len(churns), 1, squeeze=False, height_ratios=[h + 2 for h in heights])
     for ax, churn in zip(axes[:, 0], churns, strict=True):
         here = _cell_order([r for r in rows if r["churn"] == churn])
+        label = _labeler(here)
         names = [label(r) for r in here]
         inside = [r["mean_churn_stw_partition_s"] for r in here]
         total = [r["mean_churn_unavailable_partition_s"] for r in here]
@@ -221,27 +221,28 @@ def plot_unavailability(data: SweepData) -> Figure:
         y = list(range(len(here)))
         ax.barh(y, inside, color="#c0392b", label="inside rebalances (stop-the-world)")
         ax.barh(y, outside, left=inside, color="#f5b041", label="outside rebalances (detection, downtime, KIP-415 hold)")
-        lo = [t - r["min_churn_unavailable_partition_s"] for t, r in zip(total, here, strict=True)]
-        hi = [r["max_churn_unavailable_partition_s"] - t for t, r in zip(total, here, strict=True)]
+        lo = [max(t - r["min_churn_unavailable_partition_s"], 0.0) for t, r in zip(total, here, strict=True)]
+        hi = [max(r["max_churn_unavailable_partition_s"] - t, 0.0) for t, r in zip(total, here, strict=True)]
         ax.errorbar(total, y, xerr=[lo, hi], fmt="none", ecolor="#333333", capsize=3, linewidth=1)
         ax.set_yticks(y, names, fontsize=8)
         ax.invert_yaxis()
         ax.set_title(f"{churn}: partition-seconds without an owner (mean over seeds; whiskers min-max)", fontsize=10)
         ax.set_xlabel("partition-seconds")
         ax.grid(axis="x", alpha=0.3)
-    axes[0, 0].legend(fontsize=8, loc="lower right")
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside upper center", ncols=2, fontsize=8)
     return fig
 
 
 def _boxplots(data: SweepData, values: Callable[[Row], list[float]], title: str, xlabel: str) -> Figure:
     rows = data.by_strategy
     churns = _churns(rows)
-    label = _labeler(rows)
     heights = [len([r for r in rows if r["churn"] == c]) for c in churns]
     fig = _figure(len(churns), 0.32 * sum(heights) + 1.1 * len(churns))
     axes = fig.subplots(len(churns), 1, squeeze=False, height_ratios=[h + 2 for h in heights])
     for ax, churn in zip(axes[:, 0], churns, strict=True):
         here = _cell_order([r for r in rows if r["churn"] == churn])
+        label = _labeler(here)
         series = [values(r) or [0.0] for r in here]
         ax.boxplot(series, orientation="horizontal", tick_labels=[label(r) for r in here],
                    showmeans=True, widths=0.6)
