@@ -120,6 +120,7 @@ def rolling_restart_summary(by_strategy: list[Row], baseline: str, seeds: int,
 
 
 def kip415_summary(by_strategy: list[Row], churn_settings: dict[str, Any]) -> list[str]:
+    """One line per crash pattern, strategy and group: every delay against none."""
     out: list[str] = []
     for churn in ("crash", "crash-restart"):
         rows = [r for r in by_strategy if r["churn"] == churn]
@@ -128,26 +129,25 @@ def kip415_summary(by_strategy: list[Row], churn_settings: dict[str, Any]) -> li
             same = sorted((r for r in rows if (r["strategy"], r["group_size"], r["partitions"]) == (strategy, n, p)),
                           key=lambda r: r["delay_ms"])
             base = next((r for r in same if r["delay_ms"] == 0), None)
-            if base is None:
+            delayed = [r for r in same if r["delay_ms"] > 0]
+            if base is None or not delayed:
                 continue
             back = churn_settings.get(churn, {}).get("restart_after_ms")
             story = ("the member stays down" if churn == "crash"
                      else f"the member is back after {back / 1000:g} s" if back is not None
                      else "the member comes back")
-            for r in same:
-                if r["delay_ms"] == 0:
-                    continue
-                extra = r["mean_churn_unavailable_partition_s"] - base["mean_churn_unavailable_partition_s"]
-                out.append(
-                    f"**KIP-415 after a crash** ({story}; {strategy}, {n} members, {p} partitions): "
-                    f"a delay of {r['delay_ms'] / 1000:g} s leaves partitions without an owner for "
-                    f"{r['mean_churn_unavailable_partition_s']:.1f} partition-s against "
-                    f"{base['mean_churn_unavailable_partition_s']:.1f} without it: "
-                    f"{'+' if extra >= 0 else '-'}{abs(extra):.1f} partition-s "
-                    f"({_pct(r['mean_churn_unavailable_partition_s'], base['mean_churn_unavailable_partition_s'])}); "
-                    f"partition moves {r['mean_churn_partitions_moved']:.1f} against "
-                    f"{base['mean_churn_partitions_moved']:.1f}."
-                )
+            b = base["mean_churn_unavailable_partition_s"]
+            parts = []
+            for r in delayed:
+                u = r["mean_churn_unavailable_partition_s"]
+                parts.append(f"a {r['delay_ms'] / 1000:g} s delay {'adds' if u >= b else 'saves'} "
+                             f"{abs(u - b):.1f} partition-s ({_pct(u, b)}, {u:.1f} in all), "
+                             f"{r['mean_churn_partitions_moved']:.1f} partitions moved")
+            out.append(
+                f"**KIP-415 after a crash** ({story}; {strategy}, {n} members, {p} partitions): "
+                f"without a delay, {b:.1f} partition-s without an owner, "
+                f"{base['mean_churn_partitions_moved']:.1f} partitions moved; " + "; ".join(parts) + "."
+            )
     return out
 
 
@@ -418,6 +418,12 @@ def blocks(data: SweepData, images: dict[str, str]) -> list[Block]:
     out.append(("ul", setup))
     out.append(("h2", "Definitions"))
     out.append(("ul", [
+        "how the protocols spend partition-time: an eager rebalance revokes every partition of every "
+        "member until SyncGroup hands out the new assignment; a cooperative one revokes only the "
+        "partitions that move, which then wait for a follow-up rebalance, which completes only once "
+        "every member has heard of it on its next heartbeat (heartbeat_interval_ms); a static member "
+        "that restarts within its session timeout causes no rebalance, and its partitions wait for it "
+        "through its downtime",
         "unavailable partition-s: for every partition of the topic, the time no live member of the group "
         "held it (the simulator's partition_unowned_ms), from the first churn event to the end, in seconds",
         "of which in rebalances: the part of it between a rebalance's start (PreparingRebalance) and its end "
