@@ -243,9 +243,13 @@ def _boxplots(data: SweepData, values: Callable[[Row], list[float]], title: str,
     for ax, churn in zip(axes[:, 0], churns, strict=True):
         here = _cell_order([r for r in rows if r["churn"] == churn])
         label = _labeler(here)
-        series = [values(r) or [0.0] for r in here]
+        series = [values(r) for r in here]
         ax.boxplot(series, orientation="horizontal", tick_labels=[label(r) for r in here],
                    showmeans=True, widths=0.6)
+        for y, values_ in enumerate(series, start=1):
+            if not values_:  # nothing to draw: say so rather than draw a zero
+                ax.text(0.01, y, "none", transform=ax.get_yaxis_transform(), va="center",
+                        fontsize=8, color="#777777")
         ax.tick_params(axis="y", labelsize=8)
         ax.invert_yaxis()
         ax.set_title(f"{churn}: {title}", fontsize=10)
