@@ -120,8 +120,20 @@ def test_bundled_default_is_the_example_and_every_example_is_valid() -> None:
     assert {c.protocol for c in default.cells} == {"eager", "cooperative", "static-eager", "static-cooperative"}
     assert {c.delay_ms for c in default.cells} == {0, 10_000, 30_000}
     assert default.baseline == "eager/range" and len(default.seeds) == 3
-    for path in sorted((ROOT / "examples/sweeps").glob("*.toml")):
+    examples = sorted((ROOT / "examples/sweeps").glob("*.toml")) + sorted((ROOT / "examples/sweeps").glob("*.json"))
+    assert {p.suffix for p in examples} == {".toml", ".json"}
+    for path in examples:
         assert load_config(str(path)).cells
+
+
+def test_json_and_toml_describe_the_same_sweep() -> None:
+    toml = load_config_text(
+        'seeds = 2\n[consumer]\npoll_interval_ms = 250\n[[grid]]\nchurn = "crash"\nprotocol = "cooperative"\n'
+        'assignor = "cooperative-sticky"\ngroup_size = [3, 4]\npartitions = 6\ndelay_ms = [0, 5000]\n', "s.toml")
+    json_ = load_config_text(
+        '{"seeds": 2, "consumer": {"poll_interval_ms": 250}, "grid": [{"churn": "crash", "protocol": "cooperative",'
+        ' "assignor": "cooperative-sticky", "group_size": [3, 4], "partitions": 6, "delay_ms": [0, 5000]}]}', "s.json")
+    assert toml.runs() == json_.runs() and len(toml.runs()) == 8
 
 
 def test_cli_bad_config_is_a_clear_error_before_spark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
