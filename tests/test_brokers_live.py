@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -107,39 +108,58 @@ def run_group(bootstrap: str, topic: str, group: str) -> dict[str, int]:
     producer.flush(timeout=30)
     producer.close()
 
-    consumers = {
-        name: KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, client_id=name,
-            auto_offset_reset="earliest", enable_auto_commit=False,
-            session_timeout_ms=6000, heartbeat_interval_ms=300, max_poll_interval_ms=20000,
-        )
-        for name in ("member-a", "member-b")
-    }
-    seen = dict.fromkeys(consumers, 0)
+    names = ("member-a", "member-b")
+    seen = dict.fromkeys(names, 0)
+    #: name -> (partitions assigned, every assigned partition consumed to its end)
+    state: dict[str, tuple[int, bool]] = dict.fromkeys(names, (0, False))
+    finish = threading.Event()
+    failures: list[BaseException] = []
+
+    def member(name: str) -> None:
+        # one thread per consumer, polling continuously, as an application would
+        try:
+            c = KafkaConsumer(
+                bootstrap_servers=bootstrap, group_id=group, client_id=name,
+                auto_offset_reset="earliest", enable_auto_commit=False,
+                session_timeout_ms=6000, heartbeat_interval_ms=300, max_poll_interval_ms=10000,
+            )
+            try:
+                c.subscribe([topic])
+                while not finish.is_set():
+                    for records in c.poll(timeout_ms=100).values():
+                        seen[name] += len(records)
+                    assigned = c.assignment()
+                    state[name] = (len(assigned), all(
+                        c.position(tp) == RECORDS // PARTITIONS for tp in assigned
+                    ))
+                c.commit()
+            finally:
+                c.close()
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=member, args=(n,), daemon=True) for n in names]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 120
+    settled_at: float | None = None
     try:
-        for c in consumers.values():
-            c.subscribe([topic])
-        deadline = time.monotonic() + 90
-        settled_at: float | None = None
-        while True:
-            assert time.monotonic() < deadline, f"group never settled: {seen}"
-            for name, c in consumers.items():
-                for records in c.poll(timeout_ms=100).values():
-                    seen[name] += len(records)
-            shared = [len(c.assignment()) for c in consumers.values()]
-            if all(shared) and sum(shared) == PARTITIONS and all(
-                c.position(tp) == RECORDS // PARTITIONS for c in consumers.values() for tp in c.assignment()
-            ):
+        while not failures:
+            assert time.monotonic() < deadline, f"group never settled: {state}"
+            counts = [n for n, _ in state.values()]
+            if all(counts) and sum(counts) == PARTITIONS and all(done for _, done in state.values()):
                 settled_at = settled_at or time.monotonic()
                 if time.monotonic() - settled_at > 1.5:  # time for a few heartbeats
                     break
             else:
                 settled_at = None
-        for c in consumers.values():
-            c.commit()
+            time.sleep(0.05)
     finally:
-        for c in consumers.values():
-            c.close()
+        finish.set()
+        for t in threads:
+            t.join(timeout=60)
+    if failures:
+        raise failures[0]
     return seen
 
 
@@ -189,7 +209,7 @@ def test_recorded_group(broker: BrokerProcess) -> None:
     for member in leader_join.ok.members:
         assert Subscription.decode(member.metadata).topics == (topic,)
     for x in last_join.values():
-        assert x.request.session_timeout_ms == 6000 and x.request.rebalance_timeout_ms == 20000
+        assert x.request.session_timeout_ms == 6000 and x.request.rebalance_timeout_ms == 10000
         assert x.request.client_id == x.event.client_id
 
     syncs = [x for x in typed(events, m.SyncGroupRequest, m.SyncGroupResponse)
