@@ -13,6 +13,7 @@ and kills the process only if it does not exit in time.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -191,6 +192,9 @@ class BrokerProcess:
             )
         except OSError as e:
             raise BrokerError(f"cannot start the {self.kind} broker: {e}") from e
+        # the broker runs in its own session, so no Ctrl-C reaches it: stop it at exit
+        # even when the caller never gets to stop()
+        atexit.register(self._terminate)
         deadline = t0 + self.start_timeout_s
         last_error = "no answer yet"
         while time.monotonic() < deadline:
@@ -226,6 +230,7 @@ class BrokerProcess:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _terminate(self) -> None:
+        atexit.unregister(self._terminate)
         proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
