@@ -103,24 +103,34 @@ VARIABLES
     \* Faults spent so far.
     \* @type: Int;
     faults,
+    \* Whether a timer fired while the member it removed was still alive and
+    \* about to act (a timing fault: a consumer slower than its timeouts).
+    \* @type: Bool;
+    early_timer,
     \* The last action and its parameters: for readable counterexamples and
     \* trace validation; models leave it out of their VIEW.
     \* @type: {name: Str, client: CLIENT, member: MEMBER, error: Str};
     last_action
 
 vars == <<group, protocol, msgs, client_state, client_member, client_generation,
-          client_busy, client_inc, owned, received, received_generation, faults, last_action>>
+          client_busy, client_inc, owned, received, received_generation, faults, early_timer,
+          last_action>>
 client_vars == <<client_state, client_member, client_generation, client_busy, client_inc,
                  owned, received, received_generation>>
 
 -----------------------------------------------------------------------------
 (* Values *)
 
+\* The domain of the group's per-member functions: every id, and NoMember so
+\* that a step exploring an invalid choice (pruned by ok) never leaves it.
+\* @type: Set(MEMBER);
+AllIds == MemberIds \cup {NoMember}
+
 \* @type: {client: CLIENT, inc: Int};
 NoConn == [client |-> NoClient, inc |-> 0]
 
 \* @type: MEMBER -> Set(PARTITION);
-NoPlan == [m \in MemberIds |-> {}]
+NoPlan == [m \in AllIds |-> {}]
 
 \* A message with every field at its default; constructors override fields.
 \* @type: (Str, CLIENT, Int) => {type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION)};
@@ -183,10 +193,10 @@ RemoveMembers(s, gone, ch) ==
                    !.static_members = [i \in StaticClients |->
                                           IF g.static_members[i] \in gone THEN NoMember
                                           ELSE g.static_members[i]],
-                   !.metadata = [m \in MemberIds |-> IF m \in gone THEN {} ELSE g.metadata[m]],
-                   !.assignment = [m \in MemberIds |-> IF m \in gone THEN {} ELSE g.assignment[m]],
-                   !.join_request = [m \in MemberIds |-> IF m \in gone THEN NoConn ELSE g.join_request[m]],
-                   !.sync_request = [m \in MemberIds |-> IF m \in gone THEN NoConn ELSE g.sync_request[m]],
+                   !.metadata = [m \in AllIds |-> IF m \in gone THEN {} ELSE g.metadata[m]],
+                   !.assignment = [m \in AllIds |-> IF m \in gone THEN {} ELSE g.assignment[m]],
+                   !.join_request = [m \in AllIds |-> IF m \in gone THEN NoConn ELSE g.join_request[m]],
+                   !.sync_request = [m \in AllIds |-> IF m \in gone THEN NoConn ELSE g.sync_request[m]],
                    !.leader_id = lead],
           !.ok = @ /\ (lead \in rest \/ rest = {})]
 
@@ -195,7 +205,7 @@ PropagateAssignment(s, err) ==
     LET g == s.g
         parked == {m \in g.members : AwaitingSync(g, m)}
     IN [s EXCEPT
-          !.g.sync_request = [m \in MemberIds |-> NoConn],
+          !.g.sync_request = [m \in AllIds |-> NoConn],
           !.out = @ \cup {[Resp("SyncGroupResponse", g.sync_request[m], err)
                              EXCEPT !.member = m,
                                     !.assigned = IF err = "NONE" THEN g.assignment[m] ELSE {}]
@@ -203,7 +213,7 @@ PropagateAssignment(s, err) ==
 
 \* resetAndPropagateAssignmentWithError.
 ResetAndPropagateError(s, err) ==
-    PropagateAssignment([s EXCEPT !.g.assignment = [m \in MemberIds |-> {}]], err)
+    PropagateAssignment([s EXCEPT !.g.assignment = [m \in AllIds |-> {}]], err)
 
 \* completeClassicGroupJoin: dynamic members that did not rejoin are removed
 \* (static ones stay, KAFKA-8220); a leader that did not rejoin is replaced by
@@ -231,7 +241,7 @@ CompleteJoin(s, ch) ==
                                       !.meta_of = IF m = lead THEN g3.metadata ELSE NoPlan]
                             : m \in joined}
             IN [s3 EXCEPT
-                  !.g.join_request = [m \in MemberIds |-> NoConn],
+                  !.g.join_request = [m \in AllIds |-> NoConn],
                   !.g.pending_sync_members = g3.members,
                   !.g.sync_timer = TRUE,
                   !.out = @ \cup answers]
@@ -399,7 +409,7 @@ HandleSyncGroup(s, req) ==
             IN IF g.leader_id = m
                THEN Transition(PropagateAssignment(
                         [s1 EXCEPT !.g.assignment =
-                            [x \in MemberIds |-> IF x \in g.members THEN req.plan[x] ELSE {}]],
+                            [x \in AllIds |-> IF x \in g.members THEN req.plan[x] ELSE {}]],
                         "NONE"), "Stable")
                ELSE s1
        ELSE \* Stable: the stored assignment.
@@ -478,7 +488,7 @@ Apply(req, res, name) ==
              IF \E o \in res.out : o.client = req.client /\ o.inc = req.inc
              THEN (CHOOSE o \in res.out : o.client = req.client /\ o.inc = req.inc).error
              ELSE "PARKED")
-    /\ UNCHANGED <<protocol, client_vars, faults>>
+    /\ UNCHANGED <<protocol, client_vars, faults, early_timer>>
 
 JoinGroup ==
     \E req \in msgs, ch \in Choices :
@@ -512,6 +522,7 @@ Fire(res, name, m, isFault) ==
     /\ group' = res.g
     /\ msgs' = msgs \cup res.out
     /\ faults' = IF isFault THEN faults + 1 ELSE faults
+    /\ early_timer' = (early_timer \/ isFault)
     /\ Label(name, NoClient, m, "NONE")
     /\ UNCHANGED <<protocol, client_vars>>
 
@@ -558,7 +569,7 @@ DeleteGroup ==
     /\ group' = Transition(Start, "Dead").g
     /\ faults' = faults + 1
     /\ Label("DeleteGroup", NoClient, NoMember, "NONE")
-    /\ UNCHANGED <<protocol, msgs, client_vars>>
+    /\ UNCHANGED <<protocol, msgs, client_vars, early_timer>>
 
 -----------------------------------------------------------------------------
 (* Consumers: client/consumer.py (AbstractCoordinator, ConsumerCoordinator). *)
@@ -577,7 +588,7 @@ SendJoinGroup(c) ==
     /\ client_state' = [client_state EXCEPT ![c] = "joining"]
     /\ Label("SendJoinGroup", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, client_member, client_generation, client_busy, client_inc,
-                   received, received_generation, faults>>
+                   received, received_generation, faults, early_timer>>
 
 \* Answers for an older incarnation are ignored.
 Mine(resp, c) == resp.client = c /\ resp.inc = client_inc[c] /\ client_state[c] # "down"
@@ -610,7 +621,7 @@ ReceiveJoinGroup(c) ==
                  IN IF lead
                     THEN \E o \in Targets(AssignorContract, resp.joined, Partitions, resp.meta_of) :
                            msgs' = (msgs \ {resp}) \cup
-                                   {sync([m \in MemberIds |->
+                                   {sync([m \in AllIds |->
                                             IF m \in resp.joined
                                             THEN Given(protocol, resp.joined, resp.meta_of, o, m, Partitions)
                                             ELSE {}])}
@@ -634,7 +645,7 @@ ReceiveJoinGroup(c) ==
               /\ msgs' = msgs \ {resp}
               /\ Rejoin(c)
         /\ Label("ReceiveJoinGroup", c, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_busy, client_inc, received, received_generation, faults>>
+        /\ UNCHANGED <<group, protocol, client_busy, client_inc, received, received_generation, faults, early_timer>>
 
 \* onJoinComplete: a cooperative consumer revokes what it lost and, if it lost
 \* anything, rejoins at once (KIP-429's second round).
@@ -659,7 +670,7 @@ ReceiveSyncGroup(c) ==
               /\ Rejoin(c)
               /\ UNCHANGED <<received, received_generation>>
         /\ Label("ReceiveSyncGroup", c, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_busy, client_inc, faults>>
+        /\ UNCHANGED <<group, protocol, client_busy, client_inc, faults, early_timer>>
 
 \* A stable consumer heartbeats or commits the offsets of what it owns.
 SendHeartbeat(c) ==
@@ -668,7 +679,7 @@ SendHeartbeat(c) ==
     /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
     /\ Label("SendHeartbeat", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
-                   owned, received, received_generation, faults>>
+                   owned, received, received_generation, faults, early_timer>>
 
 SendOffsetCommit(c) ==
     /\ client_state[c] = "stable" /\ ~client_busy[c] /\ owned[c] # {}
@@ -676,7 +687,7 @@ SendOffsetCommit(c) ==
     /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
     /\ Label("SendOffsetCommit", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
-                   owned, received, received_generation, faults>>
+                   owned, received, received_generation, faults, early_timer>>
 
 \* Heartbeat and OffsetCommit answers: REBALANCE_IN_PROGRESS means rejoin;
 \* ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID mean the partitions are lost (the
@@ -697,7 +708,7 @@ ReceiveHeartbeatOrCommit(c) ==
                   [] OTHER -> Rejoin(c)
         /\ Label(IF resp.type = "HeartbeatResponse" THEN "ReceiveHeartbeat" ELSE "ReceiveOffsetCommit",
                  c, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_inc, received, received_generation, faults>>
+        /\ UNCHANGED <<group, protocol, client_inc, received, received_generation, faults, early_timer>>
 
 \* Leave and stale answers for a consumer that is gone are dropped.
 DropStale ==
@@ -707,7 +718,7 @@ DropStale ==
         /\ ~Mine(resp, resp.client) \/ resp.type = "LeaveGroupResponse"
         /\ msgs' = msgs \ {resp}
         /\ Label("DropStale", resp.client, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_vars, faults>>
+        /\ UNCHANGED <<group, protocol, client_vars, faults, early_timer>>
 
 \* The request or its answer was lost (and is not parked at the coordinator):
 \* the consumer's request times out and it starts over.
@@ -721,7 +732,7 @@ RequestTimeout(c) ==
     /\ client_state' = [client_state EXCEPT ![c] = IF @ = "stable" THEN "stable" ELSE "unjoined"]
     /\ Label("RequestTimeout", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, msgs, client_member, client_generation, client_inc,
-                   owned, received, received_generation, faults>>
+                   owned, received, received_generation, faults, early_timer>>
 
 -----------------------------------------------------------------------------
 (* Faults, each spending the budget. *)
@@ -738,7 +749,7 @@ Leave(c) ==
     /\ faults' = faults + 1
     /\ Label("Leave", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, client_member, client_generation, client_busy, client_inc,
-                   received, received_generation>>
+                   received, received_generation, early_timer>>
 
 \* The consumer process dies; its requests in flight stay in flight.
 Crash(c) ==
@@ -749,7 +760,7 @@ Crash(c) ==
     /\ faults' = faults + 1
     /\ Label("Crash", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, msgs, client_member, client_generation, client_busy,
-                   client_inc, received, received_generation>>
+                   client_inc, received, received_generation, early_timer>>
 
 \* A new incarnation of a consumer that is down.  A static one comes back with
 \* its group.instance.id and no member id (KIP-345).
@@ -765,7 +776,7 @@ Restart(c) ==
     /\ received_generation' = [received_generation EXCEPT ![c] = -1]
     /\ faults' = faults + 1
     /\ Label("Restart", c, NoMember, "NONE")
-    /\ UNCHANGED <<group, protocol, msgs, owned>>
+    /\ UNCHANGED <<group, protocol, msgs, owned, early_timer>>
 
 LoseMessage ==
     \E x \in msgs :
@@ -773,7 +784,7 @@ LoseMessage ==
         /\ msgs' = msgs \ {x}
         /\ faults' = faults + 1
         /\ Label("LoseMessage", x.client, x.member, x.error)
-        /\ UNCHANGED <<group, protocol, client_vars>>
+        /\ UNCHANGED <<group, protocol, client_vars, early_timer>>
 
 -----------------------------------------------------------------------------
 
@@ -782,10 +793,10 @@ Init ==
                 leader_id |-> NoMember, members |-> {},
                 static_members |-> [i \in StaticClients |-> NoMember],
                 pending_members |-> {},
-                metadata |-> [m \in MemberIds |-> {}],
-                assignment |-> [m \in MemberIds |-> {}],
-                join_request |-> [m \in MemberIds |-> NoConn],
-                sync_request |-> [m \in MemberIds |-> NoConn],
+                metadata |-> [m \in AllIds |-> {}],
+                assignment |-> [m \in AllIds |-> {}],
+                join_request |-> [m \in AllIds |-> NoConn],
+                sync_request |-> [m \in AllIds |-> NoConn],
                 pending_sync_members |-> {}, join_timer |-> "none", sync_timer |-> FALSE,
                 used_ids |-> {}]
     /\ protocol \in RebalanceProtocols
@@ -799,6 +810,7 @@ Init ==
     /\ received = [c \in Clients |-> {}]
     /\ received_generation = [c \in Clients |-> -1]
     /\ faults = 0
+    /\ early_timer = FALSE
     /\ last_action = [name |-> "Init", client |-> NoClient, member |-> NoMember, error |-> "NONE"]
 
 CoordinatorNext ==
@@ -850,10 +862,10 @@ GroupTypeInv ==
     /\ group.members \subseteq MemberIds
     /\ group.static_members \in [StaticClients -> MemberOrNone]
     /\ group.pending_members \subseteq MemberIds
-    /\ group.metadata \in [MemberIds -> SUBSET Partitions]
-    /\ group.assignment \in [MemberIds -> SUBSET Partitions]
-    /\ group.join_request \in [MemberIds -> ConnType]
-    /\ group.sync_request \in [MemberIds -> ConnType]
+    /\ group.metadata \in [AllIds -> SUBSET Partitions]
+    /\ group.assignment \in [AllIds -> SUBSET Partitions]
+    /\ group.join_request \in [AllIds -> ConnType]
+    /\ group.sync_request \in [AllIds -> ConnType]
     /\ group.pending_sync_members \subseteq MemberIds
     /\ group.join_timer \in {"none", "initial", "rebalance"}
     /\ group.sync_timer \in BOOLEAN
@@ -863,7 +875,7 @@ MsgsTypeInv ==
     \A x \in msgs :
         /\ x.client \in Clients /\ x.inc \in Nat /\ x.member \in MemberOrNone
         /\ x.meta \subseteq Partitions /\ x.assigned \subseteq Partitions
-        /\ x.plan \in [MemberIds -> SUBSET Partitions]
+        /\ x.plan \in [AllIds -> SUBSET Partitions]
 ClientStateTypeInv == client_state \in [Clients -> {"down", "unjoined", "joining", "syncing", "stable"}]
 ClientMemberTypeInv == client_member \in [Clients -> MemberOrNone]
 ClientGenerationTypeInv == client_generation \in [Clients -> Int]
@@ -873,7 +885,7 @@ OwnedTypeInv == owned \in [Clients -> SUBSET Partitions]
 ReceivedTypeInv ==
     /\ received \in [Clients -> SUBSET Partitions]
     /\ received_generation \in [Clients -> Int]
-FaultsTypeInv == faults \in 0..MaxFaults
+FaultsTypeInv == faults \in 0..MaxFaults /\ early_timer \in BOOLEAN
 
 TypeInv ==
     /\ GroupTypeInv /\ ProtocolTypeInv /\ MsgsTypeInv /\ ClientStateTypeInv
@@ -915,15 +927,24 @@ OneOwnerPerGenerationInv ==
          (c1 # c2 /\ received_generation[c1] = received_generation[c2] /\ received_generation[c1] >= 0)
             => received[c1] \cap received[c2] = {}
 
-\* No partition is held by two consumers at once, among live consumers the
-\* group still counts as members (a consumer the group expelled is a zombie
-\* until it hears so; fencing, not ownership, guards against it).
+\* No partition is held by two consumers at once, among live consumers that
+\* are members of the group's current generation.  A consumer of an older
+\* generation is a zombie until it hears so: a static member that missed the
+\* rebalance timeout stays a member (KAFKA-8220) yet may still act on an old
+\* generation's assignment.  Kafka guards against it with the generation
+\* check on commits (NoStaleCommitInv), not with exclusive ownership; and
+\* after such a timing fault the zombie may even rejoin still holding what an
+\* older generation gave it (MCstatic finds it).  So the invariant is claimed
+\* for behaviours without timing faults.
+CurrentMember(c) ==
+    /\ client_state[c] # "down"
+    /\ client_member[c] \in group.members
+    /\ client_generation[c] = group.generation_id
+
 NoConcurrentOwnersInv ==
+    early_timer \/
     \A c1, c2 \in Clients :
-        (/\ c1 # c2
-         /\ client_state[c1] # "down" /\ client_state[c2] # "down"
-         /\ client_member[c1] \in group.members /\ client_member[c2] \in group.members)
-            => owned[c1] \cap owned[c2] = {}
+        (c1 # c2 /\ CurrentMember(c1) /\ CurrentMember(c2)) => owned[c1] \cap owned[c2] = {}
 
 \* State transitions only along Kafka's table: the last transition taken (a
 \* step may take several, e.g. CompletingRebalance -> PreparingRebalance ->
