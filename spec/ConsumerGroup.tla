@@ -112,6 +112,10 @@ VARIABLES
     \* @type: {name: Str, client: CLIENT, member: MEMBER, error: Str};
     last_action
 
+\* Apalache's name for the type of the group record (the type of variable group).
+\* @typeAlias: group = {state: Str, previous_state: Str, generation_id: Int, leader_id: MEMBER, members: Set(MEMBER), static_members: CLIENT -> MEMBER, pending_members: Set(MEMBER), metadata: MEMBER -> Set(PARTITION), assignment: MEMBER -> Set(PARTITION), join_request: MEMBER -> {client: CLIENT, inc: Int}, sync_request: MEMBER -> {client: CLIENT, inc: Int}, pending_sync_members: Set(MEMBER), join_timer: Str, sync_timer: Bool, used_ids: Set(MEMBER)};
+ConsumerGroup_typedefs == TRUE
+
 vars == <<group, protocol, msgs, client_state, client_member, client_generation,
           client_busy, client_inc, owned, received, received_generation, faults, early_timer,
           last_action>>
@@ -150,7 +154,9 @@ Resp(type, conn, err) == [Msg(type, conn.client, conn.inc) EXCEPT !.error = err]
 Start == [g |-> group, out |-> {}, ok |-> TRUE]
 
 IsStatic(g, m) == \E i \in StaticClients : g.static_members[i] = m
+\* @type: ($group, MEMBER) => Bool;
 AwaitingJoin(g, m) == g.join_request[m] # NoConn
+\* @type: ($group, MEMBER) => Bool;
 AwaitingSync(g, m) == g.sync_request[m] # NoConn
 
 \* ClassicGroup.hasAllMembersJoined: everyone parked in JoinGroup and no pending id.
@@ -936,6 +942,7 @@ OneOwnerPerGenerationInv ==
 \* after such a timing fault the zombie may even rejoin still holding what an
 \* older generation gave it (MCstatic finds it).  So the invariant is claimed
 \* for behaviours without timing faults.
+\* @type: CLIENT => Bool;
 CurrentMember(c) ==
     /\ client_state[c] # "down"
     /\ client_member[c] \in group.members
@@ -969,6 +976,7 @@ NoStaleCommitProp == [][NoStaleCommitInv]_vars
 -----------------------------------------------------------------------------
 (* Liveness, under Fairness and a finite fault budget. *)
 
+\* @type: CLIENT => Bool;
 Live(c) == client_state[c] # "down"
 AllAssigned == UNION {owned[c] : c \in {x \in Clients : Live(x)}} = Partitions
 

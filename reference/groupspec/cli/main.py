@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.broker",
     "groupspec.cli.record",
     "groupspec.cli.pipeline",
+    "groupspec.cli.spec",
 )
 
 
