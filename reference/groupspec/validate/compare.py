@@ -1,0 +1,168 @@
+"""Comparing a broker's response with the reference's, field by field, as far as the wire
+version carries the field; and one-line summaries of responses for verdicts.
+
+Member lists are compared as sets (Kafka iterates a HashMap; the order is not part of the
+protocol). Error responses are compared by error alone: which other fields Kafka fills on
+an error differs between versions and is not a rule.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment
+from groupspec.protocol.errors import Error
+from groupspec.protocol.wire import DecodeError
+
+#: JoinGroup v9 added skipAssignment (KIP-814); LeaveGroup v3 answers per member (KIP-345).
+SKIP_ASSIGNMENT_MIN_VERSION = 9
+LEAVE_MEMBERS_MIN_VERSION = 3
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    what: str
+    #: the broker knew something from before the trace started (an offset, a member)
+    prehistory: bool = False
+
+
+def main_error(resp: m.Response | None) -> Error | None:
+    """The error that decides a response (for OffsetCommit, the first non-NONE partition)."""
+    if resp is None:
+        return None
+    if isinstance(resp, m.OffsetCommitResponse):
+        errs = [p.error for p in resp.partitions if p.error is not Error.NONE]
+        return errs[0] if errs else Error.NONE
+    if isinstance(resp, m.DescribeGroupsResponse):
+        return resp.groups[0].error if resp.groups else Error.NONE
+    if isinstance(resp, m.DeleteGroupsResponse):
+        return resp.results[0].error if resp.results else Error.NONE
+    err = getattr(resp, "error", None)
+    return err if isinstance(err, Error) else None
+
+
+def _assignment_text(data: bytes) -> str:
+    try:
+        a = Assignment.decode(data)
+    except (DecodeError, ValueError):
+        return f"<{len(data)} bytes: {base64.b64encode(data[:24]).decode()}>"
+    parts = ", ".join(f"{t}-{p}" for t, ps in a.partitions.items() for p in ps)
+    return "{" + parts + "}"
+
+
+def summary(resp: m.Response | None) -> str:
+    """A one-line description of a response (None: "no answer yet (parked)")."""
+    if resp is None:
+        return "no answer yet (the request stays parked)"
+    if isinstance(resp, m.JoinGroupResponse):
+        if resp.error is not Error.NONE:
+            extra = f" member_id={resp.member_id}" if resp.error is Error.MEMBER_ID_REQUIRED else ""
+            return f"JoinGroup {resp.error.name}{extra}"
+        members = f", members=[{', '.join(sorted(x.member_id for x in resp.members))}]" if resp.members else ""
+        return (
+            f"JoinGroup NONE generation={resp.generation_id} protocol={resp.protocol_name} "
+            f"leader={resp.leader} member_id={resp.member_id}{members}"
+        )
+    if isinstance(resp, m.SyncGroupResponse):
+        if resp.error is not Error.NONE:
+            return f"SyncGroup {resp.error.name}"
+        return f"SyncGroup NONE assignment={_assignment_text(resp.assignment)}"
+    if isinstance(resp, m.OffsetCommitResponse):
+        errs = sorted({p.error.name for p in resp.partitions})
+        return f"OffsetCommit {'/'.join(errs) or 'NONE (no partitions)'}"
+    if isinstance(resp, m.OffsetFetchResponse):
+        parts = ", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}" for p in resp.partitions)
+        return f"OffsetFetch {resp.error.name} [{parts}]"
+    if isinstance(resp, m.LeaveGroupResponse):
+        per = ", ".join(f"{x.member_id}:{x.error.name}" for x in resp.members)
+        return f"LeaveGroup {resp.error.name}" + (f" [{per}]" if per else "")
+    if isinstance(resp, m.DescribeGroupsResponse):
+        gs = ", ".join(f"{g.group_id}:{g.error.name}:{g.group_state}:{len(g.members)} member(s)" for g in resp.groups)
+        return f"DescribeGroups [{gs}]"
+    if isinstance(resp, m.DeleteGroupsResponse):
+        return "DeleteGroups [" + ", ".join(f"{x.group_id}:{x.error.name}" for x in resp.results) + "]"
+    err = main_error(resp)
+    return f"{m.api_name(resp)} {err.name if err else ''}".strip()
+
+
+def compare(api_version: int, expected: m.Response, actual: m.Response) -> Mismatch | None:
+    """None when ``actual`` (the broker's) is what the protocol allows given ``expected``
+    (the reference's answer in the same state)."""
+    if type(expected) is not type(actual):
+        return Mismatch(f"a {type(actual).__name__} where a {type(expected).__name__} was due")
+    if isinstance(expected, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
+        return _join(api_version, expected, actual)
+    if isinstance(expected, m.SyncGroupResponse) and isinstance(actual, m.SyncGroupResponse):
+        if expected.error is not actual.error:
+            return Mismatch("error")
+        if expected.error is Error.NONE:
+            if expected.assignment != actual.assignment:
+                return Mismatch("assignment")
+            for f in ("protocol_type", "protocol_name"):
+                a = getattr(actual, f)
+                if a is not None and a != getattr(expected, f):
+                    return Mismatch(f)
+        return None
+    if isinstance(expected, m.HeartbeatResponse) and isinstance(actual, m.HeartbeatResponse):
+        return None if expected.error is actual.error else Mismatch("error")
+    if isinstance(expected, m.LeaveGroupResponse) and isinstance(actual, m.LeaveGroupResponse):
+        if expected.error is not actual.error:
+            return Mismatch("error")
+        if api_version >= LEAVE_MEMBERS_MIN_VERSION and expected.error is Error.NONE:
+            e = sorted((x.member_id, x.group_instance_id or "", x.error.value) for x in expected.members)
+            a = sorted((x.member_id, x.group_instance_id or "", x.error.value) for x in actual.members)
+            if e != a:
+                return Mismatch("per-member errors")
+        return None
+    if isinstance(expected, m.OffsetCommitResponse) and isinstance(actual, m.OffsetCommitResponse):
+        e2 = {(p.topic, p.partition): p.error for p in expected.partitions}
+        a2 = {(p.topic, p.partition): p.error for p in actual.partitions}
+        return None if e2 == a2 else Mismatch("partition errors")
+    if isinstance(expected, m.OffsetFetchResponse) and isinstance(actual, m.OffsetFetchResponse):
+        if expected.error is not actual.error:
+            return Mismatch("error")
+        e3 = {(p.topic, p.partition): p.committed_offset for p in expected.partitions}
+        for p in actual.partitions:
+            want = e3.get((p.topic, p.partition), -1)
+            if p.error is Error.NONE and p.committed_offset != want:
+                return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1)
+        return None
+    if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
+        for eg, ag in zip(expected.groups, actual.groups, strict=False):
+            if eg.error is not ag.error:
+                return Mismatch("error")
+            if eg.error is Error.NONE and ag.group_state != eg.group_state:
+                return Mismatch("group state")
+            if {x.member_id for x in eg.members} != {x.member_id for x in ag.members}:
+                return Mismatch("members")
+        return None
+    if isinstance(expected, m.DeleteGroupsResponse) and isinstance(actual, m.DeleteGroupsResponse):
+        e4 = sorted((x.group_id, x.error.value) for x in expected.results)
+        a4 = sorted((x.group_id, x.error.value) for x in actual.results)
+        return None if e4 == a4 else Mismatch("results")
+    return None if expected == actual else Mismatch("response")
+
+
+def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Mismatch | None:
+    if e.error is not a.error:
+        return Mismatch("error")
+    if e.error is Error.MEMBER_ID_REQUIRED:
+        return None if e.member_id == a.member_id else Mismatch("member_id")
+    if e.error is not Error.NONE:
+        return None
+    for f in ("generation_id", "leader", "member_id"):
+        if getattr(e, f) != getattr(a, f):
+            return Mismatch(f)
+    if a.protocol_name is not None and a.protocol_name != e.protocol_name:
+        return Mismatch("protocol_name")
+    if a.protocol_type is not None and a.protocol_type != e.protocol_type:
+        return Mismatch("protocol_type")
+    if version >= SKIP_ASSIGNMENT_MIN_VERSION and a.skip_assignment != e.skip_assignment:
+        return Mismatch("skip_assignment")
+    em = sorted((x.member_id, x.metadata) for x in e.members)
+    am = sorted((x.member_id, x.metadata) for x in a.members)
+    if em != am:
+        return Mismatch("members")
+    return None

@@ -1,0 +1,194 @@
+"""Splitting a loaded trace into groups, and the file-level checks that need no protocol.
+
+Each group gets its wire exchanges (the requests the coordinator answers), its records, and
+the *gaps* that concern it: lines that did not parse but name the group, requests without a
+response, undecodable frames on a connection the group used, and file-wide gaps (events
+dropped, a line whose group cannot be told). A gap never stops validation; it can only
+turn a divergence into an inconclusive verdict (see :mod:`groupspec.validate.verdict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from groupspec.trace.events import (
+    DecodeErrorEvent,
+    ExpiryEvent,
+    Header,
+    RecordEvent,
+    WireExchange,
+)
+from groupspec.validate.load import LoadedTrace, Located
+from groupspec.validate.problems import InputProblem
+
+#: APIs whose requests the reference coordinator answers per group (ListGroups is
+#: cluster-wide; FindCoordinator only locates the coordinator).
+REPLAYED_APIS = frozenset(
+    {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+     "DescribeGroups", "DeleteGroups"}
+)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Something missing that may explain a divergence. ``at_ms`` is when it happened, if
+    known (a request without a response cannot explain what happened before it was sent)."""
+
+    problem: InputProblem
+    at_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A wire exchange and the line it came from."""
+
+    line: int
+    event: WireExchange
+
+    @property
+    def seq(self) -> int:
+        return self.event.seq
+
+    @property
+    def sent(self) -> float:
+        return self.event.sent_ms
+
+    @property
+    def received(self) -> float:
+        r = self.event.received_ms
+        return float("inf") if r is None else r
+
+
+@dataclass
+class GroupTrace:
+    group_id: str
+    exchanges: list[Exchange] = field(default_factory=list)
+    records: list[tuple[int, RecordEvent]] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    #: lines with FindCoordinator and other exchanges not replayed
+    other: int = 0
+
+
+@dataclass
+class GroupedTrace:
+    source: str
+    groups: dict[str, GroupTrace]
+    problems: list[InputProblem]
+    header: Header | None
+    events: int
+
+
+def group_trace(loaded: LoadedTrace) -> GroupedTrace:
+    source = loaded.source
+    problems = list(loaded.problems)
+    groups: dict[str, GroupTrace] = {}
+    file_gaps: list[Gap] = []
+    header: Header | None = None
+
+    def group(gid: str) -> GroupTrace:
+        g = groups.get(gid)
+        if g is None:
+            g = groups[gid] = GroupTrace(gid)
+        return g
+
+    for p in loaded.problems:
+        if p.group_id is not None:
+            group(p.group_id).gaps.append(Gap(p))
+        else:
+            file_gaps.append(Gap(p))
+
+    seen_seq: set[int] = set()
+    seen_request: set[tuple[str, int, str]] = set()
+    last_seq: int | None = None
+    conn_groups: dict[str, set[str]] = {}
+    decode_errors: list[tuple[int, DecodeErrorEvent]] = []
+
+    def problem(kind: str, loc: Located, msg: str, gid: str | None = None) -> InputProblem:
+        p = InputProblem(kind, source, loc.line, msg, gid, loc.event.seq)
+        problems.append(p)
+        return p
+
+    for i, loc in enumerate(loaded.events):
+        ev = loc.event
+        if isinstance(ev, Header):
+            if i != 0 or header is not None:
+                problem("out_of_order", loc, "a header that is not the first event; ignored")
+            else:
+                header = ev
+            continue
+        if i == 0:
+            problem("missing_header", loc, "the trace does not start with a header line")
+        if ev.seq in seen_seq:
+            p = problem("duplicate_event", loc, f"seq {ev.seq} appears again; the repeat is ignored")
+            continue
+        seen_seq.add(ev.seq)
+        if last_seq is not None and ev.seq < last_seq:
+            problem("out_of_order", loc, f"seq {ev.seq} comes after seq {last_seq}")
+        elif last_seq is not None and ev.seq > last_seq + 1:
+            p = problem(
+                "missing_events", loc,
+                f"seq jumps from {last_seq} to {ev.seq}: {ev.seq - last_seq - 1} event(s) missing",
+            )
+            file_gaps.append(Gap(p))
+        last_seq = ev.seq if last_seq is None else max(last_seq, ev.seq)
+
+        if isinstance(ev, WireExchange):
+            gid = ev.group_id
+            key = (ev.connection, ev.correlation_id, ev.api)
+            if key in seen_request:
+                p = problem(
+                    "duplicate_event", loc,
+                    f"{ev.api} with correlation id {ev.correlation_id} on connection "
+                    f"{ev.connection} appears again; the repeat is ignored", gid,
+                )
+                continue
+            seen_request.add(key)
+            if ev.api not in REPLAYED_APIS or (gid == "" and ev.api != "OffsetCommit"):
+                if gid:
+                    group(gid).other += 1
+                    conn_groups.setdefault(ev.connection, set()).add(gid)
+                continue
+            conn_groups.setdefault(ev.connection, set()).add(gid)
+            g = group(gid)
+            if ev.received_ms is not None and ev.received_ms < ev.sent_ms:
+                p = problem(
+                    "bad_interval", loc,
+                    f"{ev.api} received at {ev.received_ms} ms before it was sent at {ev.sent_ms} ms",
+                    gid,
+                )
+                g.gaps.append(Gap(p))
+                continue
+            if ev.response is None:
+                p = problem(
+                    "missing_response", loc,
+                    f"{ev.api} sent at {ev.sent_ms} ms on connection {ev.connection} has no response",
+                    gid,
+                )
+                g.gaps.append(Gap(p, ev.sent_ms))
+            g.exchanges.append(Exchange(loc.line, ev))
+        elif isinstance(ev, RecordEvent):
+            if ev.record.group_id:
+                group(ev.record.group_id).records.append((loc.line, ev))
+        elif isinstance(ev, DecodeErrorEvent):
+            decode_errors.append((loc.line, ev))
+        elif isinstance(ev, ExpiryEvent):
+            pass  # the reference fires its own timers; expiries are informational
+
+    for line, de in decode_errors:
+        p = InputProblem(
+            "decode_error", source, line,
+            f"undecodable {de.direction} frame on connection {de.connection}: {de.error}", None, de.seq,
+        )
+        problems.append(p)
+        owners = conn_groups.get(de.connection)
+        if owners:
+            for gid in owners:
+                groups[gid].gaps.append(Gap(p, de.at_ms))
+        else:
+            file_gaps.append(Gap(p, de.at_ms))
+
+    for g in groups.values():
+        g.gaps.extend(file_gaps)
+        g.exchanges.sort(key=lambda x: (x.sent, x.event.correlation_id, x.seq))
+    problems.sort(key=lambda p: (p.line, p.kind))
+    return GroupedTrace(source, groups, problems, header, len(loaded.events))

@@ -1,0 +1,140 @@
+"""Reading a trace file (JSON Lines or Parquet) into events that remember their line.
+
+Unlike :func:`groupspec.trace.jsonl.read_events`, which yields events alone, the validator
+needs each event's line number (verdicts and problems cite it) and needs to know, for a
+line that does not parse, which group it probably belonged to. Every line either becomes a
+:class:`Located` event or an :class:`InputProblem`; nothing here raises on content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from groupspec.trace.codec import CodecError
+from groupspec.trace.events import Event
+from groupspec.trace.jsonl import event_from_json
+from groupspec.validate.problems import InputProblem, TraceInputError
+
+
+@dataclass(frozen=True)
+class Located:
+    line: int
+    event: Event
+
+
+@dataclass
+class LoadedTrace:
+    source: str
+    events: list[Located] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    lines: int = 0
+
+
+_GROUP_RE = re.compile(r'"group_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def guess_group(text: str) -> str | None:
+    """The group a line names, read from its text (for a line that does not parse)."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    if isinstance(obj, dict):
+        for holder in (obj, obj.get("record"), obj.get("request")):
+            if isinstance(holder, dict) and isinstance(holder.get("group_id"), str):
+                return str(holder["group_id"])
+    m = _GROUP_RE.search(text)
+    if m is None:
+        return None
+    try:
+        value = json.loads(f'"{m.group(1)}"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _classify(e: CodecError) -> str:
+    return "unknown_api" if e.path in ("api", "api_key") else "bad_event"
+
+
+def parse_lines(lines: Iterable[tuple[int, str | None, bool]], source: str) -> LoadedTrace:
+    """``lines``: (line number, text or None when not UTF-8, whether a newline ended it)."""
+    out = LoadedTrace(source)
+    for no, text, ended in lines:
+        out.lines = max(out.lines, no)
+        if text is None:
+            out.problems.append(InputProblem("malformed_json", source, no, "the line is not UTF-8"))
+            continue
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as e:
+            msg = getattr(e, "msg", str(e))
+            if not ended:
+                out.problems.append(
+                    InputProblem(
+                        "truncated", source, no,
+                        f"the last line is cut short (not valid JSON: {msg})", guess_group(text),
+                    )
+                )
+            else:
+                out.problems.append(
+                    InputProblem("malformed_json", source, no, f"not valid JSON: {msg}", guess_group(text))
+                )
+            continue
+        try:
+            event = event_from_json(obj)
+        except CodecError as e:
+            out.problems.append(InputProblem(_classify(e), source, no, str(e), guess_group(text)))
+            continue
+        except (TypeError, ValueError, RecursionError) as e:  # a value the codec let through
+            out.problems.append(InputProblem("bad_event", source, no, str(e), guess_group(text)))
+            continue
+        out.events.append(Located(no, event))
+    return out
+
+
+def _jsonl_lines(raw: bytes) -> list[tuple[int, str | None, bool]]:
+    chunks = raw.split(b"\n")
+    out: list[tuple[int, str | None, bool]] = []
+    for i, chunk in enumerate(chunks):
+        ended = i < len(chunks) - 1
+        try:
+            text: str | None = chunk.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and not text.strip():
+            continue
+        out.append((i + 1, text, ended))
+    return out
+
+
+def load_bytes(raw: bytes, source: str = "<trace>") -> LoadedTrace:
+    """Parse a JSON Lines trace held in memory."""
+    return parse_lines(_jsonl_lines(raw), source)
+
+
+def load_path(path: str | Path) -> LoadedTrace:
+    """Read a trace file, JSON Lines or Parquet (told apart by the Parquet magic bytes)."""
+    source = str(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise TraceInputError(f"{source}: cannot read: {e.strerror or e}") from None
+    if raw.startswith(b"PAR1"):
+        from groupspec.trace import parquet
+
+        try:
+            rows = list(parquet.read_lines(path))
+        except parquet.ParquetUnavailable as e:
+            raise TraceInputError(f"{source}: {e}") from None
+        except Exception as e:  # pyarrow's errors for a damaged file have no common base
+            raise TraceInputError(f"{source}: not a readable Parquet trace: {e}") from None
+        return parse_lines(((no, text, True) for no, text in rows), source)
+    return load_bytes(raw, source)

@@ -1,0 +1,430 @@
+"""Replaying one group's wire exchanges on the reference coordinator, allowing for what a
+recording cannot know.
+
+What is nondeterministic, and how it is handled:
+
+- **Member ids** are chosen by the broker. When the reference hands out an id (a new
+  member's JoinGroup), it takes the one the broker's response carries, so later requests
+  naming that id refer to the same member in both; an id already in use is a violation
+  (MemberIdFresh).
+- **Order.** Requests on one connection are handled in the order they were sent (Kafka
+  reads the next request of a connection only after answering the previous one); requests
+  on different connections are ordered only by their [sent_ms, received_ms] intervals: a
+  request may be handled before another unless that other one's response arrived before it
+  was sent. The replay takes the order of sending first and, when the reference disagrees
+  with the broker, searches the other orders the intervals allow (depth first, bounded).
+- **Time.** The broker's clock reading for a request lies inside its interval. The replay
+  handles a request at its send time; a coordinator timer (session, rebalance, sync, initial
+  delay) falling within ``slack_ms`` of a request may have fired before or after it, and
+  both are tried. A response the broker sent while the reference would still wait is a
+  divergence (rule JoinWaitsForAllMembers, SyncWaitsForLeader).
+- **Broker configuration** the trace does not carry: group.initial.rebalance.delay.ms is
+  tried at each of ``initial_delays_ms`` (Kafka's default 3000 first, then 0).
+- **Coordinator moves.** NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
+  COORDINATOR_LOAD_IN_PROGRESS are always allowed: either the request never reached the
+  group's coordinator, or the coordinator failed over (the reference reloads the group from
+  its persisted records, GroupMetadataManager onUnloaded/onLoaded). Both are tried.
+- **Missing responses**: the request is replayed (or, as an alternative, assumed lost) and
+  its answer is not checked.
+
+Leader-chosen assignments are opaque to the coordinator: the replay checks that each
+member gets what the leader sent for it; the assignor contract is checked by
+:mod:`groupspec.validate.checks`.
+
+The search is bounded: on a divergence it revisits only choices made after the *horizon*
+(the send time of the diverging request, of every request still parked, and of every
+request whose interval overlaps it), at most ``budget`` times.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.context import Output
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.replay import ReplayError
+from groupspec.coordinator.timers import all_timers
+from groupspec.protocol import messages as m
+from groupspec.protocol.errors import Error
+from groupspec.validate.compare import compare, main_error, summary
+from groupspec.validate.grouping import Exchange
+from groupspec.validate.rules import RULES, Rule, rule_for
+
+#: Answers a broker may give whenever the group's coordinator is elsewhere or moving.
+COORDINATOR_ERRORS = frozenset(
+    {Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS}
+)
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    #: group.initial.rebalance.delay.ms values to try (Kafka's default first)
+    initial_delays_ms: tuple[int, ...] = (3_000, 0)
+    #: how far a timer may be off the recorded times (broker vs recorder clocks, timer wheel)
+    slack_ms: int = 100
+    #: other requests tried at one step besides the one sent first
+    max_reorder: int = 3
+    #: alternatives explored per group and configuration before giving up
+    budget: int = 2_000
+    coordinator: CoordinatorConfig = field(default_factory=CoordinatorConfig)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Where one explanation of the trace broke down."""
+
+    depth: int
+    exchange: Exchange
+    broker: str
+    allowed: str
+    rule: Rule
+    detail: str
+    #: the request names a member (or offset) from before the trace started
+    prehistory: bool = False
+    #: the reference could not process the request at all (a malformed request)
+    unprocessable: bool = False
+
+
+@dataclass
+class ReplayResult:
+    ok: bool
+    initial_delay_ms: int
+    failure: Failure | None = None
+    #: every answer the reference gave the diverging exchange in the explored branches
+    allowed: tuple[str, ...] = ()
+    explored: int = 0
+    bound_hit: bool = False
+    failovers: int = 0
+
+
+class _IdInUse(Exception):
+    pass
+
+
+@dataclass
+class _Branch:
+    coord: Coordinator
+    remaining: list[int]
+    parked: dict[int, None] = field(default_factory=dict)
+    unchecked: set[int] = field(default_factory=set)
+    processed: list[int] = field(default_factory=list)
+    clock: int = 0
+    introduced: set[str] = field(default_factory=set)
+    last_normal: dict[str, int] = field(default_factory=dict)
+    last_failover: int = -1
+    failovers: int = 0
+
+
+@dataclass(frozen=True)
+class _Decision:
+    index: int
+    #: "normal": fire timers due by the request's time; "defer": leave those within slack
+    #: for after it; "early": handle it up to slack later, after timers due by then
+    timers: str = "normal"
+    #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost"
+    how: str = "handle"
+
+
+class _Fail(Exception):
+    def __init__(self, failure: Failure) -> None:
+        self.failure = failure
+
+
+def _floor(x: float) -> int:
+    return math.floor(x) if math.isfinite(x) else 2**62
+
+
+class Replayer:
+    def __init__(self, exchanges: list[Exchange], config: ReplayConfig) -> None:
+        self.x = exchanges
+        self.cfg = config
+        self.slot: dict[str, str | None] = {"next": None}
+        self.fallback = 0
+        self.answers: dict[int, set[str]] = {}
+
+    # ------------------------------------------------------------------ search
+    def run(self, initial_delay_ms: int) -> ReplayResult:
+        cc = dataclasses.replace(
+            self.cfg.coordinator, group_initial_rebalance_delay_ms=initial_delay_ms
+        )
+
+        def member_ids(client_id: str, group_instance_id: str | None) -> str:
+            # a plain function (not a bound method), so deepcopy shares it between branches
+            return self._member_id(client_id, group_instance_id)
+
+        coord = Coordinator(cc, member_ids=member_ids)
+        branch = _Branch(coord, list(range(len(self.x))))
+        stack: list[tuple[int, _Branch, list[_Decision]]] = []
+        best: Failure | None = None
+        explored = 0
+        pending: _Decision | None = None
+        while True:
+            try:
+                self._drive(branch, stack, pending)
+                return ReplayResult(True, initial_delay_ms, explored=explored, failovers=branch.failovers)
+            except _Fail as f:
+                fail = f.failure
+                if best is None or fail.depth > best.depth:
+                    best = fail
+                horizon = self._horizon(branch, fail)
+            pending = None
+            while stack:
+                at, snap, alts = stack[-1]
+                if at < horizon:
+                    stack.clear()
+                    break
+                if not alts:
+                    stack.pop()
+                    continue
+                pending = alts.pop(0)
+                branch = copy.deepcopy(snap)
+                explored += 1
+                break
+            if pending is None or explored > self.cfg.budget:
+                assert best is not None
+                return ReplayResult(
+                    False, initial_delay_ms, best,
+                    tuple(sorted(self.answers.get(best.exchange.seq, set()))),
+                    explored, explored > self.cfg.budget,
+                )
+
+    def _horizon(self, b: _Branch, f: Failure) -> float:
+        start = f.exchange.sent
+        for i in b.parked:
+            start = min(start, self.x[i].sent)
+        for i in b.processed:
+            if self.x[i].received >= f.exchange.sent:
+                start = min(start, self.x[i].sent)
+        return start - self.cfg.slack_ms
+
+    def _member_id(self, client_id: str, group_instance_id: str | None) -> str:
+        chosen = self.slot["next"]
+        if chosen:
+            return chosen
+        self.fallback += 1
+        prefix = group_instance_id if group_instance_id is not None else client_id
+        return f"{prefix}-unrecorded-{self.fallback}"
+
+    # ------------------------------------------------------------------ one branch
+    def _drive(self, b: _Branch, stack: list[tuple[int, _Branch, list[_Decision]]],
+               first: _Decision | None) -> None:
+        while b.remaining:
+            if first is not None:
+                d, first = first, None
+            else:
+                options = self._options(b)
+                d = options[0]
+                if len(options) > 1:
+                    stack.append((b.clock, copy.deepcopy(b), options[1:]))
+            self._step(b, d)
+        # the end: every parked request the broker answered must be answered in time
+        for i in sorted(b.parked, key=lambda i: self.x[i].received):
+            if i in b.parked:
+                self._settle(b, i)
+
+    def _options(self, b: _Branch) -> list[_Decision]:
+        cands: list[int] = []
+        seen_conn: set[str] = set()
+        min_received = math.inf
+        for i in b.remaining:
+            e = self.x[i]
+            if e.sent > min_received:
+                break
+            if e.event.connection not in seen_conn:
+                cands.append(i)
+                if len(cands) > self.cfg.max_reorder:
+                    break
+            seen_conn.add(e.event.connection)
+            min_received = min(min_received, e.received)
+        out: list[_Decision] = []
+        for i in cands:
+            for how in self._hows(b, i):
+                out.append(_Decision(i, "normal", how))
+        # timers near the first candidate's time: both sides of the request
+        i0 = cands[0]
+        t = max(b.clock, _floor(self.x[i0].sent))
+        s = self.cfg.slack_ms
+        near = [e.deadline_ms for e in all_timers(b.coord.state) if t - s < e.deadline_ms <= t + s]
+        if near:
+            how0 = out[0].how
+            out.insert(1, _Decision(i0, "defer", how0))
+            out.insert(2, _Decision(i0, "early", how0))
+        return out
+
+    def _hows(self, b: _Branch, i: int) -> list[str]:
+        e = self.x[i].event
+        if e.response is None:
+            return ["handle", "lost"]
+        if main_error(e.response) in COORDINATOR_ERRORS:
+            moved = b.last_normal.get(e.connection, -1) > b.last_failover
+            return ["failover", "noise", "handle"] if moved else ["noise", "failover", "handle"]
+        return ["handle"]
+
+    def _step(self, b: _Branch, d: _Decision) -> None:
+        ex = self.x[d.index]
+        e = ex.event
+        s = self.cfg.slack_ms
+        t = max(b.clock, _floor(ex.sent))
+        if d.timers == "early":
+            t = max(t, min(t + s, _floor(ex.received)))
+        if t > ex.received:
+            raise _Fail(Failure(-1, ex, "", "", rule_for(e.api, None),
+                                "no order of the requests fits the recorded time intervals"))
+        # requests the broker answered before now must have been answered by the reference
+        for i in sorted(b.parked, key=lambda i: self.x[i].received):
+            if i in b.parked and self.x[i].received + s < t:
+                self._settle(b, i)
+        upto = t - s if d.timers == "defer" else t
+        if upto > b.clock:
+            self._absorb(b, b.coord.advance(upto), upto)
+            b.clock = upto
+        b.remaining.remove(d.index)
+        b.processed.append(d.index)
+        if d.how == "lost":
+            return
+        if d.how in ("failover", "noise"):
+            if d.how == "failover":
+                self._failover(b, t)
+            return
+        req = e.request
+        rid = d.index
+        resp = e.response
+        self.slot["next"] = None
+        if (
+            isinstance(req, m.JoinGroupRequest)
+            and req.member_id == m.UNKNOWN_MEMBER_ID
+            and isinstance(resp, m.JoinGroupResponse)
+            and resp.member_id
+        ):
+            self._check_fresh(b, ex, req, resp)
+            self.slot["next"] = resp.member_id
+        if resp is None:
+            b.unchecked.add(rid)
+        b.parked[rid] = None
+        try:
+            out = b.coord.handle(rid, req, t)
+        except (ValueError, AssertionError, ReplayError, KeyError, TypeError) as err:
+            raise _Fail(self._failure(b, ex, summary(resp), "", rule_for(e.api, None),
+                                      f"the reference cannot process this request: {err}",
+                                      unprocessable=True)) from None
+        finally:
+            self.slot["next"] = None
+        b.clock = t
+        b.last_normal[e.connection] = t
+        if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
+            b.introduced.add(resp.member_id)
+        self._absorb(b, out, t)
+
+    def _check_fresh(
+        self, b: _Branch, ex: Exchange, req: m.JoinGroupRequest, resp: m.JoinGroupResponse
+    ) -> None:
+        """The id a broker hands a new member is not one in use (ClassicGroup.java
+        generateMemberId: client id or instance id, a dash, a random UUID)."""
+        g = b.coord.state.groups.get(req.group_id)
+        if g is None or resp.error not in (Error.MEMBER_ID_REQUIRED, Error.NONE):
+            return
+        in_use = resp.member_id in g.members or resp.member_id in g.pending_members
+        if in_use and g.static_members.get(req.group_instance_id or "") != resp.member_id:
+            raise _Fail(self._failure(
+                b, ex, summary(resp), "a fresh member id", RULES["MemberIdFresh"],
+                f"member id {resp.member_id} is already in use",
+            ))
+
+    def _settle(self, b: _Branch, i: int) -> None:
+        """The broker answered parked request ``i`` at its received time: let the reference's
+        timers run to then (plus slack) and require the answer."""
+        ex = self.x[i]
+        upto = _floor(ex.received) + self.cfg.slack_ms
+        if upto > b.clock:
+            self._absorb(b, b.coord.advance(upto), upto)
+            b.clock = upto
+        if i not in b.parked:
+            return
+        if i in b.unchecked:
+            return
+        resp = ex.event.response
+        if main_error(resp) in COORDINATOR_ERRORS:
+            self._failover(b, max(b.clock, _floor(ex.received)))
+            if i not in b.parked:
+                return
+        self.answers.setdefault(ex.seq, set()).add(summary(None))
+        raise _Fail(self._failure(
+            b, ex, summary(resp), summary(None), rule_for(ex.event.api, None),
+            f"the broker answered at {ex.received:.0f} ms; the reference still waits then "
+            f"(group {self._state_text(b, ex.event.group_id)})",
+        ))
+
+    def _failover(self, b: _Branch, t: int) -> None:
+        t = max(t, b.clock)
+        out = b.coord.failover(t)
+        b.clock = t
+        b.last_failover = t
+        b.failovers += 1
+        self._absorb(b, out, t)
+
+    def _absorb(self, b: _Branch, out: Output, at: int) -> None:
+        for rid, resp in out.responses:
+            if rid not in b.parked:
+                continue
+            del b.parked[rid]
+            if rid in b.unchecked:
+                continue
+            ex = self.x[rid]
+            actual = ex.event.response
+            assert actual is not None
+            self.answers.setdefault(ex.seq, set()).add(summary(resp))
+            mismatch = compare(ex.event.api_version, resp, actual)
+            if mismatch is not None:
+                raise _Fail(self._failure(
+                    b, ex, summary(actual), summary(resp), rule_for(ex.event.api, main_error(resp)),
+                    f"{mismatch.what} differs", prehistory=mismatch.prehistory,
+                ))
+            if at > ex.received + self.cfg.slack_ms:
+                raise _Fail(self._failure(
+                    b, ex, summary(actual), f"{summary(resp)} but only at {at} ms",
+                    rule_for(ex.event.api, None),
+                    f"the broker answered at {ex.received:.0f} ms, before the reference would",
+                ))
+
+    def _failure(self, b: _Branch, ex: Exchange, broker: str, allowed: str, rule: Rule,
+                 detail: str, prehistory: bool = False, unprocessable: bool = False) -> Failure:
+        req = ex.event.request
+        mid = getattr(req, "member_id", "")
+        if isinstance(req, m.LeaveGroupRequest):
+            mid = next((x.member_id for x in req.members if x.member_id not in b.introduced), "")
+        if isinstance(mid, str) and mid and mid not in b.introduced:
+            prehistory = True
+        return Failure(len(b.processed), ex, broker, allowed, rule, detail, prehistory, unprocessable)
+
+    @staticmethod
+    def _state_text(b: _Branch, group_id: str) -> str:
+        g = b.coord.state.groups.get(group_id)
+        if g is None:
+            return "unknown"
+        waiting = [mid for mid, mem in g.members.items() if not mem.is_awaiting_join]
+        extra = f", not yet rejoined: {', '.join(waiting)}" if g.state.value == "PreparingRebalance" and waiting else ""
+        return f"{g.state.value}, generation {g.generation_id}{extra}"
+
+
+def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
+                 on_try: Callable[[int], None] | None = None) -> ReplayResult:
+    """Replay one group's exchanges under each candidate broker configuration; the first
+    that explains the trace wins, else the one whose explanation went furthest."""
+    cfg = config or ReplayConfig()
+    best: ReplayResult | None = None
+    for delay in cfg.initial_delays_ms:
+        if on_try is not None:
+            on_try(delay)
+        result = Replayer(exchanges, cfg).run(delay)
+        if result.ok:
+            return result
+        if best is None or (result.failure is not None and best.failure is not None
+                            and result.failure.depth > best.failure.depth):
+            best = result
+    assert best is not None
+    return best

@@ -1,0 +1,171 @@
+"""The rules a verdict can cite: a name, what it says, and the Kafka source it comes from.
+
+Replay divergences are named after the rule that decided the reference coordinator's
+answer, looked up from the API and the answer the reference gave (:func:`rule_for`). The
+replay-free checks and the assignor contract have their own rules. Sources are files of
+apache/kafka (see PROTOCOL.md for the snapshot); the function is named where it helps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groupspec.protocol.errors import Error
+
+GMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java"
+CG = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic/ClassicGroup.java"
+OMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/OffsetMetadataManager.java"
+GC = "core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala"
+CC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java"
+APA = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignor.java"
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    summary: str
+    source: str
+
+
+def _r(name: str, summary: str, source: str) -> Rule:
+    return Rule(name, summary, source)
+
+
+RULES: dict[str, Rule] = {
+    r.name: r
+    for r in [
+        # JoinGroup: GroupMetadataManager.classicGroupJoin* (GroupCoordinator.handleJoinGroup in Scala)
+        _r("JoinMemberIdRequired",
+           "a new dynamic member on JoinGroup v4+ gets MEMBER_ID_REQUIRED and a fresh member id (KIP-394)",
+           f"{GMM} (classicGroupJoinNewDynamicMember); {GC} (doNewMemberJoinGroup)"),
+        _r("JoinUnknownMember",
+           "a JoinGroup naming a member id the group does not know is rejected with UNKNOWN_MEMBER_ID",
+           f"{GMM} (classicGroupJoinExistingMember); {CG} (validateMember)"),
+        _r("StaticMemberFencing",
+           "a request whose group.instance.id maps to another member id is FENCED_INSTANCE_ID (KIP-345)",
+           f"{CG} (validateMember); {GMM}"),
+        _r("JoinProtocolSupported",
+           "a member must share a protocol type and name with the group (INCONSISTENT_GROUP_PROTOCOL)",
+           f"{CG} (supportsProtocols)"),
+        _r("JoinSessionTimeoutBounds",
+           "the session timeout must lie within group.min/max.session.timeout.ms",
+           f"{GMM} (classicGroupJoin); {GC}"),
+        _r("GroupMaxSize", "a group never grows beyond group.max.size (GROUP_MAX_SIZE_REACHED)",
+           f"{GMM} (acceptJoiningMember)"),
+        _r("JoinCompletion",
+           "a completed join phase answers every member with the new generation, the selected protocol, the leader, and the member list to the leader only",
+           f"{GMM} (completeClassicGroupJoin); {CG} (initNextGeneration, selectProtocol)"),
+        _r("JoinWaitsForAllMembers",
+           "JoinGroup is answered only when every member has rejoined or the rebalance (or initial) delay expired",
+           f"{GMM} (maybeCompleteJoinPhase, completeClassicGroupJoin); {CG} (hasAllMembersJoined)"),
+        _r("JoinGroupAnswer", "JoinGroup is answered as the group's state requires", f"{GMM} (classicGroupJoin)"),
+        # SyncGroup
+        _r("SyncUnknownMember", "SyncGroup from a non-member is UNKNOWN_MEMBER_ID",
+           f"{GMM} (validateSyncGroup); {CG} (validateMember)"),
+        _r("SyncGenerationCheck", "SyncGroup with a generation other than the group's is ILLEGAL_GENERATION",
+           f"{GMM} (validateSyncGroup)"),
+        _r("SyncDuringPreparingRebalance", "SyncGroup while a rebalance is being prepared is REBALANCE_IN_PROGRESS",
+           f"{GMM} (classicGroupSyncToClassicGroup)"),
+        _r("SyncPropagatesLeaderAssignment",
+           "every member receives exactly the assignment the generation's leader sent for it",
+           f"{GMM} (setAndPropagateAssignment); {CG}"),
+        _r("SyncWaitsForLeader", "a follower's SyncGroup is answered when the leader's assignment arrives",
+           f"{GMM} (classicGroupSyncToClassicGroup)"),
+        _r("SyncGroupAnswer", "SyncGroup is answered as the group's state requires", f"{GMM} (classicGroupSync)"),
+        # Heartbeat
+        _r("HeartbeatUnknownMember", "a heartbeat from a non-member is UNKNOWN_MEMBER_ID",
+           f"{GMM} (validateClassicGroupHeartbeat)"),
+        _r("HeartbeatGenerationCheck", "a heartbeat with another generation is ILLEGAL_GENERATION",
+           f"{GMM} (validateClassicGroupHeartbeat)"),
+        _r("HeartbeatSignalsRebalance", "a heartbeat during PreparingRebalance is REBALANCE_IN_PROGRESS",
+           f"{GMM} (classicGroupHeartbeatToClassicGroup)"),
+        _r("HeartbeatAnswer", "a heartbeat is answered as the group's state requires",
+           f"{GMM} (classicGroupHeartbeat)"),
+        # LeaveGroup
+        _r("LeaveGroupAnswer", "LeaveGroup removes known members and answers unknown ones per member",
+           f"{GMM} (classicGroupLeave)"),
+        # OffsetCommit
+        _r("CommitGenerationCheck",
+           "an OffsetCommit from another generation than the group's is rejected (ILLEGAL_GENERATION)",
+           f"{CG} (validateOffsetCommit); {OMM} (validateOffsetCommit)"),
+        _r("CommitUnknownMember", "an OffsetCommit from a non-member of an active group is UNKNOWN_MEMBER_ID",
+           f"{CG} (validateOffsetCommit)"),
+        _r("CommitDuringCompletingRebalance",
+           "an OffsetCommit between JoinGroup and SyncGroup is REBALANCE_IN_PROGRESS",
+           f"{CG} (validateOffsetCommit)"),
+        _r("CommitAccepted", "a valid OffsetCommit is stored and answered NONE per partition",
+           f"{OMM} (commitOffset)"),
+        _r("CommitUnknownGroup",
+           "an OffsetCommit with a generation for a group that does not exist is GROUP_ID_NOT_FOUND (v9+) or ILLEGAL_GENERATION",
+           f"{OMM} (validateOffsetCommit)"),
+        _r("OffsetCommitAnswer", "OffsetCommit is answered as the group's state requires", f"{OMM}; {CG}"),
+        # others
+        _r("FetchReturnsCommitted", "OffsetFetch returns the last committed offset of each partition",
+           f"{OMM} (fetchOffsets, fetchAllOffsets)"),
+        _r("DescribeGroupAnswer", "DescribeGroups reports the group's state and members",
+           f"{GMM} (describeGroups); {CG} (asDescribedGroup)"),
+        _r("DeleteGroupAnswer", "DeleteGroups deletes only Empty groups (NON_EMPTY_GROUP)",
+           f"{GMM} (deleteGroups)"),
+        _r("MemberIdFresh", "a member id handed out by the coordinator is not already in use",
+           f"{CG} (generateMemberId); {GMM}"),
+        # replay-free checks (groupspec.validate.checks)
+        _r("StaleCommitAccepted",
+           "an OffsetCommit carrying a generation older than one the group had already completed must not be accepted",
+           f"{CG} (validateOffsetCommit); {OMM} (validateOffsetCommit)"),
+        _r("OneOwnerPerGenerationInv",
+           "in one generation no partition is handed to two members in SyncGroup results",
+           f"{GMM} (setAndPropagateAssignment); {CC} (onLeaderElected); {APA}"),
+        _r("AssignSubscribedTopicsOnly",
+           "the leader assigns a member only partitions of topics it subscribed to",
+           f"{APA} (assign); {CC} (performAssignment)"),
+        _r("AssignDisjoint", "the leader's assignment gives no partition to two members",
+           f"{APA} (assign); {CC} (performAssignment)"),
+        _r("CooperativeRevokeFirst",
+           "a cooperative assignment never hands a member a partition another member still owns (KIP-429)",
+           f"{CC} (validateCooperativeAssignment)"),
+    ]
+}
+
+_BY_ANSWER: dict[tuple[str, Error | None], str] = {
+    ("JoinGroup", Error.MEMBER_ID_REQUIRED): "JoinMemberIdRequired",
+    ("JoinGroup", Error.UNKNOWN_MEMBER_ID): "JoinUnknownMember",
+    ("JoinGroup", Error.FENCED_INSTANCE_ID): "StaticMemberFencing",
+    ("JoinGroup", Error.INCONSISTENT_GROUP_PROTOCOL): "JoinProtocolSupported",
+    ("JoinGroup", Error.INVALID_SESSION_TIMEOUT): "JoinSessionTimeoutBounds",
+    ("JoinGroup", Error.GROUP_MAX_SIZE_REACHED): "GroupMaxSize",
+    ("JoinGroup", Error.NONE): "JoinCompletion",
+    ("JoinGroup", None): "JoinWaitsForAllMembers",
+    ("SyncGroup", Error.UNKNOWN_MEMBER_ID): "SyncUnknownMember",
+    ("SyncGroup", Error.FENCED_INSTANCE_ID): "StaticMemberFencing",
+    ("SyncGroup", Error.ILLEGAL_GENERATION): "SyncGenerationCheck",
+    ("SyncGroup", Error.REBALANCE_IN_PROGRESS): "SyncDuringPreparingRebalance",
+    ("SyncGroup", Error.NONE): "SyncPropagatesLeaderAssignment",
+    ("SyncGroup", None): "SyncWaitsForLeader",
+    ("Heartbeat", Error.UNKNOWN_MEMBER_ID): "HeartbeatUnknownMember",
+    ("Heartbeat", Error.FENCED_INSTANCE_ID): "StaticMemberFencing",
+    ("Heartbeat", Error.ILLEGAL_GENERATION): "HeartbeatGenerationCheck",
+    ("Heartbeat", Error.REBALANCE_IN_PROGRESS): "HeartbeatSignalsRebalance",
+    ("OffsetCommit", Error.ILLEGAL_GENERATION): "CommitGenerationCheck",
+    ("OffsetCommit", Error.UNKNOWN_MEMBER_ID): "CommitUnknownMember",
+    ("OffsetCommit", Error.FENCED_INSTANCE_ID): "StaticMemberFencing",
+    ("OffsetCommit", Error.REBALANCE_IN_PROGRESS): "CommitDuringCompletingRebalance",
+    ("OffsetCommit", Error.NONE): "CommitAccepted",
+    ("OffsetCommit", Error.GROUP_ID_NOT_FOUND): "CommitUnknownGroup",
+}
+
+_DEFAULT: dict[str, str] = {
+    "JoinGroup": "JoinGroupAnswer",
+    "SyncGroup": "SyncGroupAnswer",
+    "Heartbeat": "HeartbeatAnswer",
+    "LeaveGroup": "LeaveGroupAnswer",
+    "OffsetCommit": "OffsetCommitAnswer",
+    "OffsetFetch": "FetchReturnsCommitted",
+    "DescribeGroups": "DescribeGroupAnswer",
+    "DeleteGroups": "DeleteGroupAnswer",
+}
+
+
+def rule_for(api: str, answer: Error | None) -> Rule:
+    """The rule behind the reference's answer ``answer`` (None: it keeps the request parked)."""
+    name = _BY_ANSWER.get((api, answer)) or _DEFAULT.get(api, "JoinGroupAnswer")
+    return RULES[name]
