@@ -164,7 +164,15 @@ AllJoined(g) == (\A m \in g.members : AwaitingJoin(g, m)) /\ g.pending_members =
 
 \* A consumer process that is up and uses member id m.
 HeldByLiveClient(m) ==
-    \E c \in Clients : client_state[c] # "down" /\ client_member[c] = m
+    \E c \in Clients :
+        /\ client_state[c] # "down"
+        /\ \/ client_member[c] = m
+           \* ... or is about to: the id is in a response on its way to the
+           \* consumer (a KIP-394 MEMBER_ID_REQUIRED answer, say).  Expiring it
+           \* then needs a consumer slower than its session timeout: a fault.
+           \* (Without this, TLC found fault-free behaviours whose pending ids
+           \* expire before they are used until every id is spent.)
+           \/ \E x \in msgs : x.client = c /\ x.inc = client_inc[c] /\ x.member = m
 
 -----------------------------------------------------------------------------
 (* Coordinator steps: coordinator/rebalance.py, one operator per function. *)
@@ -850,7 +858,14 @@ Fairness ==
     /\ \A c \in Clients :
          /\ WF_vars(SendJoinGroup(c)) /\ WF_vars(ReceiveJoinGroup(c))
          /\ WF_vars(ReceiveSyncGroup(c)) /\ WF_vars(ReceiveHeartbeatOrCommit(c))
-         /\ WF_vars(RequestTimeout(c)) /\ WF_vars(SendHeartbeat(c))
+         /\ WF_vars(RequestTimeout(c))
+         \* The heartbeat thread fires on its own timer (AbstractCoordinator.java's
+         \* HeartbeatThread), whatever else the consumer does: a consumer that
+         \* commits back to back still heartbeats between commits.  Weak fairness
+         \* would not say so (a commit in flight disables SendHeartbeat), and TLC
+         \* found a behaviour where back-to-back commits starve the heartbeat that
+         \* would tell the consumer of a rebalance, which then never completes.
+         /\ SF_vars(SendHeartbeat(c))
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 

@@ -101,12 +101,15 @@ def _literal(value: str, type_name: str | None, model_values: set[str]) -> str:
 
 def wrapper_module(cfg: Config, *, spec_module: str, operators: set[str]) -> str:
     """The text of APMC.tla for ``cfg``: ConstInit and ApalacheInv."""
+    # `c1 = c1` declares a model value; `NoClient = NoClient` binds a declared constant
+    # to a model value of the same name.
     model_values = {k for k, v in cfg.constants.items() if k == v}
+    declared_only = model_values - set(CONSTANT_TYPES)
     lines = [f"{'-' * 20} MODULE APMC {'-' * 20}", f"EXTENDS {spec_module}", ""]
     lines.append("ConstInit ==")
     assigned = 0
     for name, value in cfg.constants.items():
-        if name in model_values or name in WRAPPER_CONSTANTS:
+        if name in declared_only or name in WRAPPER_CONSTANTS:
             continue
         literal = _literal(value, CONSTANT_TYPES.get(name), model_values)
         lines.append(f"    /\\ {name} = {literal}")

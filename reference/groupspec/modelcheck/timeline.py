@@ -30,8 +30,10 @@ COORDINATOR_ACTIONS = frozenset(
 )
 
 
-def show(value: Value) -> str:
-    """``value`` in compact TLA+-like notation."""
+def show(value: Value | None) -> str:
+    """``value`` in compact TLA+-like notation (``-`` for none)."""
+    if value is None:
+        return "-"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, frozenset):
@@ -50,7 +52,7 @@ def show(value: Value) -> str:
 def _field(state: dict[str, Value], var: str, name: str) -> Value | None:
     rec = state.get(var)
     if isinstance(rec, dict):
-        return rec.get(name)  # type: ignore[no-any-return]
+        return rec.get(name)
     return None
 
 

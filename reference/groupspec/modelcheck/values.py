@@ -47,11 +47,15 @@ class ModelValue(str):
 
 
 class Record(dict[str, "Value"]):
-    """A TLA+ record ``[field |-> value, ...]``."""
+    """A TLA+ record ``[field |-> value, ...]`` (hashable, so that sets can hold it; do
+    not mutate one that is in a set)."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted((k, repr(v)) for k, v in self.items())))
 
 
 class Function(dict["Value", "Value"]):
-    """A TLA+ function printed as ``(k1 :> v1 @@ k2 :> v2)``."""
+    """A TLA+ function printed as ``(k1 :> v1 @@ k2 :> v2)`` (hashable, like Record)."""
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(tuple(sorted((repr(k), repr(v)) for k, v in self.items())))
@@ -62,7 +66,7 @@ class TlaSet(frozenset["Value"]):
 
 
 Value: TypeAlias = (
-    "int | str | bool | ModelValue | Record | Function | TlaSet | tuple[Value, ...]"
+    "int | str | bool | ModelValue | Record | Function | frozenset[Value] | tuple[Value, ...]"
 )
 
 _TOKEN = re.compile(

@@ -1,0 +1,82 @@
+"""``groupspec spec``: a mutant's counterexample as a timeline and as ITF that itf-py
+reads; Apalache missing is one line and a non-zero exit; unknown models are usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import itf_py
+import pytest
+
+pytestmark = pytest.mark.java
+
+
+def groupspec(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "groupspec", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_mutant_prints_timeline_naming_the_invariant_and_writes_itf(tmp_path: Path) -> None:
+    itf_file = tmp_path / "cex.itf.json"
+    proc = groupspec(
+        "spec", "check", "--model", "mutant-assignment-to-everyone", "--itf", str(itf_file)
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # caught, as the manifest expects
+    out = proc.stdout
+    assert "VIOLATED OneOwnerPerGenerationInv" in out
+    assert "Counterexample:" in out
+    steps = [line for line in out.splitlines() if line.startswith("step ")]
+    assert steps[0].split()[:3] == ["step", "1", "-"]
+    assert any("coordinator  SyncGroup" in line for line in steps)
+    assert "=> OneOwnerPerGenerationInv does not hold" in out
+
+    trace = itf_py.trace_from_json(json.loads(itf_file.read_text()))
+    assert len(trace.states) == len(steps)
+    last = trace.states[-1].values
+    assert last["last_action"]["name"] == "SyncGroup"
+    assert last["group"]["state"] == "Stable"
+    # the leader gave every member every partition: two members received the same partitions
+    received = last["received"]
+    assert len({frozenset(v) for v in received.values()}) == 1
+
+
+def test_json_output_and_exit_status_for_a_passing_model() -> None:
+    proc = groupspec("spec", "check", "--model", "small", "--json")
+    assert proc.returncode == 0, proc.stderr
+    [row] = json.loads(proc.stdout)
+    assert row["model"] == "small" and row["ok"] and row["verdict"] == "pass"
+    assert row["distinct_states"] == row["expected_distinct_states"]
+    assert "distinct states" in proc.stderr  # progress went to stderr
+
+
+def test_apalache_missing_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    env = dict(os.environ, PATH=str(tmp_path))  # no apalache-mc anywhere on PATH
+    proc = subprocess.run(
+        [sys.executable, "-m", "groupspec", "spec", "check", "--checker", "apalache"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 3
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Apalache is not installed" in lines[0]
+    assert "releases" in lines[0]
+
+
+def test_unknown_model_is_a_usage_error() -> None:
+    proc = groupspec("spec", "check", "--model", "no-such-model")
+    assert proc.returncode == 2
+    assert "no model named 'no-such-model'" in proc.stderr
+    assert "small" in proc.stderr
