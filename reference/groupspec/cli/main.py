@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.record",
     "groupspec.cli.pipeline",
     "groupspec.cli.spec",
+    "groupspec.cli.validate",
 )
 
 

@@ -102,6 +102,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     last_seq: int | None = None
     conn_groups: dict[str, set[str]] = {}
     decode_errors: list[tuple[int, DecodeErrorEvent]] = []
+    coordinator_wide: list[tuple[int, RecordEvent]] = []
 
     def problem(kind: str, loc: Located, msg: str, gid: str | None = None) -> InputProblem:
         p = InputProblem(kind, source, loc.line, msg, gid, loc.event.seq)
@@ -169,6 +170,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         elif isinstance(ev, RecordEvent):
             if ev.record.group_id:
                 group(ev.record.group_id).records.append((loc.line, ev))
+            else:  # CoordinatorUnloaded: every group's in-memory state goes
+                coordinator_wide.append((loc.line, ev))
         elif isinstance(ev, DecodeErrorEvent):
             decode_errors.append((loc.line, ev))
         elif isinstance(ev, ExpiryEvent):
@@ -189,6 +192,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
 
     for g in groups.values():
         g.gaps.extend(file_gaps)
+        if coordinator_wide and g.records:
+            g.records = sorted(g.records + coordinator_wide, key=lambda r: r[0])
         g.exchanges.sort(key=lambda x: (x.sent, x.event.correlation_id, x.seq))
     problems.sort(key=lambda p: (p.line, p.kind))
     return GroupedTrace(source, groups, problems, header, len(loaded.events))

@@ -123,6 +123,19 @@ RULES: dict[str, Rule] = {
         _r("CooperativeRevokeFirst",
            "a cooperative assignment never hands a member a partition another member still owns (KIP-429)",
            f"{CC} (validateCooperativeAssignment)"),
+        # record invariants (groupspec.invariants), for traces that carry reference records
+        _r("ValidTransitionInv", "every group-state transition is in Kafka's valid-previous-state table",
+           "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic/ClassicGroupState.java; "
+           f"{CG} (transitionTo)"),
+        _r("GenerationMonotonicInv", "the generation grows by one per completed join phase",
+           f"{CG} (initNextGeneration)"),
+        _r("NoStaleCommitInv", "no commit from a stale generation, unknown member or fenced instance is stored",
+           f"{CG} (validateOffsetCommit); {OMM}"),
+        _r("LeaderIsMemberInv", "a group with members has a leader that is a member", f"{CG}"),
+        _r("StaticMembersInv", "each group.instance.id maps to exactly one member", f"{CG} (staticMembers)"),
+        _r("PendingMembersInv", "a KIP-394 pending member id is never also a member", f"{CG} (pendingJoinMembers)"),
+        _r("ParkedRequestsInv",
+           "JoinGroups wait only in PreparingRebalance, SyncGroups only in CompletingRebalance", f"{GMM}"),
     ]
 }
 

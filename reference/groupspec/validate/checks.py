@@ -1,0 +1,228 @@
+"""Checks that need no replay: evidence in the trace that is a violation whatever order the
+requests were handled in and whatever the broker's configuration.
+
+- StaleCommitAccepted: an OffsetCommit accepted (some partition NONE) although a JoinGroup
+  response of a *newer* generation had already been received before the commit was sent:
+  the group was past the commit's generation when it arrived (ClassicGroup.validateOffsetCommit
+  compares the generation exactly).
+- OneOwnerPerGenerationInv: two members handed the same partition in SyncGroup results of
+  one generation (owners are group.instance.ids for static members, which keep their
+  assignment across a replacement, KIP-345).
+- The assignor contract, on the leader's SyncGroup: partitions of subscribed topics only,
+  no partition twice, and for cooperative assignors no partition handed to a member while
+  another member with a valid claim still owns it (KIP-429; ConsumerCoordinator
+  validateCooperativeAssignment). The assignment itself is the leader's choice: any
+  assignment that keeps the contract conforms.
+- The record invariants of :mod:`groupspec.invariants`, when the trace carries reference
+  records (simulator traces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groupspec.invariants import InvariantMonitor
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
+from groupspec.protocol.errors import Error
+from groupspec.protocol.wire import DecodeError
+from groupspec.trace.events import RecordEvent
+from groupspec.validate.compare import summary
+from groupspec.validate.grouping import Exchange
+from groupspec.validate.rules import RULES, Rule
+
+TP = tuple[str, int]
+
+#: assignors that follow the cooperative protocol (RebalanceProtocol.COOPERATIVE)
+COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    seq: int
+    line: int
+    rule: Rule
+    broker: str
+    allowed: str
+    detail: str
+    api: str = ""
+    connection: str = ""
+    client_id: str = ""
+
+
+def _finding(x: Exchange, rule: str, allowed: str, detail: str) -> Finding:
+    e = x.event
+    return Finding(x.seq, x.line, RULES[rule], summary(e.response), allowed, detail,
+                   e.api, e.connection, e.client_id)
+
+
+def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
+    timeline: list[tuple[float, int, Exchange]] = []
+    for x in exchanges:
+        e = x.event
+        if isinstance(e.request, m.OffsetCommitRequest):
+            timeline.append((x.sent, 0, x))
+        elif isinstance(e.response, m.JoinGroupResponse) and e.response.error is Error.NONE:
+            timeline.append((x.received, 1, x))
+        elif isinstance(e.response, m.DeleteGroupsResponse) and any(
+            r.error is Error.NONE for r in e.response.results
+        ):
+            timeline.append((x.received, 2, x))
+    # at equal times a commit comes first: only a response received strictly before it counts
+    timeline.sort(key=lambda t: (t[0], t[1], t[2].seq))
+    newest = -1
+    newest_at: Exchange | None = None
+    out: list[Finding] = []
+    for _, kind, x in timeline:
+        e = x.event
+        if kind == 1:
+            assert isinstance(e.response, m.JoinGroupResponse)
+            if e.response.generation_id > newest:
+                newest, newest_at = e.response.generation_id, x
+        elif kind == 2:
+            newest, newest_at = -1, None  # a deleted group starts again at generation 0
+        else:
+            req, resp = e.request, e.response
+            assert isinstance(req, m.OffsetCommitRequest)
+            if not isinstance(resp, m.OffsetCommitResponse) or req.generation_id < 0:
+                continue
+            accepted = [p for p in resp.partitions if p.error is Error.NONE]
+            if accepted and req.generation_id < newest and newest_at is not None:
+                out.append(_finding(
+                    x, "StaleCommitAccepted", "ILLEGAL_GENERATION (or another rejection)",
+                    f"commit from {req.member_id} with generation {req.generation_id} accepted for "
+                    f"{', '.join(f'{p.topic}-{p.partition}' for p in accepted)}, but generation "
+                    f"{newest} had completed (JoinGroup response seq {newest_at.seq}, received "
+                    f"{newest_at.received:.0f} ms) before the commit was sent at {x.sent:.0f} ms",
+                ))
+    return out
+
+
+def _decode_assignment(data: bytes) -> set[TP] | None:
+    try:
+        return pairs(Assignment.decode(data).partitions)
+    except (DecodeError, ValueError):
+        return None
+
+
+def one_owner_per_generation(exchanges: list[Exchange]) -> list[Finding]:
+    owners: dict[int, dict[TP, tuple[str, Exchange]]] = {}
+    out: list[Finding] = []
+    syncs = [x for x in exchanges if isinstance(x.event.response, m.SyncGroupResponse)]
+    for x in sorted(syncs, key=lambda x: (x.received, x.seq)):
+        req, resp = x.event.request, x.event.response
+        assert isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse)
+        if resp.error is not Error.NONE:
+            continue
+        parts = _decode_assignment(resp.assignment)
+        if parts is None:
+            continue
+        who = req.group_instance_id or req.member_id
+        gen = owners.setdefault(req.generation_id, {})
+        clash = sorted(tp for tp in parts if tp in gen and gen[tp][0] != who)
+        if clash:
+            other, first = gen[clash[0]]
+            out.append(_finding(
+                x, "OneOwnerPerGenerationInv", f"no partition already given to another member in generation {req.generation_id}",
+                f"generation {req.generation_id}: {', '.join(f'{t}-{p}' for t, p in clash)} given to "
+                f"{who} and already to {other} (SyncGroup seq {first.seq})",
+            ))
+        for tp in parts:
+            gen.setdefault(tp, (who, x))
+    return out
+
+
+def assignor_contract(exchanges: list[Exchange]) -> list[Finding]:
+    """The leader's assignment against the subscriptions it was given for that generation."""
+    joins: dict[tuple[int, str], m.JoinGroupResponse] = {}
+    for x in exchanges:
+        r = x.event.response
+        if isinstance(r, m.JoinGroupResponse) and r.error is Error.NONE and r.members:
+            joins[(r.generation_id, r.member_id)] = r
+    out: list[Finding] = []
+    for x in exchanges:
+        req = x.event.request
+        if not isinstance(req, m.SyncGroupRequest) or not req.assignments:
+            continue
+        join = joins.get((req.generation_id, req.member_id))
+        if join is None:
+            continue
+        subs: dict[str, Subscription] = {}
+        for mem in join.members:
+            try:
+                subs[mem.member_id] = Subscription.decode(mem.metadata)
+            except (DecodeError, ValueError):
+                continue
+        given: dict[str, set[TP]] = {}
+        for a in req.assignments:
+            parts = _decode_assignment(a.assignment)
+            if parts is not None:
+                given[a.member_id] = parts
+        f = _contract(x, join, subs, given)
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def _contract(x: Exchange, join: m.JoinGroupResponse, subs: dict[str, Subscription],
+              given: dict[str, set[TP]]) -> Finding | None:
+    seen: dict[TP, str] = {}
+    for mid in sorted(given):
+        for tp in sorted(given[mid]):
+            if tp in seen:
+                return _finding(x, "AssignDisjoint", "each partition to at most one member",
+                                f"{tp[0]}-{tp[1]} assigned to both {seen[tp]} and {mid}")
+            seen[tp] = mid
+    for mid, parts in sorted(given.items()):
+        sub = subs.get(mid)
+        if sub is None:
+            continue
+        extra = sorted({t for t, _ in parts} - set(sub.topics))
+        if extra:
+            return _finding(x, "AssignSubscribedTopicsOnly", f"only topics {sorted(sub.topics)}",
+                            f"{mid} is assigned topic(s) {', '.join(extra)} it did not subscribe to")
+    if join.protocol_name in COOPERATIVE_ASSIGNORS and subs:
+        # A claim is valid only from the newest generation among the subscriptions
+        # (AbstractStickyAssignor drops older claims); E2 in PROTOCOL.md section 12.
+        newest = max(s.generation_id for s in subs.values())
+        owned = {mid: pairs(s.owned_partitions) for mid, s in subs.items() if s.generation_id == newest}
+        for mid, parts in sorted(given.items()):
+            added = parts - owned.get(mid, set())
+            for other, theirs in sorted(owned.items()):
+                if other == mid:
+                    continue
+                both = sorted(added & theirs)
+                if both:
+                    return _finding(
+                        x, "CooperativeRevokeFirst",
+                        "a partition moves only after its owner revoked it (a follow-up rebalance)",
+                        f"{', '.join(f'{t}-{p}' for t, p in both)} handed to {mid} while {other} still owns it",
+                    )
+    return None
+
+
+def record_invariants(records: list[tuple[int, RecordEvent]]) -> tuple[list[Finding], str | None]:
+    """The record invariants over a trace's reference records; the second value says why
+    checking stopped early (a record that does not fit the state), if it did."""
+    mon = InvariantMonitor()
+    out: list[Finding] = []
+    # The state invariants hold between inputs, not inside one; records of one millisecond
+    # are checked as one input (they may be several: the invariants hold after each).
+    runs: list[list[tuple[int, RecordEvent]]] = []
+    for item in records:
+        if runs and runs[-1][-1][1].at_ms == item[1].at_ms:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    for run in runs:
+        line, ev = run[0]
+        try:
+            found = mon.apply_input([e.record for _, e in run], ev.at_ms)
+        except Exception as e:  # a corrupt record: stop checking records, say why
+            return out, f"line {line}: a record does not fit the replayed state ({e})"
+        for v in found:
+            rule = RULES.get(v.invariant)
+            if rule is None:
+                continue
+            out.append(Finding(ev.seq, line, rule, f"records at {ev.at_ms} ms", "", v.detail, "record"))
+    return out, None

@@ -1,0 +1,68 @@
+"""Rendering validation reports: text for a person, JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from groupspec.validate.verdict import FileReport, GroupVerdict, exit_code
+
+
+def _divergence_lines(label: str, d: Any) -> list[str]:
+    return [
+        f"    {label} at seq {d.seq} (line {d.line}): {d.api or 'event'}"
+        + (f" on connection {d.connection} ({d.client_id})" if d.connection else ""),
+        f"      broker answered: {d.broker_answered}",
+        f"      protocol allows: {' | '.join(d.protocol_allows) or '(see detail)'}",
+        f"      rule: {d.rule}: {d.rule_summary}",
+        f"      Kafka source: {d.kafka_source}",
+        f"      detail: {d.detail}",
+    ]
+
+
+def _group_text(g: GroupVerdict) -> list[str]:
+    delay = g.assumed.get("group.initial.rebalance.delay.ms")
+    head = f"  group {g.group_id!r}: {g.verdict.upper()} ({g.exchanges} exchanges, {g.records} records"
+    head += f", initial delay {delay} ms assumed" if delay is not None else ""
+    head += ")"
+    out = [head]
+    if g.violation is not None:
+        out += _divergence_lines("violation", g.violation)
+    if g.divergence is not None:
+        out += _divergence_lines("diverged", g.divergence)
+    for miss in g.missing:
+        where = f"line {miss.line}: " if miss.line is not None else ""
+        out.append(f"    missing: {where}{miss.what}")
+    for note in g.notes[:10]:
+        out.append(f"    note: {note}")
+    if len(g.notes) > 10:
+        out.append(f"    note: ... and {len(g.notes) - 10} more")
+    return out
+
+
+def render_text(reports: list[FileReport]) -> str:
+    lines: list[str] = []
+    for r in reports:
+        lines.append(f"{r.source}: {r.worst()} ({r.events} events, {len(r.groups)} group(s))")
+        if r.error:
+            lines.append(f"  error: {r.error}")
+        for p in r.problems[:50]:
+            lines.append(f"  {p.kind} at line {p.line}: {p.message}")
+        if len(r.problems) > 50:
+            lines.append(f"  ... and {len(r.problems) - 50} more problems")
+        for g in r.groups:
+            lines += _group_text(g)
+    code = exit_code(reports)
+    counts: dict[str, int] = {}
+    for r in reports:
+        for g in r.groups:
+            counts[g.verdict] = counts.get(g.verdict, 0) + 1
+    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no groups"
+    lines.append(f"summary: {summary}; exit code {code}")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(reports: list[FileReport]) -> str:
+    return json.dumps(
+        {"exit_code": exit_code(reports), "files": [r.to_json() for r in reports]}, indent=2
+    ) + "\n"
