@@ -1,0 +1,198 @@
+"""Hand-edited traces: the validator reports the violation at the right event, with the
+rule and the Kafka source it comes from."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupspec.cli.main import main
+from groupspec.cli.simulate import bundled_scenarios
+from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
+from groupspec.sim.render import write_trace
+from groupspec.sim.runner import simulate
+from groupspec.sim.scenario import apply_overrides, load_scenario_text
+from groupspec.validate import INCONCLUSIVE, VIOLATION, validate_bytes
+from groupspec.validate.grouping import group_trace
+from groupspec.validate.load import load_bytes
+from groupspec.validate.replay import replay_group
+
+
+@functools.cache
+def sim_trace(name: str, until_ms: int | None = None, protocol: str | None = None,
+              static: bool = False) -> str:
+    """The trace (JSON Lines text) of a bundled scenario, optionally cut short."""
+    data = json.loads(bundled_scenarios()[name])
+    data = apply_overrides(data, until_ms=until_ms, protocol=protocol, static=static)
+    result = simulate(load_scenario_text(json.dumps(data), f"{name}.json"))
+    out = io.StringIO()
+    write_trace(result, out)
+    return out.getvalue()
+
+
+def events(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def dump(objs: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objs)
+
+
+def edit(text: str, pick: Callable[[dict[str, Any]], bool],
+         change: Callable[[dict[str, Any]], None]) -> tuple[str, dict[str, Any]]:
+    """Apply ``change`` to the first event ``pick`` selects; returns the new text and that
+    event (after the change)."""
+    objs = events(text)
+    for o in objs:
+        if pick(o):
+            change(o)
+            return dump(objs), o
+    raise AssertionError("no event matched")
+
+
+def _accepted_commit_of_later_generation(o: dict[str, Any]) -> bool:
+    return (
+        o["kind"] == "exchange" and o["api"] == "OffsetCommit"
+        and o["request"]["generation_id"] >= 2
+        and all(p["error"] == "NONE" for p in o["response"]["partitions"])
+        and bool(o["response"]["partitions"])
+    )
+
+
+def test_stale_generation_commit_accepted_is_a_violation_at_that_event(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = sim_trace("eager")
+
+    def older(o: dict[str, Any]) -> None:
+        o["request"]["generation_id"] -= 1  # the broker still answered NONE
+
+    bad, ev = edit(text, _accepted_commit_of_later_generation, older)
+    report = validate_bytes(bad.encode(), "stale.jsonl")
+    [g] = report.groups
+    assert g.verdict == VIOLATION
+    assert g.violation is not None
+    assert g.violation.seq == ev["seq"]
+    assert g.violation.rule in {"StaleCommitAccepted", "CommitGenerationCheck"}
+    assert "ClassicGroup.java" in g.violation.kafka_source
+    assert "OffsetCommit NONE" in g.violation.broker_answered
+    # the CLI says so too, with exit code 1
+    path = tmp_path / "stale.jsonl"
+    path.write_text(bad)
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"violation at seq {ev['seq']}" in out and "ILLEGAL_GENERATION" in out
+
+
+def test_rejected_stale_commit_answer_changed_to_none_is_caught_by_replay() -> None:
+    # The zombie's commits: turn a commit's generation into a future one; the reference
+    # answers ILLEGAL_GENERATION, the edited broker NONE.
+    text = sim_trace("zombie")
+
+    def future(o: dict[str, Any]) -> None:
+        o["request"]["generation_id"] += 5
+
+    bad, ev = edit(text, _accepted_commit_of_later_generation, future)
+    [g] = validate_bytes(bad.encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.seq == ev["seq"]
+    assert g.violation.rule == "CommitGenerationCheck"
+    assert "ILLEGAL_GENERATION" in " ".join(g.violation.protocol_allows)
+
+
+def _syncs_of_one_generation(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_gen: dict[int, list[dict[str, Any]]] = {}
+    for o in objs:
+        if (o["kind"] == "exchange" and o["api"] == "SyncGroup" and o["response"]
+                and o["response"]["error"] == "NONE"):
+            by_gen.setdefault(o["request"]["generation_id"], []).append(o)
+    for gen in sorted(by_gen):
+        syncs = by_gen[gen]
+        owned = [pairs(Assignment.decode(base64.b64decode(s["response"]["assignment"])).partitions) for s in syncs]
+        if len(syncs) >= 2 and all(owned[:2]):
+            return syncs
+    raise AssertionError("no generation with two members holding partitions")
+
+
+def test_two_members_given_one_partition_is_a_violation_at_the_second_sync() -> None:
+    text = sim_trace("eager")
+    objs = events(text)
+    first, second = sorted(_syncs_of_one_generation(objs)[:2], key=lambda o: o["seq"])
+    a = pairs(Assignment.decode(base64.b64decode(first["response"]["assignment"])).partitions)
+    b = pairs(Assignment.decode(base64.b64decode(second["response"]["assignment"])).partitions)
+    stolen = sorted(a)[0]
+    second["response"]["assignment"] = base64.b64encode(
+        Assignment(from_pairs(b | {stolen})).encode()
+    ).decode()
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.seq == second["seq"]
+    assert g.violation.rule == "OneOwnerPerGenerationInv"
+    assert f"{stolen[0]}-{stolen[1]}" in g.violation.detail
+
+
+def test_leader_assigning_one_partition_twice_breaks_the_assignor_contract() -> None:
+    # The leader's SyncGroup request and the follower's result agree (the broker forwarded
+    # faithfully), so only the assignor contract and the one-owner check can see it.
+    text = sim_trace("eager")
+    objs = events(text)
+    syncs = _syncs_of_one_generation(objs)
+    leader = next(s for s in syncs if s["request"]["assignments"])
+    follower = next(s for s in syncs if s is not leader)
+    la = pairs(Assignment.decode(base64.b64decode(leader["response"]["assignment"])).partitions)
+    fa = pairs(Assignment.decode(base64.b64decode(follower["response"]["assignment"])).partitions)
+    stolen = sorted(la)[0]
+    new = base64.b64encode(Assignment(from_pairs(fa | {stolen})).encode()).decode()
+    follower["response"]["assignment"] = new
+    for a in leader["request"]["assignments"]:
+        if a["member_id"] == follower["request"]["member_id"]:
+            a["assignment"] = new
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule in {"AssignDisjoint", "OneOwnerPerGenerationInv"}
+    assert g.violation.seq == min(leader["seq"], follower["seq"])
+
+
+def test_broker_answering_a_join_before_all_members_rejoined() -> None:
+    # A follower's JoinGroup (parked until every member rejoins) answered at once.
+    text = sim_trace("eager")
+    objs = events(text)
+    joins = [o for o in objs if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+             and o["response"]["error"] == "NONE" and o["response"]["generation_id"] >= 2
+             and o["received_ms"] - o["sent_ms"] > 1000]
+    j = joins[0]
+    j["received_ms"] = j["sent_ms"] + 1
+    bad = dump(objs).encode()
+    [g] = validate_bytes(bad).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    # Commits of the old generation sent after the (edited) early answer now look stale
+    # too, and may come first in the file; the replay itself stops at the join.
+    assert g.violation.rule in {"JoinWaitsForAllMembers", "StaleCommitAccepted"}
+    [gt] = group_trace(load_bytes(bad)).groups.values()
+    result = replay_group(gt.exchanges)
+    assert not result.ok and result.failure is not None
+    assert result.failure.exchange.seq == j["seq"]
+    assert result.failure.rule.name == "JoinWaitsForAllMembers"
+    assert "GroupMetadataManager.java" in result.failure.rule.source
+
+
+def test_trace_starting_mid_group_is_inconclusive_not_a_violation() -> None:
+    text = sim_trace("eager")
+    objs = events(text)
+    # Drop everything before the second generation's first heartbeat: the members the
+    # requests name were introduced before the trace starts.
+    cut = next(i for i, o in enumerate(objs) if o["kind"] == "exchange" and o["api"] == "Heartbeat"
+               and o["request"]["generation_id"] >= 2)
+    kept = [objs[0]] + [o for o in objs[cut:] if o["kind"] == "exchange"]
+    for i, o in enumerate(kept):
+        o["seq"] = i
+    [g] = validate_bytes(dump(kept).encode()).groups
+    assert g.verdict == INCONCLUSIVE
+    assert any("before the trace started" in m.what for m in g.missing)
