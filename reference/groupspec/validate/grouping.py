@@ -100,6 +100,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     seen_seq: set[int] = set()
     seen_request: set[tuple[str, int, str]] = set()
     last_seq: int | None = None
+    seq_line: dict[int, Located] = {}
     conn_groups: dict[str, set[str]] = {}
     decode_errors: list[tuple[int, DecodeErrorEvent]] = []
     coordinator_wide: list[tuple[int, RecordEvent]] = []
@@ -125,13 +126,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         seen_seq.add(ev.seq)
         if last_seq is not None and ev.seq < last_seq:
             problem("out_of_order", loc, f"seq {ev.seq} comes after seq {last_seq}")
-        elif last_seq is not None and ev.seq > last_seq + 1:
-            p = problem(
-                "missing_events", loc,
-                f"seq jumps from {last_seq} to {ev.seq}: {ev.seq - last_seq - 1} event(s) missing",
-            )
-            file_gaps.append(Gap(p))
         last_seq = ev.seq if last_seq is None else max(last_seq, ev.seq)
+        seq_line[ev.seq] = loc
 
         if isinstance(ev, WireExchange):
             gid = ev.group_id
@@ -176,6 +172,23 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             decode_errors.append((loc.line, ev))
         elif isinstance(ev, ExpiryEvent):
             pass  # the reference fires its own timers; expiries are informational
+
+    # seq numbers that never appear: events dropped (reported where the numbering resumes)
+    accounted = {p.seq for p in loaded.problems if p.seq is not None}  # lines that did not parse
+    top = max(seq_line, default=0)
+    present = sorted(seq_line.keys() | {s for s in accounted if s <= top})
+    start = 1 if header is not None else (present[0] if present else 1)
+    for before, after in zip([start - 1, *present], present, strict=False):
+        if after > before + 1 and after in seq_line:
+            loc = seq_line[after]
+            n = after - before - 1
+            p = InputProblem(
+                "missing_events", source, loc.line,
+                f"seq {before + 1}{f'..{after - 1}' if n > 1 else ''} missing before seq {after}: "
+                f"{n} event(s) dropped", None, after,
+            )
+            problems.append(p)
+            file_gaps.append(Gap(p))
 
     for line, de in decode_errors:
         p = InputProblem(

@@ -34,6 +34,7 @@ class LoadedTrace:
     lines: int = 0
 
 
+_SEQ_RE = re.compile(r'"seq"\s*:\s*(\d{1,18})\b')
 _GROUP_RE = re.compile(r'"group_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -55,6 +56,12 @@ def guess_group(text: str) -> str | None:
     except ValueError:
         return None
     return value if isinstance(value, str) else None
+
+
+def guess_seq(text: str) -> int | None:
+    """The seq a line that does not parse was probably written with."""
+    m = _SEQ_RE.search(text)
+    return int(m.group(1)) if m else None
 
 
 def _classify(e: CodecError) -> str:
@@ -80,20 +87,26 @@ def parse_lines(lines: Iterable[tuple[int, str | None, bool]], source: str) -> L
                     InputProblem(
                         "truncated", source, no,
                         f"the last line is cut short (not valid JSON: {msg})", guess_group(text),
+                        guess_seq(text),
                     )
                 )
             else:
                 out.problems.append(
-                    InputProblem("malformed_json", source, no, f"not valid JSON: {msg}", guess_group(text))
+                    InputProblem("malformed_json", source, no, f"not valid JSON: {msg}",
+                                 guess_group(text), guess_seq(text))
                 )
             continue
         try:
             event = event_from_json(obj)
         except CodecError as e:
-            out.problems.append(InputProblem(_classify(e), source, no, str(e), guess_group(text)))
+            out.problems.append(
+                InputProblem(_classify(e), source, no, str(e), guess_group(text), guess_seq(text))
+            )
             continue
         except (TypeError, ValueError, RecursionError) as e:  # a value the codec let through
-            out.problems.append(InputProblem("bad_event", source, no, str(e), guess_group(text)))
+            out.problems.append(
+                InputProblem("bad_event", source, no, str(e), guess_group(text), guess_seq(text))
+            )
             continue
         out.events.append(Located(no, event))
     return out

@@ -69,10 +69,19 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     findings += checks.stale_commits_accepted(g.exchanges)
     findings += checks.one_owner_per_generation(g.exchanges)
     findings += checks.assignor_contract(g.exchanges)
-    rec_findings, stopped = checks.record_invariants(g.records)
-    findings += rec_findings
+    records = sorted(g.records, key=lambda r: r[1].seq)
+    rec_findings, stopped = checks.record_invariants(records)
     if stopped:
         notes.append(f"record invariants not checked past {stopped}")
+    holes = [gap for gap in g.gaps if gap.problem.kind not in _BENIGN]
+    if holes and rec_findings:
+        # a dropped or unreadable record can break a record invariant by itself
+        notes.append(
+            f"record invariant {rec_findings[0].rule.name} fails at line {rec_findings[0].line}, "
+            "but records are missing: not counted"
+        )
+    else:
+        findings += rec_findings
     findings.sort(key=lambda f: (f.seq, f.line))
 
     result: ReplayResult | None = None
@@ -123,8 +132,9 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
         return GroupVerdict(verdict=INCONCLUSIVE, missing=tuple(missing),
                             divergence=_from_failure(failure, result.allowed), notes=tuple(notes), **base)  # type: ignore[arg-type]
 
-    own = [gap for gap in g.gaps if gap.problem.group_id == g.group_id or gap.problem.kind == "decode_error"]
-    own = [gap for gap in own if gap.problem.kind not in _BENIGN]
+    # g.gaps holds this group's gaps and the file's unattributed ones (a line whose group
+    # cannot be told may be this group's)
+    own = [gap for gap in g.gaps if gap.problem.kind not in _BENIGN]
     if own:
         return GroupVerdict(verdict=INCONCLUSIVE, missing=tuple(_missing(gap) for gap in own),
                             notes=tuple(notes), **base)  # type: ignore[arg-type]
