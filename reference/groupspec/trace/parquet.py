@@ -33,6 +33,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("connection", "string"),
     ("sent_ms", "float64"),
     ("received_ms", "float64"),
+    ("ended", "bool_"),
 )
 
 
@@ -60,9 +61,9 @@ def is_parquet(path: str | Path) -> bool:
         return False
 
 
-def _row(line: int, text: str | None) -> dict[str, Any]:
+def _row(line: int, text: str | None, ended: bool) -> dict[str, Any]:
     row: dict[str, Any] = {name: None for name, _ in COLUMNS}
-    row["line"], row["text"] = line, text
+    row["line"], row["text"], row["ended"] = line, text, ended
     if text is None:
         return row
     try:
@@ -96,11 +97,12 @@ def _row(line: int, text: str | None) -> dict[str, Any]:
     return row
 
 
-def write_lines(lines: Iterable[tuple[int, str | None]], path: str | Path) -> int:
-    """Write (line number, JSON text) pairs as a Parquet trace; returns the row count.
-    A text of None stands for a line that was not UTF-8."""
+def write_lines(lines: Iterable[tuple[int, str | None, bool]], path: str | Path) -> int:
+    """Write (line number, JSON text, whether a newline ended it) as a Parquet trace;
+    returns the row count. A text of None stands for a line that was not UTF-8; a line not
+    ended by a newline is the cut-off end of a truncated file."""
     pa, pq = _pyarrow()
-    rows = [_row(no, text) for no, text in lines]
+    rows = [_row(no, text, ended) for no, text, ended in lines]
     schema = pa.schema([(name, getattr(pa, tp)()) for name, tp in COLUMNS])
     table = pa.Table.from_pylist(rows, schema=schema)
     pq.write_table(table, str(path))
@@ -110,31 +112,35 @@ def write_lines(lines: Iterable[tuple[int, str | None]], path: str | Path) -> in
 def write_events(events: Iterable[Event], path: str | Path) -> int:
     """Write events (the header first, as in JSON Lines) as a Parquet trace."""
     texts = (json.dumps(event_to_json(e), separators=(",", ":")) for e in events)
-    return write_lines(((i, t) for i, t in enumerate(texts, start=1)), path)
+    return write_lines(((i, t, True) for i, t in enumerate(texts, start=1)), path)
 
 
 def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
     """Copy a JSON Lines trace to Parquet, line numbers and unreadable lines included."""
     with open(src, "rb") as fh:
         raw = fh.read()
-    pairs: list[tuple[int, str | None]] = []
-    for no, chunk in enumerate(raw.split(b"\n"), start=1):
+    rows: list[tuple[int, str | None, bool]] = []
+    chunks = raw.split(b"\n")
+    for no, chunk in enumerate(chunks, start=1):
         if not chunk.strip():
             continue
+        ended = no < len(chunks)
         try:
-            pairs.append((no, chunk.decode("utf-8").rstrip("\r")))
+            rows.append((no, chunk.decode("utf-8").rstrip("\r"), ended))
         except UnicodeDecodeError:
-            pairs.append((no, None))  # kept as a row so that the reader reports it too
-    return write_lines(pairs, dst)
+            rows.append((no, None, ended))  # kept as a row so that the reader reports it too
+    return write_lines(rows, dst)
 
 
-def read_lines(path: str | Path) -> Iterator[tuple[int, str | None]]:
-    """The (line number, JSON text) pairs of a Parquet trace, in line order (text None: the
-    line was not UTF-8)."""
+def read_lines(path: str | Path) -> Iterator[tuple[int, str | None, bool]]:
+    """(line number, JSON text, whether a newline ended it) of a Parquet trace, in line
+    order (text None: the line was not UTF-8)."""
     _, pq = _pyarrow()
-    table = pq.read_table(str(path), columns=["line", "text"])
+    table = pq.read_table(str(path), columns=["line", "text", "ended"])
     lines = table.column("line").to_pylist()
     texts = table.column("text").to_pylist()
-    for no, text in sorted(zip(lines, texts, strict=True), key=lambda p: p[0] or 0):
+    ended = table.column("ended").to_pylist()
+    rows = sorted(zip(lines, texts, ended, strict=True), key=lambda p: p[0] if isinstance(p[0], int) else 0)
+    for no, text, end in rows:
         if isinstance(no, int):
-            yield no, text if isinstance(text, str) else None
+            yield no, text if isinstance(text, str) else None, end is not False

@@ -149,5 +149,5 @@ def load_path(path: str | Path) -> LoadedTrace:
             raise TraceInputError(f"{source}: {e}") from None
         except Exception as e:  # pyarrow's errors for a damaged file have no common base
             raise TraceInputError(f"{source}: not a readable Parquet trace: {e}") from None
-        return parse_lines(((no, text, True) for no, text in rows), source)
+        return parse_lines(rows, source)
     return load_bytes(raw, source)
