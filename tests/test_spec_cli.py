@@ -91,3 +91,30 @@ def test_main_job_prints_one_verdict_table() -> None:
     assert " OK " in spec_row and "distinct states" in spec_row
     assert any(line.startswith("reference  scenario default") and " OK " in line for line in lines)
     assert "all checks hold" in proc.stdout
+
+
+def test_apalache_on_path_gets_cinit_inv_and_length(tmp_path: Path) -> None:
+    """A stand-in apalache-mc records how it is called and what it is given."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.txt"
+    fake = bin_dir / "apalache-mc"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        f'cp APMC.tla {tmp_path}/APMC.seen.tla\n'
+        "exit 0\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    proc = groupspec("spec", "check", "--checker", "apalache", "--length", "7", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "small: Apalache pass" in proc.stdout
+    args = log.read_text().split()
+    assert args[0] == "check"
+    assert {"--init=Init", "--next=Next", "--cinit=ConstInit", "--inv=ApalacheInv", "--length=7"} <= set(args)
+    assert args[-1] == "APMC.tla"
+    wrapper = (tmp_path / "APMC.seen.tla").read_text()
+    assert 'Clients = {"c1_OF_CLIENT", "c2_OF_CLIENT"}' in wrapper
+    assert "/\\ OneOwnerPerGenerationInv" in wrapper
