@@ -132,8 +132,9 @@ def load_bytes(raw: bytes, source: str = "<trace>") -> LoadedTrace:
     return parse_lines(_jsonl_lines(raw), source)
 
 
-def load_path(path: str | Path) -> LoadedTrace:
-    """Read a trace file, JSON Lines or Parquet (told apart by the Parquet magic bytes)."""
+def read_lines(path: str | Path) -> list[tuple[int, str | None, bool]]:
+    """A trace file's lines, JSON Lines or Parquet (told apart by the Parquet magic bytes),
+    as :func:`parse_lines` takes them; :class:`TraceInputError` if it cannot be read."""
     source = str(path)
     try:
         with open(path, "rb") as fh:
@@ -144,10 +145,14 @@ def load_path(path: str | Path) -> LoadedTrace:
         from groupspec.trace import parquet
 
         try:
-            rows = list(parquet.read_lines(path))
+            return list(parquet.read_lines(path))
         except parquet.ParquetUnavailable as e:
             raise TraceInputError(f"{source}: {e}") from None
         except Exception as e:  # pyarrow's errors for a damaged file have no common base
             raise TraceInputError(f"{source}: not a readable Parquet trace: {e}") from None
-        return parse_lines(rows, source)
-    return load_bytes(raw, source)
+    return _jsonl_lines(raw)
+
+
+def load_path(path: str | Path) -> LoadedTrace:
+    """Read a trace file, JSON Lines or Parquet (told apart by the Parquet magic bytes)."""
+    return parse_lines(read_lines(path), str(path))

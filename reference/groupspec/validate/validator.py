@@ -9,10 +9,12 @@ cannot be read raises :class:`~groupspec.validate.problems.TraceInputError`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from groupspec.validate import checks
-from groupspec.validate.grouping import Gap, GroupTrace, group_trace
+from groupspec.trace.events import RecordEvent
+from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.replay import Failure, ReplayConfig, ReplayResult, replay_group
 from groupspec.validate.verdict import (
@@ -44,6 +46,20 @@ def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> 
         validate_group(g, config) for _, g in sorted(grouped.groups.items())
     )
     return FileReport(loaded.source, grouped.events, verdicts, tuple(grouped.problems))
+
+
+def validate_group_events(
+    group_id: str,
+    exchanges: Iterable[Exchange],
+    records: Iterable[tuple[int, RecordEvent]] = (),
+    gaps: Iterable[Gap] = (),
+    other: int = 0,
+    config: ReplayConfig | None = None,
+) -> GroupVerdict:
+    """One group's verdict from its events, given as they come (the Spark job streams each
+    group's rows through this): the exchanges in the order :func:`group_trace` leaves them
+    (by send time), its records, and the gaps that concern it (its own and the file's)."""
+    return validate_group(GroupTrace(group_id, list(exchanges), list(records), list(gaps), other), config)
 
 
 def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:

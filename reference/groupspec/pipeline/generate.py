@@ -1,0 +1,437 @@
+"""Large synthetic trace collections for ``groupspec pipeline validate``.
+
+A collection is a directory of trace files (format v1, Parquet or JSON Lines), one per
+*cluster*, each holding many consumer groups. Every group is one simulator run
+(:mod:`groupspec.sim`) with its own random shape and fault schedule: eager, cooperative or
+static members, 2-4 members, one or two topics, and faults drawn from :data:`FAULTS` (crash,
+clean close and rejoin, GC pause, slow poll, scale-out, static restart, coordinator
+failover). A cluster's groups are merged into one file in time order, as one recorder in
+front of the cluster would have written them: seq numbers are renumbered and connection
+names get the group id as a prefix (each simulator run numbers its own connections).
+
+``inject`` protocol violations are put into as many groups (at most one per group), each
+at a known event, and listed in ``manifest.json`` with the cluster, file, group, seq, line
+and kind (:data:`VIOLATION_KINDS`):
+
+- ``stale_commit``: an OffsetCommit the broker accepted now carries the generation before
+  the one the member had joined (a JoinGroup response of the newer generation was received
+  before the commit was sent): StaleCommitAccepted.
+- ``double_owner``: a member's SyncGroup result also holds a partition another member was
+  handed in the same generation: OneOwnerPerGenerationInv (or, where the replay sees it
+  first, SyncPropagatesLeaderAssignment).
+- ``generation_skip``: a successful JoinGroup response names a generation one higher than
+  the coordinator's: JoinCompletion.
+
+Everything is deterministic in the seed. With a SparkSession each cluster is one Spark task
+that writes its own file (on a cluster, ``out`` must be storage the executors share);
+without one the clusters are generated in this process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
+from groupspec.protocol.errors import Error
+from groupspec.sim.runner import simulate
+from groupspec.sim.scenario import parse_scenario
+from groupspec.trace import events as ev
+from groupspec.trace.jsonl import event_to_json
+
+#: fault patterns a group's schedule is drawn from
+FAULTS: tuple[str, ...] = ("crash", "close-rejoin", "pause", "slow-poll", "scale-out",
+                           "static-restart", "failover")
+
+#: injected violation kind -> the rules a verdict may name for it
+VIOLATION_KINDS: dict[str, tuple[str, ...]] = {
+    "stale_commit": ("StaleCommitAccepted", "CommitGenerationCheck"),
+    "double_owner": ("OneOwnerPerGenerationInv", "SyncPropagatesLeaderAssignment"),
+    "generation_skip": ("JoinCompletion",),
+}
+
+#: events per cluster file when the caller does not choose
+DEFAULT_EVENTS_PER_CLUSTER = 25_000
+
+
+@dataclass(frozen=True)
+class ClusterPlan:
+    cluster: str
+    index: int
+    seed: int
+    target_events: int
+    #: kinds of the violations to inject into this cluster's groups, one group each
+    inject: tuple[str, ...]
+    out: str
+    fmt: str
+    #: only these fault patterns
+    faults: tuple[str, ...] = FAULTS
+
+
+@dataclass(frozen=True)
+class Injected:
+    cluster: str
+    source: str
+    group_id: str
+    seq: int
+    line: int
+    kind: str
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "rules": list(VIOLATION_KINDS[self.kind])}
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    cluster: str
+    source: str
+    events: int
+    groups: int
+    injected: tuple[Injected, ...]
+
+
+# ---------------------------------------------------------------- one group's scenario
+def group_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS) -> dict[str, Any]:
+    """A random scenario (simulator JSON) for one group."""
+    protocol = rng.choice(("eager", "cooperative", "static"))
+    assignor = {"eager": rng.choice(("range", "roundrobin")), "cooperative": "cooperative-sticky",
+                "static": rng.choice(("range", "cooperative-sticky"))}[protocol]
+    n = rng.randint(2, 4)
+    names = [f"c{i + 1}" for i in range(n)]
+    topics = {"orders": rng.randint(2, 8)}
+    if rng.random() < 0.4:
+        topics["payments"] = rng.randint(1, 4)
+    until = rng.randint(60, 110) * 1000
+    members: list[dict[str, Any]] = [
+        {"name": nm, "start_ms": i * 100, **({"static": True} if protocol == "static" else {})}
+        for i, nm in enumerate(names)
+    ]
+    usable = [f for f in faults if f != "static-restart" or protocol == "static"]
+    chosen = rng.sample(usable, k=min(len(usable), rng.randint(1, 2)))
+    if "slow-poll" in chosen and "failover" in chosen:
+        # a validator false positive (docs/pipeline.md, "Known limits"): not combined
+        chosen.remove("failover")
+    schedule: list[dict[str, Any]] = []
+    t = rng.randint(15, 25) * 1000
+    for kind in chosen:
+        who = rng.choice(names[1:])
+        if kind == "crash":
+            schedule.append({"at_ms": t, "kind": "crash", "member": who})
+        elif kind == "close-rejoin":
+            spare = f"r{len(members)}"
+            members.append({"name": spare, "start_ms": None,
+                            **({"static": True} if protocol == "static" else {})})
+            schedule.append({"at_ms": t, "kind": "close", "member": who})
+            schedule.append({"at_ms": t + rng.randint(2, 6) * 1000, "kind": "join", "member": spare})
+        elif kind == "pause":
+            schedule.append({"at_ms": t, "kind": "pause", "member": who,
+                             "duration_ms": rng.choice((4000, 15000))})
+        elif kind == "slow-poll":
+            schedule.append({"at_ms": t, "kind": "slow_poll", "member": who,
+                             "duration_ms": rng.choice((10000, 35000))})
+        elif kind == "scale-out":
+            extra = f"x{len(members)}"
+            members.append({"name": extra, "start_ms": None,
+                            **({"static": True} if protocol == "static" else {})})
+            schedule.append({"at_ms": t, "kind": "join", "member": extra})
+        elif kind == "static-restart":
+            schedule.append({"at_ms": t, "kind": "static_restart", "member": who,
+                             "downtime_ms": rng.choice((3000, 6000))})
+        elif kind == "failover":
+            schedule.append({"at_ms": t, "kind": "failover"})
+        t += rng.randint(15, 25) * 1000
+    until = max(until, t + 20_000)
+    return {
+        "name": group_id,
+        "description": f"generated group {group_id}: {protocol} {assignor}, faults {', '.join(chosen)}",
+        "group_id": group_id,
+        "seed": rng.randrange(2**31),
+        "until_ms": until,
+        "topics": topics,
+        "defaults": {"assignors": [assignor],
+                     "session_timeout_ms": 10000, "heartbeat_interval_ms": 3000,
+                     "max_poll_interval_ms": 30000, "auto_commit_interval_ms": 5000},
+        "members": members,
+        "coordinator": {"group_initial_rebalance_delay_ms": rng.choice((0, 3000))},
+        "network": {"delay_ms": rng.randint(1, 5)},
+        "faults": schedule,
+    }
+
+
+def simulate_group(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS) -> list[ev.Event]:
+    """One group's events (no header), connections prefixed with the group id."""
+    scenario = parse_scenario(group_scenario(group_id, rng, faults), group_id)
+    out: list[ev.Event] = []
+    for e in simulate(scenario).trace:
+        if isinstance(e, ev.WireExchange | ev.DecodeErrorEvent):
+            e = dataclasses.replace(e, connection=f"{group_id}/{e.connection}")
+        out.append(e)
+    return out
+
+
+# ---------------------------------------------------------------- violations
+def _ok_sync(e: ev.Event) -> bool:
+    return (isinstance(e, ev.WireExchange) and isinstance(e.request, m.SyncGroupRequest)
+            and isinstance(e.response, m.SyncGroupResponse) and e.response.error is Error.NONE)
+
+
+def _ok_join(e: ev.Event) -> bool:
+    return (isinstance(e, ev.WireExchange) and isinstance(e.response, m.JoinGroupResponse)
+            and e.response.error is Error.NONE)
+
+
+def _stale_commit(events: list[ev.Event], rng: random.Random) -> tuple[int, list[ev.Event], str] | None:
+    joined: list[tuple[float, int]] = []  # (received, generation) of successful JoinGroups
+    candidates: list[int] = []
+    for i, e in enumerate(events):
+        if _ok_join(e):
+            assert isinstance(e, ev.WireExchange) and isinstance(e.response, m.JoinGroupResponse)
+            joined.append((e.received_ms or 0.0, e.response.generation_id))
+        if (isinstance(e, ev.WireExchange) and isinstance(e.request, m.OffsetCommitRequest)
+                and isinstance(e.response, m.OffsetCommitResponse) and e.response.partitions
+                and all(p.error is Error.NONE for p in e.response.partitions)
+                and e.request.generation_id >= 2
+                and any(r < e.sent_ms and g == e.request.generation_id for r, g in joined)):
+            candidates.append(i)
+    if not candidates:
+        return None
+    i = rng.choice(candidates)
+    e = events[i]
+    assert isinstance(e, ev.WireExchange) and isinstance(e.request, m.OffsetCommitRequest)
+    g = e.request.generation_id
+    new = dataclasses.replace(e, request=dataclasses.replace(e.request, generation_id=g - 1))
+    return i, [*events[:i], new, *events[i + 1:]], f"accepted OffsetCommit from {e.request.member_id} now says generation {g - 1} (was {g})"
+
+
+def _double_owner(events: list[ev.Event], rng: random.Random) -> tuple[int, list[ev.Event], str] | None:
+    seen: dict[int, list[tuple[str, set[tuple[str, int]]]]] = {}  # generation -> earlier results
+    candidates: list[tuple[int, tuple[str, int], str]] = []
+    for i, e in enumerate(events):
+        if not _ok_sync(e):
+            continue
+        assert isinstance(e, ev.WireExchange) and isinstance(e.request, m.SyncGroupRequest)
+        assert isinstance(e.response, m.SyncGroupResponse)
+        gen = e.request.generation_id
+        key = e.request.group_instance_id or e.request.member_id
+        try:
+            mine = pairs(Assignment.decode(e.response.assignment).partitions)
+        except Exception:
+            continue
+        for other, theirs in seen.get(gen, []):
+            extra = sorted(theirs - mine)
+            if other != key and extra:
+                candidates.append((i, extra[0], other))
+        seen.setdefault(gen, []).append((key, mine))
+    if not candidates:
+        return None
+    i, tp, other = rng.choice(candidates)
+    e = events[i]
+    assert isinstance(e, ev.WireExchange) and isinstance(e.response, m.SyncGroupResponse)
+    assert isinstance(e.request, m.SyncGroupRequest)
+    a = Assignment.decode(e.response.assignment)
+    parts = from_pairs(pairs(a.partitions) | {tp})
+    body = dataclasses.replace(a, partitions=parts).encode()
+    new = dataclasses.replace(e, response=dataclasses.replace(e.response, assignment=body))
+    return i, [*events[:i], new, *events[i + 1:]], (
+        f"SyncGroup result of {e.request.member_id} (generation {e.request.generation_id}) also "
+        f"holds {tp[0]}-{tp[1]}, handed to {other}")
+
+
+def _generation_skip(events: list[ev.Event], rng: random.Random) -> tuple[int, list[ev.Event], str] | None:
+    candidates = [i for i, e in enumerate(events) if _ok_join(e)]
+    if not candidates:
+        return None
+    i = rng.choice(candidates)
+    e = events[i]
+    assert isinstance(e, ev.WireExchange) and isinstance(e.response, m.JoinGroupResponse)
+    g = e.response.generation_id
+    new = dataclasses.replace(e, response=dataclasses.replace(e.response, generation_id=g + 1))
+    return i, [*events[:i], new, *events[i + 1:]], f"JoinGroup response says generation {g + 1} (was {g})"
+
+
+_INJECTORS: dict[str, Callable[[list[ev.Event], random.Random], tuple[int, list[ev.Event], str] | None]] = {
+    "stale_commit": _stale_commit,
+    "double_owner": _double_owner,
+    "generation_skip": _generation_skip,
+}
+
+
+def inject(kind: str, events: list[ev.Event], rng: random.Random) -> tuple[int, list[ev.Event], str] | None:
+    """(index of the changed event, the events with the violation, what changed), or None
+    when the group has no event this kind of violation can be put into."""
+    return _INJECTORS[kind](events, rng)
+
+
+# ---------------------------------------------------------------- a cluster's file
+def _when(e: ev.Event) -> float:
+    if isinstance(e, ev.WireExchange):
+        return e.received_ms if e.received_ms is not None else e.sent_ms
+    if isinstance(e, ev.DecodeErrorEvent):
+        return e.at_ms
+    if isinstance(e, ev.RecordEvent | ev.ExpiryEvent):
+        return float(e.at_ms)
+    return 0.0
+
+
+def merge(groups: list[list[ev.Event]]) -> Iterator[tuple[int, int, ev.Event]]:
+    """The groups' events in time order (each group's own order kept), renumbered from seq
+    1: (group index, index within the group, event)."""
+    def stream(gi: int, events: list[ev.Event]) -> Iterator[tuple[float, int, int, ev.Event]]:
+        for ei, e in enumerate(events):
+            yield _when(e), gi, ei, e
+
+    streams = [stream(gi, events) for gi, events in enumerate(groups)]
+    for seq, (_, gi, ei, e) in enumerate(heapq.merge(*streams, key=lambda t: (t[0], t[1])), start=1):
+        yield gi, ei, dataclasses.replace(e, seq=seq)
+
+
+def generate_cluster(plan: ClusterPlan) -> ClusterResult:
+    """Simulate the cluster's groups, inject its violations, write its file."""
+    rng = random.Random(f"{plan.seed}/{plan.cluster}")
+    groups: list[list[ev.Event]] = []
+    names: list[str] = []
+    total = 0
+    pending = list(plan.inject)
+    changed: dict[int, tuple[int, str, str]] = {}  # group index -> (event index, kind, detail)
+    while total < plan.target_events or pending:
+        gid = f"{plan.cluster}-g{len(groups):04d}"
+        events = simulate_group(gid, rng, plan.faults)
+        if pending and len(groups) % 2 == 0:
+            # every other group may carry a violation; a group that cannot is left alone
+            hit = inject(pending[0], events, rng)
+            if hit is not None:
+                index, events, detail = hit
+                changed[len(groups)] = (index, pending.pop(0), detail)
+        groups.append(events)
+        names.append(gid)
+        total += len(events)
+        if len(groups) > 50 + 4 * (len(plan.inject) + plan.target_events // 200):
+            raise RuntimeError(f"{plan.cluster}: no group to inject {pending[0]} into")
+    header = ev.Header(source="groupspec pipeline generate", cluster=plan.cluster,
+                       note=f"{len(groups)} generated groups, seed {plan.seed}")
+    merged: list[ev.Event] = [header]
+    injected: list[Injected] = []
+    suffix = "parquet" if plan.fmt == "parquet" else "jsonl"
+    source = str(Path(plan.out) / f"{plan.cluster}.{suffix}")
+    for gi, ei, e in merge(groups):
+        merged.append(e)
+        hit = changed.get(gi)
+        if hit is not None and hit[0] == ei:
+            injected.append(Injected(plan.cluster, source, names[gi], e.seq, e.seq + 1, hit[1], hit[2]))
+    write_trace_file(merged, source, plan.fmt)
+    return ClusterResult(plan.cluster, source, total, len(groups), tuple(injected))
+
+
+def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
+    """Events (the header first) as a trace file; line n holds seq n - 1."""
+    if fmt == "parquet":
+        from groupspec.trace.parquet import write_events
+
+        write_events(events, path)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        for e in events:
+            fh.write(json.dumps(event_to_json(e), separators=(",", ":")) + "\n")
+
+
+# ---------------------------------------------------------------- the collection
+def plan_clusters(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt: str = "parquet",
+                  clusters: int | None = None, faults: tuple[str, ...] = FAULTS) -> list[ClusterPlan]:
+    """Split ``events`` over clusters (about :data:`DEFAULT_EVENTS_PER_CLUSTER` each) and
+    the violations over the clusters, kinds taking turns."""
+    if events < 1:
+        raise ValueError("--events: must be at least 1")
+    if inject_k < 0:
+        raise ValueError("--inject-violations: must be >= 0")
+    if fmt not in ("parquet", "jsonl"):
+        raise ValueError(f"--format: parquet or jsonl, not {fmt!r}")
+    n = clusters or max(1, math.ceil(events / DEFAULT_EVENTS_PER_CLUSTER))
+    kinds = list(VIOLATION_KINDS)
+    rng = random.Random(seed)
+    order = [kinds[i % len(kinds)] for i in range(inject_k)]
+    rng.shuffle(order)
+    per: list[list[str]] = [[] for _ in range(n)]
+    for i, kind in enumerate(order):
+        per[i % n].append(kind)
+    return [
+        ClusterPlan(f"cluster-{i:03d}", i, seed, events // n + (1 if i < events % n else 0),
+                    tuple(per[i]), str(out), fmt, faults)
+        for i in range(n)
+    ]
+
+
+@dataclass(frozen=True)
+class Collection:
+    out: Path
+    clusters: list[ClusterResult]
+    elapsed_s: float
+
+    @property
+    def events(self) -> int:
+        return sum(c.events for c in self.clusters)
+
+    @property
+    def injected(self) -> list[Injected]:
+        return [i for c in self.clusters for i in c.injected]
+
+    def manifest(self, seed: int) -> dict[str, Any]:
+        return {
+            "generator": "groupspec pipeline generate",
+            "seed": seed,
+            "events": self.events,
+            "groups": sum(c.groups for c in self.clusters),
+            "clusters": [{"cluster": c.cluster, "source": c.source, "events": c.events, "groups": c.groups}
+                         for c in self.clusters],
+            "injected": [i.to_json() for i in self.injected],
+            "elapsed_s": round(self.elapsed_s, 1),
+        }
+
+
+def generate(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt: str = "parquet",
+             clusters: int | None = None, spark: Any = None,
+             progress: Callable[[int, int], None] | None = None,
+             faults: tuple[str, ...] = FAULTS) -> Collection:
+    """Write a collection of about ``events`` events (at least that many) to ``out`` and its
+    ``manifest.json``; with ``spark``, one Spark task per cluster."""
+    t0 = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
+    plans = plan_clusters(events, out, inject_k, seed, fmt, clusters, faults)
+    results: list[ClusterResult] = []
+    if spark is None:
+        for i, plan in enumerate(plans):
+            results.append(generate_cluster(plan))
+            if progress is not None:
+                progress(i + 1, len(plans))
+    else:
+        results = _on_spark(spark, plans, progress)
+    results.sort(key=lambda c: c.cluster)
+    collection = Collection(out, results, time.perf_counter() - t0)
+    (out / "manifest.json").write_text(json.dumps(collection.manifest(seed), indent=1) + "\n", encoding="utf-8")
+    return collection
+
+
+def _on_spark(spark: Any, plans: list[ClusterPlan], progress: Callable[[int, int], None] | None) -> list[ClusterResult]:
+    from groupspec.pipeline.validate_job import run_with_progress
+
+    sc = spark.sparkContext
+    done = sc.accumulator(0)
+
+    def task(plan: ClusterPlan) -> ClusterResult:
+        result = generate_cluster(plan)
+        done.add(1)
+        return result
+
+    rdd = sc.parallelize(plans, max(len(plans), 1)).map(task)
+    results: list[ClusterResult] = run_with_progress(
+        rdd.collect, lambda: int(done.value), len(plans), progress)
+    return results
