@@ -4,6 +4,8 @@
                             write Parquet tables, plots and a report to DIR
 ``check CONFIG``            validate a sweep and show its cells without running it
 ``report DIR``              redraw the report of a finished sweep from its tables
+``validate INPUT... --out DIR``  validate trace collections per group (groupspec.pipeline.validate_job)
+``generate --events N --out DIR``  write a synthetic trace collection (groupspec.pipeline.generate)
 
 CONFIG is a JSON or TOML file (format: :mod:`groupspec.pipeline.config`) or the name of a
 bundled sweep (``default``). Under spark-submit, run ``groupspec/pipeline/submit.py`` with
@@ -25,6 +27,7 @@ from groupspec.pipeline.config import (
     SweepConfigError,
     load_config,
 )
+from groupspec.validate.replay import ReplayConfig
 
 
 def _epilog() -> str:
@@ -67,6 +70,39 @@ def register(sub: Any) -> None:
     ck.add_argument("config", metavar="CONFIG")
     ck.add_argument("--seeds", type=int, metavar="N")
     ck.set_defaults(func=run_check)
+    va = verbs.add_parser(
+        "validate", help="validate trace collections per group on Spark (same checker as groupspec validate)",
+        description="Validate many traces (JSON Lines or Parquet; many groups, many clusters) per group "
+                    "on Spark with the validator of `groupspec validate`. Writes groups.parquet, "
+                    "violations.parquet, rebalances.parquet, quarantine.parquet (bad input, with the "
+                    "reason), files.parquet and summary.json to DIR. Exit status as groupspec validate: "
+                    "0 all conforming, 1 a violation, 2 inconclusive or bad input.")
+    va.add_argument("inputs", nargs="+", metavar="INPUT", help="trace files or directories of them")
+    va.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    va.add_argument("--master", metavar="URL",
+                    help="Spark master (default: local[*], or the one spark-submit was given)")
+    va.add_argument("--partitions", type=int, metavar="N", help="partitions for the per-group step")
+    va.add_argument("--slack-ms", type=int, default=ReplayConfig.slack_ms, metavar="MS",
+                    help=f"as groupspec validate (default {ReplayConfig.slack_ms})")
+    va.add_argument("--initial-delay-ms", type=int, action="append", metavar="MS",
+                    help="as groupspec validate (repeatable; default: try 3000, then 0)")
+    va.add_argument("--keep-scan", action="store_true", help="keep the scanned rows in DIR/_scan")
+    va.set_defaults(func=run_validate_command)
+    ge = verbs.add_parser(
+        "generate", help="write a large synthetic trace collection, optionally with injected violations",
+        description="Simulate many groups with random fault schedules, merged into one trace file per "
+                    "cluster, and inject protocol violations at known events (listed in "
+                    "DIR/manifest.json).")
+    ge.add_argument("--events", type=int, required=True, metavar="N", help="at least this many events in all")
+    ge.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    ge.add_argument("--inject-violations", type=int, default=0, metavar="K",
+                    help="put K violations into K groups (kinds: stale_commit, double_owner)")
+    ge.add_argument("--seed", type=int, default=1, metavar="S")
+    ge.add_argument("--clusters", type=int, metavar="C", help="files to write (default: one per ~25,000 events)")
+    ge.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
+    ge.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    ge.add_argument("--no-spark", action="store_true", help="generate in this process, without Spark")
+    ge.set_defaults(func=run_generate_command)
     rp = verbs.add_parser("report", help="redraw the report of a finished sweep")
     rp.add_argument("out", metavar="DIR")
     rp.set_defaults(func=run_report)
@@ -152,4 +188,88 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     for line in write_report(out):
         print(line.replace("**", ""))
+    return 0
+
+
+def _progress_printer(label_total: bool = True) -> Any:
+    """A progress callback (what, done, total): a line per 5% step or 15 s (every change on
+    a terminal)."""
+    tty = sys.stderr.isatty()
+    started = time.monotonic()
+    shown: dict[str, Any] = {"key": None, "step": -1, "at": started}
+
+    def progress(what: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        step = done * 20 // max(total, 1)
+        if (what, done) == shown["key"]:
+            return
+        if not tty and done != total and step == shown["step"] and now - shown["at"] < 15:
+            return
+        shown.update(key=(what, done), step=step, at=now)
+        text = f"{what} {done:,}/{total:,} ({done * 100 // max(total, 1)}%), {now - started:.0f} s"
+        if tty:
+            print(f"\r{text}", end="\n" if done == total else "", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    return progress
+
+
+def _session(master: str | None, app: str) -> tuple[Any, bool]:
+    from pyspark.sql import SparkSession
+
+    from groupspec.pipeline.spark import spark_session
+
+    existing = SparkSession.getActiveSession()
+    return spark_session(master, app_name=app), existing is None
+
+
+def run_validate_command(args: argparse.Namespace) -> int:
+    delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
+    if args.slack_ms < 0 or any(d < 0 for d in delays):
+        print("error: --slack-ms and --initial-delay-ms must be >= 0", file=sys.stderr)
+        return 2
+    from groupspec.pipeline.validate_job import exit_status, find_inputs, run_validate
+
+    if not find_inputs(args.inputs):
+        print("error: INPUT: no trace files (*.jsonl, *.parquet) found", file=sys.stderr)
+        return 2
+    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
+    spark, stop = _session(args.master, "groupspec-validate")
+    try:
+        outcome = run_validate(spark, args.inputs, Path(args.out), config, _progress_printer(),
+                               keep_scan=args.keep_scan, partitions=args.partitions)
+    finally:
+        if stop:
+            spark.stop()
+    print(f"done: {outcome.out}/groups.parquet, violations.parquet, rebalances.parquet, quarantine.parquet")
+    for line in outcome.lines:
+        print(f"  {line}")
+    return exit_status(outcome.summary)
+
+
+def run_generate_command(args: argparse.Namespace) -> int:
+    from groupspec.pipeline.generate import generate, plan_clusters
+
+    out = Path(args.out)
+    try:
+        plan_clusters(args.events, out, args.inject_violations, args.seed, args.format, args.clusters)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    show = _progress_printer()
+
+    def progress(done: int, total: int) -> None:
+        show("clusters written", done, total)
+
+    spark, stop = (None, False) if args.no_spark else _session(args.master, "groupspec-generate")
+    try:
+        c = generate(args.events, out, args.inject_violations, args.seed, args.format, args.clusters,
+                     spark=spark, progress=progress)
+    finally:
+        if spark is not None and stop:
+            spark.stop()
+    print(f"{c.events:,} events, {sum(x.groups for x in c.clusters):,} groups in {len(c.clusters)} file(s) "
+          f"under {out}, {len(c.injected)} violation(s) injected; {c.elapsed_s:.0f} s; "
+          f"manifest: {out}/manifest.json")
     return 0

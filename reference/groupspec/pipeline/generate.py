@@ -19,8 +19,6 @@ and kind (:data:`VIOLATION_KINDS`):
 - ``double_owner``: a member's SyncGroup result also holds a partition another member was
   handed in the same generation: OneOwnerPerGenerationInv (or, where the replay sees it
   first, SyncPropagatesLeaderAssignment).
-- ``generation_skip``: a successful JoinGroup response names a generation one higher than
-  the coordinator's: JoinCompletion.
 
 Everything is deterministic in the seed. With a SparkSession each cluster is one Spark task
 that writes its own file (on a cluster, ``out`` must be storage the executors share);
@@ -56,7 +54,6 @@ FAULTS: tuple[str, ...] = ("crash", "close-rejoin", "pause", "slow-poll", "scale
 VIOLATION_KINDS: dict[str, tuple[str, ...]] = {
     "stale_commit": ("StaleCommitAccepted", "CommitGenerationCheck"),
     "double_owner": ("OneOwnerPerGenerationInv", "SyncPropagatesLeaderAssignment"),
-    "generation_skip": ("JoinCompletion",),
 }
 
 #: events per cluster file when the caller does not choose
@@ -247,22 +244,9 @@ def _double_owner(events: list[ev.Event], rng: random.Random) -> tuple[int, list
         f"holds {tp[0]}-{tp[1]}, handed to {other}")
 
 
-def _generation_skip(events: list[ev.Event], rng: random.Random) -> tuple[int, list[ev.Event], str] | None:
-    candidates = [i for i, e in enumerate(events) if _ok_join(e)]
-    if not candidates:
-        return None
-    i = rng.choice(candidates)
-    e = events[i]
-    assert isinstance(e, ev.WireExchange) and isinstance(e.response, m.JoinGroupResponse)
-    g = e.response.generation_id
-    new = dataclasses.replace(e, response=dataclasses.replace(e.response, generation_id=g + 1))
-    return i, [*events[:i], new, *events[i + 1:]], f"JoinGroup response says generation {g + 1} (was {g})"
-
-
 _INJECTORS: dict[str, Callable[[list[ev.Event], random.Random], tuple[int, list[ev.Event], str] | None]] = {
     "stale_commit": _stale_commit,
     "double_owner": _double_owner,
-    "generation_skip": _generation_skip,
 }
 
 
@@ -325,9 +309,9 @@ def generate_cluster(plan: ClusterPlan) -> ClusterResult:
     source = str(Path(plan.out) / f"{plan.cluster}.{suffix}")
     for gi, ei, e in merge(groups):
         merged.append(e)
-        hit = changed.get(gi)
-        if hit is not None and hit[0] == ei:
-            injected.append(Injected(plan.cluster, source, names[gi], e.seq, e.seq + 1, hit[1], hit[2]))
+        change = changed.get(gi)
+        if change is not None and change[0] == ei:
+            injected.append(Injected(plan.cluster, source, names[gi], e.seq, e.seq + 1, change[1], change[2]))
     write_trace_file(merged, source, plan.fmt)
     return ClusterResult(plan.cluster, source, total, len(groups), tuple(injected))
 

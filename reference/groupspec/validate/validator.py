@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from groupspec.validate import checks
 from groupspec.trace.events import RecordEvent
+from groupspec.validate import checks
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.replay import Failure, ReplayConfig, ReplayResult, replay_group
