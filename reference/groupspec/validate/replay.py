@@ -126,7 +126,8 @@ class _Decision:
     #: "normal": fire timers due by the request's time; "defer": leave those within slack
     #: for after it; "early": handle it up to slack later, after timers due by then
     timers: str = "normal"
-    #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost"
+    #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost";
+    #: "failover-first": the coordinator failed over just before this request
     how: str = "handle"
 
 
@@ -146,6 +147,9 @@ class Replayer:
         self.slot: dict[str, str | None] = {"next": None}
         self.fallback = 0
         self.answers: dict[int, set[str]] = {}
+        self.coordinator_moved = any(
+            main_error(x.event.response) in COORDINATOR_ERRORS for x in exchanges
+        )
 
     # ------------------------------------------------------------------ search
     def run(self, initial_delay_ms: int) -> ReplayResult:
@@ -195,6 +199,18 @@ class Replayer:
 
     def _horizon(self, b: _Branch, f: Failure) -> float:
         start = f.exchange.sent
+        # a member id the failing request names was handed out by an earlier response:
+        # choices since then (a failover before it, say) may explain the divergence
+        # (only in traces where the coordinator moved: there, what a member did before a
+        # failover may be lost with it; elsewhere widening the horizon would only make the
+        # search explode)
+        member = getattr(f.exchange.event.request, "member_id", "")
+        if member and self.coordinator_moved:
+            for i in b.processed:
+                resp = self.x[i].event.response
+                if isinstance(resp, m.JoinGroupResponse) and resp.member_id == member:
+                    start = min(start, self.x[i].sent)
+                    break
         for i in b.parked:
             start = min(start, self.x[i].sent)
         for i in b.processed:
@@ -245,6 +261,19 @@ class Replayer:
         for i in cands:
             for how in self._hows(b, i):
                 out.append(_Decision(i, "normal", how))
+        # a failover that a later coordinator error reveals may have happened before this
+        # request: try that after the orders above
+        # (only for a JoinGroup, the next in send order: what a JoinGroup creates before a
+        # failover, a pending id or a parked join, is not persisted and is lost with it; the
+        # other requests' effects survive or are re-learned, so trying it there would only
+        # widen the search)
+        i0 = cands[0]
+        if (
+            self.x[i0].event.api == "JoinGroup"
+            and "handle" in self._hows(b, i0)
+            and self._failover_window_open(b, i0)
+        ):
+            out.append(_Decision(i0, "normal", "failover-first"))
         # timers near the first candidate's time: both sides of the request
         i0 = cands[0]
         t = max(b.clock, _floor(self.x[i0].sent))
@@ -255,6 +284,25 @@ class Replayer:
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
         return out
+
+    def _failover_window_open(self, b: _Branch, i: int) -> bool:
+        """Whether a coordinator failover may have happened just before exchange ``i``: a
+        later exchange on another connection got a coordinator error, and nothing since
+        that connection's last normal exchange (before ``i``) explains it. The failover then
+        lies anywhere between that exchange and the error (GroupMetadataManager onUnloaded
+        is not visible on the wire), not necessarily at the error."""
+        t = max(b.clock, _floor(self.x[i].sent))
+        conn = self.x[i].event.connection
+        for j in b.remaining:
+            if j == i:
+                continue
+            ej = self.x[j].event
+            if ej.connection == conn or main_error(ej.response) not in COORDINATOR_ERRORS:
+                continue
+            since = b.last_normal.get(ej.connection, -1)
+            if since < t <= self.x[j].received and b.last_failover < since:
+                return True
+        return False
 
     def _hows(self, b: _Branch, i: int) -> list[str]:
         e = self.x[i].event
@@ -291,6 +339,8 @@ class Replayer:
             if d.how == "failover":
                 self._failover(b, t)
             return
+        if d.how == "failover-first":
+            self._failover(b, t)
         req = e.request
         rid = d.index
         resp = e.response

@@ -1,0 +1,34 @@
+"""Traces the reference coordinator itself produced must validate as conforming: each case
+here is a false positive the validator once reported (docs/pipeline.md, Known limits)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from groupspec.protocol.records import CoordinatorUnloaded
+from groupspec.sim.render import write_trace
+from groupspec.sim.runner import simulate
+from groupspec.sim.scenario import load_scenario_text
+from groupspec.trace.events import RecordEvent
+from groupspec.validate.validator import validate_path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_failover_before_a_pending_member_joins_is_conforming(tmp_path: Path) -> None:
+    """The coordinator fails over; a paused member gets a fresh KIP-394 id from the new
+    coordinator before the others hear of the move. The replay used to place the failover
+    at the others' NOT_COORDINATOR answers, after the pending id was made, so the reload
+    lost it and the member's JoinGroup looked unknown (JoinUnknownMember)."""
+    path = ROOT / "examples" / "validator-false-positives" / "eager-pause-failover.json"
+    scenario = load_scenario_text(path.read_text(encoding="utf-8"), str(path))
+    result = simulate(scenario)
+    trace = tmp_path / "trace.jsonl"
+    with trace.open("w", encoding="utf-8") as out:
+        write_trace(result, out)
+    report = validate_path(trace)
+    [group] = report.groups
+    assert group.verdict == "conforming", group
+    unloads = [e for e in result.trace
+               if isinstance(e, RecordEvent) and isinstance(e.record, CoordinatorUnloaded)]
+    assert unloads  # the failover happened
