@@ -15,6 +15,26 @@ from groupspec.validate.validator import validate_path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _validate_scenario(name: str, tmp_path: Path) -> tuple[str, int]:
+    path = ROOT / "examples" / "validator-false-positives" / name
+    result = simulate(load_scenario_text(path.read_text(encoding="utf-8"), str(path)))
+    trace = tmp_path / "trace.jsonl"
+    with trace.open("w", encoding="utf-8") as out:
+        write_trace(result, out)
+    [group] = validate_path(trace).groups
+    unloads = [e for e in result.trace
+               if isinstance(e, RecordEvent) and isinstance(e.record, CoordinatorUnloaded)]
+    return group.verdict, len(unloads)
+
+
+def test_static_cooperative_slow_poll_and_failover_is_conforming(tmp_path: Path) -> None:
+    """A static cooperative group with a member slower than max.poll.interval and a
+    coordinator failover: once reported as a HeartbeatAnswer violation."""
+    verdict, failovers = _validate_scenario("static-slowpoll-failover.json", tmp_path)
+    assert failovers >= 1
+    assert verdict == "conforming"
+
+
 def test_failover_before_a_pending_member_joins_is_conforming(tmp_path: Path) -> None:
     """The coordinator fails over; a paused member gets a fresh KIP-394 id from the new
     coordinator before the others hear of the move. The replay used to place the failover
