@@ -423,9 +423,9 @@ def concrete_group(group_id: str, s: Rec, protocol: str, names: Names,
         if sc != NO_CONN:
             m.sync_request = names.request_id(str(sc["client"]), int(sc["inc"]))  # type: ignore[arg-type]
         g.members[mid] = m
-    for instance, holder in sorted(statics.pairs, key=lambda kv: _key(kv[0])):
-        if holder != NO_MEMBER:
-            g.static_members[str(instance)] = str(holder)
+    for instance, static_id in sorted(statics.pairs, key=lambda kv: _key(kv[0])):
+        if static_id != NO_MEMBER:
+            g.static_members[str(instance)] = str(static_id)
     pending = s["pending_members"]
     assert isinstance(pending, frozenset)
     g.pending_members = {str(p): FAR_MS for p in sorted(pending, key=_key)}
