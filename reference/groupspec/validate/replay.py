@@ -45,12 +45,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from groupspec.coordinator.config import CoordinatorConfig
-from groupspec.coordinator.context import Output
+from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
 from groupspec.coordinator.timers import all_timers
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
+from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
 from groupspec.validate.compare import compare, main_error, summary
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, rule_for
@@ -118,6 +119,11 @@ class _Branch:
     last_normal: dict[str, int] = field(default_factory=dict)
     last_failover: int = -1
     failovers: int = 0
+    #: each group's leader after the last output absorbed
+    leaders: dict[str, str | None] = field(default_factory=dict)
+    #: groups whose leader was re-elected since their last completed join phase: Kafka's
+    #: choice there is a HashMap's iteration order, so the broker's choice is taken
+    leader_open: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -418,6 +424,7 @@ class Replayer:
         self._absorb(b, out, t)
 
     def _absorb(self, b: _Branch, out: Output, at: int) -> None:
+        self._adopt_leader(b, out, at)
         for rid, resp in out.responses:
             if rid not in b.parked:
                 continue
@@ -440,6 +447,63 @@ class Replayer:
                     rule_for(ex.event.api, None),
                     f"the broker answered at {ex.received:.0f} ms, before the reference would",
                 ))
+
+    def _adopt_leader(self, b: _Branch, out: Output, at: int) -> None:
+        """Take the broker's choice of a re-elected leader.
+
+        Kafka re-elects a leader in two places, both by the iteration order of the
+        members' HashMap (group-coordinator/.../classic/ClassicGroup.java: ``remove`` when
+        the leader leaves, ``maybeElectNewJoinedLeader`` when it did not rejoin); the
+        reference takes the first member in insertion order. When the reference
+        re-elected since the group's last completed join phase, and the broker's leader
+        at the completion is a member that rejoined in it, the reference adopts that
+        leader: its state, and the JoinGroup answers of this completion (the member list
+        goes to the leader only). A leader that was kept (it rejoined) is never replaced.
+        """
+        replaced: dict[str, str] = {}
+        for rec in out.records:
+            if isinstance(rec, StaticMemberReplaced):
+                replaced[rec.old_member_id] = rec.new_member_id
+            elif isinstance(rec, LeaderChanged):
+                before = b.leaders.get(rec.group_id)
+                if before is not None and rec.leader_id is not None and replaced.get(before) != rec.leader_id:
+                    b.leader_open.add(rec.group_id)
+                b.leaders[rec.group_id] = rec.leader_id
+        completions: dict[str, list[int]] = {}
+        for k, (rid, resp) in enumerate(out.responses):
+            if isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+                completions.setdefault(self.x[rid].event.group_id, []).append(k)
+        for gid, ks in completions.items():
+            if gid not in b.leader_open:
+                continue
+            b.leader_open.discard(gid)
+            ours: dict[str, m.JoinGroupResponse] = {}
+            actual: m.Response | None = None
+            for k in ks:
+                rid, resp = out.responses[k]
+                assert isinstance(resp, m.JoinGroupResponse)
+                ours[resp.member_id] = resp
+                if actual is None and rid in b.parked and rid not in b.unchecked:
+                    actual = self.x[rid].event.response
+            if not isinstance(actual, m.JoinGroupResponse) or actual.error is not Error.NONE:
+                continue
+            leader = actual.leader
+            chosen = next(iter(ours.values())).leader
+            g = b.coord.state.groups.get(gid)
+            if leader == chosen or leader not in ours or g is None or leader not in g.members:
+                continue
+            roster = next((r.members for r in ours.values() if r.members), ())
+            Txn(b.coord.state, b.coord.config, at).emit(LeaderChanged(gid, leader))
+            b.leaders[gid] = leader
+            for k in ks:
+                rid, resp = out.responses[k]
+                assert isinstance(resp, m.JoinGroupResponse)
+                out.responses[k] = (rid, dataclasses.replace(
+                    resp, leader=leader, members=roster if resp.member_id == leader else ()))
+        for gid, grp in b.coord.state.groups.items():
+            b.leaders[gid] = grp.leader_id
+        for gid in completions:
+            b.leader_open.discard(gid)
 
     def _failure(self, b: _Branch, ex: Exchange, broker: str, allowed: str, rule: Rule,
                  detail: str, prehistory: bool = False, unprocessable: bool = False) -> Failure:
