@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.pipeline",
     "groupspec.cli.spec",
     "groupspec.cli.validate",
+    "groupspec.cli.conformance",
     "groupspec.cli.check",
 )
 

@@ -1,0 +1,100 @@
+"""``groupspec conformance --broker kafka|tansu|HOST:PORT``: run the conformance suite's
+scripted scenarios with real client libraries through the recorder, validate each trace,
+and write a report (docs/conformance.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EPILOG = """\
+scenarios (in order):
+{scenarios}
+
+output (in --out DIR):
+  report.md, report.html   per broker, per client, per scenario: verdict and evidence
+  summary.json             the same as data (verdicts, the validator's reports, notes)
+  traces/                  one trace per scenario and client (groupspec validate reads them)
+  logs/                    each member process's output
+
+exit status:
+  0  every scenario conforming with every client
+  1  some scenario shows a violation (a finding: the report says where)
+  2  no violation, but some verdict inconclusive or some scenario could not be run
+"""
+
+
+def register(sub: Any) -> None:
+    from groupspec.conformance.drivers import CLIENTS
+    from groupspec.conformance.scenarios import SCENARIOS
+
+    listing = "\n".join(f"  {s.name:<20}{s.title}" for s in SCENARIOS)
+    p: argparse.ArgumentParser = sub.add_parser(
+        "conformance",
+        help="run scripted scenarios with real clients against a broker and report verdicts",
+        description=(
+            "Start the broker (kafka or tansu, on loopback) or use a running one (HOST:PORT), "
+            "put the recorder in front of it, run each scenario with each client library "
+            "through the recorder, validate each scenario's trace, and write a report."
+        ),
+        epilog=EPILOG.format(scenarios=listing),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--broker", required=True, metavar="kafka|tansu|HOST:PORT",
+                   help="kafka or tansu (started and stopped here), or the address of a running broker")
+    p.add_argument("--clients", default=",".join(CLIENTS), metavar="LIST",
+                   help=f"comma-separated client libraries (default {','.join(CLIENTS)})")
+    p.add_argument("--scenarios", metavar="LIST",
+                   help="comma-separated scenario names (default: all, in the order above)")
+    p.add_argument("--out", default="conformance-report", metavar="DIR",
+                   help="where the report, summary and traces go (default conformance-report)")
+    p.add_argument("--label", metavar="NAME", help="the broker's name in the report (default: --broker)")
+    p.add_argument("--sequential", action="store_true",
+                   help="run the clients one after the other rather than side by side")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from groupspec.brokers import BrokerError
+    from groupspec.conformance.drivers import CLIENTS
+    from groupspec.conformance.report import write_reports
+    from groupspec.conformance.runner import exit_code, run_conformance
+    from groupspec.conformance.scenarios import BY_NAME, SCENARIOS
+
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    unknown = [c for c in clients if c not in CLIENTS]
+    if not clients or unknown:
+        print(f"error: --clients: unknown {', '.join(unknown) or '(none given)'} "
+              f"(known: {', '.join(CLIENTS)})", file=sys.stderr)
+        return 2
+    scenarios = list(SCENARIOS)
+    if args.scenarios:
+        names = [n.strip() for n in args.scenarios.split(",") if n.strip()]
+        bad = [n for n in names if n not in BY_NAME]
+        if bad or not names:
+            print(f"error: --scenarios: unknown {', '.join(bad) or '(none given)'} "
+                  f"(known: {', '.join(BY_NAME)})", file=sys.stderr)
+            return 2
+        scenarios = [BY_NAME[n] for n in names]
+    if args.broker not in ("kafka", "tansu"):
+        from groupspec.recorder import parse_address
+
+        try:
+            parse_address(args.broker)
+        except ValueError as e:
+            print(f"error: --broker: {e} (or kafka, tansu)", file=sys.stderr)
+            return 2
+    out = Path(args.out)
+    try:
+        result = run_conformance(args.broker, clients, scenarios, out,
+                                 parallel=not args.sequential, label=args.label)
+    except BrokerError as e:
+        print(f"groupspec conformance: {e}", file=sys.stderr)
+        return 2
+    md, page = write_reports(out, [result.to_json()])
+    summary = ", ".join(f"{n} {v}" for v, n in sorted(result.summary().items()))
+    print(f"{result.broker}: {summary} ({result.duration_s:.0f} s)", file=sys.stderr)
+    print(f"report: {md} and {page}; traces in {out / 'traces'}", file=sys.stderr)
+    return exit_code(result)

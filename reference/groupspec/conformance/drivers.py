@@ -1,0 +1,310 @@
+"""Client drivers: one real consumer (kafka-python or confluent-kafka) in its own process,
+driven by commands on stdin and reporting on stdout, both JSON Lines.
+
+A scenario needs to do to a consumer what an application or a fault does: let it poll,
+stop it polling (a slow handler), commit, close it, or kill it outright (``SIGKILL``) or
+freeze it (``SIGSTOP``/``SIGCONT``) so that its heartbeats stop too. A process per member
+makes the last two possible for both libraries (librdkafka runs its own threads; a
+frozen thread inside the test process would freeze nothing else), and keeps each
+library's global state apart.
+
+Run as ``python -m groupspec.conformance.drivers CONFIG_JSON``. The member polls every
+100 ms while it is *polling*; it prints ``{"ev": "status", ...}`` whenever its assignment
+or its count of consumed records changes, and answers each command with
+``{"ev": "reply", "op": ..., "ok": ..., "error": ...}``. Commands:
+
+- ``{"op": "pause"}`` / ``{"op": "resume"}``: stop / start calling poll (heartbeats go on
+  in the library's background thread until ``max.poll.interval.ms`` runs out);
+- ``{"op": "commit"}``: a synchronous commit of the current positions of the assignment;
+  the reply names the error the library raised, if any (``retries`` retries a commit that
+  failed locally because the coordinator was not known yet);
+- ``{"op": "remember"}`` then later ``{"op": "zombie_commit"}``: commit the positions
+  noted at ``remember`` as a member that missed a rebalance would (see each driver);
+- ``{"op": "close"}``: close the consumer (a dynamic member sends LeaveGroup; a static
+  one does not) and exit;
+- ``{"op": "status"}``: print the status now.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CLIENTS = ("kafka-python", "confluent-kafka")
+STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
+
+
+@dataclass(frozen=True)
+class MemberConfig:
+    """What a member is: its library, group, identity and timeouts (the scenario's knobs)."""
+
+    client: str
+    bootstrap: str
+    group_id: str
+    client_id: str
+    topics: tuple[str, ...]
+    strategy: str = "range"
+    session_timeout_ms: int = 6000
+    heartbeat_interval_ms: int = 500
+    max_poll_interval_ms: int = 10000
+    group_instance_id: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> MemberConfig:
+        data = json.loads(text)
+        data["topics"] = tuple(data["topics"])
+        return cls(**data)
+
+
+@dataclass
+class _State:
+    assignment: list[tuple[str, int]] = field(default_factory=list)
+    consumed: int = 0
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+class _KafkaPython:
+    """kafka-python's KafkaConsumer (its classic group protocol; cooperative-sticky is
+    kafka-python's own port of KIP-429)."""
+
+    def __init__(self, cfg: MemberConfig) -> None:
+        from kafka import KafkaConsumer
+        from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
+        from kafka.coordinator.assignors.range import RangePartitionAssignor
+        from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+
+        assignor = {
+            "range": RangePartitionAssignor,
+            "roundrobin": RoundRobinPartitionAssignor,
+            "cooperative-sticky": CooperativeStickyAssignor,
+        }[cfg.strategy]
+        self.consumer: Any = KafkaConsumer(
+            bootstrap_servers=cfg.bootstrap,
+            group_id=cfg.group_id,
+            client_id=cfg.client_id,
+            group_instance_id=cfg.group_instance_id,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=cfg.session_timeout_ms,
+            heartbeat_interval_ms=cfg.heartbeat_interval_ms,
+            max_poll_interval_ms=cfg.max_poll_interval_ms,
+            partition_assignment_strategy=[assignor],
+        )
+        self.consumer.subscribe(list(cfg.topics))
+
+    def poll(self) -> int:
+        batches = self.consumer.poll(timeout_ms=100)
+        return sum(len(records) for records in batches.values())
+
+    def assignment(self) -> list[tuple[str, int]]:
+        return sorted((tp.topic, tp.partition) for tp in self.consumer.assignment())
+
+    def commit(self) -> None:
+        self.consumer.commit()
+
+    def close(self) -> None:
+        self.consumer.close(autocommit=False)
+
+    def remember(self) -> dict[str, Any]:
+        """Note the generation and positions now (what a zombie will later commit)."""
+        coordinator = self.consumer._coordinator
+        with coordinator._lock:
+            self._remembered = (coordinator._generation, coordinator.state)
+        self._positions = {tp: self.consumer.position(tp) for tp in self.consumer.assignment()}
+        gen = self._remembered[0]
+        return {"generation": gen.generation_id, "member_id": gen.member_id}
+
+    def zombie_commit(self) -> None:
+        """Commit the remembered positions with the remembered generation and member id,
+        as a member that missed the rebalance would: kafka-python's own commit path, with
+        its generation set back to the remembered one for this commit."""
+        from kafka.structs import OffsetAndMetadata
+
+        coordinator = self.consumer._coordinator
+        with coordinator._lock:
+            current = (coordinator._generation, coordinator.state)
+            coordinator._generation, coordinator.state = self._remembered
+        try:
+            self.consumer.commit({tp: OffsetAndMetadata(off, "", -1)
+                                  for tp, off in self._positions.items()})
+        finally:
+            with coordinator._lock:
+                coordinator._generation, coordinator.state = current
+
+
+class _Confluent:
+    """confluent-kafka's Consumer (librdkafka's classic group protocol)."""
+
+    def __init__(self, cfg: MemberConfig) -> None:
+        from confluent_kafka import Consumer
+
+        conf: dict[str, Any] = {
+            "bootstrap.servers": cfg.bootstrap,
+            "group.id": cfg.group_id,
+            "client.id": cfg.client_id,
+            "group.protocol": "classic",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "session.timeout.ms": cfg.session_timeout_ms,
+            "heartbeat.interval.ms": cfg.heartbeat_interval_ms,
+            "max.poll.interval.ms": cfg.max_poll_interval_ms,
+            "partition.assignment.strategy": cfg.strategy,
+            # the broker's Metadata says where partitions live; keep librdkafka from
+            # asking too often on a proxy it does not know
+            "topic.metadata.refresh.interval.ms": 10000,
+        }
+        if cfg.group_instance_id is not None:
+            conf["group.instance.id"] = cfg.group_instance_id
+        self.consumer: Any = Consumer(conf)
+        self.consumer.subscribe(list(cfg.topics))
+
+    def poll(self) -> int:
+        msgs = self.consumer.consume(num_messages=100, timeout=0.1)
+        return sum(1 for msg in msgs if msg.error() is None)
+
+    def assignment(self) -> list[tuple[str, int]]:
+        return sorted((tp.topic, tp.partition) for tp in self.consumer.assignment())
+
+    def commit(self) -> None:
+        from confluent_kafka import TopicPartition
+
+        assigned = self.consumer.assignment()
+        positions = self.consumer.position(assigned) if assigned else []
+        # commit what was consumed; a partition with nothing fetched yet commits 0
+        offsets = [TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else 0)
+                   for tp in positions]
+        if not offsets:
+            raise RuntimeError("nothing assigned to commit")
+        self.consumer.commit(offsets=offsets, asynchronous=False)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+    def remember(self) -> dict[str, Any]:
+        assigned = self.consumer.assignment()
+        self._positions = [tp for tp in self.consumer.position(assigned) if tp.offset >= 0]
+        return {"member_id": self.consumer.memberid()}
+
+    def zombie_commit(self) -> None:
+        """Commit the remembered positions: librdkafka sends them with the generation it
+        holds (it has no way to set one); after a freeze that is the old one until it has
+        noticed that its session expired."""
+        if not self._positions:
+            raise RuntimeError("nothing was remembered to commit")
+        self.consumer.commit(offsets=self._positions, asynchronous=False)
+
+
+def _error_name(e: BaseException) -> str:
+    """The name a library gives an error: librdkafka's code name, kafka-python's class."""
+    args = getattr(e, "args", ())
+    if args and hasattr(args[0], "name") and callable(args[0].name):
+        return str(args[0].name())
+    return type(e).__name__
+
+
+def _reader(commands: queue.Queue[dict[str, Any] | None]) -> None:
+    for line in sys.stdin:
+        line = line.strip()
+        if line:
+            commands.put(json.loads(line))
+    commands.put(None)  # stdin closed: the controller is gone
+
+
+def _retryable(name: str) -> bool:
+    return name in {"CoordinatorNotAvailableError", "NodeNotReadyError",
+                    "_WAIT_COORD", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR",
+                    "KafkaConnectionError", "_TRANSPORT"}
+
+
+def run(cfg: MemberConfig) -> int:
+    driver: _KafkaPython | _Confluent = (
+        _KafkaPython(cfg) if cfg.client == "kafka-python" else _Confluent(cfg)
+    )
+    commands: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    threading.Thread(target=_reader, args=(commands,), daemon=True).start()
+    state = _State()
+    polling = True
+    _emit({"ev": "started", "pid": os.getpid()})
+    last: tuple[list[tuple[str, int]], int] | None = None
+    while True:
+        try:
+            cmd = commands.get_nowait()
+        except queue.Empty:
+            cmd = {}
+        if cmd is None:
+            driver.close()
+            return 0
+        op = cmd.get("op")
+        if op == "pause":
+            polling = False
+            _emit({"ev": "reply", "op": op, "ok": True})
+        elif op == "resume":
+            polling = True
+            _emit({"ev": "reply", "op": op, "ok": True})
+        elif op == "remember":
+            _emit({"ev": "reply", "op": op, "ok": True, **driver.remember()})
+        elif op in ("commit", "zombie_commit"):
+            error: str | None = None
+            for attempt in range(int(cmd.get("retries", 0)) + 1):
+                try:
+                    if op == "commit":
+                        driver.commit()
+                    else:
+                        driver.zombie_commit()
+                    error = None
+                    break
+                except Exception as e:
+                    error = _error_name(e)
+                    if not _retryable(error) or attempt == int(cmd.get("retries", 0)):
+                        break
+                    time.sleep(0.2)
+            _emit({"ev": "reply", "op": op, "ok": error is None, "error": error})
+        elif op == "close":
+            try:
+                driver.close()
+                _emit({"ev": "reply", "op": op, "ok": True})
+            except Exception as e:
+                _emit({"ev": "reply", "op": op, "ok": False, "error": _error_name(e)})
+            return 0
+        elif op == "status":
+            last = None
+        if polling:
+            try:
+                state.consumed += driver.poll()
+            except Exception as e:
+                # a fenced or kicked-out member: report it and keep going (the scenario
+                # decides what that means)
+                _emit({"ev": "poll_error", "error": _error_name(e)})
+                time.sleep(0.1)
+            state.assignment = driver.assignment()
+        else:
+            time.sleep(0.05)
+        now = (state.assignment, state.consumed)
+        if now != last:
+            _emit({"ev": "status", "assignment": state.assignment, "consumed": state.consumed})
+            last = (list(state.assignment), state.consumed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m groupspec.conformance.drivers CONFIG_JSON", file=sys.stderr)
+        return 2
+    return run(MemberConfig.from_json(args[0]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+"""The conformance run: a broker (started here, or one already running), the recorder in
+front of it, each scenario with each client library through the recorder, one trace per
+scenario, and the validator's verdict on each trace.
+
+The broker is reached directly only to create and fill the scenario's topics; the
+members talk to the recorder, which rewrites the broker's advertised address so that
+every connection (to the coordinator, to partition leaders) comes through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groupspec.conformance.drivers import CLIENTS
+from groupspec.conformance.members import ScenarioError
+from groupspec.conformance.scenarios import RECORDS_PER_PARTITION, SCENARIOS, Context, Scenario
+from groupspec.recorder import BackgroundRecorder, parse_address
+from groupspec.validate import ReplayConfig, TraceInputError, validate_path
+from groupspec.validate.verdict import INCONCLUSIVE, FileReport
+
+#: a scenario whose clients could not be driven as scripted (the trace is validated anyway)
+RUN_ERROR = "error"
+
+
+@dataclass
+class ScenarioResult:
+    scenario: str
+    title: str
+    client: str
+    verdict: str
+    trace: str
+    duration_s: float
+    notes: list[str] = field(default_factory=list)
+    #: what went wrong driving the clients, if anything
+    run_error: str | None = None
+    #: the validator's report on the trace (FileReport.to_json)
+    validation: dict[str, Any] = field(default_factory=dict)
+    #: exchanges per API, and every error the broker answered (seq, client, request, error)
+    wire: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunResult:
+    broker: str
+    #: how the broker was provided: "kafka 4.1.2 (started on ...)", "HOST:PORT (running)"
+    broker_detail: str
+    clients: list[str]
+    results: list[ScenarioResult] = field(default_factory=list)
+    started: str = ""
+    duration_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "broker": self.broker,
+            "broker_detail": self.broker_detail,
+            "clients": self.clients,
+            "started": self.started,
+            "duration_s": round(self.duration_s, 1),
+            "summary": self.summary(),
+            "results": [r.to_json() for r in self.results],
+        }
+
+    def summary(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        return counts
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def provide_broker(spec: str) -> Iterator[tuple[str, int, str, str]]:
+    """``kafka`` or ``tansu`` (started here, stopped on exit) or ``HOST:PORT`` (running).
+    Yields (host, port, label, detail)."""
+    if spec in ("kafka", "tansu"):
+        from groupspec.brokers import KAFKA_VERSION, make_broker
+
+        broker = make_broker(spec)
+        _log(f"starting {spec} ...")
+        with broker:
+            version = f" {KAFKA_VERSION}" if spec == "kafka" else ""
+            detail = (f"{spec}{version}, started by groupspec on {broker.bootstrap} "
+                      f"(answered Metadata after {broker.startup_s or 0:.1f} s)")
+            _log(detail)
+            yield broker.host, broker.port, spec, detail
+        return
+    host, port = parse_address(spec)
+    yield host, port, spec, f"{spec}, already running"
+
+
+def prepare_topics(upstream: str, topics: dict[str, int]) -> None:
+    """Create the topics on the broker and put RECORDS_PER_PARTITION records in each
+    partition (directly, not through the recorder: no group traffic)."""
+    from kafka import KafkaAdminClient, KafkaProducer
+    from kafka.admin import NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=upstream, client_id="conformance-admin")
+    try:
+        admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()])
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=upstream, client_id="conformance-producer")
+    try:
+        for t, n in topics.items():
+            for p in range(n):
+                for i in range(RECORDS_PER_PARTITION):
+                    producer.send(t, value=b"record-%d" % i, partition=p)
+        producer.flush(timeout=30)
+    finally:
+        producer.close()
+
+
+def wire_summary(trace: Path, limit: int = 20) -> dict[str, Any]:
+    """What went over the wire: exchanges per API and the error answers, in order (the
+    rejected stale commit, the fenced member, the rebalance signals)."""
+    from groupspec.trace.events import WireExchange
+    from groupspec.trace.jsonl import read_events
+    from groupspec.validate.compare import main_error
+
+    counts: dict[str, int] = {}
+    errors: list[str] = []
+    try:
+        with open(trace, encoding="utf-8") as fh:
+            for e in read_events(fh, str(trace)):
+                if not isinstance(e, WireExchange):
+                    continue
+                counts[e.api] = counts.get(e.api, 0) + 1
+                err = main_error(e.response)
+                if err is not None and err.name != "NONE" and len(errors) < limit:
+                    gen = getattr(e.request, "generation_id", None)
+                    member = getattr(e.request, "member_id", None)
+                    who = f" member {member}" if member else ""
+                    at_gen = f" generation {gen}" if gen is not None else ""
+                    errors.append(f"seq {e.seq}: {e.api} from {e.client_id}{who}{at_gen}: {err.name}")
+    except OSError:
+        pass
+    return {"exchanges": counts, "errors": errors}
+
+
+def validation_config(broker: str) -> ReplayConfig:
+    # the Kafka broker groupspec starts has group.initial.rebalance.delay.ms 0
+    # (groupspec.brokers.kafka.KafkaBroker); elsewhere, try Kafka's default first
+    return ReplayConfig(initial_delays_ms=(0, 3000)) if broker == "kafka" else ReplayConfig()
+
+
+def run_scenario(
+    scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
+    config: ReplayConfig,
+) -> ScenarioResult:
+    tag = uuid.uuid4().hex[:6]
+    topics = {f"{scenario.name}-{client}-{suffix}-{tag}": n for suffix, n in scenario.topics.items()}
+    group = f"{scenario.name}-{client}-{tag}"
+    trace = out_dir / "traces" / f"{scenario.name}--{client}.jsonl"
+    logs = out_dir / "logs" / f"{scenario.name}--{client}"
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    logs.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    run_error: str | None = None
+    ctx: Context | None = None
+    try:
+        prepare_topics(f"{host}:{port}", topics)
+        with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
+            (host, port), out, cluster=label, note=f"conformance {scenario.name} with {client}",
+        ) as rec:
+            ctx = Context(rec.address, client, group, topics, logs)
+            try:
+                scenario.run(ctx)
+            finally:
+                for m in ctx.members:
+                    m.shutdown()
+    except ScenarioError as e:
+        run_error = str(e)
+    except Exception as e:  # a failure of the run itself is reported, not raised
+        run_error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+    notes = list(ctx.notes) if ctx is not None else []
+    try:
+        report = validate_path(trace, config)
+    except TraceInputError as e:
+        report = FileReport(str(trace), 0, (), (), error=str(e))
+    verdict = report.worst()
+    if not report.groups and run_error is not None:
+        verdict = RUN_ERROR
+    return ScenarioResult(
+        scenario=scenario.name, title=scenario.title, client=client, verdict=verdict,
+        trace=str(trace.relative_to(out_dir)), duration_s=round(time.monotonic() - t0, 1),
+        notes=notes, run_error=run_error, validation=report.to_json(), wire=wire_summary(trace),
+    )
+
+
+def run_conformance(
+    broker: str,
+    clients: Sequence[str] = CLIENTS,
+    scenarios: Sequence[Scenario] = SCENARIOS,
+    out_dir: Path = Path("conformance-report"),
+    progress: Callable[[str], None] = _log,
+    *,
+    parallel: bool = True,
+    label: str | None = None,
+    config: ReplayConfig | None = None,
+) -> RunResult:
+    """Run every scenario with every client against ``broker`` and write the traces and
+    ``summary.json`` under ``out_dir`` (the reports are :mod:`.report`'s).
+
+    With ``parallel`` the clients run side by side (each client's scenarios one after the
+    other, each scenario on its own group and topics): a scenario spends most of its time
+    waiting for a timeout, so this halves the run. ``label`` names a running broker in the
+    report (default: its address); ``config`` overrides how traces are validated."""
+    for c in clients:
+        if c not in CLIENTS:
+            raise ValueError(f"unknown client {c!r} (known: {', '.join(CLIENTS)})")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    with provide_broker(broker) as (host, port, given, detail):
+        name = label or given
+        run = RunResult(broker=name, broker_detail=detail, clients=list(clients), started=started)
+        cfg = config or validation_config(broker)
+        total = len(clients) * len(scenarios)
+        done: dict[tuple[str, str], ScenarioResult] = {}
+        lock = threading.Lock()
+        counter = [0]
+
+        def one_client(client: str) -> None:
+            for scenario in scenarios:
+                with lock:
+                    counter[0] += 1
+                    i = counter[0]
+                progress(f"[{i}/{total}] {name} / {client} / {scenario.name} ...")
+                result = run_scenario(scenario, client, host, port, name, out_dir, cfg)
+                with lock:
+                    done[(client, scenario.name)] = result
+                extra = f"; run error: {result.run_error.splitlines()[0]}" if result.run_error else ""
+                progress(f"[{i}/{total}] {name} / {client} / {scenario.name}: "
+                         f"{result.verdict.upper()} ({result.duration_s:.1f} s){extra}")
+
+        if parallel and len(clients) > 1:
+            threads = [threading.Thread(target=one_client, args=(c,), name=f"conformance-{c}")
+                       for c in clients]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        else:
+            for c in clients:
+                one_client(c)
+        run.results = [done[(c, s.name)] for c in clients for s in scenarios if (c, s.name) in done]
+    run.duration_s = time.monotonic() - t0
+    (out_dir / "summary.json").write_text(json.dumps(run.to_json(), indent=2) + "\n", encoding="utf-8")
+    return run
+
+
+def exit_code(run: RunResult) -> int:
+    """0 when every scenario is conforming; 1 when some scenario shows a violation;
+    2 otherwise (inconclusive verdicts or scenarios that could not be run)."""
+    verdicts = {r.verdict for r in run.results}
+    if "violation" in verdicts:
+        return 1
+    if verdicts - {"conforming"} or any(r.run_error for r in run.results):
+        return 2
+    return 0
+
+
+__all__ = ["INCONCLUSIVE", "RUN_ERROR", "RunResult", "ScenarioResult", "exit_code", "run_conformance"]
