@@ -549,11 +549,13 @@ ExpireHeartbeat ==
         /\ Fire(RemoveMemberAndUpdateGroup(Start, m, ch), "ExpireHeartbeat", m, HeldByLiveClient(m))
 
 \* A KIP-394 pending id that was never used to rejoin.
+ExpirePendingMemberStep(m, ch) ==
+    LET s1 == RemoveMembers(Start, {m}, ch)
+    IN IF s1.g.state = "PreparingRebalance" /\ AllJoined(s1.g) THEN CompleteJoin(s1, ch) ELSE s1
+
 ExpirePendingMember ==
     \E m \in group.pending_members, ch \in Choices :
-        LET s1 == RemoveMembers(Start, {m}, ch)
-            s2 == IF s1.g.state = "PreparingRebalance" /\ AllJoined(s1.g) THEN CompleteJoin(s1, ch) ELSE s1
-        IN Fire(s2, "ExpirePendingMember", m, HeldByLiveClient(m))
+        Fire(ExpirePendingMemberStep(m, ch), "ExpirePendingMember", m, HeldByLiveClient(m))
 
 \* The join phase's timer: the initial delay (always on time), or the
 \* rebalance timeout (early if a member that has not rejoined is still alive).
@@ -565,15 +567,20 @@ ExpireJoin ==
                 /\ \E m \in group.members : ~AwaitingJoin(group, m) /\ HeldByLiveClient(m))
 
 \* DelayedSync: members that never sent SyncGroup are removed and a rebalance starts.
+ExpireSyncEnabled ==
+    /\ group.sync_timer
+    /\ group.state \in {"CompletingRebalance", "Stable"}
+    /\ group.pending_sync_members # {}
+
+ExpireSyncStep(ch) ==
+    PrepareRebalance(RemoveMembers([Start EXCEPT !.g.sync_timer = FALSE],
+                                   group.pending_sync_members, ch), ch)
+
 ExpireSync ==
     \E ch \in Choices :
-        /\ group.sync_timer
-        /\ group.state \in {"CompletingRebalance", "Stable"}
-        /\ group.pending_sync_members # {}
-        /\ LET s1 == RemoveMembers([Start EXCEPT !.g.sync_timer = FALSE],
-                                   group.pending_sync_members, ch)
-           IN Fire(PrepareRebalance(s1, ch), "ExpireSync", NoMember,
-                   \E m \in group.pending_sync_members : HeldByLiveClient(m))
+        /\ ExpireSyncEnabled
+        /\ Fire(ExpireSyncStep(ch), "ExpireSync", NoMember,
+                \E m \in group.pending_sync_members : HeldByLiveClient(m))
 
 \* An administrator deletes the Empty group (DeleteGroups): it is Dead.
 DeleteGroup ==

@@ -30,7 +30,7 @@ for fresh member ids that the reference has no counterpart for).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from groupspec.coordinator.state import Group, Member
@@ -169,6 +169,11 @@ class Names:
     partitions: tuple[str, ...]
     #: request id -> connection (client, incarnation)
     connections: dict[int, tuple[str, int]]
+    #: client -> its group.instance.id, where that is not the client's name
+    instances: dict[str, str] = field(default_factory=dict)
+
+    def instance(self, client: str) -> str:
+        return self.instances.get(client, client)
 
     @property
     def all_ids(self) -> tuple[str, ...]:
@@ -265,7 +270,8 @@ def abstract_group(g: Group, names: Names) -> Rec:
         leader_id=member_name(g.leader_id or ""),
         members=frozenset(members),
         static_members=fn(
-            (c, g.static_members.get(c, NO_MEMBER)) for c in sorted(names.static_clients)
+            (c, g.static_members.get(names.instance(c), NO_MEMBER))
+            for c in sorted(names.static_clients)
         ),
         pending_members=frozenset(g.pending_members),
         metadata=per_member(meta),
@@ -371,10 +377,10 @@ SESSION_MS = 10_000
 REBALANCE_MS = 30_000
 
 
-def _member(mid: str, client: str, static: bool, meta: SpecValue, protocol: str) -> Member:
+def _member(mid: str, client: str, instance: str | None, meta: SpecValue, protocol: str) -> Member:
     assert isinstance(meta, frozenset)
     return Member(
-        info=MemberInfo(mid, client if static else None, client, "/127.0.0.1", "consumer"),
+        info=MemberInfo(mid, instance, client, "/127.0.0.1", "consumer"),
         rebalance_timeout_ms=REBALANCE_MS,
         session_timeout_ms=SESSION_MS,
         protocols=(msg.JoinGroupProtocol(PROTOCOL_NAMES[protocol], metadata_bytes(meta)),),
@@ -414,7 +420,8 @@ def concrete_group(group_id: str, s: Rec, protocol: str, names: Names,
         holder = jc if jc != NO_CONN else sc
         if client is None:
             client = str(holder["client"]) if holder != NO_CONN else _client_of(mid, names)
-        m = _member(mid, client, mid in static_of, meta[mid], protocol)
+        m = _member(mid, client, names.instance(client) if mid in static_of else None,
+                    meta[mid], protocol)
         asg = assignment[mid]
         assert isinstance(asg, frozenset)
         m.assignment = assignment_bytes(asg) if asg else b""
@@ -425,7 +432,7 @@ def concrete_group(group_id: str, s: Rec, protocol: str, names: Names,
         g.members[mid] = m
     for instance, static_id in sorted(statics.pairs, key=lambda kv: _key(kv[0])):
         if static_id != NO_MEMBER:
-            g.static_members[str(instance)] = str(static_id)
+            g.static_members[names.instance(str(instance))] = str(static_id)
     pending = s["pending_members"]
     assert isinstance(pending, frozenset)
     g.pending_members = {str(p): FAR_MS for p in sorted(pending, key=_key)}
