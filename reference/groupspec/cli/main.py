@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.spec",
     "groupspec.cli.validate",
     "groupspec.cli.conformance",
+    "groupspec.cli.crosscheck",
     "groupspec.cli.check",
 )
 

@@ -298,7 +298,8 @@ class Exhaustive:
 
     # ------------------------------------------------------------ the comparison
     def check(self, graph: StateGraph, progress: Callable[[int, int], None] | None = None,
-              required: list[str] | None = None) -> Coverage:
+              stop_after: int | None = None) -> Coverage:
+        """Compare on every state (or until ``stop_after`` mismatches: the mutants)."""
         cov = Coverage(states=len(graph.states), edges=len(graph.edges))
         self._bounded: Counter[str] = cov.bounded
         self.runs = 0
@@ -311,6 +312,8 @@ class Exhaustive:
             if progress is not None and n % 2000 == 0:
                 progress(n, len(graph.states))
             self._check_state(graph, sid, texts, out_edges.get(sid, {}), cov)
+            if stop_after is not None and len(cov.mismatches) >= stop_after:
+                break
         cov.reference_runs = self.runs
         return cov
 

@@ -543,20 +543,41 @@ class TraceVerdict:
 
 
 def check(traces: list[RecordedTrace], batch: int = 50,
-          progress: Callable[[int, int], None] | None = None) -> list[TraceVerdict]:
-    """Check every trace; explain each divergence."""
+          progress: Callable[[int, int], None] | None = None,
+          explain_first: int = 5) -> list[TraceVerdict]:
+    """Check every trace; explain the first ``explain_first`` divergences (each
+    explanation is one more TLC run)."""
     verdicts: list[TraceVerdict] = []
     for start in range(0, len(traces), batch):
         chunk = traces[start:start + batch]
         res = _run(chunk, 0)
         for tr, reached in zip(chunk, res.reached, strict=True):
             v = TraceVerdict(tr, reached)
-            if reached < len(tr.steps):
+            if reached < len(tr.steps) and explain_first > 0:
+                explain_first -= 1
                 v.divergence = explain(tr, reached + 1)
             verdicts.append(v)
         if progress is not None:
             progress(len(verdicts), len(traces))
     return verdicts
+
+
+_GROUP_FUNCTIONS = ("metadata", "assignment", "join_request", "sync_request", "static_members")
+_MESSAGE_FUNCTIONS = ("plan", "meta_of")
+
+
+def _functions(r: Rec, names: tuple[str, ...]) -> Rec:
+    """TLC prints a function whose domain is strings as a record, and the empty function
+    as ``<<>>``: the trace's values are strings, so these fields are turned back into
+    functions."""
+    changes: dict[str, SpecValue] = {}
+    for name in names:
+        v = r[name]
+        if isinstance(v, Rec):
+            changes[name] = fn(v.fields)
+        elif v == ():
+            changes[name] = fn(())
+    return r.replace(**changes) if changes else r
 
 
 def explain(trace: RecordedTrace, step: int) -> Divergence:
@@ -570,8 +591,8 @@ def explain(trace: RecordedTrace, step: int) -> Divergence:
             g = from_tlc(parse_value(st["group"]))
             out = from_tlc(parse_value(st["msgs"]))
             assert isinstance(g, Rec) and isinstance(out, frozenset)
-            if g["static_members"] == ():  # TLC prints the empty function as <<>>
-                g = g.replace(static_members=fn(()))
+            g = _functions(g, _GROUP_FUNCTIONS)
+            out = frozenset(_functions(x, _MESSAGE_FUNCTIONS) for x in out)  # type: ignore[arg-type]
             g2, out2 = rename(g.replace(used_ids=frozenset()), back), rename(out, back)
             assert isinstance(g2, Rec) and isinstance(out2, frozenset)
             alternatives.append((g2, out2))
