@@ -329,10 +329,18 @@ class Replayer:
         if t > ex.received:
             raise _Fail(Failure(-1, ex, "", "", rule_for(e.api, None),
                                 "no order of the requests fits the recorded time intervals"))
-        # requests the broker answered before now must have been answered by the reference
+        # requests the broker answered before now must have been answered by the reference;
+        # an earlier request on this connection was answered before this one was read (the
+        # broker reads a connection's next request only after answering the last), so its
+        # timers get no slack past this request's send time
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
-            if i in b.parked and self.x[i].received + s < t:
+            if i not in b.parked:
+                continue
+            xi = self.x[i]
+            if xi.received + s < t:
                 self._settle(b, i)
+            elif xi.event.connection == e.connection and xi.received <= ex.sent:
+                self._settle(b, i, cap=t)
         upto = t - s if d.timers == "defer" else t
         if upto > b.clock:
             self._absorb(b, b.coord.advance(upto), upto)
@@ -391,11 +399,13 @@ class Replayer:
                 f"member id {resp.member_id} is already in use",
             ))
 
-    def _settle(self, b: _Branch, i: int) -> None:
+    def _settle(self, b: _Branch, i: int, cap: int | None = None) -> None:
         """The broker answered parked request ``i`` at its received time: let the reference's
-        timers run to then (plus slack) and require the answer."""
+        timers run to then (plus slack, but not past ``cap``) and require the answer."""
         ex = self.x[i]
         upto = _floor(ex.received) + self.cfg.slack_ms
+        if cap is not None:
+            upto = min(upto, cap)
         if upto > b.clock:
             self._absorb(b, b.coord.advance(upto), upto)
             b.clock = upto
