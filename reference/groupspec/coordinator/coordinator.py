@@ -92,6 +92,12 @@ class Coordinator:
             offsets_due = self._next_offsets_check_ms <= now_ms
             if not due and not offsets_due:
                 break
+            if offsets_due and not self.state.groups:
+                # no group, nothing to expire: skip the checks that would find nothing, in
+                # one step (a trace's clock starts at the epoch time of its first request)
+                step = self.config.offsets_retention_check_interval_ms
+                self._next_offsets_check_ms += ((now_ms - self._next_offsets_check_ms) // step + 1) * step
+                continue
             if offsets_due and (not due or self._next_offsets_check_ms < due[0].deadline_ms):
                 at = self._next_offsets_check_ms
                 self._next_offsets_check_ms += self.config.offsets_retention_check_interval_ms
