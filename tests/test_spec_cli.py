@@ -83,13 +83,18 @@ def test_unknown_model_is_a_usage_error() -> None:
 
 
 def test_main_job_prints_one_verdict_table() -> None:
-    proc = groupspec("check")
+    proc = groupspec("check", "--traces", "10")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:4] == ["part", "check", "verdict", "time"]
     spec_row = next(line for line in lines if "TLC small model" in line)
     assert " OK " in spec_row and "distinct states" in spec_row
-    assert any(line.startswith("reference  scenario default") and " OK " in line for line in lines)
+    assert any(line.split()[:3] == ["reference", "scenario", "default"] and " OK " in line
+               for line in lines)
+    assert any(line.split()[:5] == ["crosscheck", "spec", "->", "reference", "(small)"] and " OK " in line
+               for line in lines)
+    assert any(line.split()[:6] == ["crosscheck", "reference", "->", "spec", "(10", "traces)"] and " OK " in line
+               for line in lines)
     assert "all checks hold" in proc.stdout
 
 

@@ -1,6 +1,7 @@
 """``groupspec check``: the project's main job on its embedded default. It model-checks the
 spec's ``small`` model with TLC, runs every bundled simulator scenario on the reference
-coordinator with its invariant verdicts, and prints one verdict table. The exit status is
+coordinator with its invariant verdicts, cross-checks spec and reference both ways
+(``groupspec crosscheck`` on the small model), and prints one verdict table. The exit status is
 0 when every row is OK.
 """
 
@@ -85,20 +86,56 @@ def _reference_rows() -> list[Row]:
     return rows
 
 
-#: The parts `groupspec check` runs, in order (the cross-validation joins when it lands).
+def _crosscheck_rows(traces: int, workers: int | None) -> list[Row]:
+    """Both directions of the cross-check on the small model (crosscheck/run.py)."""
+    from groupspec.crosscheck.graph import GraphError
+    from groupspec.crosscheck.run import CrosscheckError, crosscheck
+    from groupspec.crosscheck.traces import TraceCheckError, TraceRecordingError
+
+    try:
+        report = crosscheck("small", traces=traces, workers=workers or 2)
+    except (CrosscheckError, GraphError, TraceCheckError, TraceRecordingError, ToolError) as exc:
+        return [Row("crosscheck", "spec <-> reference", False, str(exc), 0.0)]
+    rows: list[Row] = []
+    cov = report.coverage
+    if cov is not None:
+        bad = len(cov.mismatches) + len(cov.concretization_errors)
+        detail = (f"{cov.states:,} states, {cov.edges:,} edges, "
+                  f"{sum(cov.matched_by_action.values()):,} coordinator steps reproduced")
+        if report.uncovered:
+            detail += "; UNCOVERED: " + ", ".join(report.uncovered)
+        if bad:
+            detail += f"; {bad} disagreements (run groupspec crosscheck for the report)"
+        rows.append(Row("crosscheck", "spec -> reference (small)", not bad and not report.uncovered,
+                        detail, report.graph_seconds + report.exhaustive_seconds))
+    if report.traces:
+        diverged = [v for v in report.traces if not v.ok]
+        detail = (f"{len(report.traces) - len(diverged)} of {len(report.traces)} simulator "
+                  f"traces are behaviours of the spec")
+        if diverged:
+            detail += "; diverged: " + ", ".join(v.trace.name for v in diverged[:5])
+        rows.append(Row("crosscheck", f"reference -> spec ({len(report.traces)} traces)",
+                        not diverged, detail, report.trace_seconds))
+    return rows
+
+
+#: The parts `groupspec check` runs, in order.
 PARTS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "spec": lambda args: _spec_rows(args.model, args.workers),
     "reference": lambda args: _reference_rows(),
+    "crosscheck": lambda args: _crosscheck_rows(args.traces, args.workers),
 }
 
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "check",
-        help="the main job: model-check the small spec model and run the reference's scenarios",
+        help="the main job: model-check the small spec model, run the reference's scenarios "
+             "and cross-check the two",
         description=(
-            "Model-check the spec's small model with TLC and run every bundled scenario on "
-            "the reference coordinator; print one verdict table. Exit 0 when all hold."
+            "Model-check the spec's small model with TLC, run every bundled scenario on "
+            "the reference coordinator, and cross-check spec and reference both ways; print "
+            "one verdict table. Exit 0 when all hold."
         ),
     )
     p.add_argument(
@@ -108,6 +145,9 @@ def register(sub: Any) -> None:
         help="spec models to check (default: small); repeatable",
     )
     p.add_argument("--workers", type=int, default=None, help="TLC worker threads")
+    p.add_argument("--traces", type=int, default=50, metavar="N",
+                   help="simulator traces the cross-check validates against the spec "
+                        "(default 50; groupspec crosscheck runs 200)")
     p.add_argument(
         "--skip",
         action="append",
