@@ -205,3 +205,59 @@ def test_fuzz_corrupted_traces_never_raise(ops: list[tuple[str, int, int]]) -> N
 def test_fuzz_arbitrary_bytes_never_raise(raw: bytes) -> None:
     r = validate_bytes(raw, "noise")
     assert all(p.kind in PROBLEM_KINDS for p in r.problems)
+
+
+#: a real recording (Apache Kafka 4.1.2, three kafka-python members), with the recorder's
+#: field shapes (base64 metadata, epoch times, broker-chosen ids) rather than the simulator's
+RECORDED = (Path(__file__).resolve().parents[1] / "examples" / "validator-false-positives"
+            / "kafka-leader-reelection.jsonl")
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.floats(allow_nan=True)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _set_path(obj: object, path: list[int], value: object) -> None:
+    """Replace one value somewhere inside ``obj``, the path's numbers choosing at each level."""
+    for k, step in enumerate(path):
+        if isinstance(obj, dict) and obj:
+            key = sorted(obj)[step % len(obj)]
+            if k == len(path) - 1 or not isinstance(obj[key], (dict, list)) or not obj[key]:
+                obj[key] = value
+                return
+            obj = obj[key]
+        elif isinstance(obj, list) and obj:
+            i = step % len(obj)
+            if k == len(path) - 1 or not isinstance(obj[i], (dict, list)) or not obj[i]:
+                obj[i] = value
+                return
+            obj = obj[i]
+        else:
+            return
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.lists(st.integers(0, 50), min_size=1, max_size=5),
+                          _json_values), min_size=1, max_size=4),
+       _ops)
+def test_fuzz_recorded_trace_fields_never_raise(
+    edits: list[tuple[int, list[int], object]], ops: list[tuple[str, int, int]],
+) -> None:
+    """Wrong types and values inside the events of a real recording, then line damage:
+    every problem is named, every verdict is one of the three, nothing raises."""
+    events = [json.loads(line) for line in RECORDED.read_text(encoding="utf-8").splitlines()]
+    for where, path, value in edits:
+        _set_path(events[where % len(events)], path, value)
+    raw = _corrupt("".join(json.dumps(e) + "\n" for e in events).encode(), ops)
+    r = validate_bytes(raw, "recorded.jsonl")
+    for p in r.problems:
+        assert p.kind in PROBLEM_KINDS and p.line >= 1
+    for g in r.groups:
+        assert g.verdict in (CONFORMING, VIOLATION, INCONCLUSIVE)
+        if g.verdict == INCONCLUSIVE:
+            assert g.missing or g.divergence is not None
+        if g.verdict == VIOLATION:
+            assert g.violation is not None and g.violation.kafka_source
