@@ -5,10 +5,6 @@ report per broker, client and scenario. See docs/conformance.md.
 One idea per module: :mod:`.drivers` (a consumer of either library in its own process,
 driven by commands), :mod:`.members` (the scenario's handle on such a process),
 :mod:`.scenarios` (the stories), :mod:`.runner` (broker, recorder, validation) and
-:mod:`.report` (Markdown and HTML).
+:mod:`.report` (Markdown and HTML). Nothing is imported here: the member processes run
+``python -m groupspec.conformance.drivers`` and need none of the rest.
 """
-
-from groupspec.conformance.runner import RunResult, ScenarioResult, exit_code, run_conformance
-from groupspec.conformance.scenarios import BY_NAME, SCENARIOS, Scenario
-
-__all__ = ["BY_NAME", "SCENARIOS", "RunResult", "Scenario", "ScenarioResult", "exit_code", "run_conformance"]

@@ -57,6 +57,12 @@ def _evidence(result: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def _retries(result: dict[str, Any]) -> list[str]:
+    return [f"attempt {i} could not be run as scripted ({e['verdict']}, trace `{e['trace']}`): "
+            f"{e['run_error'].strip().splitlines()[0]}; run again"
+            for i, e in enumerate(result.get("earlier", []), 1)]
+
+
 def _clients(run: dict[str, Any]) -> list[str]:
     return list(run["clients"])
 
@@ -137,7 +143,7 @@ def render_markdown(runs: Iterable[dict[str, Any]]) -> str:
                 exchanges = sum(g["exchanges"] for g in groups)
                 lines.append(f"- **{c}**: {_MARK.get(r['verdict'], r['verdict'])} "
                              f"({exchanges} exchanges, {r['duration_s']} s; trace `{r['trace']}`)")
-                for note in r.get("notes", []):
+                for note in [*_retries(r), *r.get("notes", [])]:
                     lines.append(f"  - {note}")
                 for err in r.get("wire", {}).get("errors", []):
                     lines.append(f"  - broker error on the wire: {err}")
@@ -214,7 +220,7 @@ def render_html(runs: Iterable[dict[str, Any]]) -> str:
                 parts.append(f"<p><b>{_esc(c)}</b>: <span class='{_esc(r['verdict'])}'>"
                              f"{_esc(_MARK.get(r['verdict'], r['verdict']))}</span> ({exchanges} exchanges, "
                              f"{_esc(r['duration_s'])} s; trace <code>{_esc(r['trace'])}</code>)</p>")
-                notes = list(r.get("notes", []))
+                notes = [*_retries(r), *r.get("notes", [])]
                 notes += [f"broker error on the wire: {e}" for e in r.get("wire", {}).get("errors", [])]
                 if notes:
                     parts.append("<ul class='notes'>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>")

@@ -47,6 +47,8 @@ class ScenarioResult:
     validation: dict[str, Any] = field(default_factory=dict)
     #: exchanges per API, and every error the broker answered (seq, client, request, error)
     wire: dict[str, Any] = field(default_factory=dict)
+    #: earlier attempts (a run error on a trace with no violation is retried once)
+    earlier: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -126,9 +128,14 @@ def prepare_topics(upstream: str, topics: dict[str, int]) -> None:
         producer.close()
 
 
+#: answers that are part of every rebalance, not worth listing (KIP-394's first join, the
+#: heartbeat that tells a member to rejoin)
+_ROUTINE = frozenset({"NONE", "MEMBER_ID_REQUIRED", "REBALANCE_IN_PROGRESS"})
+
+
 def wire_summary(trace: Path, limit: int = 20) -> dict[str, Any]:
     """What went over the wire: exchanges per API and the error answers, in order (the
-    rejected stale commit, the fenced member, the rebalance signals)."""
+    rejected stale commit, the fenced member), less the routine ones."""
     from groupspec.trace.events import WireExchange
     from groupspec.trace.jsonl import read_events
     from groupspec.validate.compare import main_error
@@ -142,7 +149,9 @@ def wire_summary(trace: Path, limit: int = 20) -> dict[str, Any]:
                     continue
                 counts[e.api] = counts.get(e.api, 0) + 1
                 err = main_error(e.response)
-                if err is not None and err.name != "NONE" and len(errors) < limit:
+                if err is None or err.name in _ROUTINE:
+                    continue
+                if len(errors) < limit:
                     gen = getattr(e.request, "generation_id", None)
                     member = getattr(e.request, "member_id", None)
                     who = f" member {member}" if member else ""
@@ -160,6 +169,30 @@ def validation_config(broker: str) -> ReplayConfig:
 
 
 def run_scenario(
+    scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
+    config: ReplayConfig, attempts: int = 2,
+) -> ScenarioResult:
+    """Run one scenario with one client; when the clients could not be driven as scripted
+    and yet the broker did nothing the validator calls a violation, the failure is the
+    client's (a real library can hang), and the scenario runs again, at most ``attempts``
+    times in all. Earlier attempts stay in the result (``earlier``) and their traces on
+    disk (``...attemptN.jsonl``); a run error with a violation is never retried."""
+    earlier: list[dict[str, Any]] = []
+    for attempt in range(1, attempts + 1):
+        result = _run_once(scenario, client, host, port, label, out_dir, config)
+        if result.run_error is None or result.verdict == "violation" or attempt == attempts:
+            result.earlier = earlier
+            return result
+        kept = out_dir / result.trace
+        moved = kept.with_name(f"{kept.stem}.attempt{attempt}.jsonl")
+        kept.replace(moved)
+        result.trace = str(moved.relative_to(out_dir))
+        earlier.append({"trace": result.trace, "verdict": result.verdict,
+                        "run_error": result.run_error, "notes": result.notes})
+    raise AssertionError("unreachable")
+
+
+def _run_once(
     scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
     config: ReplayConfig,
 ) -> ScenarioResult:
