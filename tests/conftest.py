@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from groupspec.brokers import KafkaBroker, TansuBroker
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +29,23 @@ def spark() -> Iterator[Any]:
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker() -> Iterator[KafkaBroker]:
+    """One Apache Kafka broker (KRaft, loopback) for the whole run, shared by the live
+    broker tests and the conformance suite. A broker that cannot start fails the tests
+    that need it (never a skip): ci/setup.d/30-brokers.sh fills the cache."""
+    from groupspec.brokers import KafkaBroker
+
+    with KafkaBroker() as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def tansu_broker() -> Iterator[TansuBroker]:
+    """One Tansu broker for the whole run (see kafka_broker)."""
+    from groupspec.brokers import TansuBroker
+
+    with TansuBroker() as broker:
+        yield broker

@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -26,7 +25,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
-from groupspec.brokers import BrokerProcess, KafkaBroker, TansuBroker, probe_metadata
+from groupspec.brokers import BrokerProcess, KafkaBroker, probe_metadata
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
@@ -38,16 +37,8 @@ PARTITIONS = 4
 RECORDS = 8
 
 
-@pytest.fixture(scope="session")
-def kafka_broker() -> Iterator[KafkaBroker]:
-    with KafkaBroker() as broker:
-        yield broker
-
-
-@pytest.fixture(scope="session")
-def tansu_broker() -> Iterator[TansuBroker]:
-    with TansuBroker() as broker:
-        yield broker
+# kafka_broker and tansu_broker: session fixtures in tests/conftest.py (shared with
+# tests/test_conformance.py)
 
 
 @pytest.fixture(
