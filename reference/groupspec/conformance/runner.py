@@ -211,7 +211,7 @@ def _run_once(
         with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
             (host, port), out, cluster=label, note=f"conformance {scenario.name} with {client}",
         ) as rec:
-            ctx = Context(rec.address, client, group, topics, logs)
+            ctx = Context(rec.address, client, group, topics, logs, trace=trace)
             try:
                 scenario.run(ctx)
             finally:

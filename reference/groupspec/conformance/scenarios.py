@@ -12,10 +12,12 @@ the validator; a scenario only says what it did (``ctx.note``) and fails
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from groupspec.conformance.drivers import MemberConfig
 from groupspec.conformance.members import Member, ScenarioError
@@ -34,6 +36,8 @@ class Context:
     #: topic name -> partitions (created and filled before the scenario runs)
     topics: dict[str, int]
     log_dir: Path
+    #: the trace the recorder is writing (flushed event by event)
+    trace: Path | None = None
     notes: list[str] = field(default_factory=list)
     members: list[Member] = field(default_factory=list)
 
@@ -89,6 +93,25 @@ class Context:
                 raise ScenarioError(f"group did not settle on {len(members)} member(s) within "
                                     f"{timeout_s:.0f} s: {state}")
             time.sleep(0.05)
+
+    def wait_exchange(self, what: str, pred: Callable[[dict[str, Any]], bool],
+                      timeout_s: float = 30.0) -> dict[str, Any]:
+        """Wait until the recorder has written an exchange (a request and its response,
+        as JSON) that ``pred`` accepts, and return it: the broker's side of the story,
+        which a member's own status may not show (kafka-python joins inside poll)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.trace is not None and self.trace.is_file():
+                for line in self.trace.read_text(encoding="utf-8").splitlines():
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if event.get("kind") == "exchange" and pred(event):
+                        return dict(event)
+            if time.monotonic() > deadline:
+                raise ScenarioError(f"the recording shows no {what} within {timeout_s:.0f} s")
+            time.sleep(0.1)
 
     def wait_consumed(self, members: Sequence[Member], timeout_s: float = 30.0) -> None:
         """Wait until the members have consumed every produced record between them."""
@@ -249,6 +272,32 @@ def zombie_commit(ctx: Context) -> None:
     ctx.close(a)
 
 
+def commit_in_rebalance(ctx: Context) -> None:
+    a = ctx.member("a")
+    b = ctx.member("b")
+    ctx.settle([a, b])
+    ctx.wait_consumed([a, b])
+    a.command("pause")
+    ctx.note("a stopped polling: it heartbeats but will not rejoin until it polls again")
+    c = ctx.member("c")
+    # c's JoinGroup starts a rebalance that waits for a (up to its max.poll.interval.ms);
+    # a's heartbeats are answered REBALANCE_IN_PROGRESS from then on
+    beat = ctx.wait_exchange(
+        "heartbeat from a answered REBALANCE_IN_PROGRESS",
+        lambda e: e["api"] == "Heartbeat" and e["client_id"] == "a"
+        and (e.get("response") or {}).get("error") == "REBALANCE_IN_PROGRESS",
+    )
+    ctx.note(f"c joined; a was told of the rebalance (seq {beat['seq']}) and has not rejoined")
+    ctx.commit(a)
+    a.command("resume")
+    ctx.settle([a, b, c])
+    ctx.commit(a)
+    ctx.commit(c)
+    ctx.close(a)
+    ctx.close(b)
+    ctx.close(c)
+
+
 def leader_departure(ctx: Context) -> None:
     a = ctx.member("a")
     a.wait_for("an assignment", a.has_assignment())
@@ -310,6 +359,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         "coordinator must reject that commit (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION), never "
         "store it.",
         zombie_commit, {"t": 2}),
+    Scenario(
+        "commit-in-rebalance", "A commit while the group prepares a rebalance",
+        "Two members; one stops polling (its heartbeats go on), a third joins, and the other "
+        "rejoins at once: the group waits in PreparingRebalance for the paused member, which "
+        "commits with its generation meanwhile. Kafka accepts a commit of the current "
+        "generation while a rebalance is being prepared and refuses one only between the "
+        "join and sync phases (REBALANCE_IN_PROGRESS); then the paused member polls and the "
+        "rebalance completes with all three.",
+        commit_in_rebalance, {"t": 3}),
     Scenario(
         "leader-departure", "The leader leaves",
         "The first member to join is the group's leader; two more join, then the leader closes. "
