@@ -71,7 +71,8 @@ def model_bounds(config: str) -> ModelBounds:
 class MutantResult:
     mutant: Mutant
     exhaustive_mismatches: int | None
-    trace_divergences: int
+    #: None when not run (the exhaustive direction had already caught the mutant)
+    trace_divergences: int | None
 
     @property
     def caught_by(self) -> list[str]:
@@ -161,11 +162,12 @@ class Report:
             out.append("mutants of the reference (each must be caught):")
             for r in self.mutants:
                 by = ", ".join(r.caught_by) or "NOT CAUGHT"
-                ex = ("n/a" if r.exhaustive_mismatches is None
+                ex = ("n/a: it replays the coordinator only" if r.exhaustive_mismatches is None
                       else f"{r.exhaustive_mismatches} mismatches")
+                tr = ("not run" if r.trace_divergences is None
+                      else f"{r.trace_divergences} traces diverged")
                 out.append(f"  {r.mutant.name:<36} caught by: {by}  "
-                           f"(spec->reference: {ex}; reference->spec: "
-                           f"{r.trace_divergences} traces diverged)")
+                           f"(spec->reference: {ex}; reference->spec: {tr})")
         out.append("")
         out.append("cross-check: " + ("OK" if self.ok else "FAILED"))
         return "\n".join(out)
@@ -254,7 +256,7 @@ def crosscheck(
                 if mut.coordinator_side and graph is not None:
                     cov = Exhaustive(bounds).check(graph, stop_after=1)
                     mismatches = len(cov.mismatches)
-                diverged = 0
+                diverged: int | None = None
                 if not mismatches:
                     n = max(20, min(traces, 40))
                     verdicts = check(record_traces(n, seed, progress), explain_first=0)
