@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -139,6 +140,19 @@ def test_kafka_scenarios_exercise_what_they_say(kafka_run: tuple[Path, dict[str,
                          if e.received_ms is not None and e.received_ms < last.sent_ms)
             assert last.request.generation_id < newest, where
             assert main_error(last.response) in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION), where
+        if r["scenario"] == "commit-in-rebalance":
+            # a committed with its generation after being told of the rebalance and before
+            # the next generation completed, and Kafka accepted it
+            told = next(e for e in by_api["Heartbeat"] if e.client_id == "a"
+                        and main_error(e.response) is Error.REBALANCE_IN_PROGRESS)
+            assert isinstance(told.request, m.HeartbeatRequest) and told.received_ms is not None
+            gen = told.request.generation_id
+            next_gen = min(e.received_ms or math.inf for e in joins_ok
+                           if e.response.generation_id > gen)  # type: ignore[union-attr]
+            assert any(e.client_id == "a" and e.request.generation_id == gen  # type: ignore[union-attr]
+                       and told.received_ms <= e.sent_ms < next_gen
+                       and main_error(e.response) is Error.NONE
+                       for e in by_api["OffsetCommit"]), where
         if r["scenario"] == "leader-departure":
             leaders = [e.response.leader for e in joins_ok]  # type: ignore[union-attr]
             first_leader = leaders[0]

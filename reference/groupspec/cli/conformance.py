@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
     from groupspec.conformance.drivers import CLIENTS
     from groupspec.conformance.scenarios import SCENARIOS
 
-    listing = "\n".join(f"  {s.name:<20}{s.title}" for s in SCENARIOS)
+    listing = "\n".join(f"  {s.name:<22}{s.title}" for s in SCENARIOS)
     p: argparse.ArgumentParser = sub.add_parser(
         "conformance",
         help="run scripted scenarios with real clients against a broker and report verdicts",
