@@ -25,7 +25,6 @@ from groupspec.conformance.drivers import CLIENTS
 from groupspec.conformance.report import write_reports
 from groupspec.conformance.runner import run_conformance, validation_config
 from groupspec.conformance.scenarios import SCENARIOS
-from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
 from groupspec.trace.events import WireExchange
 from groupspec.trace.jsonl import TraceLineError, read_events
@@ -132,32 +131,47 @@ def test_kafka_scenarios_exercise_what_they_say(kafka_run: tuple[Path, dict[str,
             assert any(e.client_id == "b" for e in by_api.get("LeaveGroup", [])), where
         if r["scenario"] == "zombie-commit":
             # the zombie's commit went out after the group moved on, and was refused
-            commits = [e for e in by_api.get("OffsetCommit", []) if e.client_id == "b"]
-            assert commits, where
-            last = commits[-1]
-            assert isinstance(last.request, m.OffsetCommitRequest)
-            newest = max(e.response.generation_id for e in joins_ok  # type: ignore[union-attr]
-                         if e.received_ms is not None and e.received_ms < last.sent_ms)
-            assert last.request.generation_id < newest, where
-            assert main_error(last.response) in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION), where
+            completed = [(e.received_ms, e.response.generation_id) for e in joins_ok  # type: ignore[union-attr]
+                         if e.received_ms is not None]
+            stale = [e for e in by_api.get("OffsetCommit", []) if e.client_id == "b"
+                     and e.request.generation_id  # type: ignore[union-attr]
+                     < max([-1, *(g for t, g in completed if t < e.sent_ms)])]
+            assert all(main_error(e.response) in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION)
+                       for e in stale), where
+            if r["client"] == "kafka-python" or not stale:
+                # kafka-python's driver sends it with the noted generation every time;
+                # librdkafka may notice its expired session first and refuse it itself
+                assert stale or any("committed as a zombie" in n and "accepted" not in n
+                                    for n in r["notes"]), where
+                assert r["client"] != "kafka-python" or stale, where
         if r["scenario"] == "commit-in-rebalance":
+            assert r["client"] != "kafka-python" or any(
+                "while the group was still preparing" in n for n in r["notes"]), where
+        if r["scenario"] == "commit-in-rebalance" and any(
+                "while the group was still preparing" in n for n in r["notes"]):
+            # kafka-python always; librdkafka rejoins on its own thread and may not
             # a committed with its generation after being told of the rebalance and before
             # the next generation completed, and Kafka accepted it
-            told = next(e for e in by_api["Heartbeat"] if e.client_id == "a"
-                        and main_error(e.response) is Error.REBALANCE_IN_PROGRESS)
-            assert isinstance(told.request, m.HeartbeatRequest) and told.received_ms is not None
-            gen = told.request.generation_id
-            next_gen = min(e.received_ms or math.inf for e in joins_ok
-                           if e.response.generation_id > gen)  # type: ignore[union-attr]
-            assert any(e.client_id == "a" and e.request.generation_id == gen  # type: ignore[union-attr]
-                       and told.received_ms <= e.sent_ms < next_gen
-                       and main_error(e.response) is Error.NONE
-                       for e in by_api["OffsetCommit"]), where
+            told = [e for e in by_api["Heartbeat"] if e.client_id == "a"
+                    and main_error(e.response) is Error.REBALANCE_IN_PROGRESS]
+            assert any(c.client_id == "a" and _during_rebalance(c, told, joins_ok)
+                       for c in by_api["OffsetCommit"]), where
         if r["scenario"] == "leader-departure":
             leaders = [e.response.leader for e in joins_ok]  # type: ignore[union-attr]
             first_leader = leaders[0]
             assert first_leader.startswith("a-") and first_leader in leaves, where
             assert not leaders[-1].startswith("a-"), where
+
+
+def _during_rebalance(commit: WireExchange, told: list[WireExchange], joins: list[WireExchange]) -> bool:
+    """A commit accepted with the generation its member had been told was rebalancing,
+    sent before the next generation's JoinGroup answers came back."""
+    gen = commit.request.generation_id  # type: ignore[union-attr]
+    after_told = any(t.request.generation_id == gen  # type: ignore[union-attr]
+                     and (t.received_ms or math.inf) <= commit.sent_ms for t in told)
+    next_done = min([math.inf, *(e.received_ms or math.inf for e in joins
+                                 if e.response.generation_id > gen)])  # type: ignore[union-attr]
+    return after_told and commit.sent_ms < next_done and main_error(commit.response) is Error.NONE
 
 
 # -- Tansu, through the CLI -----------------------------------------------------------------

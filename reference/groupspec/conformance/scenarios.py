@@ -94,21 +94,32 @@ class Context:
                                     f"{timeout_s:.0f} s: {state}")
             time.sleep(0.05)
 
+    def recorded(self) -> list[dict[str, Any]]:
+        """The exchanges recorded so far (requests with their responses, as JSON)."""
+        out: list[dict[str, Any]] = []
+        if self.trace is not None and self.trace.is_file():
+            for line in self.trace.read_text(encoding="utf-8").splitlines():
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("kind") == "exchange":
+                    out.append(event)
+        return out
+
+    def last_seq(self) -> int:
+        return max((int(e["seq"]) for e in self.recorded()), default=0)
+
     def wait_exchange(self, what: str, pred: Callable[[dict[str, Any]], bool],
-                      timeout_s: float = 30.0) -> dict[str, Any]:
-        """Wait until the recorder has written an exchange (a request and its response,
-        as JSON) that ``pred`` accepts, and return it: the broker's side of the story,
-        which a member's own status may not show (kafka-python joins inside poll)."""
+                      timeout_s: float = 30.0, after_seq: int = 0) -> dict[str, Any]:
+        """Wait until the recorder has written an exchange after ``after_seq`` that
+        ``pred`` accepts, and return it: the broker's side of the story, which a member's
+        own status may not show (kafka-python joins inside poll)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            if self.trace is not None and self.trace.is_file():
-                for line in self.trace.read_text(encoding="utf-8").splitlines():
-                    try:
-                        event = json.loads(line)
-                    except ValueError:
-                        continue
-                    if event.get("kind") == "exchange" and pred(event):
-                        return dict(event)
+            for event in self.recorded():
+                if int(event["seq"]) > after_seq and pred(event):
+                    return event
             if time.monotonic() > deadline:
                 raise ScenarioError(f"the recording shows no {what} within {timeout_s:.0f} s")
             time.sleep(0.1)
@@ -279,6 +290,7 @@ def commit_in_rebalance(ctx: Context) -> None:
     ctx.wait_consumed([a, b])
     a.command("pause")
     ctx.note("a stopped polling: it heartbeats but will not rejoin until it polls again")
+    before = ctx.last_seq()
     c = ctx.member("c")
     # c's JoinGroup starts a rebalance that waits for a (up to its max.poll.interval.ms);
     # a's heartbeats are answered REBALANCE_IN_PROGRESS from then on
@@ -286,9 +298,18 @@ def commit_in_rebalance(ctx: Context) -> None:
         "heartbeat from a answered REBALANCE_IN_PROGRESS",
         lambda e: e["api"] == "Heartbeat" and e["client_id"] == "a"
         and (e.get("response") or {}).get("error") == "REBALANCE_IN_PROGRESS",
+        after_seq=before,
     )
-    ctx.note(f"c joined; a was told of the rebalance (seq {beat['seq']}) and has not rejoined")
+    ctx.note(f"c joined; a was told of the rebalance (seq {beat['seq']})")
     ctx.commit(a)
+    rejoined = [e for e in ctx.recorded() if int(e["seq"]) > before and e["api"] == "JoinGroup"
+                and e["client_id"] == "a" and (e.get("response") or {}).get("error") == "NONE"]
+    if rejoined:
+        # librdkafka rejoins from its own thread, polled or not
+        ctx.note(f"a had already rejoined (seq {rejoined[0]['seq']}) without polling: its commit "
+                 "came after the rebalance, not during it")
+    else:
+        ctx.note("a committed while the group was still preparing the rebalance")
     a.command("resume")
     ctx.settle([a, b, c])
     ctx.commit(a)
