@@ -124,6 +124,7 @@ def test_kafka_scenarios_exercise_what_they_say(kafka_run: tuple[Path, dict[str,
             assert protocols == {"range"}, where
         if r["scenario"] == "static-membership":
             assert any(c == "a-restarted" and err is Error.FENCED_INSTANCE_ID for c, _, err in errors), where
+            assert any(n.startswith("a-restarted was fenced") for n in r["notes"]), where
             assert not leaves, where  # static members never sent LeaveGroup
         if r["scenario"] == "session-timeout":
             assert not any(e.client_id == "b" for e in by_api.get("LeaveGroup", [])), where

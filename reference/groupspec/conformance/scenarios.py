@@ -216,13 +216,20 @@ def static_restart(ctx: Context) -> None:
     ctx.commit(a2)
     ctx.commit(b)
     # a second process with a live member's group.instance.id: the older one is fenced
+    mark = ctx.last_seq()
     a3 = ctx.member("a-duplicate", group_instance_id="instance-a")
     a3.wait_for("an assignment", a3.has_assignment(), timeout_s=30)
-    deadline = time.monotonic() + 15
-    while not a2.poll_errors and time.monotonic() < deadline:
-        time.sleep(0.1)
-    ctx.note(f"a-restarted, after a-duplicate joined with its instance id: "
-             f"{', '.join(sorted(set(a2.poll_errors))) or 'no error seen'}")
+    try:
+        fenced = ctx.wait_exchange(
+            "FENCED_INSTANCE_ID for a-restarted",
+            lambda e: e["client_id"] == "a-restarted"
+            and "FENCED_INSTANCE_ID" in json.dumps(e.get("response")),
+            timeout_s=10, after_seq=mark)
+        ctx.note(f"a-restarted was fenced after a-duplicate joined with its instance id "
+                 f"({fenced['api']} seq {fenced['seq']}: FENCED_INSTANCE_ID)")
+    except ScenarioError:
+        ctx.note("a-restarted was not fenced after a-duplicate joined with its instance id "
+                 "(no FENCED_INSTANCE_ID answer within 10 s)")
     a2.kill()
     ctx.commit(a3)
     a3.kill()
