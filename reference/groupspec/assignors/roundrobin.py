@@ -32,25 +32,43 @@ class RoundRobinAssignor(Assignor):
         topics = known_subscribed_topics(partitions_per_topic, members)
         circle = member_info_order(members)
         size = len(circle)
+        # Members usually share one subscription tuple: turn each distinct tuple into a set
+        # once, and count a topic's subscribers from the tuples, so a topic everyone
+        # subscribes to is recognised without asking every member.
+        sets: dict[tuple[str, ...], frozenset[str]] = {}
+        for m in circle:
+            if m.subscription.topics not in sets:
+                sets[m.subscription.topics] = frozenset(m.subscription.topics)
+        member_sets = [sets[m.subscription.topics] for m in circle]
+        subscribers: dict[str, int] = dict.fromkeys(topics, 0)
+        for s in member_sets:
+            for t in s:
+                if t in subscribers:
+                    subscribers[t] += 1
         out: dict[str, dict[str, tuple[int, ...]]] = {m.member_id: {} for m in members}
+        slots = [out[m.member_id] for m in circle]
+        # One shared (p,) per partition number: with at least as many members as partitions
+        # every member gets one partition of a topic, a million of them at Kafka's sizes.
+        singles = [(p,) for p in range(min(size, max(topics.values(), default=0)))]
         pos = 0  # index in ``circle`` of the member the iterator points at
         for t in sorted(topics, key=java_key):
             n = topics[t]
-            subscribed = [t in m.subscription.topics for m in circle]
-            if all(subscribed):
+            if subscribers[t] == size:
                 # Fast path, same result: with nobody to skip, member (pos + k) % size gets
                 # partitions k, k + size, k + 2 * size, ...
                 for k in range(min(size, n)):
-                    mid = circle[(pos + k) % size].member_id
-                    out[mid][t] = tuple(range(k, n, size))
+                    slots[(pos + k) % size][t] = (
+                        singles[k] if k + size >= n else tuple(range(k, n, size))
+                    )
                 pos = (pos + n) % size
                 continue
-            got: dict[str, list[int]] = {}
+            subscribed = [t in s for s in member_sets]
+            got: dict[int, list[int]] = {}
             for p in range(n):
                 while not subscribed[pos]:
                     pos = (pos + 1) % size
-                got.setdefault(circle[pos].member_id, []).append(p)
+                got.setdefault(pos, []).append(p)
                 pos = (pos + 1) % size
-            for mid, ps in got.items():
-                out[mid][t] = tuple(ps)
+            for i, ps in got.items():
+                slots[i][t] = tuple(ps)
         return {mid: Assignment(dict(sorted(parts.items()))) for mid, parts in out.items()}
