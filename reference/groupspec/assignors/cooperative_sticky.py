@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
+from groupspec.assignors.gc_pause import paused_gc
 from groupspec.assignors.inputs import check_input, known_subscribed_topics
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
 from groupspec.assignors.sticky_core import topic_set as _topic_set
@@ -57,6 +58,7 @@ class CooperativeStickyAssignor(Assignor):
         RebalanceProtocol.EAGER,
     )
 
+    @paused_gc()
     def assign(
         self,
         partitions_per_topic: Mapping[str, int],

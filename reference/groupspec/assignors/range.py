@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
+from groupspec.assignors.gc_pause import paused_gc
 from groupspec.assignors.inputs import check_input, known_subscribed_topics
 from groupspec.assignors.ordering import member_info_order
 from groupspec.protocol.consumer_protocol import Assignment
@@ -27,6 +28,7 @@ class RangeAssignor(Assignor):
     name: ClassVar[str] = "range"
     supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
+    @paused_gc()
     def assign(
         self,
         partitions_per_topic: Mapping[str, int],
