@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -55,98 +56,217 @@ def _hints(cls: type) -> dict[str, Any]:
     return get_type_hints(cls)
 
 
+#: A compiled decoder: (JSON value, path of the value) -> the decoded value.
+Decoder = Callable[[Any, str], Any]
+
+
 def from_json(tp: Any, data: Any, path: str = "") -> Any:
     """Decode ``data`` as type ``tp`` (a class or a typing form)."""
+    return decoder_for(tp)(data, path)
+
+
+def decoder_for(tp: Any) -> Decoder:
+    """The decoder of type ``tp``, built once per type: the type hints are read when it is
+    built, not for every value (a trace holds millions of values of a few dozen types)."""
+    try:
+        return _cached_decoder(tp)
+    except TypeError:  # an unhashable typing form: build it every time
+        return _build(tp)
+
+
+@functools.cache
+def _cached_decoder(tp: Any) -> Decoder:
+    return _build(tp)
+
+
+def _sub(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _build(tp: Any) -> Decoder:
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        args = get_args(tp)
-        if data is None and type(None) in args:
+        return _union(get_args(tp))
+    if origin is tuple:
+        return _tuple(get_args(tp))
+    if origin in (dict, typing.Mapping) or tp is dict:
+        value_tp = (get_args(tp) or (str, Any))[1]
+        return _mapping(value_tp)
+    if tp is Any:
+        return _any
+    if tp is type(None):
+        return _none
+    if isinstance(tp, type):
+        if issubclass(tp, Enum):
+            return _enum(tp)
+        primitive = _PRIMITIVES.get(tp)
+        if primitive is not None:
+            return primitive
+        if dataclasses.is_dataclass(tp):
+            return _dataclass(tp)
+
+    def cannot(data: Any, path: str) -> Any:
+        raise CodecError(path, f"cannot decode type {tp!r}")
+
+    return cannot
+
+
+def _union(args: tuple[Any, ...]) -> Decoder:
+    nullable = type(None) in args
+    alternatives = [arg for arg in args if arg is not type(None)]
+
+    def decode(data: Any, path: str) -> Any:
+        if data is None and nullable:
             return None
         errors = []
-        for arg in args:
-            if arg is type(None):
-                continue
+        for arg in alternatives:
             try:
-                return from_json(arg, data, path)
+                return decoder_for(arg)(data, path)
             except CodecError as e:
                 errors.append(str(e))
         raise CodecError(path, "no alternative matched: " + "; ".join(errors))
-    if origin is tuple:
-        args = get_args(tp)
+
+    return decode
+
+
+def _tuple(args: tuple[Any, ...]) -> Decoder:
+    if len(args) == 2 and args[1] is Ellipsis:
+        item = args[0]
+
+        def decode_many(data: Any, path: str) -> Any:
+            if not isinstance(data, list):
+                raise CodecError(path, f"expected an array, got {_kind(data)}")
+            d = decoder_for(item)
+            return tuple(d(v, f"{path}[{i}]") for i, v in enumerate(data))
+
+        return decode_many
+
+    def decode_fixed(data: Any, path: str) -> Any:
         if not isinstance(data, list):
             raise CodecError(path, f"expected an array, got {_kind(data)}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_json(args[0], v, f"{path}[{i}]") for i, v in enumerate(data))
         if len(args) != len(data):
             raise CodecError(path, f"expected {len(args)} items, got {len(data)}")
-        return tuple(from_json(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, data, strict=True)))
-    if origin in (dict, typing.Mapping) or tp is dict:
+        return tuple(
+            decoder_for(a)(v, f"{path}[{i}]")
+            for i, (a, v) in enumerate(zip(args, data, strict=True))
+        )
+
+    return decode_fixed
+
+
+def _mapping(value_tp: Any) -> Decoder:
+    def decode(data: Any, path: str) -> Any:
         if not isinstance(data, dict):
             raise CodecError(path, f"expected an object, got {_kind(data)}")
-        args = get_args(tp) or (str, Any)
-        return {k: from_json(args[1], v, f"{path}.{k}") for k, v in data.items()}
-    if tp is Any:
-        return data
-    if tp is type(None):
-        if data is not None:
-            raise CodecError(path, f"expected null, got {_kind(data)}")
-        return None
-    if isinstance(tp, type):
-        if issubclass(tp, Enum):
-            if not isinstance(data, str):
-                raise CodecError(path, f"expected a {tp.__name__} name, got {_kind(data)}")
-            try:
-                return tp[data]
-            except KeyError:
-                raise CodecError(path, f"unknown {tp.__name__} {data!r}") from None
-        if tp is bytes:
-            if not isinstance(data, str):
-                raise CodecError(path, f"expected base64 text, got {_kind(data)}")
-            try:
-                return base64.b64decode(data, validate=True)
-            except (binascii.Error, ValueError):
-                raise CodecError(path, "invalid base64") from None
-        if tp is bool:
-            if not isinstance(data, bool):
-                raise CodecError(path, f"expected a boolean, got {_kind(data)}")
-            return data
-        if tp is int:
-            if isinstance(data, bool) or not isinstance(data, int):
-                raise CodecError(path, f"expected an integer, got {_kind(data)}")
-            return data
-        if tp is float:
-            if isinstance(data, bool) or not isinstance(data, int | float):
-                raise CodecError(path, f"expected a number, got {_kind(data)}")
-            return float(data)
-        if tp is str:
-            if not isinstance(data, str):
-                raise CodecError(path, f"expected a string, got {_kind(data)}")
-            return data
-        if dataclasses.is_dataclass(tp):
-            return _decode_dataclass(tp, data, path)
-    raise CodecError(path, f"cannot decode type {tp!r}")
+        d = decoder_for(value_tp)
+        return {k: d(v, f"{path}.{k}") for k, v in data.items()}
+
+    return decode
 
 
-def _decode_dataclass(cls: type, data: Any, path: str) -> Any:
-    if not isinstance(data, dict):
-        raise CodecError(path, f"expected a {cls.__name__} object, got {_kind(data)}")
-    hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
-    names = set()
-    for f in dataclasses.fields(cls):
-        names.add(f.name)
-        sub = f"{path}.{f.name}" if path else f.name
-        if f.name in data:
-            kwargs[f.name] = from_json(hints[f.name], data[f.name], sub)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise CodecError(sub, "missing")
-    unknown = set(data) - names
-    if unknown:
-        raise CodecError(path, f"unknown field(s) {sorted(unknown)} for {cls.__name__}")
+def _any(data: Any, path: str) -> Any:
+    return data
+
+
+def _none(data: Any, path: str) -> Any:
+    if data is not None:
+        raise CodecError(path, f"expected null, got {_kind(data)}")
+    return None
+
+
+def _enum(tp: type[Enum]) -> Decoder:
+    def decode(data: Any, path: str) -> Any:
+        if not isinstance(data, str):
+            raise CodecError(path, f"expected a {tp.__name__} name, got {_kind(data)}")
+        try:
+            return tp[data]
+        except KeyError:
+            raise CodecError(path, f"unknown {tp.__name__} {data!r}") from None
+
+    return decode
+
+
+def _bytes(data: Any, path: str) -> Any:
+    if not isinstance(data, str):
+        raise CodecError(path, f"expected base64 text, got {_kind(data)}")
     try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as e:
-        raise CodecError(path, f"invalid {cls.__name__}: {e}") from None
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise CodecError(path, "invalid base64") from None
+
+
+def _bool(data: Any, path: str) -> Any:
+    if not isinstance(data, bool):
+        raise CodecError(path, f"expected a boolean, got {_kind(data)}")
+    return data
+
+
+def _int(data: Any, path: str) -> Any:
+    if isinstance(data, bool) or not isinstance(data, int):
+        raise CodecError(path, f"expected an integer, got {_kind(data)}")
+    return data
+
+
+def _float(data: Any, path: str) -> Any:
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        raise CodecError(path, f"expected a number, got {_kind(data)}")
+    return float(data)
+
+
+def _str(data: Any, path: str) -> Any:
+    if not isinstance(data, str):
+        raise CodecError(path, f"expected a string, got {_kind(data)}")
+    return data
+
+
+_PRIMITIVES: dict[type, Decoder] = {
+    bytes: _bytes, bool: _bool, int: _int, float: _float, str: _str,
+}
+
+#: JSON value types that already are the decoded value of a field of this type: the
+#: dataclass decoder takes such values as they are, without a call (the common case).
+_AS_IS: dict[Any, type] = {str: str, int: int, bool: bool}
+
+
+def _dataclass(cls: type) -> Decoder:
+    # (name, decoder, JSON type taken as is or None, required), built at the first value:
+    # a dataclass may refer to itself
+    spec: list[tuple[str, Decoder | None, type | None, bool]] = []
+    names: set[str] = set()
+
+    def build() -> None:
+        hints = _hints(cls)
+        for f in dataclasses.fields(cls):
+            tp = hints[f.name]
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            spec.append((f.name, None if tp in _AS_IS else decoder_for(tp), _AS_IS.get(tp), required))
+            names.add(f.name)
+
+    def decode(data: Any, path: str) -> Any:
+        if not isinstance(data, dict):
+            raise CodecError(path, f"expected a {cls.__name__} object, got {_kind(data)}")
+        if not spec:
+            build()
+        kwargs: dict[str, Any] = {}
+        for name, d, as_is, required in spec:
+            if name in data:
+                v = data[name]
+                if as_is is not None and type(v) is as_is:
+                    kwargs[name] = v
+                else:
+                    kwargs[name] = (d or decoder_for(_hints(cls)[name]))(v, _sub(path, name))
+            elif required:
+                raise CodecError(_sub(path, name), "missing")
+        if len(kwargs) != len(data):
+            unknown = set(data) - names
+            if unknown:
+                raise CodecError(path, f"unknown field(s) {sorted(unknown)} for {cls.__name__}")
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as e:
+            raise CodecError(path, f"invalid {cls.__name__}: {e}") from None
+
+    return decode
 
 
 def _kind(data: Any) -> str:

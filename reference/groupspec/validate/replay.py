@@ -34,6 +34,12 @@ member gets what the leader sent for it; the assignor contract is checked by
 The search is bounded: on a divergence it revisits only choices made after the *horizon*
 (the send time of the diverging request, of every request still parked, and of every
 request whose interval overlaps it), at most ``budget`` times.
+
+Choice points are remembered lazily: most are never revisited (a conforming trace
+backtracks rarely), so instead of a copy of the whole replay state at each one, the
+search keeps a copy every ``CHECKPOINT_EVERY`` choice points and the decisions taken since
+it; revisiting a choice point copies the checkpoint and replays those decisions, which
+``_step`` makes exactly as before (it depends only on the branch and the decision).
 """
 
 from __future__ import annotations
@@ -137,9 +143,35 @@ class _Decision:
     how: str = "handle"
 
 
+#: The decisions a branch took since its checkpoint, newest first (shared tails).
+_Link = tuple[_Decision, "_Link | None"]
+
+#: Choice points between two copies of the replay state.
+CHECKPOINT_EVERY = 32
+
+
+@dataclass
+class _Mark:
+    """A choice point to come back to: a copy of an earlier state of the branch (never
+    driven itself, only copied), the member-id counter then, and the decisions taken
+    from there up to the choice point."""
+
+    checkpoint: _Branch
+    fallback: int
+    since: _Link | None
+
+
 class _Fail(Exception):
     def __init__(self, failure: Failure) -> None:
         self.failure = failure
+
+
+def _length(link: _Link | None) -> int:
+    n = 0
+    while link is not None:
+        n += 1
+        link = link[1]
+    return n
 
 
 def _floor(x: float) -> int:
@@ -153,6 +185,9 @@ class Replayer:
         self.slot: dict[str, str | None] = {"next": None}
         self.fallback = 0
         self.answers: dict[int, set[str]] = {}
+        #: the checkpoint the current branch's decisions are counted from, and how many
+        self._base: _Mark | None = None
+        self._since_count = 0
         self.coordinator_moved = any(
             main_error(x.event.response) in COORDINATOR_ERRORS for x in exchanges
         )
@@ -169,7 +204,8 @@ class Replayer:
 
         coord = Coordinator(cc, member_ids=member_ids)
         branch = _Branch(coord, list(range(len(self.x))))
-        stack: list[tuple[int, _Branch, list[_Decision]]] = []
+        self._rebase(_Mark(copy.deepcopy(branch), self.fallback, None))
+        stack: list[tuple[int, _Mark, list[_Decision]]] = []
         best: Failure | None = None
         explored = 0
         pending: _Decision | None = None
@@ -192,7 +228,7 @@ class Replayer:
                     stack.pop()
                     continue
                 pending = alts.pop(0)
-                branch = copy.deepcopy(snap)
+                branch = self._restore(snap)
                 explored += 1
                 break
             if pending is None or explored > self.cfg.budget:
@@ -232,8 +268,47 @@ class Replayer:
         prefix = group_instance_id if group_instance_id is not None else client_id
         return f"{prefix}-unrecorded-{self.fallback}"
 
+    # ------------------------------------------------------------------ choice points
+    def _rebase(self, mark: _Mark) -> None:
+        """Make ``mark`` the checkpoint the current branch's decisions are counted from."""
+        self._base = mark
+        self._since_count = 0 if mark.since is None else _length(mark.since)
+
+    def _mark(self, b: _Branch) -> _Mark:
+        """Remember the branch's state now, a choice point: by the decisions since the
+        checkpoint, or by a new checkpoint when there have been many."""
+        if self._base is None or self._since_count >= CHECKPOINT_EVERY:
+            self._rebase(_Mark(copy.deepcopy(b), self.fallback, None))
+        assert self._base is not None
+        return _Mark(self._base.checkpoint, self._base.fallback, self._base.since)
+
+    def _note(self, d: _Decision) -> None:
+        assert self._base is not None
+        self._base = _Mark(self._base.checkpoint, self._base.fallback, (d, self._base.since))
+        self._since_count += 1
+
+    def _restore(self, mark: _Mark) -> _Branch:
+        """The branch as it was at ``mark``: the checkpoint copied, the decisions since it
+        taken again. The state reached becomes the mark's checkpoint, so the next
+        alternative at the same choice point costs one copy."""
+        b = copy.deepcopy(mark.checkpoint)
+        self.fallback = mark.fallback
+        if mark.since is not None:
+            steps: list[_Decision] = []
+            link: _Link | None = mark.since
+            while link is not None:
+                steps.append(link[0])
+                link = link[1]
+            for d in reversed(steps):
+                self._step(b, d)
+            mark.checkpoint = copy.deepcopy(b)
+            mark.fallback = self.fallback
+            mark.since = None
+        self._rebase(_Mark(mark.checkpoint, mark.fallback, None))
+        return b
+
     # ------------------------------------------------------------------ one branch
-    def _drive(self, b: _Branch, stack: list[tuple[int, _Branch, list[_Decision]]],
+    def _drive(self, b: _Branch, stack: list[tuple[int, _Mark, list[_Decision]]],
                first: _Decision | None) -> None:
         while b.remaining:
             if first is not None:
@@ -242,8 +317,9 @@ class Replayer:
                 options = self._options(b)
                 d = options[0]
                 if len(options) > 1:
-                    stack.append((b.clock, copy.deepcopy(b), options[1:]))
+                    stack.append((b.clock, self._mark(b), options[1:]))
             self._step(b, d)
+            self._note(d)
         # the end: every parked request the broker answered must be answered in time
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
             if i in b.parked:
