@@ -55,7 +55,9 @@ def faults(draw: st.DrawFn) -> Fault:
     return Fault(at, kind, member=member)
 
 
-def run_with(faults_: list[Fault], eager: bool, seed: int) -> SimulationResult:
+def scenario_with(faults_: list[Fault], eager: bool, seed: int) -> Scenario:
+    """The base scenario with these faults (range assignors when ``eager``), run long
+    enough after the last fault for the liveness bound."""
     sc = base_scenario()
     if eager:
         members = tuple(
@@ -68,7 +70,11 @@ def run_with(faults_: list[Fault], eager: bool, seed: int) -> SimulationResult:
     probe = dataclasses.replace(sc, until_ms=0)
     bound = Simulation(probe).liveness_bound_ms()
     last = max((f.at_ms for f in ordered), default=0)
-    return simulate(dataclasses.replace(sc, until_ms=last + bound + 10_000))
+    return dataclasses.replace(sc, until_ms=last + bound + 10_000)
+
+
+def run_with(faults_: list[Fault], eager: bool, seed: int) -> SimulationResult:
+    return simulate(scenario_with(faults_, eager, seed))
 
 
 def failed_verdicts(result: SimulationResult) -> list[str]:

@@ -15,14 +15,25 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from groupspec.crosscheck.exhaustive import COORDINATOR_ACTIONS, Exhaustive
 from groupspec.crosscheck.graph import StateGraph, export
 from groupspec.crosscheck.mutants import MUTANTS
-from groupspec.crosscheck.run import MODELS, Report, crosscheck, model_bounds
-from groupspec.crosscheck.traces import RecordedTrace, check, generated_scenario, record
+from groupspec.crosscheck.run import MODELS, Report, crosscheck, divergence_report, model_bounds
+from groupspec.crosscheck.traces import (
+    RecordedTrace,
+    check,
+    generated_scenario,
+    record,
+    record_scenario,
+    scenario_protocol,
+)
 from groupspec.crosscheck.vocabulary import Rec, from_tlc, rec, to_tla
 from groupspec.modelcheck.values import parse_value
+from groupspec.sim.scenario import Fault
+from properties.group_faults import faults, scenario_with
 
 SEED = 1
 
@@ -151,3 +162,54 @@ def test_cli_traces_only(cli: list[str]) -> None:
     assert "reference -> spec: 4 simulator traces" in proc.stdout
     assert "4 behaviours of the spec, 0 diverged" in proc.stdout
     assert "recorded 4/4 traces" in proc.stderr
+
+
+# --------------------------------------------------------- traces from the Hypothesis machine
+#: The group-fault property's faults the spec models (coordinator failover it does not).
+SPEC_FAULTS = faults().filter(lambda f: f.kind != "failover")
+
+
+def _hypothesis_traces(mutant: str | None = None) -> list[RecordedTrace]:
+    """The runs of properties/group_faults.py, recorded at the coordinator: Hypothesis
+    draws the fault schedules (crashes, pauses, slow polls, static restarts, closes,
+    joins, network delay and loss); derandomized, so every run draws the same ones."""
+    recorded: list[RecordedTrace] = []
+
+    @settings(max_examples=24, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(fs=st.lists(SPEC_FAULTS, max_size=3), eager=st.booleans(), seed=st.integers(0, 999))
+    def collect(fs: list[Fault], eager: bool, seed: int) -> None:
+        sc = scenario_with(fs, eager, seed)
+        schedule = ", ".join(f"{f.kind}@{f.at_ms}" for f in sc.faults) or "no faults"
+        recorded.append(record_scenario(
+            sc, f"hyp-{len(recorded):02d}", f"hypothesis: {'eager' if eager else 'cooperative'}"
+            f" seed {seed}, {schedule}", scenario_protocol(sc)))
+
+    if mutant is None:
+        collect()
+    else:
+        with MUTANTS[mutant].patch():
+            collect()
+    return recorded
+
+
+def test_hypothesis_fault_schedules_are_behaviours_of_the_spec() -> None:
+    recorded = _hypothesis_traces()
+    assert len(recorded) >= 20
+    assert {tr.protocol for tr in recorded} == {"eager", "cooperative"}
+    kinds = {f.split("@")[0] for tr in recorded for f in tr.description.split(", ")[1:]}
+    assert {"crash", "pause", "static_restart"} <= kinds, kinds
+    verdicts = check(recorded, explain_first=1)
+    diverged = [v for v in verdicts if not v.ok]
+    assert diverged == [], "\n".join(divergence_report(v) for v in diverged[:1])
+
+
+def test_hypothesis_traces_catch_the_static_rejoin_mutant() -> None:
+    recorded = [tr for tr in _hypothesis_traces("static-rejoin-rebalances")
+                if "static_restart" in tr.description]
+    assert recorded
+    verdicts = check(recorded, explain_first=1)
+    diverged = [v for v in verdicts if not v.ok]
+    assert diverged
+    d = diverged[0].divergence
+    assert d is not None and d.action == "JoinGroup"

@@ -250,9 +250,23 @@ def _member_ids(scenario: Scenario, sim_factory: Callable[[Scenario], Simulation
 def record(raw: dict[str, Any], sim_factory: Callable[[Scenario], Simulation] | None = None
            ) -> RecordedTrace:
     """Run one simulator scenario (simulator JSON) and record its coordinator steps."""
-    factory = sim_factory or Simulation
     scenario = parse_scenario(raw, str(raw.get("name", "trace")))
-    protocol = _protocol_of(raw)
+    return record_scenario(scenario, str(raw.get("name")), str(raw.get("description", "")),
+                           _protocol_of(raw), sim_factory)
+
+
+def scenario_protocol(scenario: Scenario) -> str:
+    """"cooperative" when any member offers cooperative-sticky, else "eager"."""
+    offered = {a for ms in scenario.members for a in ms.config.assignors}
+    return "cooperative" if "cooperative-sticky" in offered else "eager"
+
+
+def record_scenario(scenario: Scenario, name: str, description: str, protocol: str,
+                    sim_factory: Callable[[Scenario], Simulation] | None = None
+                    ) -> RecordedTrace:
+    """Run one parsed scenario (from JSON, or built by a Hypothesis strategy) and record
+    its coordinator steps."""
+    factory = sim_factory or Simulation
     ids = _member_ids(scenario, factory)
     sim = factory(scenario)
     clients = tuple(ms.name for ms in scenario.members)
@@ -268,7 +282,7 @@ def record(raw: dict[str, Any], sim_factory: Callable[[Scenario], Simulation] | 
     sim.coordinator = coord
     with _recording_timers(recorder):
         sim.run()
-    trace = RecordedTrace(str(raw.get("name")), protocol, str(raw.get("description", "")), names)
+    trace = RecordedTrace(name, protocol, description, names)
     trace.steps = recorder.steps
     trace.initial = abstract_group(Group(scenario.group_id), names)
     return trace
