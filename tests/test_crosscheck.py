@@ -2,7 +2,8 @@
 
 Spec to reference: the cross-check model's whole state graph (TLC) is replayed on the
 reference, and every coordinator step must agree both ways, with every coordinator action
-covered. Reference to spec: 200 simulator traces are checked by TLC against
+covered. Reference to spec: 200 simulator traces, and the runs of 24 fault schedules drawn
+by Hypothesis (properties/group_faults.py), are checked by TLC against
 spec/TraceConsumerGroup.tla. And each seeded mutant of the reference is caught by at least
 one direction. Needs Java and TLC (ci/setup installs them); never skipped.
 """
