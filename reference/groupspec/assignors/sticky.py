@@ -61,8 +61,21 @@ _INT32 = struct.Struct(">i").unpack_from
 _INT32_PAIR = struct.Struct(">ii").unpack_from
 
 
+class _Singles(dict[int, tuple[int]]):
+    """One shared ``(p,)`` per partition number. When every member holds one partition per
+    topic, a million decoded entries then share a few thousand tuples instead of holding a
+    million (56 bytes each)."""
+
+    def __missing__(self, p: int) -> tuple[int]:
+        one = self[p] = (p,)
+        return one
+
+
 def _read(
-    data: bytes, with_generation: bool, names: dict[bytes, str]
+    data: bytes,
+    with_generation: bool,
+    names: dict[bytes, str],
+    singles: _Singles | None = None,
 ) -> tuple[dict[str, tuple[int, ...]], int | None]:
     """Parse one schema version; DecodeError if the bytes do not hold it.
 
@@ -91,7 +104,7 @@ def _read(
             if end + 8 <= size:
                 n, first = _INT32_PAIR(data, end)
                 if n == 1:
-                    acc[topic] = (first,)
+                    acc[topic] = (first,) if singles is None else singles[first]
                     pos = end + 8
                     continue
             else:
@@ -166,7 +179,7 @@ class _Layout:
         self.partitions = itemgetter(*partitions) if partitions else None
         self.topics = tuple(t for _, t in topics)
 
-    def read(self, data: bytes) -> tuple[dict[str, tuple[int, ...]], int] | None:
+    def read(self, data: bytes, singles: _Singles) -> tuple[dict[str, tuple[int, ...]], int] | None:
         """The decoded user data, or None when ``data`` does not have this layout."""
         if len(data) != self.struct.size:
             return None
@@ -179,7 +192,7 @@ class _Layout:
         ps = self.partitions(values)
         if len(self.topics) == 1:
             ps = (ps,)
-        return dict(zip(self.topics, zip(ps), strict=True)), values[-1]
+        return dict(zip(self.topics, map(singles.__getitem__, ps), strict=True)), values[-1]
 
 
 def _layout(
@@ -205,39 +218,58 @@ def _layout(
 
 
 class UserDataDecoder:
-    """Decodes the user data of the members of one ``assign`` call, sharing topic names
-    and the byte layout between them (see ``_Layout``); the results are those of
-    ``decode_user_data``."""
+    """Decodes the user data of the members of one ``assign`` call, sharing topic names,
+    one-partition tuples and byte layouts between them (see ``_Layout``); the results are
+    those of ``decode_user_data``.
+
+    Layouts are kept by the name of the first topic in the data: members that held the
+    same topics list them in the same (HashMap) order, so one lookup finds the layout a
+    member most likely shares."""
 
     #: Layouts learnt per call at most: members whose layouts all differ cost one extra
     #: walk of their bytes each for the first few only.
-    MAX_LAYOUTS = 4
+    MAX_LAYOUTS = 64
 
     def __init__(self, names: dict[bytes, str] | None = None) -> None:
         self.names: dict[bytes, str] = {} if names is None else names
-        self._layout: _Layout | None = None
+        self._layouts: dict[bytes, _Layout] = {}
         self._learnt = 0
+        self._singles = _Singles()
 
     def decode(self, data: bytes | None) -> tuple[dict[str, tuple[int, ...]], int | None]:
         if not data:
             return {}, None
-        if self._layout is not None:
-            hit = self._layout.read(data)
+        key = _first_topic(data)
+        layout = self._layouts.get(key) if key is not None else None
+        if layout is not None:
+            hit = layout.read(data, self._singles)
             if hit is not None:
                 return hit
         try:
-            acc, generation = _read(data, True, self.names)
+            acc, generation = _read(data, True, self.names, self._singles)
         except DecodeError:
             pass
         else:
-            if self._learnt < self.MAX_LAYOUTS:
+            if key is not None and layout is None and self._learnt < self.MAX_LAYOUTS:
                 self._learnt += 1
-                self._layout = _layout(data, acc, self.names) or self._layout
+                learnt = _layout(data, acc, self.names)
+                if learnt is not None:
+                    self._layouts[key] = learnt
             return acc, generation
         try:
-            return _read(data, False, self.names)
+            return _read(data, False, self.names, self._singles)
         except DecodeError:
             return {}, DEFAULT_GENERATION
+
+
+def _first_topic(data: bytes) -> bytes | None:
+    """The encoded name of the first topic in V0/V1 user data, if it has one."""
+    if len(data) < 6:
+        return None
+    (length,) = _INT16(data, 4)
+    if length < 0 or 6 + length > len(data):
+        return None
+    return data[6 : 6 + length]
 
 
 def decode_user_data(

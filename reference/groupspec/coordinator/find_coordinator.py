@@ -10,17 +10,27 @@ negative.
 
 from __future__ import annotations
 
+import sys
+from array import array
+
+#: UTF-16 in this machine's byte order, so that an ``array("H")`` reads the code units.
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
+
 #: ``offsets.topic.num.partitions`` default (GroupCoordinatorConfig.OFFSETS_TOPIC_PARTITIONS_DEFAULT).
 OFFSETS_TOPIC_NUM_PARTITIONS = 50
 INT_MIN = -(2**31)
 
 
 def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode``: sum of UTF-16 code units times 31^k, as a signed int32."""
+    """Java's ``String.hashCode``: sum of UTF-16 code units times 31^k, as a signed int32.
+
+    The sum is taken exactly (Python ints do not overflow) and reduced to 32 bits once at
+    the end, which gives the same bits as Java's wrapping arithmetic at every step."""
+    units = array("H", s.encode(_UTF16_NATIVE, "surrogatepass"))
     h = 0
-    data = s.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    for c in units:
+        h = h * 31 + c
+    h &= 0xFFFFFFFF
     return h - (1 << 32) if h >= (1 << 31) else h
 
 
