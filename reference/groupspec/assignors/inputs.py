@@ -41,3 +41,13 @@ def known_subscribed_topics(
             if n > 0:
                 out[t] = n
     return out
+
+
+def topic_set(
+    cache: dict[tuple[str, ...], frozenset[str]], topics: tuple[str, ...]
+) -> frozenset[str]:
+    """``frozenset(topics)``, shared between members with equal topic tuples."""
+    out = cache.get(topics)
+    if out is None:
+        out = cache[topics] = frozenset(topics)
+    return out

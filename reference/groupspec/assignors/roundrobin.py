@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
 from groupspec.assignors.gc_pause import paused_gc
-from groupspec.assignors.inputs import check_input, known_subscribed_topics
+from groupspec.assignors.inputs import check_input, known_subscribed_topics, topic_set
 from groupspec.assignors.ordering import java_key, member_info_order
 from groupspec.protocol.consumer_protocol import Assignment
 
@@ -35,13 +35,10 @@ class RoundRobinAssignor(Assignor):
         circle = member_info_order(members)
         size = len(circle)
         # Members usually share one subscription tuple: turn each distinct tuple into a set
-        # once, and count a topic's subscribers from the tuples, so a topic everyone
+        # once, and count a topic's subscribers from the sets, so a topic everyone
         # subscribes to is recognised without asking every member.
         sets: dict[tuple[str, ...], frozenset[str]] = {}
-        for m in circle:
-            if m.subscription.topics not in sets:
-                sets[m.subscription.topics] = frozenset(m.subscription.topics)
-        member_sets = [sets[m.subscription.topics] for m in circle]
+        member_sets = [topic_set(sets, m.subscription.topics) for m in circle]
         subscribers: dict[str, int] = dict.fromkeys(topics, 0)
         for s in member_sets:
             for t in s:

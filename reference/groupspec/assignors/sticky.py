@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import ClassVar
 
 from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
 from groupspec.assignors.gc_pause import paused_gc
 from groupspec.assignors.inputs import check_input, known_subscribed_topics
+from groupspec.assignors.inputs import topic_set as _topic_set
 from groupspec.assignors.ordering import hashmap_order
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
-from groupspec.assignors.sticky_core import topic_set as _topic_set
 from groupspec.protocol.consumer_protocol import (
     DEFAULT_GENERATION,
     Assignment,
@@ -154,29 +153,19 @@ class _Layout:
     In a group whose members subscribe alike, every member's previous assignment usually
     has the same layout (the same topics, in the same HashMap order, one partition each at
     Kafka's million-partition sizes), so the rest of the members decode with one
-    ``struct`` call and two ``itemgetter`` calls each instead of a loop over their topics.
+    ``struct`` call and a few tuple slices each instead of a loop over their topics.
     User data that does not match the layout byte for byte goes through ``_read``.
     """
 
-    __slots__ = ("fixed", "fixed_values", "partitions", "struct", "topics")
+    __slots__ = ("count", "lengths", "names", "ones", "struct", "topics")
 
-    def __init__(self, data: bytes, topics: list[tuple[bytes, str]]) -> None:
-        fmt = [">i"]
-        fixed = [0]
-        fixed_values: list[object] = [len(topics)]
-        partitions: list[int] = []
-        i = 1
-        for raw, _ in topics:
-            fmt.append(f"h{len(raw)}sii")
-            fixed += [i, i + 1, i + 2]
-            fixed_values += [len(raw), raw, 1]
-            partitions.append(i + 3)
-            i += 4
-        fmt.append("i")
-        self.struct = struct.Struct("".join(fmt))
-        self.fixed = itemgetter(*fixed)
-        self.fixed_values = tuple(fixed_values)
-        self.partitions = itemgetter(*partitions) if partitions else None
+    def __init__(self, topics: list[tuple[bytes, str]]) -> None:
+        # unpacked: count, then (name length, name, 1, partition) per topic, then generation
+        self.struct = struct.Struct(">i" + "".join(f"h{len(raw)}sii" for raw, _ in topics) + "i")
+        self.count = len(topics)
+        self.lengths = tuple(len(raw) for raw, _ in topics)
+        self.names = tuple(raw for raw, _ in topics)
+        self.ones = (1,) * len(topics)
         self.topics = tuple(t for _, t in topics)
 
     def read(self, data: bytes, singles: _Singles) -> tuple[dict[str, tuple[int, ...]], int] | None:
@@ -184,23 +173,23 @@ class _Layout:
         if len(data) != self.struct.size:
             return None
         values = self.struct.unpack(data)
-        fixed = self.fixed(values)
-        if (fixed if len(self.fixed_values) > 1 else (fixed,)) != self.fixed_values:
+        if (
+            values[0] != self.count
+            or values[2:-1:4] != self.names
+            or values[1:-1:4] != self.lengths
+            or values[3:-1:4] != self.ones
+        ):
             return None
-        if self.partitions is None:
-            return {}, values[-1]
-        ps = self.partitions(values)
-        if len(self.topics) == 1:
-            ps = (ps,)
-        return dict(zip(self.topics, map(singles.__getitem__, ps), strict=True)), values[-1]
+        partitions = values[4:-1:4]
+        return dict(zip(self.topics, map(singles.__getitem__, partitions), strict=True)), values[-1]
 
 
 def _layout(
     data: bytes, acc: Mapping[str, tuple[int, ...]], names: dict[bytes, str]
 ) -> _Layout | None:
     """The layout ``data`` (just decoded by ``_read`` into ``acc``, with a generation) has,
-    when every topic in it holds one partition and none is repeated."""
-    if any(len(ps) != 1 for ps in acc.values()):
+    when it names a topic, every topic in it holds one partition and none is repeated."""
+    if not acc or any(len(ps) != 1 for ps in acc.values()):
         return None
     pos = 4
     topics: list[tuple[bytes, str]] = []
@@ -214,7 +203,7 @@ def _layout(
         pos += 2 + length + 8
     if pos + 4 != len(data):
         return None  # trailing bytes after the generation: leave such data to _read
-    return _Layout(data, topics)
+    return _Layout(topics)
 
 
 class UserDataDecoder:

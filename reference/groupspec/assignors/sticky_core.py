@@ -70,14 +70,6 @@ class StickyMember:
     generation: int = -1
 
 
-def topic_set(cache: dict[tuple[str, ...], frozenset[str]], topics: tuple[str, ...]) -> frozenset[str]:
-    """``frozenset(topics)``, shared between members with equal topic tuples."""
-    out = cache.get(topics)
-    if out is None:
-        out = cache[topics] = frozenset(topics)
-    return out
-
-
 @dataclass
 class StickyResult:
     #: member id -> topic -> sorted partitions.
