@@ -231,7 +231,7 @@ _AS_IS: dict[Any, type] = {str: str, int: int, bool: bool}
 def _dataclass(cls: type) -> Decoder:
     # (name, decoder, JSON type taken as is or None, required), built at the first value:
     # a dataclass may refer to itself
-    spec: list[tuple[str, Decoder | None, type | None, bool]] = []
+    spec: list[tuple[str, Decoder, type | None, bool]] = []
     names: set[str] = set()
 
     def build() -> None:
@@ -239,7 +239,7 @@ def _dataclass(cls: type) -> Decoder:
         for f in dataclasses.fields(cls):
             tp = hints[f.name]
             required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            spec.append((f.name, None if tp in _AS_IS else decoder_for(tp), _AS_IS.get(tp), required))
+            spec.append((f.name, decoder_for(tp), _AS_IS.get(tp), required))
             names.add(f.name)
 
     def decode(data: Any, path: str) -> Any:
@@ -254,7 +254,7 @@ def _dataclass(cls: type) -> Decoder:
                 if as_is is not None and type(v) is as_is:
                     kwargs[name] = v
                 else:
-                    kwargs[name] = (d or decoder_for(_hints(cls)[name]))(v, _sub(path, name))
+                    kwargs[name] = d(v, _sub(path, name))
             elif required:
                 raise CodecError(_sub(path, name), "missing")
         if len(kwargs) != len(data):

@@ -166,14 +166,6 @@ class _Fail(Exception):
         self.failure = failure
 
 
-def _length(link: _Link | None) -> int:
-    n = 0
-    while link is not None:
-        n += 1
-        link = link[1]
-    return n
-
-
 def _floor(x: float) -> int:
     return math.floor(x) if math.isfinite(x) else 2**62
 
@@ -204,7 +196,7 @@ class Replayer:
 
         coord = Coordinator(cc, member_ids=member_ids)
         branch = _Branch(coord, list(range(len(self.x))))
-        self._rebase(_Mark(copy.deepcopy(branch), self.fallback, None))
+        self._rebase(copy.deepcopy(branch), self.fallback)
         stack: list[tuple[int, _Mark, list[_Decision]]] = []
         best: Failure | None = None
         explored = 0
@@ -269,16 +261,16 @@ class Replayer:
         return f"{prefix}-unrecorded-{self.fallback}"
 
     # ------------------------------------------------------------------ choice points
-    def _rebase(self, mark: _Mark) -> None:
-        """Make ``mark`` the checkpoint the current branch's decisions are counted from."""
-        self._base = mark
-        self._since_count = 0 if mark.since is None else _length(mark.since)
+    def _rebase(self, checkpoint: _Branch, fallback: int) -> None:
+        """Count the current branch's decisions from ``checkpoint`` (its state now)."""
+        self._base = _Mark(checkpoint, fallback, None)
+        self._since_count = 0
 
     def _mark(self, b: _Branch) -> _Mark:
         """Remember the branch's state now, a choice point: by the decisions since the
         checkpoint, or by a new checkpoint when there have been many."""
         if self._base is None or self._since_count >= CHECKPOINT_EVERY:
-            self._rebase(_Mark(copy.deepcopy(b), self.fallback, None))
+            self._rebase(copy.deepcopy(b), self.fallback)
         assert self._base is not None
         return _Mark(self._base.checkpoint, self._base.fallback, self._base.since)
 
@@ -304,7 +296,7 @@ class Replayer:
             mark.checkpoint = copy.deepcopy(b)
             mark.fallback = self.fallback
             mark.since = None
-        self._rebase(_Mark(mark.checkpoint, mark.fallback, None))
+        self._rebase(mark.checkpoint, mark.fallback)
         return b
 
     # ------------------------------------------------------------------ one branch
