@@ -220,11 +220,6 @@ def _recording_timers(recorder: _Recorder) -> Iterator[None]:
         namespace["fire"] = original
 
 
-def _protocol_of(raw: dict[str, Any]) -> str:
-    assignors = raw.get("defaults", {}).get("assignors", [])
-    return "cooperative" if "cooperative-sticky" in assignors else "eager"
-
-
 def generated_scenario(index: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed * 1_000_003 + index)
     return group_scenario(f"trace-{index:04d}", rng, TRACE_FAULTS)
@@ -252,7 +247,7 @@ def record(raw: dict[str, Any], sim_factory: Callable[[Scenario], Simulation] | 
     """Run one simulator scenario (simulator JSON) and record its coordinator steps."""
     scenario = parse_scenario(raw, str(raw.get("name", "trace")))
     return record_scenario(scenario, str(raw.get("name")), str(raw.get("description", "")),
-                           _protocol_of(raw), sim_factory)
+                           sim_factory)
 
 
 def scenario_protocol(scenario: Scenario) -> str:
@@ -261,12 +256,13 @@ def scenario_protocol(scenario: Scenario) -> str:
     return "cooperative" if "cooperative-sticky" in offered else "eager"
 
 
-def record_scenario(scenario: Scenario, name: str, description: str, protocol: str,
+def record_scenario(scenario: Scenario, name: str, description: str,
                     sim_factory: Callable[[Scenario], Simulation] | None = None
                     ) -> RecordedTrace:
     """Run one parsed scenario (from JSON, or built by a Hypothesis strategy) and record
     its coordinator steps."""
     factory = sim_factory or Simulation
+    protocol = scenario_protocol(scenario)
     ids = _member_ids(scenario, factory)
     sim = factory(scenario)
     clients = tuple(ms.name for ms in scenario.members)
