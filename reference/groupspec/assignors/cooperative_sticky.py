@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
-from groupspec.assignors.gc_pause import paused_gc
 from groupspec.assignors.inputs import check_input, known_subscribed_topics
 from groupspec.assignors.inputs import topic_set as _topic_set
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
+from groupspec.gc_pause import paused_gc
 from groupspec.protocol.consumer_protocol import (
     DEFAULT_GENERATION,
     Assignment,

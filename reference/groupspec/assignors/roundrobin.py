@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
-from groupspec.assignors.gc_pause import paused_gc
 from groupspec.assignors.inputs import check_input, known_subscribed_topics, topic_set
 from groupspec.assignors.ordering import java_key, member_info_order
+from groupspec.gc_pause import paused_gc
 from groupspec.protocol.consumer_protocol import Assignment
 
 

@@ -12,6 +12,7 @@ expirePendingSync (DelayedSync, KAFKA-12890) and OffsetMetadataManager.cleanupEx
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
@@ -51,18 +52,28 @@ def _sort_key(e: Expiry) -> tuple[int, int, str, str]:
     return (e.deadline_ms, e.kind.value, e.group_id, e.member_id)
 
 
-def all_timers(state: CoordinatorState) -> list[Expiry]:
-    out: list[Expiry] = []
+def _timers(state: CoordinatorState) -> Iterator[tuple[int, TimerKind, str, str]]:
+    """Every timer running in ``state``: (deadline, kind, group, member), in no order."""
     for g in state.groups.values():
         for mid, m in g.members.items():
             if m.heartbeat_deadline_ms is not None:
-                out.append(Expiry(m.heartbeat_deadline_ms, TimerKind.ExpireHeartbeat, g.group_id, mid))
+                yield m.heartbeat_deadline_ms, TimerKind.ExpireHeartbeat, g.group_id, mid
         for mid, deadline in g.pending_members.items():
-            out.append(Expiry(deadline, TimerKind.ExpirePendingMember, g.group_id, mid))
+            yield deadline, TimerKind.ExpirePendingMember, g.group_id, mid
         if g.join_timer is not None:
-            out.append(Expiry(g.join_timer.deadline_ms, TimerKind.ExpireJoin, g.group_id))
+            yield g.join_timer.deadline_ms, TimerKind.ExpireJoin, g.group_id, ""
         if g.sync_timer is not None:
-            out.append(Expiry(g.sync_timer.deadline_ms, TimerKind.ExpireSync, g.group_id))
+            yield g.sync_timer.deadline_ms, TimerKind.ExpireSync, g.group_id, ""
+
+
+def deadlines(state: CoordinatorState) -> Iterator[int]:
+    """The deadlines of the timers :func:`all_timers` lists, in no order (the replay asks
+    many times per request whether one falls in a window)."""
+    return (t[0] for t in _timers(state))
+
+
+def all_timers(state: CoordinatorState) -> list[Expiry]:
+    out = [Expiry(*t) for t in _timers(state)]
     out.sort(key=_sort_key)
     return out
 

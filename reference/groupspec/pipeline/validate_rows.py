@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from groupspec.trace.events import RecordEvent, WireExchange
-from groupspec.trace.jsonl import event_from_json
+from groupspec.trace.jsonl import event_from_json, parse_line
 from groupspec.validate.grouping import Exchange, Gap, group_trace
 from groupspec.validate.load import parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
@@ -161,7 +161,7 @@ class _Group:
 
 
 def _event(text: str) -> Any:
-    return event_from_json(json.loads(text))
+    return event_from_json(parse_line(text))
 
 
 def group_row(cluster: str, source: str, verdict: GroupVerdict, rebalances: list[Row]) -> Row:

@@ -223,50 +223,98 @@ _PRIMITIVES: dict[type, Decoder] = {
     bytes: _bytes, bool: _bool, int: _int, float: _float, str: _str,
 }
 
-#: JSON value types that already are the decoded value of a field of this type: the
-#: dataclass decoder takes such values as they are, without a call (the common case).
-_AS_IS: dict[Any, type] = {str: str, int: int, bool: bool}
+#: Field types whose JSON value, when its type is exactly this, already is the decoded
+#: value: the generated decoders take such values as they are, without a call.
+_AS_IS: dict[Any, tuple[type, bool]] = {
+    str: (str, False), int: (int, False), bool: (bool, False), float: (float, False),
+    str | None: (str, True), int | None: (int, True), bool | None: (bool, True),
+    float | None: (float, True),
+}
+
+_MISSING = object()
 
 
 def _dataclass(cls: type) -> Decoder:
-    # (name, decoder, JSON type taken as is or None, required), built at the first value:
-    # a dataclass may refer to itself
-    spec: list[tuple[str, Decoder, type | None, bool]] = []
-    names: set[str] = set()
+    decode: Decoder = dataclass_decoder(cls)
+    return decode
 
-    def build() -> None:
-        hints = _hints(cls)
-        for f in dataclasses.fields(cls):
-            tp = hints[f.name]
-            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            spec.append((f.name, decoder_for(tp), _AS_IS.get(tp), required))
-            names.add(f.name)
 
-    def decode(data: Any, path: str) -> Any:
-        if not isinstance(data, dict):
-            raise CodecError(path, f"expected a {cls.__name__} object, got {_kind(data)}")
-        if not spec:
-            build()
-        kwargs: dict[str, Any] = {}
-        for name, d, as_is, required in spec:
-            if name in data:
-                v = data[name]
-                if as_is is not None and type(v) is as_is:
-                    kwargs[name] = v
-                else:
-                    kwargs[name] = d(v, _sub(path, name))
-            elif required:
-                raise CodecError(_sub(path, name), "missing")
-        if len(kwargs) != len(data):
-            unknown = set(data) - names
-            if unknown:
-                raise CodecError(path, f"unknown field(s) {sorted(unknown)} for {cls.__name__}")
-        try:
-            return cls(**kwargs)
-        except (TypeError, ValueError) as e:
-            raise CodecError(path, f"invalid {cls.__name__}: {e}") from None
+def dataclass_decoder(cls: type, given: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
+    """The decoder of dataclass ``cls``: ``decoder(data, path, *values_of_given)``.
+
+    ``given`` names fields the caller decodes itself and passes after ``path`` (an event's
+    request body, whose type depends on another field); ``extra`` names keys the object may
+    hold that are no field (an event's ``kind``). The decoder is Python source generated
+    for the class, built at its first value (a dataclass may refer to itself): one local
+    per field and a keyword call of the class, instead of a loop over the fields and a
+    dict of arguments (a trace holds millions of these objects). Fields are checked in
+    declaration order, then unknown keys, so the first error named is the same as a
+    field-by-field reading would give."""
+    built: list[Callable[..., Any]] = []
+
+    def first(data: Any, path: str, *values: Any) -> Any:
+        if not built:
+            built.append(_generate(cls, given, extra))
+        return built[0](data, path, *values)
+
+    def decode(data: Any, path: str, *values: Any) -> Any:
+        return (built[0] if built else first)(data, path, *values)
 
     return decode
+
+
+def _generate(cls: type, given: tuple[str, ...], extra: tuple[str, ...]) -> Callable[..., Any]:
+    hints = _hints(cls)
+    fields = dataclasses.fields(cls)
+    unknown_given = set(given) - {f.name for f in fields}
+    if unknown_given:
+        raise TypeError(f"{cls.__name__} has no field(s) {sorted(unknown_given)}")
+    env: dict[str, Any] = {
+        "cls": cls, "CodecError": CodecError, "MISSING": _MISSING, "_sub": _sub, "_kind": _kind,
+        "NAMES": frozenset([f.name for f in fields] + list(extra)), "NAME": cls.__name__,
+    }
+    params = ", ".join(["data", "path"] + [f"g_{name}" for name in given])
+    body = [
+        f"def decode({params}):",
+        "    if not isinstance(data, dict):",
+        "        raise CodecError(path, f'expected a {NAME} object, got {_kind(data)}')",
+        "    get = data.get",
+    ]
+    args: list[str] = []
+    for i, f in enumerate(fields):
+        if f.name in given:
+            args.append(f"{f.name}=g_{f.name}")
+            continue
+        v, key = f"v{i}", repr(f.name)
+        env[f"d{i}"] = decoder_for(hints[f.name])
+        body.append(f"    {v} = get({key}, MISSING)")
+        if f.default is not dataclasses.MISSING:
+            env[f"default{i}"] = f.default
+            body.append(f"    if {v} is MISSING: {v} = default{i}")
+        elif f.default_factory is not dataclasses.MISSING:
+            env[f"factory{i}"] = f.default_factory
+            body.append(f"    if {v} is MISSING: {v} = factory{i}()")
+        else:
+            body.append(f"    if {v} is MISSING: raise CodecError(_sub(path, {key}), 'missing')")
+        fast = _AS_IS.get(hints[f.name])
+        if fast is None:
+            cond = "True"
+        else:
+            env[f"t{i}"] = fast[0]
+            cond = f"type({v}) is not t{i}" + (f" and {v} is not None" if fast[1] else "")
+        body.append(f"    elif {cond}: {v} = d{i}({v}, _sub(path, {key}))")
+        args.append(f"{f.name}={v}")
+    body += [
+        "    if not data.keys() <= NAMES:",
+        "        raise CodecError(path, f'unknown field(s) {sorted(set(data) - NAMES)} for {NAME}')",
+        "    try:",
+        f"        return cls({', '.join(args)})",
+        "    except (TypeError, ValueError) as e:",
+        "        raise CodecError(path, f'invalid {NAME}: {e}') from None",
+    ]
+    exec("\n".join(body), env)  # the source is built above from the class's own fields
+    generated: Callable[..., Any] = env["decode"]
+    return generated
 
 
 def _kind(data: Any) -> str:

@@ -12,8 +12,16 @@ from enum import Enum
 from typing import Any, Union, get_args, get_origin
 
 from groupspec.trace.codec import _hints
-from groupspec.trace.events import APIS, KINDS, RECORD_TYPES, DecodeErrorEvent, ExpiryEvent, Header
-from groupspec.trace.jsonl import _RecordHead, _WireHead
+from groupspec.trace.events import (
+    APIS,
+    KINDS,
+    RECORD_TYPES,
+    DecodeErrorEvent,
+    ExpiryEvent,
+    Header,
+    RecordEvent,
+    WireExchange,
+)
 
 SCHEMA_ID = "https://groupspec.invalid/schema/trace-v1.schema.json"
 
@@ -56,11 +64,16 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
     raise TypeError(f"no schema for {tp!r}")
 
 
-def _object_schema(cls: type, defs: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def _object_schema(cls: type, defs: dict[str, Any], extra: dict[str, Any] | None = None,
+                   skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``cls``'s fields as an object schema, ``extra`` properties first; fields in ``skip``
+    are left for the caller to describe (an exchange's bodies depend on its api)."""
     hints = _hints(cls)
     props: dict[str, Any] = dict(extra or {})
     required = list(extra or {})
     for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
         props[f.name] = _type_schema(hints[f.name], defs)
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             required.append(f.name)
@@ -83,7 +96,7 @@ def trace_schema() -> dict[str, Any]:
 
     variants.append(_object_schema(Header, defs, {"kind": const("header")}))
     for api, (key, req, resp) in sorted(APIS.items()):
-        head = _object_schema(_WireHead, defs, {"kind": const("exchange")})
+        head = _object_schema(WireExchange, defs, {"kind": const("exchange")}, skip=("request", "response"))
         head["properties"]["api"] = const(api)
         head["properties"]["api_key"] = const(key)
         head["properties"]["request"] = _type_schema(req, defs)
@@ -96,7 +109,7 @@ def trace_schema() -> dict[str, Any]:
     for name, cls in sorted(RECORD_TYPES.items()):
         obj = _object_schema(cls, defs, {"type": const(name)})
         record_alts.append(obj)
-    rec = _object_schema(_RecordHead, defs, {"kind": const("record")})
+    rec = _object_schema(RecordEvent, defs, {"kind": const("record")}, skip=("record",))
     rec["properties"]["record"] = {"oneOf": record_alts}
     rec["required"] = [*rec["required"], "record"]
     variants.append(rec)

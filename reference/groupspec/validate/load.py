@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from groupspec.gc_pause import paused_gc
 from groupspec.trace.codec import CodecError
 from groupspec.trace.events import Event
-from groupspec.trace.jsonl import event_from_json
+from groupspec.trace.jsonl import event_from_json, parse_line
 from groupspec.validate.problems import InputProblem, TraceInputError
 
 
@@ -68,6 +69,7 @@ def _classify(e: CodecError) -> str:
     return "unknown_api" if e.path in ("api", "api_key") else "bad_event"
 
 
+@paused_gc()
 def parse_lines(lines: Iterable[tuple[int, str | None, bool]], source: str) -> LoadedTrace:
     """``lines``: (line number, text or None when not UTF-8, whether a newline ended it)."""
     out = LoadedTrace(source)
@@ -79,7 +81,7 @@ def parse_lines(lines: Iterable[tuple[int, str | None, bool]], source: str) -> L
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = parse_line(text)
         except (ValueError, RecursionError) as e:
             msg = getattr(e, "msg", str(e))
             if not ended:

@@ -44,7 +44,6 @@ it; revisiting a choice point copies the checkpoint and replays those decisions,
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections.abc import Callable
@@ -54,13 +53,14 @@ from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
-from groupspec.coordinator.timers import all_timers
+from groupspec.coordinator.timers import deadlines
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
 from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
 from groupspec.validate.compare import compare, main_error, summary
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, rule_for
+from groupspec.validate.snapshot import copy_state
 
 #: Answers a broker may give whenever the group's coordinator is elsewhere or moving.
 COORDINATOR_ERRORS = frozenset(
@@ -180,23 +180,33 @@ class Replayer:
         #: the checkpoint the current branch's decisions are counted from, and how many
         self._base: _Mark | None = None
         self._since_count = 0
-        self.coordinator_moved = any(
-            main_error(x.event.response) in COORDINATOR_ERRORS for x in exchanges
-        )
+        #: whether each exchange's response is a coordinator error (NOT_COORDINATOR, ...)
+        self.coordinator_error = [main_error(x.event.response) in COORDINATOR_ERRORS for x in exchanges]
+        self._coordinator_errors = [i for i, err in enumerate(self.coordinator_error) if err]
+        self.coordinator_moved = bool(self._coordinator_errors)
 
     # ------------------------------------------------------------------ search
     def run(self, initial_delay_ms: int) -> ReplayResult:
+        try:
+            return self._search(initial_delay_ms)
+        finally:
+            # the checkpoints' coordinators call back into this replayer (member ids): drop
+            # them, so that the replay's state is freed by reference counting when it returns
+            # (the validator runs with the cycle collector paused)
+            self._base = None
+
+    def _search(self, initial_delay_ms: int) -> ReplayResult:
         cc = dataclasses.replace(
             self.cfg.coordinator, group_initial_rebalance_delay_ms=initial_delay_ms
         )
 
         def member_ids(client_id: str, group_instance_id: str | None) -> str:
-            # a plain function (not a bound method), so deepcopy shares it between branches
+            # a plain function (not a bound method), so copies of the state share it
             return self._member_id(client_id, group_instance_id)
 
         coord = Coordinator(cc, member_ids=member_ids)
         branch = _Branch(coord, list(range(len(self.x))))
-        self._rebase(copy.deepcopy(branch), self.fallback)
+        self._rebase(copy_state(branch), self.fallback)
         stack: list[tuple[int, _Mark, list[_Decision]]] = []
         best: Failure | None = None
         explored = 0
@@ -270,7 +280,7 @@ class Replayer:
         """Remember the branch's state now, a choice point: by the decisions since the
         checkpoint, or by a new checkpoint when there have been many."""
         if self._base is None or self._since_count >= CHECKPOINT_EVERY:
-            self._rebase(copy.deepcopy(b), self.fallback)
+            self._rebase(copy_state(b), self.fallback)
         assert self._base is not None
         return _Mark(self._base.checkpoint, self._base.fallback, self._base.since)
 
@@ -283,7 +293,7 @@ class Replayer:
         """The branch as it was at ``mark``: the checkpoint copied, the decisions since it
         taken again. The state reached becomes the mark's checkpoint, so the next
         alternative at the same choice point costs one copy."""
-        b = copy.deepcopy(mark.checkpoint)
+        b = copy_state(mark.checkpoint)
         self.fallback = mark.fallback
         if mark.since is not None:
             steps: list[_Decision] = []
@@ -293,7 +303,7 @@ class Replayer:
                 link = link[1]
             for d in reversed(steps):
                 self._step(b, d)
-            mark.checkpoint = copy.deepcopy(b)
+            mark.checkpoint = copy_state(b)
             mark.fallback = self.fallback
             mark.since = None
         self._rebase(mark.checkpoint, mark.fallback)
@@ -352,8 +362,7 @@ class Replayer:
         i0 = cands[0]
         t = max(b.clock, _floor(self.x[i0].sent))
         s = self.cfg.slack_ms
-        near = [e.deadline_ms for e in all_timers(b.coord.state) if t - s < e.deadline_ms <= t + s]
-        if near:
+        if any(t - s < deadline <= t + s for deadline in deadlines(b.coord.state)):
             how0 = out[0].how
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
@@ -365,13 +374,16 @@ class Replayer:
         that connection's last normal exchange (before ``i``) explains it. The failover then
         lies anywhere between that exchange and the error (GroupMetadataManager onUnloaded
         is not visible on the wire), not necessarily at the error."""
+        if not self._coordinator_errors:
+            return False
         t = max(b.clock, _floor(self.x[i].sent))
         conn = self.x[i].event.connection
-        for j in b.remaining:
-            if j == i:
+        remaining = set(b.remaining)
+        for j in self._coordinator_errors:
+            if j == i or j not in remaining:
                 continue
             ej = self.x[j].event
-            if ej.connection == conn or main_error(ej.response) not in COORDINATOR_ERRORS:
+            if ej.connection == conn:
                 continue
             since = b.last_normal.get(ej.connection, -1)
             if since < t <= self.x[j].received and b.last_failover < since:
@@ -382,7 +394,7 @@ class Replayer:
         e = self.x[i].event
         if e.response is None:
             return ["handle", "lost"]
-        if main_error(e.response) in COORDINATOR_ERRORS:
+        if self.coordinator_error[i]:
             moved = b.last_normal.get(e.connection, -1) > b.last_failover
             return ["failover", "noise", "handle"] if moved else ["noise", "failover", "handle"]
         return ["handle"]

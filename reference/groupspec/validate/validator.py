@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from groupspec.gc_pause import paused_gc
 from groupspec.trace.events import RecordEvent
 from groupspec.validate import checks
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
@@ -32,14 +33,17 @@ from groupspec.validate.verdict import (
 _BENIGN = frozenset({"missing_response", "out_of_order", "duplicate_event", "missing_header"})
 
 
+@paused_gc()
 def validate_path(path: str | Path, config: ReplayConfig | None = None) -> FileReport:
     return validate_loaded(load_path(path), config)
 
 
+@paused_gc()
 def validate_bytes(raw: bytes, source: str = "<trace>", config: ReplayConfig | None = None) -> FileReport:
     return validate_loaded(load_bytes(raw, source), config)
 
 
+@paused_gc()
 def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> FileReport:
     grouped = group_trace(loaded)
     verdicts = tuple(
@@ -79,6 +83,7 @@ def _missing(g: Gap) -> Missing:
     return Missing(g.problem.line, f"{g.problem.kind}: {g.problem.message}")
 
 
+@paused_gc()
 def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVerdict:
     notes: list[str] = []
     findings: list[checks.Finding] = []
