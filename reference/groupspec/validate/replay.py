@@ -176,7 +176,9 @@ class Replayer:
         self.cfg = config
         self.slot: dict[str, str | None] = {"next": None}
         self.fallback = 0
-        self.answers: dict[int, set[str]] = {}
+        #: every answer the reference gave each exchange (by seq) in the branches explored
+        #: (None: it kept the request parked), described only for the diverging one
+        self.answers: dict[int, list[m.Response | None]] = {}
         #: the checkpoint the current branch's decisions are counted from, and how many
         self._base: _Mark | None = None
         self._since_count = 0
@@ -237,7 +239,7 @@ class Replayer:
                 assert best is not None
                 return ReplayResult(
                     False, initial_delay_ms, best,
-                    tuple(sorted(self.answers.get(best.exchange.seq, set()))),
+                    tuple(sorted({summary(a) for a in self.answers.get(best.exchange.seq, ())})),
                     explored, explored > self.cfg.budget,
                 )
 
@@ -498,7 +500,7 @@ class Replayer:
             self._failover(b, max(b.clock, _floor(ex.received)))
             if i not in b.parked:
                 return
-        self.answers.setdefault(ex.seq, set()).add(summary(None))
+        self.answers.setdefault(ex.seq, []).append(None)
         raise _Fail(self._failure(
             b, ex, summary(resp), summary(None), rule_for(ex.event.api, None),
             f"the broker answered at {ex.received:.0f} ms; the reference still waits then "
@@ -524,7 +526,7 @@ class Replayer:
             ex = self.x[rid]
             actual = ex.event.response
             assert actual is not None
-            self.answers.setdefault(ex.seq, set()).add(summary(resp))
+            self.answers.setdefault(ex.seq, []).append(resp)
             mismatch = compare(ex.event.api_version, resp, actual)
             if mismatch is not None:
                 raise _Fail(self._failure(
