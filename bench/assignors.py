@@ -443,7 +443,8 @@ def readme(report: dict[str, Any]) -> str:
         "groupspec's four assignors against kafka-python "
         f"{m.get('kafka_python') or '?'} (`kafka/coordinator/assignors/`: range, roundrobin, sticky, "
         "cooperative_sticky), which ports Kafka's Java assignors to Python. The validator and "
-        "Spark pipeline benchmarks are in [validator.md](validator.md); the model checker's "
+        "Spark pipeline benchmarks are in [validator.md](validator.md) and "
+        "[pipeline.md](pipeline.md); the model checker's "
         "run time and distinct states per second are printed by `groupspec spec check`.",
         "",
         "```sh",

@@ -12,7 +12,7 @@ from bench import validator as bench
 
 
 def test_in_process_rows_and_targets_on_a_tiny_collection() -> None:
-    report = bench.run(1500, 1, spark=False)
+    report = bench.run(1500, 1)
     assert report["events"] >= 1500
     rows = report["rows"]
     assert [(r["engine"], r["input"]) for r in rows] == [

@@ -1,0 +1,34 @@
+"""The pipeline benchmark's machinery on a tiny collection, on Spark: both runs happen, agree,
+and the scaling is computed from the job times they report. No timing is asserted
+(benchmarks measure; tests do not time)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not installed
+
+from bench import pipeline as bench
+from groupspec.pipeline.generate import generate
+
+
+def test_one_core_against_two_on_a_tiny_collection(tmp_path: Path) -> None:
+    col = generate(1500, tmp_path / "col", seed=3)
+    report = bench.run(0, 2, tmp_path / "col", seed=3)
+    one, two = report["runs"]
+    assert (one["cores"], two["cores"]) == (1, 2)
+    # the job counts each file's header line as an event; the manifest does not
+    assert report["events"] == col.events + len(col.clusters)
+    for r in (one, two):
+        assert r["events"] == report["events"]
+        assert 0 < r["job_s"] <= r["wall_s"]
+        assert r["scan_s"] + r["check_s"] <= r["job_s"] + 0.2  # rounded to 0.1 s each
+    assert one["verdicts"] == two["verdicts"]
+    assert sum(one["verdicts"].values()) == sum(c.groups for c in col.clusters)
+    assert abs(report["scaling_job"] - one["job_s"] / two["job_s"]) < 1e-9
+    [(name, measured, verdict)] = bench.targets(report)
+    assert "1.6x one core" in name and "wall time" in measured
+    assert verdict == "met" or verdict.startswith("gap")
+    text = bench.readme(report)
+    assert "| local[1] |" in text and "| local[2] |" in text and "## Target" in text
