@@ -32,9 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.validator import machine
+from bench.report import machine, publish, targets_table, this_run
 
-ROOT = Path(__file__).resolve().parent.parent
 TARGET_SCALING = 0.8
 
 
@@ -128,7 +127,6 @@ def targets(report: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 
 def readme(report: dict[str, Any]) -> str:
-    m = report["machine"]
     c = report["cores"]
     parts = [
         "# Spark pipeline benchmark (issue 8)",
@@ -141,13 +139,7 @@ def readme(report: dict[str, Any]) -> str:
         "python -m bench.pipeline --inputs DIR        # an existing collection",
         "```",
         "",
-        "## This run",
-        "",
-        f"- command: `{report['command']}`",
-        f"- date: {report['started']} to {report['finished']} (UTC)",
-        f"- machine: {m['cpu']}, {m['cores']} cores, CPython {m['python']}, {m['platform']}",
-        f"- load average at the end: {m['load_average']} (a shared machine makes times noisy)",
-        f"- collection: {report['events']:,} events from `groupspec pipeline generate`, Parquet",
+        *this_run(report, f"{report['events']:,} events from `groupspec pipeline generate`, Parquet"),
         f"- verdicts (equal on both runs): {json.dumps(report['verdicts'], sort_keys=True)}",
         "",
         "## Method",
@@ -164,9 +156,7 @@ def readme(report: dict[str, Any]) -> str:
         "",
         "## Target",
         "",
-        "| target | measured | verdict |",
-        "|---|---|---|",
-        *[f"| {t} | {g} | {v} |" for t, g, v in targets(report)],
+        *targets_table(targets(report)),
         "",
     ]
     return "\n".join(parts)
@@ -198,15 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench.pipeline: --inputs {args.inputs}: not a directory", file=sys.stderr)
         return 2
     report = run(args.events, args.cores, args.inputs, args.seed)
-    print("\n".join(table(report)))
-    print()
-    for t, g, v in targets(report):
-        print(f"{t}: {g} -> {v}")
-    out = args.out or ROOT / "bench" / "results" / ("pipeline-quick.json" if args.quick else "pipeline.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    if not args.quick:
-        (ROOT / "bench" / "pipeline.md").write_text(readme(report), encoding="utf-8")
+    publish("pipeline", report, table(report), targets(report), readme, args.quick, args.out)
     return 0
 
 

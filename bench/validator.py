@@ -16,9 +16,6 @@ the test suite; tests/test_bench_smoke.py only checks that this runs.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -27,11 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.report import machine, publish, targets_table, this_run
 from groupspec.pipeline.generate import generate
 from groupspec.validate.load import load_path
 from groupspec.validate.validator import validate_path
 
-ROOT = Path(__file__).resolve().parent.parent
 TARGET_EVENTS_PER_S = 250_000
 
 
@@ -46,24 +43,6 @@ def _best(fn: Callable[[], object], runs: int) -> float:
 
 def _files(directory: Path, suffix: str) -> list[Path]:
     return sorted(directory.glob(f"*{suffix}"))
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average": list(os.getloadavg()),
-    }
 
 
 def run(events: int, runs: int) -> dict[str, Any]:
@@ -131,7 +110,6 @@ def table(report: dict[str, Any]) -> list[str]:
 
 
 def readme(report: dict[str, Any]) -> str:
-    m = report["machine"]
     parts = [
         "# Validator benchmark (issue 8)",
         "",
@@ -143,13 +121,7 @@ def readme(report: dict[str, Any]) -> str:
         "python -m bench.validator --quick          # 20,000 events, no README",
         "```",
         "",
-        "## This run",
-        "",
-        f"- command: `{report['command']}`",
-        f"- date: {report['started']} to {report['finished']} (UTC)",
-        f"- machine: {m['cpu']}, {m['cores']} cores, CPython {m['python']}, {m['platform']}",
-        f"- load average at the end: {m['load_average']} (a shared machine makes times noisy)",
-        f"- collection: {report['events']:,} events from `groupspec pipeline generate` (seed 7)",
+        *this_run(report, f"{report['events']:,} events from `groupspec pipeline generate` (seed 7)"),
         "",
         "## Method",
         "",
@@ -165,9 +137,7 @@ def readme(report: dict[str, Any]) -> str:
         "",
         "## Targets",
         "",
-        "| target | measured | verdict |",
-        "|---|---|---|",
-        *[f"| {t} | {g} | {v} |" for t, g, v in targets(report)],
+        *targets_table(targets(report)),
         "",
     ]
     return "\n".join(parts)
@@ -188,15 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         args.events, args.runs = 20_000, 1
     report = run(args.events, args.runs)
-    print("\n".join(table(report)))
-    print()
-    for t, g, v in targets(report):
-        print(f"{t}: {g} -> {v}")
-    out = args.out or ROOT / "bench" / "results" / ("validator-quick.json" if args.quick else "validator.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    if not args.quick:
-        (ROOT / "bench" / "validator.md").write_text(readme(report), encoding="utf-8")
+    publish("validator", report, table(report), targets(report), readme, args.quick, args.out)
     return 0
 
 

@@ -1,0 +1,70 @@
+"""The parts the validator and pipeline benchmark reports share: the run's provenance, the
+targets table, and printing and writing the results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+Targets = list[tuple[str, str, str]]
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average": list(os.getloadavg()),
+    }
+
+
+def this_run(report: dict[str, Any], collection: str) -> list[str]:
+    """The "This run" section: command, dates, machine, load and the collection measured."""
+    m = report["machine"]
+    return [
+        "## This run",
+        "",
+        f"- command: `{report['command']}`",
+        f"- date: {report['started']} to {report['finished']} (UTC)",
+        f"- machine: {m['cpu']}, {m['cores']} cores, CPython {m['python']}, {m['platform']}",
+        f"- load average at the end: {m['load_average']} (a shared machine makes times noisy)",
+        f"- collection: {collection}",
+    ]
+
+
+def targets_table(targets: Targets) -> list[str]:
+    return [
+        "| target | measured | verdict |",
+        "|---|---|---|",
+        *[f"| {t} | {g} | {v} |" for t, g, v in targets],
+    ]
+
+
+def publish(name: str, report: dict[str, Any], table: list[str], targets: Targets,
+            readme: Callable[[dict[str, Any]], str], quick: bool, out: Path | None) -> None:
+    """Print the table and the targets; write the JSON to ``out`` (default
+    bench/results/NAME.json, or NAME-quick.json) and, unless ``quick``, bench/NAME.md."""
+    print("\n".join(table))
+    print()
+    for t, g, v in targets:
+        print(f"{t}: {g} -> {v}")
+    path = out or ROOT / "bench" / "results" / (f"{name}-quick.json" if quick else f"{name}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if not quick:
+        (ROOT / "bench" / f"{name}.md").write_text(readme(report), encoding="utf-8")
