@@ -103,7 +103,7 @@ def _build(tp: Any) -> Decoder:
         if primitive is not None:
             return primitive
         if dataclasses.is_dataclass(tp):
-            return _dataclass(tp)
+            return dataclass_decoder(tp)
 
     def cannot(data: Any, path: str) -> Any:
         raise CodecError(path, f"cannot decode type {tp!r}")
@@ -234,12 +234,9 @@ _AS_IS: dict[Any, tuple[type, bool]] = {
 _MISSING = object()
 
 
-def _dataclass(cls: type) -> Decoder:
-    decode: Decoder = dataclass_decoder(cls)
-    return decode
-
-
-def dataclass_decoder(cls: type, given: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> Any:
+def dataclass_decoder(
+    cls: type, given: tuple[str, ...] = (), extra: tuple[str, ...] = ()
+) -> Callable[..., Any]:
     """The decoder of dataclass ``cls``: ``decoder(data, path, *values_of_given)``.
 
     ``given`` names fields the caller decodes itself and passes after ``path`` (an event's
@@ -252,13 +249,10 @@ def dataclass_decoder(cls: type, given: tuple[str, ...] = (), extra: tuple[str, 
     field-by-field reading would give."""
     built: list[Callable[..., Any]] = []
 
-    def first(data: Any, path: str, *values: Any) -> Any:
+    def decode(data: Any, path: str, *values: Any) -> Any:
         if not built:
             built.append(_generate(cls, given, extra))
         return built[0](data, path, *values)
-
-    def decode(data: Any, path: str, *values: Any) -> Any:
-        return (built[0] if built else first)(data, path, *values)
 
     return decode
 
