@@ -25,6 +25,7 @@ from groupspec.brokers import (
     kafka_libs,
     tansu_binary,
 )
+from groupspec.cli.inputs import int_in
 
 
 def register(sub: Any) -> None:
@@ -49,12 +50,12 @@ def register(sub: Any) -> None:
     )
     start.add_argument("--kind", choices=KINDS, default="kafka", help="which broker (default kafka)")
     start.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    start.add_argument("--port", type=int, help="port to listen on (default: a free port)")
+    start.add_argument("--port", type=int_in(0, 65535), help="port to listen on (default: a free port)")
     start.add_argument("--kafka-version", default=KAFKA_VERSION,
                        help=f"Kafka release from Maven Central (default {KAFKA_VERSION})")
-    start.add_argument("--rebalance-delay-ms", type=int, default=0, metavar="MS",
+    start.add_argument("--rebalance-delay-ms", type=int_in(0, 2**31 - 1), default=0, metavar="MS",
                        help="Kafka's group.initial.rebalance.delay.ms (default 0)")
-    start.add_argument("--offsets-partitions", type=int, default=1, metavar="N",
+    start.add_argument("--offsets-partitions", type=int_in(1, 10_000), default=1, metavar="N",
                        help="Kafka's offsets.topic.num.partitions (default 1)")
     start.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="any other Kafka broker setting (repeatable)")
