@@ -60,6 +60,8 @@ def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ValueError(f"expected HOST:PORT, got {text!r}")
+    if int(port) > 65535:
+        raise ValueError(f"port must be 0 to 65535, got {port[:20]}")
     return host.strip("[]"), int(port)
 
 
