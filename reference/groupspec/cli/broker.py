@@ -25,7 +25,11 @@ from groupspec.brokers import (
     kafka_libs,
     tansu_binary,
 )
-from groupspec.cli.inputs import int_in
+from groupspec.cli.inputs import int_in, report
+
+#: the broker could not be fetched or started, or died: not bad input, not a protocol finding
+#: (the same status as `spec check` with its checker missing)
+EXIT_TOOL = 3
 
 
 def register(sub: Any) -> None:
@@ -92,8 +96,8 @@ def run_fetch(args: argparse.Namespace) -> int:
         if args.kind in ("tansu", "all"):
             print(f"tansu: {tansu_binary()}")
     except BrokerError as e:
-        print(f"groupspec broker fetch: {e}", file=sys.stderr)
-        return 1
+        print(f"error: broker fetch: {e}", file=sys.stderr)
+        return EXIT_TOOL
     return 0
 
 
@@ -115,8 +119,7 @@ def run_start(args: argparse.Namespace) -> int:
                 raise ValueError("--set applies to the Kafka broker only")
             broker = TansuBroker(host=args.host, port=args.port)
     except ValueError as e:
-        print(f"groupspec broker start: {e}", file=sys.stderr)
-        return 2
+        return report(e)
 
     stop = threading.Event()
 
@@ -141,12 +144,12 @@ def run_start(args: argparse.Namespace) -> int:
                     f"the {args.kind} broker exited on its own; its output ends:\n{broker.log_tail()}",
                     file=sys.stderr,
                 )
-                return 1
+                return EXIT_TOOL
     except KeyboardInterrupt:
         pass
     except BrokerError as e:
-        print(f"groupspec broker start: {e}", file=sys.stderr)
-        return 1
+        print(f"error: broker start: {e}", file=sys.stderr)
+        return EXIT_TOOL
     finally:
         print(f"stopping {args.kind} ...", file=sys.stderr, flush=True)
         broker.stop()
