@@ -245,7 +245,7 @@ def _java_hash_quadratic(s: str) -> int:
     """The definition as Java states it: sum of s[i] * 31^(n-1-i) over UTF-16 code units."""
     units = s.encode("utf-16-be", "surrogatepass")
     codes = [int.from_bytes(units[i:i + 2], "big") for i in range(0, len(units), 2)]
-    h = sum(c * 31 ** (len(codes) - 1 - i) for i, c in enumerate(codes)) % 2**32
+    h: int = sum(c * 31 ** (len(codes) - 1 - i) for i, c in enumerate(codes)) % 2**32
     return h - 2**32 if h >= 2**31 else h
 
 

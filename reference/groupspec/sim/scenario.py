@@ -168,6 +168,12 @@ def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, 
     if unknown:
         raise ScenarioError(f"{source}: unknown key(s) {sorted(unknown)}; known: {sorted(_TOP_KEYS)}")
     group_id = data.get("group_id", "group")
+    for key in ("name", "description", "group_id"):
+        if key in data and not isinstance(data[key], str):
+            raise ScenarioError(f"{source}: {key}: expected a string, got {_short(data[key])}")
+    for key, kind, noun in (("coordinator", dict, "an object"), ("faults", list, "a list")):
+        if key in data and not isinstance(data[key], kind):
+            raise ScenarioError(f"{source}: {key}: expected {noun}, got {_short(data[key])}")
     topics = _require(data, "topics", dict, f"{source}:")
     for t, n in topics.items():
         _bounded(n, f"{source}: topics.{t}", 1, MAX_PARTITIONS)
@@ -188,10 +194,12 @@ def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, 
         name = _require(raw, "name", str, where)
         if any(ms.name == name for ms in members):
             raise ScenarioError(f"{where}.name: duplicate member name {name!r}")
-        static = bool(raw.get("static", False))
+        static = raw.get("static", False)
+        if not isinstance(static, bool):
+            raise ScenarioError(f"{where}.static: expected true or false, got {_short(static)}")
         start = raw.get("start_ms", 0)
-        if start is not None and (not isinstance(start, int) or start < 0):
-            raise ScenarioError(f"{where}.start_ms: expected an integer >= 0 or null")
+        if start is not None:
+            _bounded(start, f"{where}.start_ms", 0, MAX_SIMULATED_MS)
         settings = {**defaults, **{k: v for k, v in raw.items() if k not in ("name", "static", "start_ms")}}
         settings.setdefault("topics", sorted(topics) if "pattern" not in settings else [])
         members.append(MemberSpec(name, _consumer_config(settings, where, group_id, name, static), start))
