@@ -61,7 +61,7 @@ def test_unknown_assignor(capsys: pytest.CaptureFixture[str]) -> None:
     [
         ({"members": []}, "missing field 'topics'"),
         ({"topics": {"t": 1}, "members": [{"topics": ["t"]}]}, "members[0]: missing field 'member_id'"),
-        ({"topics": {"t": -1}, "members": []}, "topics.t: expected a partition count >= 0"),
+        ({"topics": {"t": -1}, "members": []}, "topics.t: expected a partition count from 0 to 1,000,000"),
         ({"topics": {"t": 1}, "members": [{"member_id": "a", "topics": "t"}]}, "members[0].topics: expected a list"),
         (
             {"topics": {"t": 1}, "members": [{"member_id": "a", "topics": ["t"], "owned": {"t": ["x"]}}]},

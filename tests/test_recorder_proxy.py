@@ -260,3 +260,20 @@ def test_a_request_left_unanswered_is_recorded_without_response(
     (exchange,) = [e for e in events_of(out) if isinstance(e, WireExchange)]
     assert exchange.response is None and exchange.received_ms is None
     assert exchange.correlation_id == 9 and exchange.group_id == "g"
+
+
+def test_a_frame_cut_off_by_a_disconnect_leaves_an_event(
+    proxied: Callable[[Handler], tuple[FakeBroker, BackgroundRecorder, io.StringIO]],
+) -> None:
+    broker, rec, out = proxied(lambda frame: [])
+    heartbeat = request(HeartbeatRequest(group_id="g", generation_id=1, member_id="m", version=2), 7)
+    cut = heartbeat[: len(heartbeat) - 5]
+    with connect(rec) as sock:
+        sock.sendall(cut)  # and the client goes away inside the frame
+    wait_for(lambda: bytes(broker.received) == cut)  # forwarded as it came
+    wait_for(lambda: '"decode_error"' in out.getvalue())
+    rec.stop()
+    (error,) = [e for e in events_of(out) if isinstance(e, DecodeErrorEvent)]
+    assert error.direction == "request" and error.size == len(cut)
+    assert "cut off" in error.error and "api key 12, correlation id 7" in error.error
+    assert not [e for e in events_of(out) if isinstance(e, WireExchange)]

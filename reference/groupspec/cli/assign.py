@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,11 +32,12 @@ from groupspec.assignors.moves import count_moves, minimum_moves_from
 from groupspec.assignors.registry import ASSIGNOR_NAMES, get_assignor
 from groupspec.assignors.sticky import StickyAssignor
 from groupspec.assignors.sticky import encode_user_data as sticky_user_data
+from groupspec.cli.inputs import MAX_MEMBERS, MAX_PARTITIONS, InputError, fail, read_text
 from groupspec.protocol.consumer_protocol import Subscription, normalize
 
-
-class InputError(Exception):
-    """Bad input, with the place it was found."""
+#: the fields an input file may hold (others are rejected, as `simulate` rejects them)
+_INPUT_KEYS = frozenset({"topics", "members"})
+_MEMBER_KEYS = frozenset({"member_id", "group_instance_id", "topics", "owned", "generation"})
 
 
 def register(sub: Any) -> None:
@@ -62,16 +62,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         assignor = get_assignor(args.assignor)
     except ValueError as e:
-        print(f"error: --assignor: {e}", file=sys.stderr)
-        return 2
-    try:
-        topics, members = parse_input(_load(args.input), args.input)
-        previous = (
-            parse_previous(_load(args.previous), args.previous) if args.previous else None
-        )
-    except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return fail("--assignor", str(e))
+    topics, members = parse_input(_load(args.input), args.input)
+    previous = parse_previous(_load(args.previous), args.previous) if args.previous else None
     subs = [_subscription(assignor.name, m) for m in members]
     result = assignor.assign(topics, subs)
     parts = {k: v.partitions for k, v in result.items()}
@@ -80,8 +73,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             out["moves"] = count_moves(previous, parts)
         except ValueError as e:
-            print(f"error: {args.previous}: {e}", file=sys.stderr)
-            return 2
+            return fail(args.previous, str(e))
         out["minimum_moves"], out["minimum_basis"] = _minimum(topics, members, previous)
         # Cooperative hand-overs: previously owned, now assigned to nobody until the owner
         # has revoked them; they move in the follow-up rebalance.
@@ -117,64 +109,73 @@ def _render(summary: Mapping[str, Any], parts: Mapping[str, Mapping[str, tuple[i
 
 
 def _load(path: str) -> Any:
+    text = read_text(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        return json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(f"{path}: line {e.lineno} column {e.colno}: invalid JSON: {e.msg}") from None
+        raise InputError(path, f"line {e.lineno} column {e.colno}: invalid JSON: {e.msg}") from None
+    except (ValueError, RecursionError) as e:  # nested too deep, a number too long
+        raise InputError(path, f"not readable JSON: {e}") from None
 
 
 def _partitions(value: Any, where: str) -> dict[str, tuple[int, ...]]:
     if not isinstance(value, dict):
-        raise InputError(f"{where}: expected an object mapping topic to partition numbers")
+        raise InputError(where, "expected an object mapping topic to partition numbers")
     for t, ps in value.items():
         if not isinstance(ps, list) or not all(
-            isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in ps
+            isinstance(p, int) and not isinstance(p, bool) and 0 <= p < MAX_PARTITIONS for p in ps
         ):
-            raise InputError(f"{where}.{t}: expected a list of partition numbers >= 0")
+            raise InputError(f"{where}.{t}", f"expected a list of partition numbers from 0 to {MAX_PARTITIONS - 1:,}")
     return normalize(value)
 
 
 def parse_input(doc: Any, path: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
     if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected an object with 'topics' and 'members'")
+        raise InputError(path, "expected an object with 'topics' and 'members'")
+    _no_unknown(doc, _INPUT_KEYS, path)
     for key in ("topics", "members"):
         if key not in doc:
-            raise InputError(f"{path}: missing field '{key}'")
+            raise InputError(path, f"missing field '{key}'")
     topics = doc["topics"]
     if not isinstance(topics, dict):
-        raise InputError(f"{path}: topics: expected an object mapping topic to partition count")
+        raise InputError(f"{path}: topics", "expected an object mapping topic to partition count")
     for t, n in topics.items():
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise InputError(f"{path}: topics.{t}: expected a partition count >= 0, got {n!r}")
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_PARTITIONS:
+            shown = repr(n) if len(repr(n)) < 40 else repr(n)[:30] + "..."
+            raise InputError(f"{path}: topics.{t}", f"expected a partition count from 0 to {MAX_PARTITIONS:,}, got {shown}")
+    total = sum(topics.values())
+    if total > MAX_PARTITIONS:
+        raise InputError(f"{path}: topics", f"{total:,} partitions in all; the limit is {MAX_PARTITIONS:,}")
     if not isinstance(doc["members"], list):
-        raise InputError(f"{path}: members: expected a list")
+        raise InputError(f"{path}: members", "expected a list")
+    if len(doc["members"]) > MAX_MEMBERS:
+        raise InputError(f"{path}: members", f"{len(doc['members']):,} members; the limit is {MAX_MEMBERS:,}")
     members: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, m in enumerate(doc["members"]):
         where = f"{path}: members[{i}]"
         if not isinstance(m, dict):
-            raise InputError(f"{where}: expected an object")
+            raise InputError(where, "expected an object")
+        _no_unknown(m, _MEMBER_KEYS, where)
         for key in ("member_id", "topics"):
             if key not in m:
-                raise InputError(f"{where}: missing field '{key}'")
+                raise InputError(where, f"missing field '{key}'")
         mid = m["member_id"]
         if not isinstance(mid, str):
-            raise InputError(f"{where}.member_id: expected a string")
+            raise InputError(f"{where}.member_id", "expected a string")
         if mid in seen:
-            raise InputError(f"{where}.member_id: duplicate member id {mid!r}")
+            raise InputError(f"{where}.member_id", f"duplicate member id {mid[:80]!r}")
         seen.add(mid)
         iid = m.get("group_instance_id")
         if iid is not None and not isinstance(iid, str):
-            raise InputError(f"{where}.group_instance_id: expected a string or null")
+            raise InputError(f"{where}.group_instance_id", "expected a string or null")
         ts = m["topics"]
         if not isinstance(ts, list) or not all(isinstance(t, str) for t in ts):
-            raise InputError(f"{where}.topics: expected a list of topic names")
+            raise InputError(f"{where}.topics", "expected a list of topic names")
         gen = m.get("generation", -1)
-        if not isinstance(gen, int) or isinstance(gen, bool):
-            raise InputError(f"{where}.generation: expected an integer")
+        # the generation travels as an INT32 (ConsumerProtocolSubscription.generationId)
+        if not isinstance(gen, int) or isinstance(gen, bool) or not -(2**31) <= gen < 2**31:
+            raise InputError(f"{where}.generation", "expected a 32-bit integer")
         owned = _partitions(m.get("owned", {}), f"{where}.owned")
         members.append(
             {"member_id": mid, "group_instance_id": iid, "topics": tuple(ts), "owned": owned, "generation": gen}
@@ -182,11 +183,17 @@ def parse_input(doc: Any, path: str) -> tuple[dict[str, int], list[dict[str, Any
     return dict(topics), members
 
 
+def _no_unknown(obj: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+    unknown = sorted(set(obj) - known)
+    if unknown:
+        raise InputError(where, f"unknown field(s) {unknown}; known: {sorted(known)}")
+
+
 def parse_previous(doc: Any, path: str) -> dict[str, dict[str, tuple[int, ...]]]:
     if isinstance(doc, dict) and isinstance(doc.get("assignment"), dict):
         doc = doc["assignment"]  # a previous output of this command
     if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected an object mapping member id to its partitions")
+        raise InputError(path, "expected an object mapping member id to its partitions")
     return {mid: _partitions(parts, f"{path}: {mid}") for mid, parts in doc.items()}
 
 

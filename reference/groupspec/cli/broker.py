@@ -25,6 +25,11 @@ from groupspec.brokers import (
     kafka_libs,
     tansu_binary,
 )
+from groupspec.cli.inputs import int_in, report
+
+#: the broker could not be fetched or started, or died: not bad input, not a protocol finding
+#: (the same status as `spec check` with its checker missing)
+EXIT_TOOL = 3
 
 
 def register(sub: Any) -> None:
@@ -49,12 +54,12 @@ def register(sub: Any) -> None:
     )
     start.add_argument("--kind", choices=KINDS, default="kafka", help="which broker (default kafka)")
     start.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    start.add_argument("--port", type=int, help="port to listen on (default: a free port)")
+    start.add_argument("--port", type=int_in(0, 65535), help="port to listen on (default: a free port)")
     start.add_argument("--kafka-version", default=KAFKA_VERSION,
                        help=f"Kafka release from Maven Central (default {KAFKA_VERSION})")
-    start.add_argument("--rebalance-delay-ms", type=int, default=0, metavar="MS",
+    start.add_argument("--rebalance-delay-ms", type=int_in(0, 2**31 - 1), default=0, metavar="MS",
                        help="Kafka's group.initial.rebalance.delay.ms (default 0)")
-    start.add_argument("--offsets-partitions", type=int, default=1, metavar="N",
+    start.add_argument("--offsets-partitions", type=int_in(1, 10_000), default=1, metavar="N",
                        help="Kafka's offsets.topic.num.partitions (default 1)")
     start.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                        help="any other Kafka broker setting (repeatable)")
@@ -91,8 +96,8 @@ def run_fetch(args: argparse.Namespace) -> int:
         if args.kind in ("tansu", "all"):
             print(f"tansu: {tansu_binary()}")
     except BrokerError as e:
-        print(f"groupspec broker fetch: {e}", file=sys.stderr)
-        return 1
+        print(f"error: broker fetch: {e}", file=sys.stderr)
+        return EXIT_TOOL
     return 0
 
 
@@ -114,8 +119,7 @@ def run_start(args: argparse.Namespace) -> int:
                 raise ValueError("--set applies to the Kafka broker only")
             broker = TansuBroker(host=args.host, port=args.port)
     except ValueError as e:
-        print(f"groupspec broker start: {e}", file=sys.stderr)
-        return 2
+        return report(e)
 
     stop = threading.Event()
 
@@ -140,12 +144,12 @@ def run_start(args: argparse.Namespace) -> int:
                     f"the {args.kind} broker exited on its own; its output ends:\n{broker.log_tail()}",
                     file=sys.stderr,
                 )
-                return 1
+                return EXIT_TOOL
     except KeyboardInterrupt:
         pass
     except BrokerError as e:
-        print(f"groupspec broker start: {e}", file=sys.stderr)
-        return 1
+        print(f"error: broker start: {e}", file=sys.stderr)
+        return EXIT_TOOL
     finally:
         print(f"stopping {args.kind} ...", file=sys.stderr, flush=True)
         broker.stop()

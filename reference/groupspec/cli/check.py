@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from groupspec.cli.inputs import int_in
 from groupspec.cli.simulate import bundled_scenarios
 from groupspec.modelcheck.check import check_model, judge
 from groupspec.modelcheck.install import ToolError
@@ -144,8 +145,8 @@ def register(sub: Any) -> None:
         default=None,
         help="spec models to check (default: small); repeatable",
     )
-    p.add_argument("--workers", type=int, default=None, help="TLC worker threads")
-    p.add_argument("--traces", type=int, default=50, metavar="N",
+    p.add_argument("--workers", type=int_in(1, 1024), default=None, help="TLC worker threads")
+    p.add_argument("--traces", type=int_in(0, 1_000_000), default=50, metavar="N",
                    help="simulator traces the cross-check validates against the spec "
                         "(default 50; groupspec crosscheck runs 200)")
     p.add_argument(

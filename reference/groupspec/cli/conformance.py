@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
+
+from groupspec.cli.inputs import fail, output_dir
 
 EPILOG = """\
 scenarios (in order):
@@ -56,6 +57,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+
 def run(args: argparse.Namespace) -> int:
     from groupspec.brokers import BrokerError
     from groupspec.conformance.drivers import CLIENTS
@@ -86,13 +88,12 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"error: --broker: {e} (or kafka, tansu)", file=sys.stderr)
             return 2
-    out = Path(args.out)
+    out = output_dir(args.out, "--out")
     try:
         result = run_conformance(args.broker, clients, scenarios, out,
                                  parallel=not args.sequential, label=args.label)
     except BrokerError as e:
-        print(f"groupspec conformance: {e}", file=sys.stderr)
-        return 2
+        return fail("--broker", str(e))
     md, page = write_reports(out, [result.to_json()])
     summary = ", ".join(f"{n} {v}" for v, n in sorted(result.summary().items()))
     print(f"{result.broker}: {summary} ({result.duration_s:.0f} s)", file=sys.stderr)

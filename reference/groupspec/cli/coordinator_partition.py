@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from groupspec.cli.inputs import int_in
 from groupspec.coordinator.find_coordinator import (
     OFFSETS_TOPIC_NUM_PARTITIONS,
     coordinator_partition,
     java_string_hash,
 )
+
+#: offsets.topic.num.partitions is an int (GroupCoordinatorConfig, a positive INT config)
+MAX_OFFSETS_PARTITIONS = 2**31 - 1
 
 
 def register(sub: Any) -> None:
@@ -24,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument("group_ids", nargs="+", metavar="GROUP_ID")
     p.add_argument(
         "--partitions",
-        type=int,
+        type=int_in(1, MAX_OFFSETS_PARTITIONS),
         default=OFFSETS_TOPIC_NUM_PARTITIONS,
         help="offsets.topic.num.partitions (default %(default)s)",
     )
@@ -33,9 +37,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.partitions < 1:
-        print(f"error: --partitions must be at least 1, got {args.partitions}")
-        return 2
     for gid in args.group_ids:
         part = coordinator_partition(gid, args.partitions)
         if args.verbose:

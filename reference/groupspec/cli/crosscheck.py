@@ -4,10 +4,10 @@ other, both ways, with a coverage table (crosscheck/run.py)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.inputs import fail, int_in, output_file
 from groupspec.crosscheck.graph import GraphError
 from groupspec.crosscheck.run import MODELS, CrosscheckError, crosscheck, write_report
 from groupspec.crosscheck.traces import TraceCheckError, TraceRecordingError
@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", choices=sorted(MODELS), default="small",
                    help="the model whose state graph is replayed (default small; ci is "
                         "nightly-sized)")
-    p.add_argument("--traces", type=int, default=200, metavar="N",
+    p.add_argument("--traces", type=int_in(0, 1_000_000), default=200, metavar="N",
                    help="simulator traces to validate against the spec (default 200; 0 skips)")
     p.add_argument("--seed", type=int, default=1, help="seed of the generated scenarios")
     p.add_argument("--mutants", action="store_true",
@@ -38,23 +38,26 @@ def register(sub: Any) -> None:
                         "direction caught it")
     p.add_argument("--no-exhaustive", action="store_true",
                    help="skip the spec-to-reference direction")
-    p.add_argument("--workers", type=int, default=2, help="TLC worker threads")
+    p.add_argument("--workers", type=int_in(1, 1024), default=2, help="TLC worker threads")
     p.add_argument("--report", type=Path, default=None, metavar="FILE",
                    help="also write the report to FILE")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.traces < 0:
-        print("groupspec crosscheck: --traces must be 0 or more", file=sys.stderr)
-        return 2
+    if args.mutants and args.no_exhaustive:
+        # Coordinator-side mutants are caught only by the spec-to-reference direction, so
+        # without it they would read as "not caught": a finding the input made up.
+        return fail("--no-exhaustive", "cannot be combined with --mutants (the mutants need the "
+                                       "spec-to-reference direction to be caught)")
+    if args.report is not None:
+        output_file(args.report, "--report")
     try:
         report = crosscheck(model=args.model, traces=args.traces, seed=args.seed,
                             mutants=args.mutants, exhaustive=not args.no_exhaustive,
                             workers=args.workers)
     except (CrosscheckError, GraphError, TraceCheckError, TraceRecordingError, ToolError) as exc:
-        print(f"groupspec crosscheck: {exc}", file=sys.stderr)
-        return 2
+        return fail("crosscheck", str(exc))
     text = report.render()
     print(text)
     if args.report is not None:

@@ -20,14 +20,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.inputs import InputError, int_in, output_dir, report, spark_master
 from groupspec.pipeline.config import (
     CHURN_HELP,
+    MAX_SEEDS,
     PROTOCOLS,
     SweepConfig,
     SweepConfigError,
     load_config,
 )
 from groupspec.validate.replay import ReplayConfig
+
+#: limits of the pipeline's arguments (docs/pipeline.md): Spark partitions of the per-group
+#: step, events and clusters of a generated collection, milliseconds (an int32, as Kafka's)
+MAX_SPARK_PARTITIONS = 100_000
+MAX_GENERATED_EVENTS = 1_000_000_000
+MAX_CLUSTERS = 100_000
+MAX_MS = 2**31 - 1
 
 
 def _epilog() -> str:
@@ -64,11 +73,11 @@ def register(sub: Any) -> None:
     sw.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
     sw.add_argument("--master", metavar="URL",
                     help="Spark master (default: local[*], or the one spark-submit was given)")
-    sw.add_argument("--seeds", type=int, metavar="N", help="run seeds 1..N per cell instead of the config's")
+    sw.add_argument("--seeds", type=int_in(1, MAX_SEEDS), metavar="N", help="run seeds 1..N per cell instead of the config's")
     sw.set_defaults(func=run_sweep_command)
     ck = verbs.add_parser("check", help="validate a sweep and list its cells without running it")
     ck.add_argument("config", metavar="CONFIG")
-    ck.add_argument("--seeds", type=int, metavar="N")
+    ck.add_argument("--seeds", type=int_in(1, MAX_SEEDS), metavar="N")
     ck.set_defaults(func=run_check)
     va = verbs.add_parser(
         "validate", help="validate trace collections per group on Spark (same checker as groupspec validate)",
@@ -81,10 +90,11 @@ def register(sub: Any) -> None:
     va.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
     va.add_argument("--master", metavar="URL",
                     help="Spark master (default: local[*], or the one spark-submit was given)")
-    va.add_argument("--partitions", type=int, metavar="N", help="partitions for the per-group step")
-    va.add_argument("--slack-ms", type=int, default=ReplayConfig.slack_ms, metavar="MS",
+    va.add_argument("--partitions", type=int_in(1, MAX_SPARK_PARTITIONS), metavar="N",
+                    help=f"partitions for the per-group step (at most {MAX_SPARK_PARTITIONS:,})")
+    va.add_argument("--slack-ms", type=int_in(0, MAX_MS), default=ReplayConfig.slack_ms, metavar="MS",
                     help=f"as groupspec validate (default {ReplayConfig.slack_ms})")
-    va.add_argument("--initial-delay-ms", type=int, action="append", metavar="MS",
+    va.add_argument("--initial-delay-ms", type=int_in(0, MAX_MS), action="append", metavar="MS",
                     help="as groupspec validate (repeatable; default: try 3000, then 0)")
     va.add_argument("--keep-scan", action="store_true", help="keep the scanned rows in DIR/_scan")
     va.set_defaults(func=run_validate_command)
@@ -93,12 +103,12 @@ def register(sub: Any) -> None:
         description="Simulate many groups with random fault schedules, merged into one trace file per "
                     "cluster, and inject protocol violations at known events (listed in "
                     "DIR/manifest.json).")
-    ge.add_argument("--events", type=int, required=True, metavar="N", help="at least this many events in all")
+    ge.add_argument("--events", type=int_in(1, MAX_GENERATED_EVENTS), required=True, metavar="N", help="at least this many events in all")
     ge.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
-    ge.add_argument("--inject-violations", type=int, default=0, metavar="K",
+    ge.add_argument("--inject-violations", type=int_in(0, MAX_GENERATED_EVENTS), default=0, metavar="K",
                     help="put K violations into K groups (kinds: stale_commit, double_owner)")
-    ge.add_argument("--seed", type=int, default=1, metavar="S")
-    ge.add_argument("--clusters", type=int, metavar="C", help="files to write (default: one per ~25,000 events)")
+    ge.add_argument("--seed", type=int_in(-(2**63), 2**63 - 1), default=1, metavar="S")
+    ge.add_argument("--clusters", type=int_in(1, MAX_CLUSTERS), metavar="C", help="files to write (default: one per ~25,000 events)")
     ge.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
     ge.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
     ge.add_argument("--no-spark", action="store_true", help="generate in this process, without Spark")
@@ -120,7 +130,7 @@ def _load(args: argparse.Namespace) -> SweepConfig | None:
         if args.seeds is not None:
             config = config.with_seeds(args.seeds)
     except SweepConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
+        report(e)
         return None
     return config
 
@@ -138,6 +148,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_sweep_command(args: argparse.Namespace) -> int:
+    output_dir(args.out, "--out")
+    spark_master(args.master)
     config = _load(args)
     if config is None:
         return 2
@@ -226,14 +238,16 @@ def _session(master: str | None, app: str) -> tuple[Any, bool]:
 
 def run_validate_command(args: argparse.Namespace) -> int:
     delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
-    if args.slack_ms < 0 or any(d < 0 for d in delays):
-        print("error: --slack-ms and --initial-delay-ms must be >= 0", file=sys.stderr)
-        return 2
+    # Everything that can be checked is checked before Spark starts (it takes seconds).
+    for raw in args.inputs:
+        if not Path(raw).exists():
+            raise InputError("INPUT", f"{raw}: no such file or directory")
+    output_dir(args.out, "--out")
+    spark_master(args.master)
     from groupspec.pipeline.validate_job import exit_status, find_inputs, run_validate
 
     if not find_inputs(args.inputs):
-        print("error: INPUT: no trace files (*.jsonl, *.parquet) found", file=sys.stderr)
-        return 2
+        raise InputError("INPUT", "no trace files (*.jsonl, *.parquet) found")
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
     spark, stop = _session(args.master, "groupspec-validate")
     try:
@@ -251,12 +265,12 @@ def run_validate_command(args: argparse.Namespace) -> int:
 def run_generate_command(args: argparse.Namespace) -> int:
     from groupspec.pipeline.generate import generate, plan_clusters
 
-    out = Path(args.out)
+    out = output_dir(args.out, "--out")
+    spark_master(args.master)
     try:
         plan_clusters(args.events, out, args.inject_violations, args.seed, args.format, args.clusters)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report(e)
     show = _progress_printer()
 
     def progress(done: int, total: int) -> None:

@@ -16,6 +16,7 @@ import signal
 import sys
 from typing import IO, Any
 
+from groupspec.cli.inputs import fail, output_file
 from groupspec.recorder.proxy import Recorder, parse_address
 from groupspec.trace.jsonl import TraceWriter
 
@@ -99,14 +100,16 @@ async def _record(args: argparse.Namespace, out: IO[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        parse_address(args.listen)
-        parse_address(args.upstream)
-        if args.advertise:
-            parse_address(args.advertise)
-    except ValueError as e:
-        print(f"groupspec record: {e}", file=sys.stderr)
-        return 2
+    for option, value in (("--listen", args.listen), ("--upstream", args.upstream),
+                          ("--advertise", args.advertise)):
+        if value is None:
+            continue
+        try:
+            parse_address(value)
+        except ValueError as e:
+            return fail(option, str(e))
+    if args.out != "-":
+        output_file(args.out, "--out")
     with contextlib.ExitStack() as stack:
         try:
             out: IO[str] = (
@@ -114,10 +117,8 @@ def run(args: argparse.Namespace) -> int:
                 else stack.enter_context(open(args.out, "w", encoding="utf-8"))
             )
         except OSError as e:
-            print(f"groupspec record: cannot write {args.out}: {e}", file=sys.stderr)
-            return 2
+            return fail("--out", f"cannot write {args.out}: {e.strerror or e}")
         try:
             return asyncio.run(_record(args, out))
-        except OSError as e:
-            print(f"groupspec record: {e}", file=sys.stderr)
-            return 1
+        except OSError as e:  # the listen address cannot be bound (in use, not local)
+            return fail("--listen", f"cannot listen on {args.listen}: {e.strerror or e}")

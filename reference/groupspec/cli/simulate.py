@@ -14,10 +14,19 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.inputs import (
+    InputError,
+    int_in,
+    output_file,
+    read_text,
+    report,
+)
 from groupspec.sim.render import render_text, result_json, write_trace
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import (
     FAULT_KINDS,
+    MAX_MEMBERS,
+    MAX_SIMULATED_MS,
     ScenarioError,
     apply_overrides,
     load_scenario_text,
@@ -70,15 +79,16 @@ def register(sub: Any) -> None:
     p.add_argument("scenario", nargs="?", default="default", metavar="SCENARIO",
                    help="bundled scenario name or path to a scenario JSON file (default: default)")
     p.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
-    p.add_argument("--members", type=int, metavar="N",
+    p.add_argument("--members", type=int_in(1, MAX_MEMBERS), metavar="N",
                    help="keep the first N members, or add dynamic members started 200 ms apart")
     p.add_argument("--protocol", choices=("eager", "cooperative"),
                    help="eager (range) or cooperative (cooperative-sticky) for every member")
     p.add_argument("--assignor", metavar="NAME",
                    help="range, roundrobin, sticky or cooperative-sticky for every member")
     p.add_argument("--static", action="store_true", help="every member gets a group.instance.id")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the network's randomness (loss)")
-    p.add_argument("--until", type=int, metavar="MS", help="stop the simulated clock at MS")
+    p.add_argument("--seed", type=int_in(-(2**63), 2**63 - 1), metavar="N", help="seed of the network's randomness (loss)")
+    p.add_argument("--until", type=int_in(0, MAX_SIMULATED_MS), metavar="MS",
+                   help=f"stop the simulated clock at MS (at most {MAX_SIMULATED_MS:,}, seven days)")
     p.add_argument("--fault", action="append", default=[], metavar="SPEC",
                    help="add a fault KIND@MS[:key=value,...] (see below); repeatable")
     p.add_argument("--no-faults", action="store_true", help="drop the scenario's own faults")
@@ -96,15 +106,17 @@ def run(args: argparse.Namespace) -> int:
             desc = json.loads(text).get("description", "")
             print(f"{name:<20} {desc}")
         return 0
+    if args.trace:  # before the run, so that a bad path costs nothing
+        output_file(args.trace, "--trace")
     if args.scenario in bundled:
         source, text = f"{args.scenario}.json", bundled[args.scenario]
     else:
         path = Path(args.scenario)
-        if not path.is_file():
-            print(f"error: SCENARIO: {args.scenario!r} is neither a bundled scenario "
-                  f"({', '.join(bundled)}) nor a file", file=sys.stderr)
-            return 2
-        source, text = str(path), path.read_text(encoding="utf-8")
+        if not path.exists():
+            raise InputError("SCENARIO", f"{args.scenario!r} is neither a bundled scenario "
+                                         f"({', '.join(bundled)}) nor a file")
+        source, text = str(path), read_text(args.scenario)
+    fault_places: dict[int, str] = {}
     try:
         faults = [parse_fault_spec(spec, f"--fault[{i}]") for i, spec in enumerate(args.fault)]
         try:
@@ -118,10 +130,12 @@ def run(args: argparse.Namespace) -> int:
                 faults=faults, replace_faults=args.no_faults,
             )
             text = json.dumps(data)
-        scenario = load_scenario_text(text, source)
+            # the faults given here are the last ones: errors in them name --fault, not the file
+            n = len(data.get("faults", [])) if isinstance(data, dict) and isinstance(data.get("faults"), list) else 0
+            fault_places = {n - len(faults) + i: f"--fault[{i}]" for i in range(len(faults))}
+        scenario = load_scenario_text(text, source, fault_places)
     except ScenarioError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return report(e)
     show = args.progress or sys.stderr.isatty()
 
     def progress(now: int, until: int) -> None:

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from groupspec.cli.inputs import InputError, float_in, int_in, output_file
 from groupspec.modelcheck.apalache import run_apalache
 from groupspec.modelcheck.check import Outcome, check_model, judge
 from groupspec.modelcheck.install import TLC, ToolError, tlc_jar
@@ -64,16 +65,16 @@ def register(sub: Any) -> None:
         "means every mutant (default: small)",
     )
     chk.add_argument("--checker", choices=("tlc", "apalache"), default="tlc")
-    chk.add_argument("--workers", type=int, default=None, help="TLC worker threads")
+    chk.add_argument("--workers", type=int_in(1, 1024), default=None, help="TLC worker threads")
     chk.add_argument("--itf", type=Path, help="write a counterexample as ITF JSON to this file")
-    chk.add_argument("--length", type=int, default=10, help="Apalache: behaviour length bound")
+    chk.add_argument("--length", type=int_in(1, 1000), default=10, help="Apalache: behaviour length bound")
     chk.add_argument(
         "--record",
         action="store_true",
         help="write the distinct-state counts found into spec/models.json",
     )
     chk.add_argument("--json", action="store_true", help="print results as JSON")
-    chk.add_argument("--timeout", type=float, default=None, help="stop a model after N seconds")
+    chk.add_argument("--timeout", type=float_in(0, 7 * 24 * 3600, lo_open=True), default=None, help="stop a model after N seconds")
     chk.set_defaults(func=run_check)
 
 
@@ -162,8 +163,9 @@ def run_check(args: argparse.Namespace) -> int:
         models = load_manifest()
         selected = _select(models, args.model or ["small"])
     except ManifestError as exc:
-        print(f"groupspec spec check: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        raise InputError("--model", str(exc)) from None
+    if args.itf is not None:  # before any model runs, and nothing is created for it
+        output_file(args.itf, "--itf")
     if args.checker == "apalache":
         return _run_apalache(selected, args.length)
     try:

@@ -7,9 +7,13 @@ import argparse
 import sys
 from typing import Any
 
+from groupspec.cli.inputs import fail, int_in, output_file
 from groupspec.validate import ReplayConfig, TraceInputError, exit_code, validate_path
 from groupspec.validate.report import render_json, render_text
 from groupspec.validate.verdict import FileReport
+
+#: the largest --slack-ms / --initial-delay-ms: an int32 of milliseconds, as Kafka's configs
+MAX_MS = 2**31 - 1
 
 EPILOG = """\
 verdicts (per group):
@@ -45,24 +49,24 @@ def register(sub: Any) -> None:
     p.add_argument("traces", nargs="+", metavar="TRACE", help="trace files (JSON Lines or Parquet)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output format (default text)")
     p.add_argument("--report", metavar="FILE", help="also write the report to FILE (in --format)")
-    p.add_argument("--slack-ms", type=int, default=ReplayConfig.slack_ms, metavar="MS",
+    p.add_argument("--slack-ms", type=int_in(0, MAX_MS), default=ReplayConfig.slack_ms, metavar="MS",
                    help=f"how far timers may be off the recorded times (default {ReplayConfig.slack_ms})")
-    p.add_argument("--initial-delay-ms", type=int, action="append", metavar="MS",
+    p.add_argument("--initial-delay-ms", type=int_in(0, MAX_MS), action="append", metavar="MS",
                    help="group.initial.rebalance.delay.ms of the broker (repeatable; default: try 3000, then 0)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
-    if args.slack_ms < 0 or any(d < 0 for d in delays):
-        print("error: --slack-ms and --initial-delay-ms must be >= 0", file=sys.stderr)
-        return 2
+    if args.report:  # before the work
+        output_file(args.report, "--report")
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
     reports: list[FileReport] = []
     for path in args.traces:
         try:
             reports.append(validate_path(path, config))
         except TraceInputError as e:
+            print(f"error: {e}", file=sys.stderr)  # and in the report, as the file's verdict
             reports.append(FileReport(path, 0, (), (), error=str(e)))
     text = render_json(reports) if args.format == "json" else render_text(reports)
     sys.stdout.write(text)
@@ -71,6 +75,5 @@ def run(args: argparse.Namespace) -> int:
             with open(args.report, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as e:
-            print(f"error: --report: cannot write {args.report}: {e.strerror or e}", file=sys.stderr)
-            return 2
+            return fail("--report", f"cannot write {args.report}: {e.strerror or e}")
     return exit_code(reports)

@@ -40,6 +40,7 @@ from groupspec.assignors.base import RebalanceProtocol
 from groupspec.assignors.registry import ASSIGNOR_NAMES, get_assignor
 from groupspec.client.config import ConsumerConfig
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.sim.scenario import MAX_MEMBERS, MAX_PARTITIONS, MAX_SIMULATED_MS
 
 
 class SweepConfigError(ValueError):
@@ -189,6 +190,8 @@ class SweepConfig:
     def with_seeds(self, n: int) -> SweepConfig:
         if n < 1:
             raise SweepConfigError("--seeds: at least one seed is needed")
+        if n > MAX_SEEDS:
+            raise SweepConfigError(f"--seeds: must be at most {MAX_SEEDS:,}, got {n}")
         return replace(self, seeds=tuple(range(1, n + 1)))
 
     def skip_lines(self) -> list[str]:
@@ -207,16 +210,25 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _int(v: Any, where: str, minimum: int) -> int:
+#: limits that bound a sweep's work (docs/pipeline.md): seeds per cell; a cell's group size,
+#: partitions and times are bounded as a scenario's are (groupspec.sim.scenario)
+MAX_SEEDS = 10_000
+
+
+def _int(v: Any, where: str, minimum: int, maximum: int = MAX_SIMULATED_MS) -> int:
     if not _is_int(v):
-        raise SweepConfigError(f"{where}: expected an integer, got {v!r}")
+        raise SweepConfigError(f"{where}: expected an integer, got {repr(v)[:40]}")
     if v < minimum:
         raise SweepConfigError(f"{where}: must be >= {minimum}, got {v}")
+    if v > maximum:
+        shown = str(v) if len(str(v)) <= 30 else f"{str(v)[:12]}... ({len(str(v))} digits)"
+        raise SweepConfigError(f"{where}: must be at most {maximum:,}, got {shown}")
     return int(v)
 
 
 def _axis(raw: dict[str, Any], key: str, where: str, known: tuple[str, ...] | None = None,
-          minimum: int = 0, default: list[Any] | None = None) -> list[Any]:
+          minimum: int = 0, default: list[Any] | None = None,
+          maximum: int = MAX_SIMULATED_MS) -> list[Any]:
     if key not in raw:
         if default is not None:
             return default
@@ -235,7 +247,7 @@ def _axis(raw: dict[str, Any], key: str, where: str, known: tuple[str, ...] | No
                 raise SweepConfigError(f"{w}: unknown {noun} {v!r}; known: {', '.join(known)}")
             out.append(v)
         else:
-            out.append(_int(v, w, minimum))
+            out.append(_int(v, w, minimum, maximum))
     return list(dict.fromkeys(out))
 
 
@@ -307,9 +319,11 @@ def parse_config(data: Any, source: str = "sweep") -> SweepConfig:
     if isinstance(raw_seeds, list):
         if not raw_seeds:
             raise SweepConfigError(f"{source}.seeds: empty list")
-        seeds = tuple(dict.fromkeys(_int(s, f"{source}.seeds[{i}]", 0) for i, s in enumerate(raw_seeds)))
+        if len(raw_seeds) > MAX_SEEDS:
+            raise SweepConfigError(f"{source}.seeds: {len(raw_seeds):,} seeds; the limit is {MAX_SEEDS:,}")
+        seeds = tuple(dict.fromkeys(_int(s, f"{source}.seeds[{i}]", 0, 2**63 - 1) for i, s in enumerate(raw_seeds)))
     else:
-        seeds = tuple(range(1, _int(raw_seeds, f"{source}.seeds", 1) + 1))
+        seeds = tuple(range(1, _int(raw_seeds, f"{source}.seeds", 1, MAX_SEEDS) + 1))
     settings = Settings(
         consumer=_consumer(_table(data, "consumer", source), f"{source}.consumer"),
         coordinator=_coordinator(_table(data, "coordinator", source), f"{source}.coordinator"),
@@ -337,8 +351,8 @@ def parse_config(data: Any, source: str = "sweep") -> SweepConfig:
             _axis(grid, "churn", where, tuple(CHURNS)),
             _axis(grid, "protocol", where, tuple(PROTOCOLS)),
             _axis(grid, "assignor", where, ASSIGNOR_NAMES),
-            _axis(grid, "group_size", where, minimum=1),
-            _axis(grid, "partitions", where, minimum=1),
+            _axis(grid, "group_size", where, minimum=1, maximum=MAX_MEMBERS),
+            _axis(grid, "partitions", where, minimum=1, maximum=MAX_PARTITIONS),
             _axis(grid, "delay_ms", where, minimum=0, default=[0]),
         )
         for values in product(*axes):
@@ -377,11 +391,15 @@ def load_config_text(text: str, source: str) -> SweepConfig:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise SweepConfigError(f"{source}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
+        except (ValueError, RecursionError) as e:  # nested too deep, a number too long
+            raise SweepConfigError(f"{source}: not readable JSON: {e}") from None
     else:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise SweepConfigError(f"{source}: not valid TOML: {e}") from None
+        except (ValueError, RecursionError) as e:
+            raise SweepConfigError(f"{source}: not readable TOML: {e}") from None
     return parse_config(data, source)
 
 
@@ -400,8 +418,17 @@ def bundled_configs() -> dict[str, str]:
 def load_config(name_or_path: str) -> SweepConfig:
     """A bundled sweep by name (``default``) or a JSON / TOML file."""
     path = Path(name_or_path)
-    if path.is_file():
-        return load_config_text(path.read_text(encoding="utf-8"), str(path))
+    if path.exists():
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise SweepConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            raise SweepConfigError(f"{path}: line {line}: not UTF-8 (byte {e.start})") from None
+        return load_config_text(text, str(path))
     bundled = bundled_configs()
     if name_or_path in bundled:
         return load_config_text(bundled[name_or_path], f"{name_or_path}.toml")

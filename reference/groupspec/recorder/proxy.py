@@ -60,6 +60,8 @@ def parse_address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise ValueError(f"expected HOST:PORT, got {text!r}")
+    if int(port) > 65535:
+        raise ValueError(f"port must be 0 to 65535, got {port[:20]}")
     return host.strip("[]"), int(port)
 
 
@@ -308,6 +310,19 @@ class Recorder:
                 self._exchange(conn, p, at, response, rewritten)
         return out
 
+    def _cut_off(self, conn: _Connection, direction: str, head: bytes, frame: bytes) -> None:
+        """An event for a frame the stream ended inside (a disconnect): what arrived, and
+        the api key and correlation id a request's first bytes name, in the message (the
+        event's own fields stay empty: the frame was never whole, so no one acted on it)."""
+        if len(head) < 4:
+            what = f"frame size cut off after {len(head)} of 4 bytes"
+        else:
+            what = f"frame cut off after {len(frame)} of {struct.unpack('>i', head)[0]} bytes"
+        if direction == "request" and len(frame) >= 8:
+            key, _, corr = struct.unpack_from(">hhi", frame, 0)
+            what += f" (api key {key}, correlation id {corr})"
+        self._decode_error(conn, direction, f"{what}: the connection ended inside it", len(head) + len(frame))
+
     # -- pumps ---------------------------------------------------------------------------
     async def _raw_copy(
         self, conn: _Connection, direction: str, err: _RawMode,
@@ -330,6 +345,8 @@ class Recorder:
                 if len(head) == 4 and len(frame) == struct.unpack(">i", head)[0]:
                     # parse and register before forwarding, so the response cannot overtake
                     self._on_request(conn, frame, now_ms())
+                else:
+                    self._cut_off(conn, "request", head, frame)
                 writer.write(head + frame)
                 await writer.drain()
         except _RawMode as e:
@@ -349,6 +366,8 @@ class Recorder:
                     if out is not frame:
                         head = struct.pack(">i", len(out))
                     frame = out
+                else:
+                    self._cut_off(conn, "response", head, frame)
                 writer.write(head + frame)
                 await writer.drain()
         except _RawMode as e:

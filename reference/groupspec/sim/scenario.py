@@ -48,6 +48,13 @@ class ScenarioError(ValueError):
     pass
 
 
+#: Limits that bound the work of one run (docs/simulator.md): partitions per topic, members,
+#: simulated time (seven days).
+MAX_PARTITIONS = 10_000
+MAX_MEMBERS = 10_000
+MAX_SIMULATED_MS = 7 * 24 * 3600 * 1000
+
+
 @dataclass(frozen=True)
 class Fault:
     at_ms: int
@@ -103,12 +110,31 @@ _TOP_KEYS = {"name", "description", "group_id", "seed", "until_ms", "topics", "d
              "coordinator", "network", "faults", "produce_rate_per_s"}
 
 
+def _at(where: str, key: str) -> str:
+    """``FILE: PLACE.key``; ``where`` ending in ':' is a file with no place yet."""
+    return f"{where} {key}" if where.endswith(":") else f"{where}.{key}"
+
+
+def _bounded(value: Any, where: str, lo: int, hi: int) -> int:
+    """An integer in [lo, hi] (the limits bound the work a scenario can ask for)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ScenarioError(f"{where}: expected an integer, got {_short(value)}")
+    if not lo <= value <= hi:
+        raise ScenarioError(f"{where}: expected {lo:,} to {hi:,}, got {_short(value)}")
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 3000 else "a huge integer"
+    return text if len(text) <= 40 else text[:30] + "..."
+
+
 def _require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in obj:
-        raise ScenarioError(f"{where}.{key}: missing")
+        raise ScenarioError(f"{_at(where, key)}: missing")
     value = obj[key]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ScenarioError(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+        raise ScenarioError(f"{_at(where, key)}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
     return value
 
 
@@ -133,51 +159,62 @@ def _consumer_config(raw: dict[str, Any], where: str, group_id: str, name: str, 
         raise ScenarioError(f"{where}: {e}") from None
 
 
-def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
-    """Build a scenario from parsed JSON; ScenarioError names the bad place."""
+def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, str] | None = None) -> Scenario:
+    """Build a scenario from parsed JSON; ScenarioError names the bad place. ``fault_places``
+    names faults that did not come from the file (``--fault[0]``), by index."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario is a JSON object")
     unknown = set(data) - _TOP_KEYS
     if unknown:
         raise ScenarioError(f"{source}: unknown key(s) {sorted(unknown)}; known: {sorted(_TOP_KEYS)}")
     group_id = data.get("group_id", "group")
-    topics = _require(data, "topics", dict, source)
+    for key in ("name", "description", "group_id"):
+        if key in data and not isinstance(data[key], str):
+            raise ScenarioError(f"{source}: {key}: expected a string, got {_short(data[key])}")
+    for key, kind, noun in (("coordinator", dict, "an object"), ("faults", list, "a list")):
+        if key in data and not isinstance(data[key], kind):
+            raise ScenarioError(f"{source}: {key}: expected {noun}, got {_short(data[key])}")
+    topics = _require(data, "topics", dict, f"{source}:")
     for t, n in topics.items():
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ScenarioError(f"{source}.topics.{t}: expected a partition count >= 1, got {n!r}")
+        _bounded(n, f"{source}: topics.{t}", 1, MAX_PARTITIONS)
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
-        raise ScenarioError(f"{source}.defaults: expected an object")
+        raise ScenarioError(f"{source}: defaults: expected an object")
     members: list[MemberSpec] = []
-    raw_members = _require(data, "members", list, source)
+    raw_members = _require(data, "members", list, f"{source}:")
     if not raw_members:
-        raise ScenarioError(f"{source}.members: at least one member is needed")
+        raise ScenarioError(f"{source}: members: at least one member is needed")
+    if len(raw_members) > MAX_MEMBERS:
+        raise ScenarioError(f"{source}: members: {len(raw_members):,} members; the limit is {MAX_MEMBERS:,}")
+    until_ms = _bounded(_require(data, "until_ms", int, f"{source}:"), f"{source}: until_ms", 0, MAX_SIMULATED_MS)
     for i, raw in enumerate(raw_members):
-        where = f"{source}.members[{i}]"
+        where = f"{source}: members[{i}]"
         if not isinstance(raw, dict):
             raise ScenarioError(f"{where}: expected an object")
         name = _require(raw, "name", str, where)
         if any(ms.name == name for ms in members):
             raise ScenarioError(f"{where}.name: duplicate member name {name!r}")
-        static = bool(raw.get("static", False))
+        static = raw.get("static", False)
+        if not isinstance(static, bool):
+            raise ScenarioError(f"{where}.static: expected true or false, got {_short(static)}")
         start = raw.get("start_ms", 0)
-        if start is not None and (not isinstance(start, int) or start < 0):
-            raise ScenarioError(f"{where}.start_ms: expected an integer >= 0 or null")
+        if start is not None:
+            _bounded(start, f"{where}.start_ms", 0, MAX_SIMULATED_MS)
         settings = {**defaults, **{k: v for k, v in raw.items() if k not in ("name", "static", "start_ms")}}
         settings.setdefault("topics", sorted(topics) if "pattern" not in settings else [])
         members.append(MemberSpec(name, _consumer_config(settings, where, group_id, name, static), start))
     coord_raw = data.get("coordinator", {})
     unknown = set(coord_raw) - _COORD_KEYS
     if unknown:
-        raise ScenarioError(f"{source}.coordinator: unknown setting(s) {sorted(unknown)}")
+        raise ScenarioError(f"{source}: coordinator: unknown setting(s) {sorted(unknown)}")
     try:
         coordinator = CoordinatorConfig(**coord_raw)
     except (TypeError, ValueError) as e:
-        raise ScenarioError(f"{source}.coordinator: {e}") from None
+        raise ScenarioError(f"{source}: coordinator: {e}") from None
     names = {ms.name for ms in members}
     faults: list[Fault] = []
     for i, raw in enumerate(data.get("faults", [])):
-        where = f"{source}.faults[{i}]"
+        where = (fault_places or {}).get(i, f"{source}: faults[{i}]")
         if not isinstance(raw, dict):
             raise ScenarioError(f"{where}: expected an object")
         kind = _require(raw, "kind", str, where)
@@ -198,33 +235,48 @@ def parse_scenario(data: Any, source: str = "scenario") -> Scenario:
             fault = Fault(**raw)
         except TypeError as e:
             raise ScenarioError(f"{where}: {e}") from None
-        if fault.at_ms < 0:
-            raise ScenarioError(f"{where}.at_ms: must be >= 0")
+        for key in ("at_ms", "duration_ms", "downtime_ms", "delay_ms"):
+            _bounded(getattr(fault, key), f"{where}.{key}", 0, MAX_SIMULATED_MS)
+        if kind in ("new_topic", "add_partitions"):
+            _bounded(fault.partitions, f"{where}.partitions", 1, MAX_PARTITIONS)
+        p = fault.probability
+        if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
+            raise ScenarioError(f"{where}.probability: expected a number from 0 to 1, got {_short(p)}")
         if kind == "static_restart" and next(ms for ms in members if ms.name == member).config.group_instance_id is None:
             raise ScenarioError(f"{where}.member: {member!r} is not static")
         faults.append(fault)
     network = data.get("network", {})
+    if not isinstance(network, dict):
+        raise ScenarioError(f"{source}: network: expected an object")
+    unknown_net = set(network) - {"delay_ms"}
+    if unknown_net:
+        raise ScenarioError(f"{source}: network: unknown setting(s) {sorted(unknown_net)}; known: ['delay_ms']")
+    delay_ms = _bounded(network.get("delay_ms", 1), f"{source}: network.delay_ms", 0, MAX_SIMULATED_MS)
+    rate = _bounded(data.get("produce_rate_per_s", 20), f"{source}: produce_rate_per_s", 0, 100_000)
+    seed = _bounded(data.get("seed", 0), f"{source}: seed", -(2**63), 2**63 - 1)
     return Scenario(
         name=data.get("name", source),
         description=data.get("description", ""),
         group_id=group_id,
-        seed=data.get("seed", 0),
-        until_ms=_require(data, "until_ms", int, source),
+        seed=seed,
+        until_ms=until_ms,
         topics=dict(topics),
         members=tuple(members),
         coordinator=coordinator,
-        network_delay_ms=int(network.get("delay_ms", 1)),
+        network_delay_ms=delay_ms,
         faults=tuple(sorted(faults, key=lambda f: f.at_ms)),
-        produce_rate_per_s=int(data.get("produce_rate_per_s", 20)),
+        produce_rate_per_s=rate,
     )
 
 
-def load_scenario_text(text: str, source: str) -> Scenario:
+def load_scenario_text(text: str, source: str, fault_places: dict[int, str] | None = None) -> Scenario:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ScenarioError(f"{source}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
-    return parse_scenario(data, source)
+        raise ScenarioError(f"{source}: line {e.lineno} column {e.colno}: not valid JSON: {e.msg}") from None
+    except (ValueError, RecursionError) as e:  # nested too deep, a number too long
+        raise ScenarioError(f"{source}: not readable JSON: {e}") from None
+    return parse_scenario(data, source, fault_places)
 
 
 def parse_fault_spec(spec: str, where: str = "--fault") -> dict[str, Any]:

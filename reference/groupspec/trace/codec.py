@@ -201,16 +201,35 @@ def _bool(data: Any, path: str) -> Any:
     return data
 
 
+#: Every integer a trace carries fits a signed 64-bit integer (Kafka's widest, INT64; the
+#: Parquet form stores them as int64), so a larger one is bad input, not a value.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+_INF = float("inf")
+
+
 def _int(data: Any, path: str) -> Any:
     if isinstance(data, bool) or not isinstance(data, int):
         raise CodecError(path, f"expected an integer, got {_kind(data)}")
+    if not INT64_MIN <= data <= INT64_MAX:
+        raise CodecError(path, f"integer out of the 64-bit range: {_digits(data)}")
     return data
 
 
 def _float(data: Any, path: str) -> Any:
     if isinstance(data, bool) or not isinstance(data, int | float):
         raise CodecError(path, f"expected a number, got {_kind(data)}")
-    return float(data)
+    if isinstance(data, int) and not INT64_MIN <= data <= INT64_MAX:
+        raise CodecError(path, f"number out of the 64-bit range: {_digits(data)}")
+    value = float(data)
+    if not -_INF < value < _INF:  # NaN fails both comparisons
+        raise CodecError(path, f"expected a finite number, got {value}")
+    return value
+
+
+def _digits(n: int) -> str:
+    """A huge integer for a message: its first digits and its length, not all of it."""
+    text = str(n) if n.bit_length() < 4000 else f"{n:#x}"
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} digits)"
 
 
 def _str(data: Any, path: str) -> Any:
@@ -266,6 +285,7 @@ def _generate(cls: type, given: tuple[str, ...], extra: tuple[str, ...]) -> Call
     env: dict[str, Any] = {
         "cls": cls, "CodecError": CodecError, "MISSING": _MISSING, "_sub": _sub, "_kind": _kind,
         "NAMES": frozenset([f.name for f in fields] + list(extra)), "NAME": cls.__name__,
+        "INF": _INF,
     }
     params = ", ".join(["data", "path"] + [f"g_{name}" for name in given])
     body = [
@@ -296,6 +316,10 @@ def _generate(cls: type, given: tuple[str, ...], extra: tuple[str, ...]) -> Call
         else:
             env[f"t{i}"] = fast[0]
             cond = f"type({v}) is not t{i}" + (f" and {v} is not None" if fast[1] else "")
+            if fast[0] is int:  # as is only within the 64-bit range (else _int names it)
+                cond = f"({cond} or {v} is not None and not {INT64_MIN} <= {v} <= {INT64_MAX})"
+            elif fast[0] is float:  # as is only when finite (else _float names it)
+                cond = f"({cond} or {v} is not None and not -INF < {v} < INF)"
         body.append(f"    elif {cond}: {v} = d{i}({v}, _sub(path, {key}))")
         args.append(f"{f.name}={v}")
     body += [

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from groupspec.trace.events import (
+    APIS,
     DecodeErrorEvent,
     ExpiryEvent,
     Header,
@@ -27,6 +28,9 @@ REPLAYED_APIS = frozenset(
     {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
      "DescribeGroups", "DeleteGroups"}
 )
+#: the api keys of the replayed APIs (an undecodable frame with one of these keys may have
+#: changed a group)
+_GROUP_API_KEYS = frozenset(APIS[name][0] for name in REPLAYED_APIS)
 
 
 @dataclass(frozen=True)
@@ -200,8 +204,14 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         if owners:
             for gid in owners:
                 groups[gid].gaps.append(Gap(p, de.at_ms))
-        else:
+        elif de.api_key in _GROUP_API_KEYS:
+            # a group request (or its answer) on a connection that served no group we saw:
+            # it may have changed any group, so every group's verdict allows for it
             file_gaps.append(Gap(p, de.at_ms))
+        # Otherwise the frame is charged to its connection alone (listed as a problem, a gap
+        # of no group): it names no group API (garbage, a cut-off frame, another API), the
+        # recorder decodes with Kafka's own schemas so the broker could not act on it either,
+        # and one misbehaving client on a shared broker must not spoil every verdict.
 
     for g in groups.values():
         g.gaps.extend(file_gaps)

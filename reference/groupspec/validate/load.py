@@ -43,7 +43,7 @@ def guess_group(text: str) -> str | None:
     """The group a line names, read from its text (for a line that does not parse)."""
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         obj = None
     if isinstance(obj, dict):
         for holder in (obj, obj.get("record"), obj.get("request")):
