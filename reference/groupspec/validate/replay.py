@@ -59,13 +59,24 @@ from groupspec.protocol.errors import Error
 from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
 from groupspec.validate.compare import compare, main_error, summary
 from groupspec.validate.grouping import Exchange
-from groupspec.validate.rules import RULES, Rule, rule_for
+from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
 from groupspec.validate.snapshot import copy_state
 
 #: Answers a broker may give whenever the group's coordinator is elsewhere or moving.
 COORDINATOR_ERRORS = frozenset(
     {Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS}
 )
+
+
+def coordinator_moving(api: str, resp: m.Response | None) -> bool:
+    """Whether ``resp`` says the group's coordinator is elsewhere or moving, an answer
+    Kafka may give any request. Not COORDINATOR_LOAD_IN_PROGRESS to a Heartbeat:
+    GroupCoordinatorService.heartbeat answers a heartbeat that reaches a loading group NONE
+    (rule HeartbeatWhileLoading)."""
+    err = main_error(resp)
+    if err is Error.COORDINATOR_LOAD_IN_PROGRESS and api == "Heartbeat":
+        return False
+    return err in COORDINATOR_ERRORS
 
 
 @dataclass(frozen=True)
@@ -183,7 +194,7 @@ class Replayer:
         self._base: _Mark | None = None
         self._since_count = 0
         #: whether each exchange's response is a coordinator error (NOT_COORDINATOR, ...)
-        self.coordinator_error = [main_error(x.event.response) in COORDINATOR_ERRORS for x in exchanges]
+        self.coordinator_error = [coordinator_moving(x.event.api, x.event.response) for x in exchanges]
         self._coordinator_errors = [i for i, err in enumerate(self.coordinator_error) if err]
         self.coordinator_moved = bool(self._coordinator_errors)
 
@@ -438,6 +449,12 @@ class Replayer:
         if d.how == "failover-first":
             self._failover(b, t)
         req = e.request
+        if isinstance(req, m.DescribeGroupsRequest):
+            # the answer depends on the version (GroupMetadataManager.describeGroups); traces
+            # written before the request carried it have it in the exchange
+            v = min(e.api_version, m.DESCRIBE_GROUPS_MAX_VERSION)
+            if req.version != v:
+                req = dataclasses.replace(req, version=v)
         rid = d.index
         resp = e.response
         self.slot["next"] = None
@@ -496,7 +513,7 @@ class Replayer:
         if i in b.unchecked:
             return
         resp = ex.event.response
-        if main_error(resp) in COORDINATOR_ERRORS:
+        if coordinator_moving(ex.event.api, resp):
             self._failover(b, max(b.clock, _floor(ex.received)))
             if i not in b.parked:
                 return
@@ -529,6 +546,11 @@ class Replayer:
             self.answers.setdefault(ex.seq, []).append(resp)
             mismatch = compare(ex.event.api_version, resp, actual)
             if mismatch is not None:
+                fixed = broker_rule(ex.event.api, main_error(actual))
+                if fixed is not None:
+                    # wrong in every state: no history before the trace explains it
+                    raise _Fail(Failure(len(b.processed), ex, summary(actual), summary(resp), fixed,
+                                        f"{mismatch.what} differs"))
                 raise _Fail(self._failure(
                     b, ex, summary(actual), summary(resp), rule_for(ex.event.api, main_error(resp)),
                     f"{mismatch.what} differs", prehistory=mismatch.prehistory,

@@ -15,6 +15,7 @@ from groupspec.protocol.errors import Error
 GMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java"
 CG = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic/ClassicGroup.java"
 OMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/OffsetMetadataManager.java"
+GCS = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorService.java"
 GC = "core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala"
 CC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java"
 APA = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignor.java"
@@ -79,6 +80,9 @@ RULES: dict[str, Rule] = {
            f"{GMM} (validateClassicGroupHeartbeat)"),
         _r("HeartbeatSignalsRebalance", "a heartbeat during PreparingRebalance is REBALANCE_IN_PROGRESS",
            f"{GMM} (classicGroupHeartbeatToClassicGroup)"),
+        _r("HeartbeatWhileLoading",
+           "a heartbeat reaching a coordinator that is still loading the group is answered NONE, never COORDINATOR_LOAD_IN_PROGRESS",
+           f"{GCS} (heartbeat)"),
         _r("HeartbeatAnswer", "a heartbeat is answered as the group's state requires",
            f"{GMM} (classicGroupHeartbeat)"),
         # LeaveGroup
@@ -166,6 +170,11 @@ _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("OffsetCommit", Error.GROUP_ID_NOT_FOUND): "CommitUnknownGroup",
 }
 
+#: rules decided by what the broker answered, whatever the reference's answer
+_BY_BROKER: dict[tuple[str, Error | None], str] = {
+    ("Heartbeat", Error.COORDINATOR_LOAD_IN_PROGRESS): "HeartbeatWhileLoading",
+}
+
 _DEFAULT: dict[str, str] = {
     "JoinGroup": "JoinGroupAnswer",
     "SyncGroup": "SyncGroupAnswer",
@@ -176,6 +185,13 @@ _DEFAULT: dict[str, str] = {
     "DescribeGroups": "DescribeGroupAnswer",
     "DeleteGroups": "DeleteGroupAnswer",
 }
+
+
+def broker_rule(api: str, broker: Error | None) -> Rule | None:
+    """The rule a broker's answer ``broker`` to ``api`` breaks in any state of the group
+    (so no history from before the trace can excuse it), if there is one."""
+    name = _BY_BROKER.get((api, broker))
+    return RULES[name] if name is not None else None
 
 
 def rule_for(api: str, answer: Error | None) -> Rule:
