@@ -56,6 +56,12 @@ RULES: dict[str, Rule] = {
         _r("JoinCompletion",
            "a completed join phase answers every member with the new generation, the selected protocol, the leader, and the member list to the leader only",
            f"{GMM} (completeClassicGroupJoin); {CG} (initNextGeneration, selectProtocol)"),
+        _r("GenerationStartsAtOne",
+           "a new group is at generation 0 and its first completed join phase makes it generation 1",
+           f"{CG} (initNextGeneration); {GMM} (completeClassicGroupJoin)"),
+        _r("GenerationIncrements",
+           "each completed join phase adds exactly one to the group's generation",
+           f"{CG} (initNextGeneration); {GMM} (completeClassicGroupJoin)"),
         _r("JoinWaitsForAllMembers",
            "JoinGroup is answered only when every member has rejoined or the rebalance (or initial) delay expired",
            f"{GMM} (maybeCompleteJoinPhase, completeClassicGroupJoin); {CG} (hasAllMembersJoined)"),
@@ -142,6 +148,11 @@ RULES: dict[str, Rule] = {
            "JoinGroups wait only in PreparingRebalance, SyncGroups only in CompletingRebalance", f"{GMM}"),
     ]
 }
+
+#: rules that name a cause whatever the timing: when one exchange breaks one of these and
+#: another rule, this one is named first (a broker numbering generations from 0 is told so,
+#: not that its join answer came at another time)
+FIRST_CAUSE = frozenset({"GenerationStartsAtOne", "GenerationIncrements", "HeartbeatWhileLoading"})
 
 _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("JoinGroup", Error.MEMBER_ID_REQUIRED): "JoinMemberIdRequired",
