@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
                    help=f"how far timers may be off the recorded times (default {ReplayConfig.slack_ms})")
     p.add_argument("--initial-delay-ms", type=int, action="append", metavar="MS",
                    help="group.initial.rebalance.delay.ms of the broker (repeatable; default: try 3000, then 0)")
+    p.add_argument("--max-divergences", type=int, default=ReplayConfig.max_divergences, metavar="N",
+                   help="divergences listed per group: the replay resynchronises after each and goes on "
+                        f"judging, up to N (default {ReplayConfig.max_divergences})")
     p.set_defaults(func=run)
 
 
@@ -57,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
     if args.slack_ms < 0 or any(d < 0 for d in delays):
         print("error: --slack-ms and --initial-delay-ms must be >= 0", file=sys.stderr)
         return 2
-    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
+    if args.max_divergences < 1:
+        print("error: --max-divergences must be >= 1", file=sys.stderr)
+        return 2
+    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
+                          max_divergences=args.max_divergences)
     reports: list[FileReport] = []
     for path in args.traces:
         try:
