@@ -63,6 +63,12 @@ def _group_text(g: GroupVerdict) -> list[str]:
     return out
 
 
+def _percent(done: int, total: int) -> str:
+    if total == 0 or done == total:
+        return "100%"
+    return f"{min(99.9, 100 * done / total):.1f}%"
+
+
 def render_text(reports: list[FileReport]) -> str:
     lines: list[str] = []
     for r in reports:
@@ -82,6 +88,16 @@ def render_text(reports: list[FileReport]) -> str:
             counts[g.verdict] = counts.get(g.verdict, 0) + 1
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no groups"
     lines.append(f"summary: {summary}; exit code {code}")
+    cover: dict[str, list[int]] = {}
+    for r in reports:
+        for g in r.groups:
+            for name, (done, total) in g.coverage.items():
+                c = cover.setdefault(name, [0, 0])
+                c[0] += done
+                c[1] += total
+    if cover:
+        lines.append("coverage: " + ", ".join(
+            f"{name} {_percent(done, total)} ({done}/{total})" for name, (done, total) in cover.items()))
     return "\n".join(lines) + "\n"
 
 

@@ -93,7 +93,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     findings += checks.one_owner_per_generation(g.exchanges)
     findings += checks.assignor_contract(g.exchanges)
     records = sorted(g.records, key=lambda r: r[1].seq)
-    rec_findings, stopped = checks.record_invariants(records)
+    rec_findings, rec_cov = checks.record_invariants(records)
+    stopped = rec_cov.stopped
     if stopped:
         notes.append(f"record invariants not checked past {stopped}")
     holes = [gap for gap in g.gaps if gap.problem.kind not in _BENIGN]
@@ -118,10 +119,22 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
         if gap.problem.kind == "missing_response":
             notes.append(f"line {gap.problem.line}: no response recorded; replayed without checking the answer")
     search_used = max((f.explored for f in result.found), default=explored) if result else 0
+    judged = len(g.exchanges)
+    if result is not None and result.truncated and result.found:
+        # the replay stopped at its last divergence: what came after it was not judged
+        last = result.found[-1].failure.exchange.seq
+        judged = sum(1 for x in g.exchanges if x.seq <= last)
+    coverage: dict[str, tuple[int, int]] = {}
+    if g.exchanges:
+        coverage["replay"] = (judged, len(g.exchanges))
+        for name in ("stale commits", "one owner per generation", "assignor contract"):
+            coverage[name] = (len(g.exchanges), len(g.exchanges))
+    if records:
+        coverage["record invariants"] = (rec_cov.checked, rec_cov.total)
     base = {"group_id": g.group_id, "exchanges": len(g.exchanges), "records": len(g.records),
             "assumed": assumed, "alternatives_explored": explored,
             "search_budget": (config or ReplayConfig()).budget, "search_used": search_used,
-            "divergences_truncated": bool(result and result.truncated)}
+            "divergences_truncated": bool(result and result.truncated), "coverage": coverage}
 
     # Every divergence the replay found, each judged on its own: decisive unless something
     # missing, history before the trace, the search bound, or an earlier undecided
@@ -180,6 +193,13 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     # g.gaps holds this group's gaps and the file's unattributed ones (a line whose group
     # cannot be told may be this group's)
     own = [gap for gap in g.gaps if gap.problem.kind not in _BENIGN]
+    if stopped and not own:
+        # every record is checked, or the verdict says why not
+        return GroupVerdict(verdict=INCONCLUSIVE,
+                            missing=(Missing(rec_cov.stopped_line,
+                                             f"records the record invariants can follow: {stopped} "
+                                             f"({rec_cov.checked} of {rec_cov.total} checked)"),),
+                            notes=tuple(notes), **base)  # type: ignore[arg-type]
     if own:
         return GroupVerdict(verdict=INCONCLUSIVE, missing=tuple(_missing(gap) for gap in own),
                             notes=tuple(notes), **base)  # type: ignore[arg-type]

@@ -85,6 +85,9 @@ class GroupVerdict:
     #: divergence (or the whole trace, when none) used
     search_budget: int = 0
     search_used: int = 0
+    #: per check, (events it covered, events it applies to): the replay's exchanges judged,
+    #: the records the record invariants followed, ...
+    coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def distinct(self) -> list[Divergence]:
         """One divergence per distinct deviation (side, rule, API and what the broker
