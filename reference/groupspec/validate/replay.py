@@ -45,7 +45,9 @@ it; revisiting a choice point copies the checkpoint and replays those decisions,
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -184,6 +186,8 @@ class _Decision:
     #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost";
     #: "failover-first": the coordinator failed over just before this request
     how: str = "handle"
+    #: the request is handled before one sent earlier on another connection
+    moved: bool = False
 
 
 #: The decisions a branch took since its checkpoint, newest first (shared tails).
@@ -208,6 +212,15 @@ class _Fail(Exception):
     def __init__(self, failure: Failure) -> None:
         self.failure = failure
 
+
+class _Seen(Exception):
+    """A choice point in a state the search has already been at since its last divergence:
+    everything from there was tried (and failed), so the branch is abandoned."""
+
+
+#: APIs whose handling changes nothing in the coordinator: handling one before requests sent
+#: earlier matters only to its own answer
+_NO_EFFECT = frozenset({"OffsetFetch", "DescribeGroups", "ListGroups", "FindCoordinator"})
 
 #: APIs whose answers change nothing the later exchanges depend on: a divergence there
 #: leaves the reference's state as the broker's
@@ -249,6 +262,11 @@ class Replayer:
         self.secondary: dict[tuple[int, str], tuple[Failure, tuple[str, ...], int | None]] = {}
         #: the decision being taken (None: the check of the requests parked at the end)
         self._current: _Decision | None = None
+        #: fingerprints of the choice points' states met since the search's last failure
+        #: began backtracking (None: not backtracking); see :meth:`_fingerprint`
+        self._seen: set[bytes] | None = None
+        #: branches abandoned because their state had been explored (memoised)
+        self.pruned = 0
 
     # ------------------------------------------------------------------ search
     def run(self, initial_delay_ms: int) -> ReplayResult:
@@ -291,6 +309,10 @@ class Replayer:
                     best = (fail, _Mark(self._base.checkpoint, self._base.fallback, self._base.since),
                             self._current, branch.open_divergence)
                 horizon = self._horizon(branch, fail)
+                if self._seen is None:
+                    self._seen = set()
+            except _Seen:
+                self.pruned += 1
             pending = None
             while stack:
                 at, snap, alts = stack[-1]
@@ -301,6 +323,13 @@ class Replayer:
                     stack.pop()
                     continue
                 pending = alts.pop(0)
+                if (pending.moved and self.x[pending.index].event.api in _NO_EFFECT
+                        and pending.index != self._index.get(id(fail.exchange))):
+                    # what the failure rules out: moving a request that changes nothing
+                    # earlier cannot change the answer that diverged (another exchange's)
+                    self.pruned += 1
+                    pending = None
+                    continue
                 branch = self._restore(snap)
                 explored += 1
                 segment += 1
@@ -329,6 +358,7 @@ class Replayer:
             pending = decision
             best = None
             segment = 0
+            self._seen = None
 
     def _merged(self, found: list[Found]) -> list[Found]:
         """The divergences in the order found, each followed by those found at the same
@@ -340,6 +370,22 @@ class Replayer:
                     for (seq, _), (f, allowed, after) in self.secondary.items()
                     if seq == x.failure.exchange.seq]
         return out[: max(self.cfg.max_divergences, len(found))]
+
+    def _fingerprint(self, b: _Branch) -> bytes:
+        """What decides the rest of a branch's replay: the coordinator's state and clock, the
+        requests left, parked and unchecked, and the replay's own bookkeeping, with the
+        order requests were handled in forgotten (two orders of independent requests that
+        lead to the same state lead to the same outcome)."""
+        c = b.coord
+        data = (
+            c.state, c._last_now_ms, c._next_offsets_check_ms, tuple(b.remaining),
+            tuple(sorted(b.parked)), tuple(sorted(b.unchecked)), tuple(sorted(b.processed)), b.clock,
+            tuple(sorted(b.introduced)), tuple(sorted(b.last_normal.items())), b.last_failover,
+            b.failovers, tuple(sorted((k, v or "") for k, v in b.leaders.items())),
+            tuple(sorted(b.leader_open)), tuple(sorted(b.gen_delta.items())), b.open_divergence,
+            self.fallback,
+        )
+        return hashlib.blake2b(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).digest()
 
     def _allowed(self, f: Failure) -> tuple[str, ...]:
         return tuple(sorted({summary(a) for a in self.answers.get(f.exchange.seq, ())}))
@@ -431,6 +477,11 @@ class Replayer:
                 options = self._options(b)
                 d = options[0]
                 if len(options) > 1:
+                    if self._seen is not None:
+                        key = self._fingerprint(b)
+                        if key in self._seen:
+                            raise _Seen()
+                        self._seen.add(key)
                     stack.append((b.clock, self._mark(b), options[1:]))
             self._current = d
             self._step(b, d)
@@ -458,7 +509,7 @@ class Replayer:
         out: list[_Decision] = []
         for i in cands:
             for how in self._hows(b, i):
-                out.append(_Decision(i, "normal", how))
+                out.append(_Decision(i, "normal", how, i != cands[0]))
         # a failover that a later coordinator error reveals may have happened before this
         # request: try that after the orders above
         # (only for a JoinGroup, the next in send order: what a JoinGroup creates before a
