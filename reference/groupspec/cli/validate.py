@@ -53,6 +53,9 @@ def register(sub: Any) -> None:
                    help=f"how far timers may be off the recorded times (default {ReplayConfig.slack_ms})")
     p.add_argument("--initial-delay-ms", type=int_in(0, MAX_MS), action="append", metavar="MS",
                    help="group.initial.rebalance.delay.ms of the broker (repeatable; default: try 3000, then 0)")
+    p.add_argument("--max-divergences", type=int_in(1, 1_000_000), default=ReplayConfig.max_divergences, metavar="N",
+                   help="divergences listed per group: the replay resynchronises after each and goes on "
+                        f"judging, up to N (default {ReplayConfig.max_divergences})")
     p.set_defaults(func=run)
 
 
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
     if args.report:  # before the work
         output_file(args.report, "--report")
-    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
+    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
+                          max_divergences=args.max_divergences)
     reports: list[FileReport] = []
     for path in args.traces:
         try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.conformance.scenarios import BY_NAME
+from groupspec.validate.verdict import deviation_key
 
 _MARK = {"conforming": "conforming", "violation": "VIOLATION", "inconclusive": "inconclusive",
          "error": "ERROR"}
@@ -36,6 +37,7 @@ def _evidence(result: dict[str, Any]) -> list[tuple[str, str]]:
         if g["verdict"] == "conforming":
             continue
         d = g.get("violation") or g.get("divergence")
+        others = _other_deviations(g, d)
         if d is not None:
             label = "violation" if g.get("violation") else "diverged (not decisive)"
             who = f" on connection {d['connection']} ({d['client_id']})" if d.get("connection") else ""
@@ -49,12 +51,40 @@ def _evidence(result: dict[str, Any]) -> list[tuple[str, str]]:
         for miss in g.get("missing", []):
             where = f"line {miss['line']}: " if miss.get("line") is not None else ""
             out.append(("missing", where + miss["what"]))
+        for o in others:
+            tags = [o.get("side", "broker"), "decisive" if o.get("definite", True) else "undecided"]
+            if o.get("consequence_of") is not None:
+                tags.append(f"may follow from seq {o['consequence_of']}")
+            out.append(("also deviates", f"seq {o['seq']} (line {o['line']}) {o['api'] or 'event'}: "
+                                         f"{o['rule']} [{', '.join(tags)}]: broker answered "
+                                         f"{o['broker_answered']}; protocol allows "
+                                         f"{' | '.join(o['protocol_allows']) or '(see detail)'}; "
+                                         f"Kafka source {o['kafka_source']}"))
     problems = [p for p in val.get("problems", []) if p["kind"] != "missing_response"]
     for p in problems[:10]:
         out.append(("input problem", f"{p['kind']} at line {p['line']}: {p['message']}"))
     if result.get("run_error"):
         out.append(("run error", result["run_error"].strip()))
     return out
+
+
+def _other_deviations(g: dict[str, Any], head: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The group's other distinct deviations (side, rule, API, broker's answer), the first
+    occurrence of each, besides the headline ``head``."""
+    seen: set[tuple[str, str, str, str]] = set()
+    if head is not None:
+        seen.add(_deviation(head))
+    out: list[dict[str, Any]] = []
+    for d in g.get("divergences", []):
+        key = _deviation(d)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _deviation(d: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (d.get("side", "broker"), d["rule"], d["api"], deviation_key(d["broker_answered"]))
 
 
 def _retries(result: dict[str, Any]) -> list[str]:
@@ -99,6 +129,40 @@ def findings(run: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(bad, key=lambda r: order.get(r["verdict"], 3))
 
 
+def distinct_deviations(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every distinct deviation of the run (side, rule, API, what the broker answered),
+    across scenarios and clients: the first occurrence, where else it was seen, and whether
+    it was decisive anywhere."""
+    by_key: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for r in run["results"]:
+        for g in (r.get("validation") or {}).get("groups", []):
+            for d in g.get("divergences", []):
+                key = _deviation(d)
+                where = f"{r['scenario']}/{r['client']} seq {d['seq']} (line {d['line']})"
+                entry = by_key.setdefault(key, {"first": d, "where": [], "decisive": False,
+                                                "trace": r["trace"]})
+                entry["where"].append(where)
+                entry["decisive"] = entry["decisive"] or (d.get("definite", True) and d.get("consequence_of") is None)
+    return list(by_key.values())
+
+
+def _distinct_lines(run: dict[str, Any]) -> list[str]:
+    rows = distinct_deviations(run)
+    if not rows:
+        return []
+    out = [f"### Distinct deviations ({len(rows)})", "",
+           "Every divergence the validator listed, across scenarios and clients, once per rule, API and "
+           "kind of answer (the replay goes on past each one; *may follow* means only seen where an "
+           "earlier divergence could explain it).", "",
+           "| side | rule | API | broker answered | decisive | seen in | Kafka source |", "|---|---|---|---|---|---|---|"]
+    for e in rows:
+        d = e["first"]
+        seen = "; ".join(e["where"][:3]) + (f"; and {len(e['where']) - 3} more" if len(e["where"]) > 3 else "")
+        out.append(f"| {d.get('side', 'broker')} | {d['rule']} | {d['api']} | {deviation_key(d['broker_answered'])} "
+                   f"| {'yes' if e['decisive'] else 'may follow'} | {seen} | {d['kafka_source']} |")
+    return [*out, ""]
+
+
 def render_markdown(runs: Iterable[dict[str, Any]]) -> str:
     lines = ["# Conformance report", ""]
     lines += ["Scenarios run with real client libraries through `groupspec record`; each trace "
@@ -121,6 +185,7 @@ def render_markdown(runs: Iterable[dict[str, Any]]) -> str:
                              + (" (run error)" if r.get("run_error") and r["verdict"] != "error" else ""))
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines.append("")
+        lines += _distinct_lines(run)
         bad = findings(run)
         lines += [f"### Findings ({len(bad)})", ""]
         if not bad:
@@ -198,6 +263,17 @@ def render_html(runs: Iterable[dict[str, Any]]) -> str:
                     row.append(f"<td class='{_esc(r['verdict'])}'>{_esc(_MARK.get(r['verdict'], r['verdict']))}</td>")
             parts.append("<tr>" + "".join(row) + "</tr>")
         parts.append("</table>")
+        rows = distinct_deviations(run)
+        if rows:
+            parts.append(f"<h3>Distinct deviations ({len(rows)})</h3><table><tr><th>side</th><th>rule</th>"
+                         "<th>API</th><th>broker answered</th><th>decisive</th><th>seen in</th>"
+                         "<th>Kafka source</th></tr>")
+            for e in rows:
+                d = e["first"]
+                parts.append("<tr>" + "".join(f"<td>{_esc(x)}</td>" for x in (
+                    d.get("side", "broker"), d["rule"], d["api"], deviation_key(d["broker_answered"]),
+                    "yes" if e["decisive"] else "may follow", "; ".join(e["where"]), d["kafka_source"])) + "</tr>")
+            parts.append("</table>")
         bad = findings(run)
         parts.append(f"<h3>Findings ({len(bad)})</h3>")
         if not bad:

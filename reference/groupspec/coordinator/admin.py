@@ -13,6 +13,7 @@ from groupspec.coordinator.offsets import delete_group
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (
+    DESCRIBE_GROUPS_GROUP_ID_NOT_FOUND_MIN_VERSION,
     DeletableGroupResult,
     DeleteGroupsRequest,
     DeleteGroupsResponse,
@@ -44,7 +45,16 @@ def handle_describe_groups(txn: Txn, request_id: int, req: DescribeGroupsRequest
     for gid in req.groups:
         g = txn.state.groups.get(gid)
         if g is None or g.state is S.Dead:
-            out.append(DescribedGroup(Error.NONE, gid, S.Dead.value, "", ""))
+            # GroupMetadataManager.describeGroups: an unknown group is described as Dead, and
+            # from v6 on with GROUP_ID_NOT_FOUND; older versions carry no error.
+            # (GroupCoordinatorService.describeGroups answers INVALID_GROUP_ID only for a null
+            # id, which the wire cannot carry from a client; "" reaches the shard.)
+            error = (
+                Error.GROUP_ID_NOT_FOUND
+                if req.version >= DESCRIBE_GROUPS_GROUP_ID_NOT_FOUND_MIN_VERSION
+                else Error.NONE
+            )
+            out.append(DescribedGroup(error, gid, S.Dead.value, "", ""))
             continue
         stable = g.state is S.Stable
         members = tuple(

@@ -36,6 +36,17 @@ def _remove_current_member(txn: Txn, group: Group, member_id: str, reason: str) 
     rb.remove_member(txn, group, member_id, reason)
 
 
+def unknown_group_answer(req: LeaveGroupRequest) -> LeaveGroupResponse:
+    """GroupCoordinatorService.leaveGroup (exceptionally: UNKNOWN_MEMBER_ID from the shard)."""
+    return LeaveGroupResponse(
+        error=Error.NONE,
+        members=tuple(
+            LeaveGroupMemberResponse(x.member_id, x.group_instance_id, Error.UNKNOWN_MEMBER_ID)
+            for x in req.members
+        ),
+    )
+
+
 def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> None:
     if req.group_id == "":
         # GroupCoordinatorService.leaveGroup rejects an empty group id before the shard.
@@ -43,8 +54,12 @@ def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> Non
         return
     group = txn.state.groups.get(req.group_id)
     if group is None:
-        # Java: a top-level UNKNOWN_MEMBER_ID (Scala answered it per member).
-        txn.respond(request_id, LeaveGroupResponse(error=Error.UNKNOWN_MEMBER_ID))
+        # The shard (GroupMetadataManager.classicGroupLeave) throws UnknownMemberIdException,
+        # but GroupCoordinatorService.leaveGroup turns that exception into top-level NONE and
+        # UNKNOWN_MEMBER_ID for every identity of the request, echoing its member and instance
+        # ids (GroupCoordinatorServiceTest.testLeaveGroupThrowsUnknownMemberIdException). The
+        # wire carries the service's answer, so that is what the reference gives.
+        txn.respond(request_id, unknown_group_answer(req))
         return
     if group.state is S.Dead:
         txn.respond(request_id, LeaveGroupResponse(error=Error.COORDINATOR_NOT_AVAILABLE))

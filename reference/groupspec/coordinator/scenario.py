@@ -27,7 +27,7 @@ member id, an absent ``instance=`` is a null group.instance.id)::
                  offsets=topic:partition:offset,...
     OffsetFetch id=N group=G [partitions=topic:partition,...]
     ListGroups id=N [states=Stable,...]
-    DescribeGroups id=N groups=G,...
+    DescribeGroups id=N groups=G,... [version=5]
     DeleteGroups id=N groups=G,...
 
 Protocol metadata, assignments and offsets metadata are text; ``@t1+t2`` is a
@@ -613,6 +613,8 @@ _REQUESTS: dict[str, Callable[[_Args], msg.Request]] = {
     "OffsetCommit": _commit,
     "OffsetFetch": _fetch,
     "ListGroups": lambda a: msg.ListGroupsRequest(states_filter=tuple(a.items("states", ""))),
-    "DescribeGroups": lambda a: msg.DescribeGroupsRequest(groups=tuple(a.items("groups"))),
+    "DescribeGroups": lambda a: msg.DescribeGroupsRequest(
+        groups=tuple(a.items("groups")), version=a.integer("version", 5)
+    ),
     "DeleteGroups": lambda a: msg.DeleteGroupsRequest(groups_names=tuple(a.items("groups"))),
 }

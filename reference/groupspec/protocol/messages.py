@@ -246,9 +246,22 @@ class ListGroupsResponse:
     groups: tuple[ListedGroup, ...] = ()
 
 
+#: DescribeGroups v6 is the first version answering GROUP_ID_NOT_FOUND for an
+#: unknown group (GroupMetadataManager.describeGroups); the default stays below it.
+DESCRIBE_GROUPS_GROUP_ID_NOT_FOUND_MIN_VERSION = 6
+DESCRIBE_GROUPS_MAX_VERSION = 6
+
+
 @dataclass(frozen=True, kw_only=True)
 class DescribeGroupsRequest:
     groups: tuple[str, ...]
+    version: int = 5
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.version <= DESCRIBE_GROUPS_MAX_VERSION:
+            raise ValueError(
+                f"DescribeGroups version {self.version} not in 0..{DESCRIBE_GROUPS_MAX_VERSION}"
+            )
 
 
 @dataclass(frozen=True)

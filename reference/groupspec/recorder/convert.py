@@ -134,7 +134,7 @@ def _find_coordinator_request(b: Mapping[str, Any], v: int, client_id: str, clie
 
 
 def _describe_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
-    return m.DescribeGroupsRequest(groups=tuple(b["groups"]))
+    return m.DescribeGroupsRequest(groups=tuple(b["groups"]), version=min(v, m.DESCRIBE_GROUPS_MAX_VERSION))
 
 
 def _list_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:

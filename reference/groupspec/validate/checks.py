@@ -25,6 +25,7 @@ from groupspec.invariants import InvariantMonitor
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
 from groupspec.protocol.errors import Error
+from groupspec.protocol.records import CoordinatorUnloaded, GroupCreated, GroupLoaded
 from groupspec.protocol.wire import DecodeError
 from groupspec.trace.events import RecordEvent
 from groupspec.validate.compare import summary
@@ -201,11 +202,43 @@ def _contract(x: Exchange, join: m.JoinGroupResponse, subs: dict[str, Subscripti
     return None
 
 
-def record_invariants(records: list[tuple[int, RecordEvent]]) -> tuple[list[Finding], str | None]:
-    """The record invariants over a trace's reference records; the second value says why
+@dataclass(frozen=True)
+class RecordCoverage:
+    """How far the record invariants got: records checked of the group's records, and why
     checking stopped early (a record that does not fit the state), if it did."""
+
+    checked: int
+    total: int
+    stopped: str | None = None
+    stopped_line: int | None = None
+
+
+def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, RecordEvent]]:
+    """The records without the coordinator unloads that do not concern the group.
+
+    A CoordinatorUnloaded record carries no group: in a file that merges several
+    coordinators' records (a cluster), it is given to every group, though only the groups of
+    the coordinator that moved were unloaded. A group was unloaded by it when its next record
+    is its reload (GroupLoaded) or, for a group with nothing persisted, its re-creation
+    (GroupCreated); otherwise the unload was another coordinator's, and the group's state
+    goes on (GroupMetadataManager onUnloaded / onLoaded act on one coordinator's groups)."""
+    out: list[tuple[int, RecordEvent]] = []
+    for k, item in enumerate(records):
+        if isinstance(item[1].record, CoordinatorUnloaded):
+            nxt = next((r for _, r in records[k + 1:] if not isinstance(r.record, CoordinatorUnloaded)), None)
+            if nxt is None or not isinstance(nxt.record, GroupLoaded | GroupCreated):
+                continue
+        out.append(item)
+    return out
+
+
+def record_invariants(records: list[tuple[int, RecordEvent]]) -> tuple[list[Finding], RecordCoverage]:
+    """The record invariants over a trace's reference records, and how many were checked."""
     mon = InvariantMonitor()
     out: list[Finding] = []
+    total = len(records)
+    records = _own_unloads(records)
+    ignored = total - len(records)
     # The state invariants hold between inputs, not inside one; records of one millisecond
     # are checked as one input (they may be several: the invariants hold after each).
     runs: list[list[tuple[int, RecordEvent]]] = []
@@ -214,15 +247,18 @@ def record_invariants(records: list[tuple[int, RecordEvent]]) -> tuple[list[Find
             runs[-1].append(item)
         else:
             runs.append([item])
+    checked = ignored
     for run in runs:
         line, ev = run[0]
         try:
             found = mon.apply_input([e.record for _, e in run], ev.at_ms)
         except Exception as e:  # a corrupt record: stop checking records, say why
-            return out, f"line {line}: a record does not fit the replayed state ({e})"
+            return out, RecordCoverage(checked, total,
+                                       f"line {line}: a record does not fit the replayed state ({e})", line)
+        checked += len(run)
         for v in found:
             rule = RULES.get(v.invariant)
             if rule is None:
                 continue
             out.append(Finding(ev.seq, line, rule, f"records at {ev.at_ms} ms", "", v.detail, "record"))
-    return out, None
+    return out, RecordCoverage(checked, total)

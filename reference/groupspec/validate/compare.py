@@ -43,6 +43,14 @@ def main_error(resp: m.Response | None) -> Error | None:
     return err if isinstance(err, Error) else None
 
 
+def leave_error(resp: m.LeaveGroupResponse) -> Error:
+    """The one error a LeaveGroup v0-2 response carries: the top-level error, else the first
+    member error that is not NONE (LeaveGroupResponse.java getError)."""
+    if resp.error is not Error.NONE:
+        return resp.error
+    return next((x.error for x in resp.members if x.error is not Error.NONE), Error.NONE)
+
+
 def _assignment_text(data: bytes) -> str:
     try:
         a = Assignment.decode(data)
@@ -108,6 +116,10 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
     if isinstance(expected, m.HeartbeatResponse) and isinstance(actual, m.HeartbeatResponse):
         return None if expected.error is actual.error else Mismatch("error")
     if isinstance(expected, m.LeaveGroupResponse) and isinstance(actual, m.LeaveGroupResponse):
+        if api_version < LEAVE_MEMBERS_MIN_VERSION:
+            # v0-2 carry one error: the top-level one, or else the first member's
+            # (LeaveGroupResponse.java, the constructor taking a version)
+            return None if leave_error(expected) is leave_error(actual) else Mismatch("error")
         if expected.error is not actual.error:
             return Mismatch("error")
         if api_version >= LEAVE_MEMBERS_MIN_VERSION and expected.error is Error.NONE:

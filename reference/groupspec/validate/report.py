@@ -20,6 +20,26 @@ def _divergence_lines(label: str, d: Any) -> list[str]:
     ]
 
 
+def _findings_lines(g: GroupVerdict) -> list[str]:
+    """Every divergence of the group, one block each (the headline one included)."""
+    if len(g.divergences) < 2:
+        return []
+    distinct = len(g.distinct())
+    more = " (stopped at the cap)" if g.divergences_truncated else ""
+    out = [f"    {len(g.divergences)} divergences, {distinct} distinct{more}:"]
+    for d in g.divergences:
+        tags = [d.side]
+        tags.append("decisive" if d.definite else f"undecided: {d.undecided_because}")
+        if d.consequence_of is not None:
+            tags.append(f"may follow from seq {d.consequence_of}")
+        out += [
+            f"    - seq {d.seq} (line {d.line}) {d.api or 'event'}: {d.rule} [{'; '.join(tags)}]",
+            f"        broker answered: {d.broker_answered}",
+            f"        protocol allows: {' | '.join(d.protocol_allows) or '(see detail)'}",
+        ]
+    return out
+
+
 def _group_text(g: GroupVerdict) -> list[str]:
     delay = g.assumed.get("group.initial.rebalance.delay.ms")
     head = f"  group {g.group_id!r}: {g.verdict.upper()} ({g.exchanges} exchanges, {g.records} records"
@@ -33,11 +53,20 @@ def _group_text(g: GroupVerdict) -> list[str]:
     for miss in g.missing:
         where = f"line {miss.line}: " if miss.line is not None else ""
         out.append(f"    missing: {where}{miss.what}")
+    out += _findings_lines(g)
+    if g.search_used:
+        out.append(f"    search: {g.search_used} of {g.search_budget} alternatives used (most for one divergence)")
     for note in g.notes[:10]:
         out.append(f"    note: {note}")
     if len(g.notes) > 10:
         out.append(f"    note: ... and {len(g.notes) - 10} more")
     return out
+
+
+def _percent(done: int, total: int) -> str:
+    if total == 0 or done == total:
+        return "100%"
+    return f"{min(99.9, 100 * done / total):.1f}%"
 
 
 def render_text(reports: list[FileReport]) -> str:
@@ -59,6 +88,16 @@ def render_text(reports: list[FileReport]) -> str:
             counts[g.verdict] = counts.get(g.verdict, 0) + 1
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) or "no groups"
     lines.append(f"summary: {summary}; exit code {code}")
+    cover: dict[str, list[int]] = {}
+    for r in reports:
+        for g in r.groups:
+            for name, (done, total) in g.coverage.items():
+                c = cover.setdefault(name, [0, 0])
+                c[0] += done
+                c[1] += total
+    if cover:
+        lines.append("coverage: " + ", ".join(
+            f"{name} {_percent(done, total)} ({done}/{total})" for name, (done, total) in cover.items()))
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from groupspec.protocol.errors import Error
 GMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupMetadataManager.java"
 CG = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic/ClassicGroup.java"
 OMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/OffsetMetadataManager.java"
+GCS = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorService.java"
 GC = "core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala"
 CC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java"
 APA = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignor.java"
@@ -55,6 +56,12 @@ RULES: dict[str, Rule] = {
         _r("JoinCompletion",
            "a completed join phase answers every member with the new generation, the selected protocol, the leader, and the member list to the leader only",
            f"{GMM} (completeClassicGroupJoin); {CG} (initNextGeneration, selectProtocol)"),
+        _r("GenerationStartsAtOne",
+           "a new group is at generation 0 and its first completed join phase makes it generation 1",
+           f"{CG} (initNextGeneration); {GMM} (completeClassicGroupJoin)"),
+        _r("GenerationIncrements",
+           "each completed join phase adds exactly one to the group's generation",
+           f"{CG} (initNextGeneration); {GMM} (completeClassicGroupJoin)"),
         _r("JoinWaitsForAllMembers",
            "JoinGroup is answered only when every member has rejoined or the rebalance (or initial) delay expired",
            f"{GMM} (maybeCompleteJoinPhase, completeClassicGroupJoin); {CG} (hasAllMembersJoined)"),
@@ -79,6 +86,9 @@ RULES: dict[str, Rule] = {
            f"{GMM} (validateClassicGroupHeartbeat)"),
         _r("HeartbeatSignalsRebalance", "a heartbeat during PreparingRebalance is REBALANCE_IN_PROGRESS",
            f"{GMM} (classicGroupHeartbeatToClassicGroup)"),
+        _r("HeartbeatWhileLoading",
+           "a heartbeat reaching a coordinator that is still loading the group is answered NONE, never COORDINATOR_LOAD_IN_PROGRESS",
+           f"{GCS} (heartbeat)"),
         _r("HeartbeatAnswer", "a heartbeat is answered as the group's state requires",
            f"{GMM} (classicGroupHeartbeat)"),
         # LeaveGroup
@@ -139,6 +149,11 @@ RULES: dict[str, Rule] = {
     ]
 }
 
+#: rules that name a cause whatever the timing: when one exchange breaks one of these and
+#: another rule, this one is named first (a broker numbering generations from 0 is told so,
+#: not that its join answer came at another time)
+FIRST_CAUSE = frozenset({"GenerationStartsAtOne", "GenerationIncrements", "HeartbeatWhileLoading"})
+
 _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("JoinGroup", Error.MEMBER_ID_REQUIRED): "JoinMemberIdRequired",
     ("JoinGroup", Error.UNKNOWN_MEMBER_ID): "JoinUnknownMember",
@@ -166,6 +181,11 @@ _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("OffsetCommit", Error.GROUP_ID_NOT_FOUND): "CommitUnknownGroup",
 }
 
+#: rules decided by what the broker answered, whatever the reference's answer
+_BY_BROKER: dict[tuple[str, Error | None], str] = {
+    ("Heartbeat", Error.COORDINATOR_LOAD_IN_PROGRESS): "HeartbeatWhileLoading",
+}
+
 _DEFAULT: dict[str, str] = {
     "JoinGroup": "JoinGroupAnswer",
     "SyncGroup": "SyncGroupAnswer",
@@ -176,6 +196,13 @@ _DEFAULT: dict[str, str] = {
     "DescribeGroups": "DescribeGroupAnswer",
     "DeleteGroups": "DeleteGroupAnswer",
 }
+
+
+def broker_rule(api: str, broker: Error | None) -> Rule | None:
+    """The rule a broker's answer ``broker`` to ``api`` breaks in any state of the group
+    (so no history from before the trace can excuse it), if there is one."""
+    name = _BY_BROKER.get((api, broker))
+    return RULES[name] if name is not None else None
 
 
 def rule_for(api: str, answer: Error | None) -> Rule:

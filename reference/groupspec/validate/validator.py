@@ -9,6 +9,7 @@ cannot be read raises :class:`~groupspec.validate.problems.TraceInputError`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from groupspec.validate import checks
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.replay import Failure, ReplayConfig, ReplayResult, replay_group
+from groupspec.validate.rules import FIRST_CAUSE
 from groupspec.validate.verdict import (
     CONFORMING,
     INCONCLUSIVE,
@@ -91,7 +93,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     findings += checks.one_owner_per_generation(g.exchanges)
     findings += checks.assignor_contract(g.exchanges)
     records = sorted(g.records, key=lambda r: r[1].seq)
-    rec_findings, stopped = checks.record_invariants(records)
+    rec_findings, rec_cov = checks.record_invariants(records)
+    stopped = rec_cov.stopped
     if stopped:
         notes.append(f"record invariants not checked past {stopped}")
     holes = [gap for gap in g.gaps if gap.problem.kind not in _BENIGN]
@@ -115,47 +118,88 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     for gap in g.gaps:
         if gap.problem.kind == "missing_response":
             notes.append(f"line {gap.problem.line}: no response recorded; replayed without checking the answer")
+    search_used = max((f.explored for f in result.found), default=explored) if result else 0
+    judged = len(g.exchanges)
+    if result is not None and result.truncated and result.found:
+        # the replay stopped at its last divergence: what came after it was not judged
+        last = result.found[-1].failure.exchange.seq
+        judged = sum(1 for x in g.exchanges if x.seq <= last)
+    coverage: dict[str, tuple[int, int]] = {}
+    if g.exchanges:
+        coverage["replay"] = (judged, len(g.exchanges))
+        for name in ("stale commits", "one owner per generation", "assignor contract"):
+            coverage[name] = (len(g.exchanges), len(g.exchanges))
+    if records:
+        coverage["record invariants"] = (rec_cov.checked, rec_cov.total)
     base = {"group_id": g.group_id, "exchanges": len(g.exchanges), "records": len(g.records),
-            "assumed": assumed, "alternatives_explored": explored}
+            "assumed": assumed, "alternatives_explored": explored,
+            "search_budget": (config or ReplayConfig()).budget, "search_used": search_used,
+            "divergences_truncated": bool(result and result.truncated), "coverage": coverage}
 
-    failure = result.failure if result is not None and not result.ok else None
-    # The replay's divergence is a violation only if nothing missing could explain it.
-    explaining: list[Gap] = []
-    if failure is not None:
-        cutoff = failure.exchange.received
-        explaining = [
-            gap for gap in g.gaps
-            if gap.at_ms is None or gap.at_ms <= cutoff
-        ]
-        explaining = [gap for gap in explaining if gap.problem.kind not in ("out_of_order", "missing_header")]
-    definite_replay = (
-        failure is not None and not failure.prehistory and not failure.unprocessable
-        and not (result is not None and result.bound_hit) and not explaining
-    )
-    candidates: list[tuple[int, int, Divergence]] = [(f.seq, 0, _from_finding(f)) for f in findings]
-    if failure is not None and definite_replay and result is not None:
-        candidates.append((failure.exchange.seq, 1, _from_failure(failure, result.allowed)))
+    # Every divergence the replay found, each judged on its own: decisive unless something
+    # missing, history before the trace, the search bound, or an earlier undecided
+    # divergence it may follow from could explain it.
+    replayed: list[tuple[Divergence, list[Missing]]] = []
+    undecided: set[int] = set()
+    for found in result.found if result is not None else ():
+        f = found.failure
+        cutoff = f.exchange.received
+        why = [_missing(gap) for gap in g.gaps
+               if (gap.at_ms is None or gap.at_ms <= cutoff)
+               and gap.problem.kind not in ("out_of_order", "missing_header")]
+        if f.prehistory:
+            why.append(Missing(f.exchange.line,
+                               "the group's history before the trace started (the request names a "
+                               "member or offset the trace never introduced)"))
+        if f.unprocessable:
+            why.append(Missing(f.exchange.line, f"a request the reference can process: {f.detail}"))
+        if found.bound_hit:
+            why.append(Missing(f.exchange.line,
+                               f"an explanation within the search bound ({found.explored} alternatives tried)"))
+        if found.after is not None and found.after in undecided:
+            why.append(Missing(f.exchange.line, f"a decision on the divergence at seq {found.after} it may follow from"))
+        if why:
+            undecided.add(f.exchange.seq)
+        d = _from_failure(f, found.allowed)
+        d = dataclasses.replace(d, definite=not why, consequence_of=found.after,
+                                undecided_because="; ".join(w.what for w in why))
+        replayed.append((d, why))
+    checked = [_from_finding(f) for f in findings]
+    every = sorted([d for d, _ in replayed] + checked,
+                   key=lambda d: (d.seq, d.line, d.rule not in FIRST_CAUSE))
+    base["divergences"] = tuple(every)
+
+    candidates: list[tuple[int, int, Divergence]] = [(d.seq, 1, d) for d in checked]
+    # the replay's headline: the first divergence found that is decisive and follows from no
+    # earlier one (later ones are listed, and count, but the first cause is named first)
+    lead = next((d for d, _ in replayed if d.definite and d.consequence_of is None), None)
+    if lead is not None:
+        candidates += [(d.seq, 0 if d.rule in FIRST_CAUSE else 2, d) for d, _ in replayed
+                       if d.definite and d.seq == lead.seq]
     if candidates:
         candidates.sort(key=lambda c: (c[0], c[1]))
-        return GroupVerdict(verdict=VIOLATION, violation=candidates[0][2], notes=tuple(notes), **base)  # type: ignore[arg-type]
+        head = candidates[0][2]
+        also = [d.rule for s, _, d in candidates[1:] if s == head.seq]
+        if also:
+            head = dataclasses.replace(head, detail=f"{head.detail} (the same answer also breaks: {', '.join(also)})")
+        return GroupVerdict(verdict=VIOLATION, violation=head, notes=tuple(notes), **base)  # type: ignore[arg-type]
 
-    if failure is not None and result is not None:
-        missing: list[Missing] = [_missing(gap) for gap in explaining]
-        if failure.prehistory:
-            missing.append(Missing(failure.exchange.line,
-                                   "the group's history before the trace started (the request names a "
-                                   "member or offset the trace never introduced)"))
-        if failure.unprocessable:
-            missing.append(Missing(failure.exchange.line, f"a request the reference can process: {failure.detail}"))
-        if result.bound_hit:
-            missing.append(Missing(failure.exchange.line,
-                                   f"an explanation within the search bound ({result.explored} alternatives tried)"))
-        return GroupVerdict(verdict=INCONCLUSIVE, missing=tuple(missing),
-                            divergence=_from_failure(failure, result.allowed), notes=tuple(notes), **base)  # type: ignore[arg-type]
+    if replayed:
+        first, why = replayed[0]
+        return GroupVerdict(verdict=INCONCLUSIVE, missing=tuple(why),
+                            divergence=dataclasses.replace(first, definite=False),
+                            notes=tuple(notes), **base)  # type: ignore[arg-type]
 
     # g.gaps holds this group's gaps and the file's unattributed ones (a line whose group
     # cannot be told may be this group's)
     own = [gap for gap in g.gaps if gap.problem.kind not in _BENIGN]
+    if stopped and not own:
+        # every record is checked, or the verdict says why not
+        return GroupVerdict(verdict=INCONCLUSIVE,
+                            missing=(Missing(rec_cov.stopped_line,
+                                             f"records the record invariants can follow: {stopped} "
+                                             f"({rec_cov.checked} of {rec_cov.total} checked)"),),
+                            notes=tuple(notes), **base)  # type: ignore[arg-type]
     if own:
         return GroupVerdict(verdict=INCONCLUSIVE, missing=tuple(_missing(gap) for gap in own),
                             notes=tuple(notes), **base)  # type: ignore[arg-type]

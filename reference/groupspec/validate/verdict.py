@@ -8,6 +8,11 @@
 - **inconclusive**: the events do not decide; ``missing`` says what is missing, with line
   numbers (unreadable lines, dropped events, undecodable frames, a trace that starts after
   the group already existed, a search that hit its bound).
+
+Besides the verdict, a group lists every divergence found (``divergences``, in seq order):
+the replay resynchronises after each one and goes on judging. Each is a finding with the
+side that deviated (``broker`` here; client-side rules append theirs with ``client``),
+whether it is decisive on its own, and the earlier divergence it may be a consequence of.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from groupspec.validate.problems import InputProblem
 CONFORMING = "conforming"
 VIOLATION = "violation"
 INCONCLUSIVE = "inconclusive"
+
+#: which party a finding says deviated from Kafka
+BROKER = "broker"
+CLIENT = "client"
 
 
 @dataclass(frozen=True)
@@ -35,6 +44,15 @@ class Divergence:
     rule_summary: str
     kafka_source: str
     detail: str
+    #: who deviated: "broker" (the coordinator's answers) or "client"
+    side: str = BROKER
+    #: decisive on its own (False: something missing, history before the trace, the search
+    #: bound or an earlier undecided divergence could explain it)
+    definite: bool = True
+    #: seq of an earlier divergence whose effect on the replayed state this one may be
+    consequence_of: int | None = None
+    #: what would decide it, when it is not definite
+    undecided_because: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,6 +75,31 @@ class GroupVerdict:
     notes: tuple[str, ...] = ()
     assumed: dict[str, int] = field(default_factory=dict)
     alternatives_explored: int = 0
+    #: every finding, in seq order (the replay goes on past each divergence), capped at
+    #: ReplayConfig.max_divergences for the replay's
+    divergences: tuple[Divergence, ...] = ()
+    #: the replay stopped before the trace's end (the cap, or a divergence it could not
+    #: resynchronise after)
+    divergences_truncated: bool = False
+    #: the replay search's budget: alternatives allowed per divergence, and the most one
+    #: divergence (or the whole trace, when none) used
+    search_budget: int = 0
+    search_used: int = 0
+    #: per check, (events it covered, events it applies to): the replay's exchanges judged,
+    #: the records the record invariants followed, ...
+    coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def distinct(self) -> list[Divergence]:
+        """One divergence per distinct deviation (side, rule, API and what the broker
+        answered, ignoring member ids and generations), the first of each."""
+        seen: set[tuple[str, str, str, str]] = set()
+        out: list[Divergence] = []
+        for d in self.divergences:
+            key = (d.side, d.rule, d.api, deviation_key(d.broker_answered))
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,6 +138,12 @@ class FileReport:
             ],
             "groups": [g.to_json() for g in self.groups],
         }
+
+
+def deviation_key(answer: str) -> str:
+    """An answer's summary without what changes between occurrences of the same deviation
+    (the words after the API and error: member ids, generations, assignments)."""
+    return " ".join(answer.split()[:2])
 
 
 def exit_code(reports: list[FileReport]) -> int:

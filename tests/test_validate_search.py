@@ -1,0 +1,61 @@
+"""Small traces get verdicts (issue 16, item 6): a divergence in a few dozen exchanges is
+decided within the search bound. The search does not move a request that changes nothing
+in the coordinator (OffsetFetch, ...) ahead of others when another exchange diverged, and
+abandons a choice point in a state it has already explored; each group reports the search
+budget it used."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+
+import pytest
+
+from groupspec.cli.simulate import bundled_scenarios
+from groupspec.sim.render import write_trace
+from groupspec.sim.runner import simulate
+from groupspec.sim.scenario import apply_overrides, load_scenario_text
+from groupspec.validate import INCONCLUSIVE, VIOLATION, ReplayConfig, replay, validate_bytes
+
+
+def _small_trace() -> bytes:
+    """Five members joining at once (47 exchanges), one follower's SyncGroup answered
+    REBALANCE_IN_PROGRESS where the group was completing its rebalance."""
+    data = apply_overrides(json.loads(bundled_scenarios()["default"]), members=5, until_ms=20_000)
+    out = io.StringIO()
+    write_trace(simulate(load_scenario_text(json.dumps(data), "small.json")), out)
+    objs = [json.loads(line) for line in out.getvalue().splitlines()]
+    syncs = [o for o in objs if o["kind"] == "exchange" and o["api"] == "SyncGroup"
+             and o["response"] and o["response"]["error"] == "NONE"]
+    assert len(syncs) >= 4 and sum(o["kind"] == "exchange" for o in objs) < 60
+    syncs[len(syncs) // 2]["response"]["error"] = "REBALANCE_IN_PROGRESS"
+    return "".join(json.dumps(o) + "\n" for o in objs).encode()
+
+
+BUDGET = ReplayConfig(budget=600, max_divergences=1)
+
+
+def test_a_small_trace_is_decided_within_the_bound() -> None:
+    [g] = validate_bytes(_small_trace(), config=BUDGET).groups
+    assert g.verdict == VIOLATION, g.missing
+    assert g.violation is not None and g.violation.rule == "SyncPropagatesLeaderAssignment"
+    assert g.search_budget == 600 and 0 < g.search_used <= 600
+
+
+def test_without_the_pruning_the_bound_is_hit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replay, "_NO_EFFECT", frozenset())
+    [g] = validate_bytes(_small_trace(), config=BUDGET).groups
+    assert g.verdict == INCONCLUSIVE
+    assert any("search bound" in m.what for m in g.missing)
+
+
+def test_states_already_explored_are_not_explored_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = _small_trace()
+    config = ReplayConfig(budget=5_000, max_divergences=1)
+    [with_memo] = validate_bytes(raw, config=config).groups
+    counter = itertools.count()
+    monkeypatch.setattr(replay.Replayer, "_fingerprint", lambda self, b: next(counter).to_bytes(8, "big"))
+    [without] = validate_bytes(raw, config=config).groups
+    assert with_memo.verdict == without.verdict == VIOLATION
+    assert with_memo.search_used < without.search_used
