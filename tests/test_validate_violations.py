@@ -20,6 +20,7 @@ from groupspec.sim.render import write_trace
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import apply_overrides, load_scenario_text
 from groupspec.validate import INCONCLUSIVE, VIOLATION, validate_bytes
+from groupspec.validate.checks import stale_commits_accepted
 from groupspec.validate.grouping import group_trace
 from groupspec.validate.load import load_bytes
 from groupspec.validate.replay import replay_group
@@ -80,7 +81,12 @@ def test_stale_generation_commit_accepted_is_a_violation_at_that_event(
     assert g.verdict == VIOLATION
     assert g.violation is not None
     assert g.violation.seq == ev["seq"]
-    assert g.violation.rule in {"StaleCommitAccepted", "CommitGenerationCheck"}
+    # The replay-free check fires first (the replay would name CommitGenerationCheck at the
+    # same event); its detail names both generations, which only that check knows.
+    assert g.violation.rule == "StaleCommitAccepted"
+    gen = ev["request"]["generation_id"]
+    assert f"with generation {gen} accepted" in g.violation.detail
+    assert f"but generation {gen + 1} had completed" in g.violation.detail
     assert "ClassicGroup.java" in g.violation.kafka_source
     assert "OffsetCommit NONE" in g.violation.broker_answered
     # the CLI says so too, with exit code 1
@@ -196,3 +202,73 @@ def test_trace_starting_mid_group_is_inconclusive_not_a_violation() -> None:
     [g] = validate_bytes(dump(kept).encode()).groups
     assert g.verdict == INCONCLUSIVE
     assert any("before the trace started" in m.what for m in g.missing)
+
+
+def test_a_broker_handing_a_member_other_than_the_leaders_assignment() -> None:
+    """The follower receives less than the leader sent for it: no partition goes to two
+    members and the leader's assignment keeps the assignor contract, so only the replay's
+    SyncGroup assignment comparison can see it."""
+    objs = events(sim_trace("eager"))
+    syncs = _syncs_of_one_generation(objs)
+    leader = next(s for s in syncs if s["request"]["assignments"])
+    follower = next(s for s in syncs if s is not leader)
+    sent = next(a["assignment"] for a in leader["request"]["assignments"]
+                if a["member_id"] == follower["request"]["member_id"])
+    assert follower["response"]["assignment"] == sent  # the recording forwarded it faithfully
+    given = pairs(Assignment.decode(base64.b64decode(sent)).partitions)
+    kept = set(sorted(given)[1:])
+    follower["response"]["assignment"] = base64.b64encode(Assignment(from_pairs(kept)).encode()).decode()
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.seq == follower["seq"]
+    assert g.violation.rule == "SyncPropagatesLeaderAssignment"
+    assert g.violation.detail == "assignment differs"
+    assert "GroupMetadataManager.java" in g.violation.kafka_source
+
+
+def _exchanges(text: str) -> list[Any]:
+    [gt] = group_trace(load_bytes(text.encode())).groups.values()
+    return gt.exchanges
+
+
+def test_stale_commit_check_fires_exactly_one_generation_back_and_not_at_the_current() -> None:
+    """StaleCommitAccepted on its own (the replay would name another rule at the same
+    event): a commit one generation behind the newest completed one is a finding; commits
+    of the current generation, which every simulated run has, are not."""
+    text = sim_trace("eager")
+    assert stale_commits_accepted(_exchanges(text)) == []
+
+    def older(o: dict[str, Any]) -> None:
+        o["request"]["generation_id"] -= 1
+
+    bad, ev = edit(text, _accepted_commit_of_later_generation, older)
+    [f] = [f for f in stale_commits_accepted(_exchanges(bad)) if f.seq == ev["seq"]]
+    assert f.rule.name == "StaleCommitAccepted"
+    gen = ev["request"]["generation_id"]
+    assert f.detail.startswith(f"commit from {ev['request']['member_id']} with generation {gen} accepted")
+    assert f"but generation {gen + 1} had completed" in f.detail
+
+
+def test_a_commit_sent_as_the_newer_generation_arrives_is_not_stale() -> None:
+    """Only a JoinGroup response received strictly before the commit was sent makes it
+    stale: at equal times the commit may have been handled first."""
+    text = sim_trace("eager")
+    objs = events(text)
+    for o in objs:
+        if _accepted_commit_of_later_generation(o):
+            o["request"]["generation_id"] -= 1
+            commit = o
+            break
+    join = max((o for o in objs if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+                and o["response"]["error"] == "NONE"
+                and o["response"]["generation_id"] == commit["request"]["generation_id"] + 1
+                and o["received_ms"] <= commit["sent_ms"]), key=lambda o: o["received_ms"])
+    assert [f.seq for f in stale_commits_accepted(_exchanges(dump(objs)))][:1] == [commit["seq"]]
+    # move every newer JoinGroup response to arrive exactly when the commit is sent
+    for o in objs:
+        if (o["kind"] == "exchange" and o["api"] == "JoinGroup" and o["response"]["error"] == "NONE"
+                and o["response"]["generation_id"] > commit["request"]["generation_id"]
+                and o["received_ms"] <= commit["sent_ms"]):
+            o["received_ms"] = max(commit["sent_ms"], o["sent_ms"])
+    assert join["received_ms"] == commit["sent_ms"]
+    assert commit["seq"] not in [f.seq for f in stale_commits_accepted(_exchanges(dump(objs)))]
