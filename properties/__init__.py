@@ -41,3 +41,11 @@ settings.register_profile(
 _profile = os.environ.get("GROUPSPEC_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else None)
 if _profile is not None:
     settings.load_profile(_profile)
+
+
+def whole_runs() -> settings:
+    """Settings for properties whose every example is a whole simulated group run (about a
+    second each): a quarter of the loaded profile's examples, at least 5, no deadline. The
+    profile (dev, ci, nightly) decides the count; a test never hard-codes it."""
+    current = settings()
+    return settings(current, max_examples=max(5, current.max_examples // 4), deadline=None)

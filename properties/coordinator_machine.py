@@ -260,6 +260,15 @@ class CoordinatorMachine(RuleBasedStateMachine):
             ),
         )
 
+    @rule(offset=st.integers(min_value=0, max_value=1000))
+    def everyone_commits(self, offset: int) -> None:
+        """Every client that has joined a generation commits with it, as a consumer does
+        between polls, and also between its JoinGroup and SyncGroup (which must then be
+        REBALANCE_IN_PROGRESS, ClassicGroup.validateOffsetCommit)."""
+        for i, c in enumerate(self.clients):
+            if c.generation >= 0:
+                self.commit(i, "current", offset, i % NUM_PARTITIONS)
+
     @rule(i=clients_idx, by_instance=st.booleans())
     def leave(self, i: int, by_instance: bool) -> None:
         c = self.clients[i]

@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+import groupspec.coordinator.context as context
 import groupspec.coordinator.offsets as offsets
 import groupspec.coordinator.rebalance as rebalance
 import groupspec.coordinator.replay as replay
+import groupspec.invariants as invariants
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.membership import validate_member
-from groupspec.coordinator.state import Group
+from groupspec.coordinator.state import CoordinatorState, Group
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -34,6 +36,8 @@ HUNT = settings(
     database=None,
     derandomize=True,
     report_multiple_bugs=False,
+    # only which invariant fails matters here, not a minimal story: no shrinking
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
@@ -94,6 +98,57 @@ def _apply_skip_completing_rebalance(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(rebalance, "transition", _skip_completing_rebalance)
 
 
+def _commit_without_completing_rebalance_check(group: Group, req: OffsetCommitRequest) -> Error:
+    """REBALANCE_IN_PROGRESS between JoinGroup and SyncGroup removed: the new generation
+    may commit before it has its assignment."""
+    error = ORIGINAL_VALIDATE_OFFSET_COMMIT(group, req)
+    if error is Error.REBALANCE_IN_PROGRESS and group.state is GroupState.CompletingRebalance:
+        return Error.NONE
+    return error
+
+
+ORIGINAL_VALIDATE_OFFSET_COMMIT = offsets.validate_offset_commit
+ORIGINAL_APPLY_RECORD = replay.apply_record
+
+
+def _patch_replay(mp: pytest.MonkeyPatch, apply: Callable[[CoordinatorState, r.Record], None]) -> None:
+    """A bug in the record semantics: the coordinator (Txn.emit), a failover's reload and
+    the invariant monitor all replay through the one function, so all get the bug."""
+    for module in (replay, context, invariants):
+        mp.setattr(module, "apply_record", apply)
+
+
+def _apply_keeping_static_mapping(state: CoordinatorState, rec: r.Record) -> None:
+    """MemberRemoved no longer drops the instance's mapping (the spec's
+    mutant-static-mapping-kept)."""
+    kept: tuple[str, str] | None = None
+    if isinstance(rec, r.MemberRemoved):
+        g = state.groups.get(rec.group_id)
+        mem = g.members.get(rec.member_id) if g is not None else None
+        if mem is not None and mem.group_instance_id is not None:
+            kept = (mem.group_instance_id, mem.member_id)
+    ORIGINAL_APPLY_RECORD(state, rec)
+    if kept is not None:
+        state.groups[rec.group_id].static_members[kept[0]] = kept[1]
+
+
+def _apply_keeping_pending_id(state: CoordinatorState, rec: r.Record) -> None:
+    """MemberAdded no longer drops the KIP-394 pending id it turns into a member (the
+    spec's mutant-pending-kept)."""
+    g = state.groups.get(rec.group_id)
+    pending = (g.pending_members.get(rec.info.member_id)
+               if g is not None and isinstance(rec, r.MemberAdded) else None)
+    ORIGINAL_APPLY_RECORD(state, rec)
+    if pending is not None and isinstance(rec, r.MemberAdded):
+        state.groups[rec.group_id].pending_members[rec.info.member_id] = pending
+
+
+def _parked_syncs_not_failed(txn: Txn, group: Group, error: Error) -> None:
+    """A rebalance starting in CompletingRebalance no longer fails the parked SyncGroups
+    (the spec's mutant-parked-sync-dropped): they stay parked into PreparingRebalance."""
+    txn.emit(r.AssignmentsSet(group.group_id, group.generation_id, ()))
+
+
 MUTANTS: dict[str, tuple[str, Callable[[pytest.MonkeyPatch], None]]] = {
     "stale-commit-accepted": (
         "NoStaleCommitInv",
@@ -113,6 +168,23 @@ MUTANTS: dict[str, tuple[str, Callable[[pytest.MonkeyPatch], None]]] = {
     "no-generation-on-empty": (
         "GenerationMonotonicInv",
         lambda mp: mp.setattr(Txn, "emit", _emit_without_empty_generation),
+    ),
+    "commit-in-completing-rebalance": (
+        "NoStaleCommitInv",
+        lambda mp: mp.setattr(
+            offsets, "validate_offset_commit", _commit_without_completing_rebalance_check
+        ),
+    ),
+    "static-mapping-kept": (
+        "StaticMembersInv",
+        lambda mp: _patch_replay(mp, _apply_keeping_static_mapping),
+    ),
+    "pending-kept": ("PendingMembersInv", lambda mp: _patch_replay(mp, _apply_keeping_pending_id)),
+    "parked-sync-kept": (
+        "ParkedRequestsInv",
+        lambda mp: mp.setattr(
+            rebalance, "reset_and_propagate_assignment_with_error", _parked_syncs_not_failed
+        ),
     ),
 }
 

@@ -57,3 +57,21 @@ def test_a_leader_that_rejoined_is_kept() -> None:
     assert group.verdict == "violation"
     assert group.violation.rule == "JoinCompletion"
     assert group.violation.seq in {e["seq"] for e in gen3}
+    # the leader comparison decided it, not the member list that moved with it
+    assert group.violation.detail == "leader differs", group.violation
+    assert f"leader={other}" in group.violation.broker_answered
+
+
+def test_only_the_leader_changed_is_caught_by_the_leader_comparison() -> None:
+    """Generation 3 with every field as Kafka answered except the leader named in the
+    followers' responses: only the JoinGroup leader comparison can see it."""
+    events = _events()
+    gen3 = _joins(events, 3)
+    leader = gen3[0]["response"]["leader"]
+    follower = next(e for e in gen3 if e["response"]["member_id"] != leader)
+    follower["response"]["leader"] = follower["response"]["member_id"]
+    group = _validate(events)
+    assert group.verdict == "violation"
+    assert group.violation.rule == "JoinCompletion"
+    assert group.violation.seq == follower["seq"]
+    assert group.violation.detail == "leader differs", group.violation

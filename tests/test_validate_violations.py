@@ -15,11 +15,12 @@ import pytest
 
 from groupspec.cli.main import main
 from groupspec.cli.simulate import bundled_scenarios
-from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
 from groupspec.sim.render import write_trace
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import apply_overrides, load_scenario_text
 from groupspec.validate import INCONCLUSIVE, VIOLATION, validate_bytes
+from groupspec.validate.checks import assignor_contract, stale_commits_accepted
 from groupspec.validate.grouping import group_trace
 from groupspec.validate.load import load_bytes
 from groupspec.validate.replay import replay_group
@@ -80,7 +81,12 @@ def test_stale_generation_commit_accepted_is_a_violation_at_that_event(
     assert g.verdict == VIOLATION
     assert g.violation is not None
     assert g.violation.seq == ev["seq"]
-    assert g.violation.rule in {"StaleCommitAccepted", "CommitGenerationCheck"}
+    # The replay-free check fires first (the replay would name CommitGenerationCheck at the
+    # same event); its detail names both generations, which only that check knows.
+    assert g.violation.rule == "StaleCommitAccepted"
+    gen = ev["request"]["generation_id"]
+    assert f"with generation {gen} accepted" in g.violation.detail
+    assert f"but generation {gen + 1} had completed" in g.violation.detail
     assert "ClassicGroup.java" in g.violation.kafka_source
     assert "OffsetCommit NONE" in g.violation.broker_answered
     # the CLI says so too, with exit code 1
@@ -196,3 +202,164 @@ def test_trace_starting_mid_group_is_inconclusive_not_a_violation() -> None:
     [g] = validate_bytes(dump(kept).encode()).groups
     assert g.verdict == INCONCLUSIVE
     assert any("before the trace started" in m.what for m in g.missing)
+
+
+def test_a_broker_handing_a_member_other_than_the_leaders_assignment() -> None:
+    """The follower receives less than the leader sent for it: no partition goes to two
+    members and the leader's assignment keeps the assignor contract, so only the replay's
+    SyncGroup assignment comparison can see it."""
+    objs = events(sim_trace("eager"))
+    syncs = _syncs_of_one_generation(objs)
+    leader = next(s for s in syncs if s["request"]["assignments"])
+    follower = next(s for s in syncs if s is not leader)
+    sent = next(a["assignment"] for a in leader["request"]["assignments"]
+                if a["member_id"] == follower["request"]["member_id"])
+    assert follower["response"]["assignment"] == sent  # the recording forwarded it faithfully
+    given = pairs(Assignment.decode(base64.b64decode(sent)).partitions)
+    kept = set(sorted(given)[1:])
+    follower["response"]["assignment"] = base64.b64encode(Assignment(from_pairs(kept)).encode()).decode()
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.seq == follower["seq"]
+    assert g.violation.rule == "SyncPropagatesLeaderAssignment"
+    assert g.violation.detail == "assignment differs"
+    assert "GroupMetadataManager.java" in g.violation.kafka_source
+
+
+def _exchanges(text: str) -> list[Any]:
+    [gt] = group_trace(load_bytes(text.encode())).groups.values()
+    return gt.exchanges
+
+
+def test_stale_commit_check_fires_exactly_one_generation_back_and_not_at_the_current() -> None:
+    """StaleCommitAccepted on its own (the replay would name another rule at the same
+    event): a commit one generation behind the newest completed one is a finding; commits
+    of the current generation, which every simulated run has, are not."""
+    text = sim_trace("eager")
+    assert stale_commits_accepted(_exchanges(text)) == []
+
+    def older(o: dict[str, Any]) -> None:
+        o["request"]["generation_id"] -= 1
+
+    bad, ev = edit(text, _accepted_commit_of_later_generation, older)
+    [f] = [f for f in stale_commits_accepted(_exchanges(bad)) if f.seq == ev["seq"]]
+    assert f.rule.name == "StaleCommitAccepted"
+    gen = ev["request"]["generation_id"]
+    assert f.detail.startswith(f"commit from {ev['request']['member_id']} with generation {gen} accepted")
+    assert f"but generation {gen + 1} had completed" in f.detail
+
+
+def test_a_commit_sent_as_the_newer_generation_arrives_is_not_stale() -> None:
+    """Only a JoinGroup response received strictly before the commit was sent makes it
+    stale: at equal times the commit may have been handled first."""
+    text = sim_trace("eager")
+    objs = events(text)
+    for o in objs:
+        if _accepted_commit_of_later_generation(o):
+            o["request"]["generation_id"] -= 1
+            commit = o
+            break
+    join = max((o for o in objs if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+                and o["response"]["error"] == "NONE"
+                and o["response"]["generation_id"] == commit["request"]["generation_id"] + 1
+                and o["received_ms"] <= commit["sent_ms"]), key=lambda o: o["received_ms"])
+    assert [f.seq for f in stale_commits_accepted(_exchanges(dump(objs)))][:1] == [commit["seq"]]
+    # move every newer JoinGroup response to arrive exactly when the commit is sent
+    for o in objs:
+        if (o["kind"] == "exchange" and o["api"] == "JoinGroup" and o["response"]["error"] == "NONE"
+                and o["response"]["generation_id"] > commit["request"]["generation_id"]
+                and o["received_ms"] <= commit["sent_ms"]):
+            o["received_ms"] = max(commit["sent_ms"], o["sent_ms"])
+    assert join["received_ms"] == commit["sent_ms"]
+    assert commit["seq"] not in [f.seq for f in stale_commits_accepted(_exchanges(dump(objs)))]
+
+
+def test_a_member_id_handed_out_twice_is_member_id_fresh() -> None:
+    """A late joiner's MEMBER_ID_REQUIRED names the id of a member already in the group."""
+    objs = events(sim_trace("eager"))
+    current = {o["response"]["member_id"] for o in objs if o["kind"] == "exchange"
+               and o["api"] == "JoinGroup" and o["response"]["error"] == "NONE"}
+    late = next(o for o in objs if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+                and o["response"]["error"] == "MEMBER_ID_REQUIRED"
+                and any(p["kind"] == "exchange" and p["api"] == "SyncGroup" and p["seq"] < o["seq"] for p in objs))
+    taken = sorted(current - {late["response"]["member_id"]})[0]
+    late["response"]["member_id"] = taken
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.seq == late["seq"]
+    assert g.violation.rule == "MemberIdFresh"
+    assert g.violation.detail == f"member id {taken} is already in use"
+
+
+def _leader_sync(objs: list[dict[str, Any]], generation: int) -> dict[str, Any]:
+    return next(o for o in objs if o["kind"] == "exchange" and o["api"] == "SyncGroup"
+                and o["request"]["generation_id"] == generation and o["request"]["assignments"])
+
+
+def _set_assignment(a: dict[str, Any], parts: set[tuple[str, int]]) -> None:
+    a["assignment"] = base64.b64encode(Assignment(from_pairs(parts)).encode()).decode()
+
+
+def _contract(objs: list[dict[str, Any]]) -> list[Any]:
+    return assignor_contract(_exchanges(dump(objs)))
+
+
+def test_leader_assigning_a_topic_its_member_did_not_subscribe_to() -> None:
+    objs = events(sim_trace("eager"))
+    assert _contract(objs) == []
+    sync = _leader_sync(objs, 2)
+    a = sync["request"]["assignments"][0]
+    _set_assignment(a, pairs(Assignment.decode(base64.b64decode(a["assignment"])).partitions)
+                    | {("not-subscribed", 0)})
+    [f] = _contract(objs)
+    assert (f.rule.name, f.seq) == ("AssignSubscribedTopicsOnly", sync["seq"])
+    assert f.detail == f"{a['member_id']} is assigned topic(s) not-subscribed it did not subscribe to"
+
+
+def test_leader_assigning_one_partition_to_two_members_is_assign_disjoint() -> None:
+    objs = events(sim_trace("eager"))
+    sync = _leader_sync(objs, 2)
+    first, second = sync["request"]["assignments"][:2]
+    p1 = pairs(Assignment.decode(base64.b64decode(first["assignment"])).partitions)
+    p2 = pairs(Assignment.decode(base64.b64decode(second["assignment"])).partitions)
+    stolen = sorted(p1)[0]
+    _set_assignment(second, p2 | {stolen})
+    [f] = _contract(objs)
+    assert (f.rule.name, f.seq) == ("AssignDisjoint", sync["seq"])
+    assert f"{stolen[0]}-{stolen[1]} assigned to both" in f.detail
+
+
+def test_cooperative_leader_moving_an_owned_partition_at_once_is_revoke_first() -> None:
+    """cooperative-sticky: a partition its owner (with a valid claim) still holds may not be
+    handed to another member in the same rebalance (KIP-429)."""
+    objs = events(sim_trace("default"))
+    assert _contract(objs) == []
+    leader_joins = {(o["response"]["generation_id"], o["response"]["member_id"]): o for o in objs
+                    if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+                    and o["response"]["error"] == "NONE" and o["response"]["members"]}
+    for sync in (o for o in objs if o["kind"] == "exchange" and o["api"] == "SyncGroup"
+                 and o["request"]["assignments"]):
+        join = leader_joins[(sync["request"]["generation_id"], sync["request"]["member_id"])]
+        subs = {x["member_id"]: Subscription.decode(base64.b64decode(x["metadata"]))
+                for x in join["response"]["members"]}
+        newest = max(sub.generation_id for sub in subs.values())
+        given = {a["member_id"]: a for a in sync["request"]["assignments"]}
+        kept = [(mid, tp) for mid, sub in sorted(subs.items()) if sub.generation_id == newest
+                for tp in sorted(pairs(sub.owned_partitions))
+                if mid in given and tp in pairs(Assignment.decode(base64.b64decode(given[mid]["assignment"])).partitions)]
+        if kept and len(given) >= 2:
+            break
+    else:
+        raise AssertionError("no cooperative rebalance where a member keeps an owned partition")
+    owner, tp = kept[0]
+    thief = next(mid for mid in sorted(given) if mid != owner)
+
+    def parts(mid: str) -> set[tuple[str, int]]:
+        return pairs(Assignment.decode(base64.b64decode(given[mid]["assignment"])).partitions)
+
+    moved_from, moved_to = parts(owner) - {tp}, parts(thief) | {tp}
+    _set_assignment(given[owner], moved_from)
+    _set_assignment(given[thief], moved_to)
+    [f] = _contract(objs)
+    assert (f.rule.name, f.seq) == ("CooperativeRevokeFirst", sync["seq"])
+    assert f.detail == f"{tp[0]}-{tp[1]} handed to {thief} while {owner} still owns it"

@@ -109,7 +109,11 @@ def _crosscheck_rows(traces: int, workers: int | None) -> list[Row]:
             detail += f"; {bad} disagreements (run groupspec crosscheck for the report)"
         rows.append(Row("crosscheck", "spec -> reference (small)", not bad and not report.uncovered,
                         detail, report.graph_seconds + report.exhaustive_seconds))
-    if report.traces:
+    if not report.traces:
+        # never a missing row: a direction that checked nothing is not a direction that held
+        rows.append(Row("crosscheck", "reference -> spec", False,
+                        f"no simulator trace was checked ({traces} requested)", report.trace_seconds))
+    else:
         diverged = [v for v in report.traces if not v.ok]
         detail = (f"{len(report.traces) - len(diverged)} of {len(report.traces)} simulator "
                   f"traces are behaviours of the spec")
@@ -175,12 +179,24 @@ def render_table(rows: list[Row]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     args.model = args.model or ["small"]
+    if set(PARTS) <= set(args.skip):
+        print(f"error: check: every part is skipped ({', '.join(PARTS)}): nothing to check",
+              file=sys.stderr)
+        return 2
+    if args.traces < 1 and "crosscheck" not in args.skip:
+        print("error: check: --traces: must be at least 1 (the reference -> spec direction "
+              f"needs traces; got {args.traces}); use --skip crosscheck to leave it out",
+              file=sys.stderr)
+        return 2
     rows: list[Row] = []
     for part, produce in PARTS.items():
         if part in args.skip:
             continue
         print(f"== {part}", file=sys.stderr, flush=True)
         rows += produce(args)
+    if not rows:
+        print("error: check: no check ran, so none can be said to hold", file=sys.stderr)
+        return 2
     print(render_table(rows))
     ok = all(r.ok for r in rows)
     print(f"\n{'all checks hold' if ok else 'SOME CHECKS FAILED'} ({len(rows)} checks)")

@@ -121,7 +121,52 @@ def materialize(model: Model, source: Path, target: Path) -> Path:
                 f"{edit.file} (must be exactly once): {edit.find[:60]!r}"
             )
         path.write_text(text.replace(edit.find, edit.replace), encoding="utf-8")
+    if model.expect in ("property", "liveness") and model.violates is not None:
+        cfg = target / model.config
+        cfg.write_text(
+            narrow_properties(cfg.read_text(encoding="utf-8"), model.violates, model.name),
+            encoding="utf-8",
+        )
     return target
+
+
+#: the .cfg keywords that open a section (TLC's ModelConfig)
+_CFG_KEYWORDS = frozenset({
+    "CONSTANT", "CONSTANTS", "INIT", "NEXT", "SPECIFICATION", "INVARIANT", "INVARIANTS",
+    "PROPERTY", "PROPERTIES", "SYMMETRY", "CONSTRAINT", "CONSTRAINTS", "ACTION_CONSTRAINT",
+    "ACTION_CONSTRAINTS", "VIEW", "CHECK_DEADLOCK", "POSTCONDITION", "ALIAS",
+})
+
+
+def narrow_properties(cfg: str, keep: str, model: str = "") -> str:
+    """The .cfg text ``cfg`` with its PROPERTIES section reduced to ``keep``. TLC names a
+    violated invariant but not a violated temporal property, so a mutant aimed at one
+    property is checked against that property alone: a failure can then only be it."""
+    out: list[str] = []
+    in_props = False
+    emitted = False
+    found: list[str] = []
+    for line in cfg.splitlines(keepends=True):
+        words = line.split()
+        head = words[0] if words else ""
+        if head in _CFG_KEYWORDS:
+            in_props = head in ("PROPERTY", "PROPERTIES")
+            if in_props:
+                found += words[1:]
+                if not emitted:
+                    out.append(f"PROPERTIES\n    {keep}\n")
+                    emitted = True
+                continue
+        elif in_props and words and not head.startswith("\\*"):
+            found += words
+            continue
+        out.append(line)
+    if keep not in found:
+        raise ManifestError(
+            f"models.json: {model}: {keep} is not among the properties the config checks "
+            f"({', '.join(found) or 'none'})"
+        )
+    return "".join(out)
 
 
 def record_distinct_states(name: str, count: int, directory: Path | None = None) -> None:
