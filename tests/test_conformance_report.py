@@ -148,7 +148,7 @@ def test_markdown_and_html_show_each_finding_once_with_its_timeline(tmp_path: Pa
     assert ("- JoinWaitsForAllMembers on JoinGroup, differing in generation, members: "
             "[1](#tansu-finding-1) eager-range / kafka-python, [2](#tansu-finding-2) eager-range / confluent-kafka, "
             "[3](#tansu-finding-3) slow-poll / kafka-python") in md
-    assert "2 distinct deviation(s) in 4 finding(s)" in md
+    assert "4 finding(s) in 3 result(s), 2 distinct deviation(s):" in md
     assert "(a consequence of an earlier divergence)" in md
     # the timeline: relative ms, members side by side, the finding's row marked, fields highlighted
     assert "| t (ms) | seq | a | b |" in md
@@ -191,3 +191,23 @@ def test_a_summary_without_findings_renders_from_its_traces(tmp_path: Path) -> N
     stored = attach_findings(run, tmp_path)
     assert render_markdown([stored]) == render_markdown([attach_findings(run, tmp_path)])
     assert "Finding 1" in render_html([stored])
+
+
+def test_the_html_report_renders_in_a_real_browser(tmp_path: Path, render_in_browser: Any) -> None:
+    """Chromium draws the page: the screenshot is not blank, the finding's highlighted
+    field and the timeline's marked row are on it, and the DOM holds every finding."""
+    run = make_run(tmp_path)
+    _, page = write_reports(tmp_path, [run])
+    shown = render_in_browser(page, (1280, 1800))
+    assert shown.png.stat().st_size > 20_000
+    colours = shown.colours()
+    assert len(colours) > 200, f"{len(colours)} colours: a blank or broken page"
+    white = colours.get((255, 255, 255), 0)
+    assert white < 0.97 * sum(colours.values()), "the page is (almost) all white"
+    # the verdict cells, the <mark> highlight and the timeline's finding row, in their colours
+    for name, rgb in (("violation cell", (0xFB, 0xE0, 0xE0)), ("highlighted field", (0xFF, 0xD5, 0x4F)),
+                      ("finding row", (0xFD, 0xEC, 0xEA))):
+        assert colours.get(rgb, 0) > 200, f"no {name} on the page"
+    for n in (1, 2, 3, 4):
+        assert f"<b>Finding {n}</b>" in shown.dom
+    assert "<mark>generation=0</mark>" in shown.dom and "◀ finding" in shown.dom

@@ -227,7 +227,7 @@ def render_markdown(runs: Iterable[dict[str, Any]]) -> str:
             lines += ["Every scenario is conforming with every client.", ""]
         devs = distinct_deviations(numbered)
         if devs:
-            lines += [f"{len(devs)} distinct deviation(s) in {len(numbered)} finding(s):", ""]
+            lines += [f"{len(numbered)} finding(s) in {len(bad)} result(s), {len(devs)} distinct deviation(s):", ""]
             for d in devs:
                 where = ", ".join(f"[{n}](#{_anchor(run, n)}) {s} / {c}" for s, c, n in d.where)
                 lines.append(f"- {_deviation_text(d.rule, d.api, d.fields)}: {where}")
@@ -269,8 +269,8 @@ body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left;vertical-align:top}
 .conforming{background:#e3f6e3}.violation{background:#fbe0e0;font-weight:bold}
 .inconclusive{background:#fdf3d7}.error{background:#eee;font-weight:bold}
-dl{margin:.3rem 0 1rem 1.5rem}dt{font-weight:bold;float:left;clear:left;width:13rem}
-dd{margin-left:13.5rem;font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}
+dl{margin:.3rem 0 1rem 1.5rem;display:grid;grid-template-columns:12rem 1fr;gap:.25rem 1rem}
+dt{font-weight:bold}dd{margin:0;font-family:ui-monospace,monospace;font-size:.9em;white-space:pre-wrap}
 .why{color:#555}ul.notes{color:#444;font-size:.9em}
 .finding{border-left:4px solid #c0392b;padding-left:1rem;margin:1.5rem 0}
 mark{background:#ffd54f;font-weight:bold;padding:0 .15em}
@@ -369,7 +369,8 @@ def render_html(runs: Iterable[dict[str, Any]]) -> str:
             parts.append("<p>Every scenario is conforming with every client.</p>")
         devs = distinct_deviations(numbered)
         if devs:
-            parts.append(f"<p>{len(devs)} distinct deviation(s) in {len(numbered)} finding(s):</p><ul>")
+            parts.append(f"<p>{len(numbered)} finding(s) in {len(bad)} result(s), {len(devs)} distinct "
+                         "deviation(s):</p><ul>")
             for d in devs:
                 where = ", ".join(f"<a href='#{_esc(_anchor(run, n))}'>{n}</a> {_esc(s)} / {_esc(c)}"
                                   for s, c, n in d.where)
