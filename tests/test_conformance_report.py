@@ -80,7 +80,8 @@ def make_run(out: Path) -> dict[str, Any]:
     first = group.pop("violation")
     later = {**first, "seq": 9, "line": 10, "api": "SyncGroup", "rule": "SyncAssignment",
              "broker_answered": "SyncGroup NONE assignment={t-0}",
-             "protocol_allows": ["SyncGroup REBALANCE_IN_PROGRESS"], "consequence_of_earlier": True}
+             "protocol_allows": ["SyncGroup REBALANCE_IN_PROGRESS"], "definite": False,
+             "consequence_of": 5, "side": "broker"}  # as the validator of issue 16 lists them
     group["divergences"] = [first, later, dict(first)]
     group["violation"] = None
     results.append(several)
@@ -113,8 +114,8 @@ def test_findings_take_a_list_per_group_and_keep_each_once(tmp_path: Path) -> No
     several = run["results"][3]
     lines = (tmp_path / several["trace"]).read_text(encoding="utf-8").splitlines()
     fs = findings_of(several["validation"], lines)
-    assert [(f.seq, f.rule, f.consequence_of_earlier) for f in fs] == [
-        (5, "JoinWaitsForAllMembers", False), (9, "SyncAssignment", True)]
+    assert [(f.seq, f.rule, f.consequence_of, f.kind) for f in fs] == [
+        (5, "JoinWaitsForAllMembers", None, "violation"), (9, "SyncAssignment", 5, "divergence")]
     assert fs[1].differences == ("error: NONE (allowed: REBALANCE_IN_PROGRESS)", "assignment: {t-0} (allowed: absent)")
     conforming = findings_of(run["results"][2]["validation"], [])
     assert conforming == []
@@ -149,7 +150,8 @@ def test_markdown_and_html_show_each_finding_once_with_its_timeline(tmp_path: Pa
             "[1](#tansu-finding-1) eager-range / kafka-python, [2](#tansu-finding-2) eager-range / confluent-kafka, "
             "[3](#tansu-finding-3) slow-poll / kafka-python") in md
     assert "4 finding(s) in 3 result(s), 2 distinct deviation(s):" in md
-    assert "(a consequence of an earlier divergence)" in md
+    assert ("**Finding 4**: divergence, not decisive (may be a consequence of the divergence at seq 5): "
+            "group eager-range-kafka-python-8b7963, seq 9 (line 10): SyncGroup") in md
     # the timeline: relative ms, members side by side, the finding's row marked, fields highlighted
     assert "| t (ms) | seq | a | b |" in md
     assert ("| 3018 | 5 | ← JoinGroup NONE **generation=0** protocol=range leader=a-f365ca43… "

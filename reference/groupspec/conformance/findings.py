@@ -9,8 +9,10 @@ does not depend on the rest of the validator's output:
   stopped);
 - per divergence: ``seq``, ``line``, ``api``, ``connection``, ``client_id``,
   ``broker_answered``, ``protocol_allows`` (a list of answers), ``rule``, ``rule_summary``,
-  ``kafka_source``, ``detail``, and, optionally, ``consequence_of_earlier`` (true when the
-  validator judges it a consequence of an earlier divergence of the same group).
+  ``kafka_source``, ``detail``, and, optionally: ``definite`` (decisive on its own; when
+  absent, the group's verdict says), ``side`` (``broker`` or ``client``: who deviated),
+  ``consequence_of`` (the seq of an earlier divergence it may be a consequence of) or
+  ``consequence_of_earlier`` (a flag without the seq).
 
 A :class:`Finding` is one divergence, with the fields where the broker's answer differs from
 the nearest answer the protocol allows, and a :class:`Timeline`: the group's requests and
@@ -87,6 +89,10 @@ class Finding:
     kafka_source: str
     detail: str
     consequence_of_earlier: bool = False
+    #: the seq of the earlier divergence it may be a consequence of, when the validator says
+    consequence_of: int | None = None
+    #: who deviated: "broker" or "client"
+    side: str = "broker"
     #: the broker's answer split into fields, the differing ones marked
     answered_fields: tuple[Field, ...] = ()
     #: the allowed answer nearest to the broker's
@@ -168,8 +174,9 @@ def diff_fields(answered: str, allowed: Sequence[str]) -> tuple[list[Field], str
 # ------------------------------------------------------------------- from the verdict
 def _divergences(group: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     if group.get("divergences"):
-        kind = "violation" if group.get("verdict") == "violation" else "divergence"
-        return [(kind, d) for d in group["divergences"]]
+        decisive = group.get("verdict") == "violation"
+        return [("violation" if d.get("definite", decisive) else "divergence", d)
+                for d in group["divergences"]]
     if group.get("violation"):
         return [("violation", group["violation"])]
     if group.get("divergence"):
@@ -199,7 +206,10 @@ def findings_of(validation: dict[str, Any], trace_lines: Sequence[str] | None = 
                 client_id=str(d.get("client_id") or ""), broker_answered=str(d["broker_answered"]),
                 protocol_allows=allows, rule=str(d["rule"]), rule_summary=str(d.get("rule_summary") or ""),
                 kafka_source=str(d.get("kafka_source") or ""), detail=str(d.get("detail") or ""),
-                consequence_of_earlier=bool(d.get("consequence_of_earlier", False)),
+                consequence_of_earlier=bool(d.get("consequence_of_earlier", False)
+                                            or d.get("consequence_of") is not None),
+                consequence_of=int(d["consequence_of"]) if d.get("consequence_of") is not None else None,
+                side=str(d.get("side") or "broker"),
                 answered_fields=tuple(fields), nearest_allowed=nearest, differences=tuple(words),
             )
             if exchanges is not None:
@@ -310,7 +320,8 @@ def finding_from_json(data: dict[str, Any]) -> Finding:
                       tuple(Field(x["text"], x["differs"]) for x in r["fields"]), r["finding"])
                   for r in tl["rows"]),
             tl.get("earlier", 0), tl.get("later", 0))
-    plain = {k: v for k, v in data.items() if k not in ("timeline", "answered_fields")}
+    known = set(Finding.__dataclass_fields__) - {"timeline", "answered_fields"}
+    plain = {k: v for k, v in data.items() if k in known}
     plain["protocol_allows"] = tuple(plain.get("protocol_allows", ()))
     plain["differences"] = tuple(plain.get("differences", ()))
     return Finding(**plain, answered_fields=tuple(Field(x["text"], x["differs"])

@@ -140,8 +140,14 @@ def _verdict_counts(run: dict[str, Any]) -> str:
 
 
 def _kind_words(f: Finding) -> str:
-    words = "violation" if f.kind == "violation" else "divergence where the replay stopped (not decisive)"
-    return words + (" (a consequence of an earlier divergence)" if f.consequence_of_earlier else "")
+    words = "violation" if f.kind == "violation" else "divergence, not decisive"
+    if f.side != "broker":
+        words += f" by the {f.side}"
+    if f.consequence_of is not None:
+        words += f" (may be a consequence of the divergence at seq {f.consequence_of})"
+    elif f.consequence_of_earlier:
+        words += " (a consequence of an earlier divergence)"
+    return words
 
 
 def _deviation_text(dev_rule: str, api: str, fields: tuple[str, ...]) -> str:
