@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -49,3 +53,46 @@ def tansu_broker() -> Iterator[TansuBroker]:
 
     with TansuBroker() as broker:
         yield broker
+
+
+class Rendered:
+    """A page as headless Chromium drew it: the screenshot and the DOM after rendering."""
+
+    def __init__(self, png: Path, dom: str) -> None:
+        self.png, self.dom = png, dom
+
+    def colours(self) -> dict[tuple[int, int, int], int]:
+        """Pixel count per RGB colour of the screenshot."""
+        from PIL import Image
+
+        with Image.open(self.png) as img:
+            rgb = img.convert("RGB")
+            counts = rgb.getcolors(maxcolors=rgb.width * rgb.height) or []
+        return {c: n for n, c in counts}  # type: ignore[misc]
+
+
+@pytest.fixture
+def render_in_browser(tmp_path: Path) -> Callable[[Path, tuple[int, int]], Rendered]:
+    """Render an HTML file in Debian's chromium (ci/setup.d/50-chromium.sh installs it),
+    headless, with a fresh profile and nothing fetched from the network. A missing chromium
+    fails the test (CI must look at the pages), never skips it."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        pytest.fail("chromium is not installed: run ci/setup.d/50-chromium.sh (apt-get install -y chromium)")
+
+    def render(page: Path, size: tuple[int, int] = (1280, 2400)) -> Rendered:
+        profile = Path(tempfile.mkdtemp(prefix="chromium-", dir=tmp_path))
+        png = tmp_path / f"{page.stem}.png"
+        common = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  f"--user-data-dir={profile}", f"--window-size={size[0]},{size[1]}",
+                  "--hide-scrollbars"]
+        url = page.resolve().as_uri()
+        shot = subprocess.run([*common, f"--screenshot={png}", url], capture_output=True, text=True,
+                              timeout=90, check=False)
+        assert shot.returncode == 0 and png.is_file(), f"chromium failed to draw {page}: {shot.stderr[-2000:]}"
+        dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=90, check=False)
+        assert dom.returncode == 0, f"chromium failed to load {page}: {dom.stderr[-2000:]}"
+        return Rendered(png, dom.stdout)
+
+    return render

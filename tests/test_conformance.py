@@ -22,6 +22,7 @@ import pytest
 
 from groupspec.brokers import KafkaBroker
 from groupspec.conformance.drivers import CLIENTS
+from groupspec.conformance.findings import split_fields
 from groupspec.conformance.report import write_reports
 from groupspec.conformance.runner import run_conformance, validation_config
 from groupspec.conformance.scenarios import SCENARIOS
@@ -215,10 +216,13 @@ def test_tansu_report_lists_each_deviation_with_its_evidence(
             d = g["violation"] or g["divergence"]
             if g["verdict"] == "conforming" or d is None:
                 continue
-            for text in (f"seq {d['seq']} (line {d['line']})", d["broker_answered"], d["rule"],
-                         d["kafka_source"]):
+            for text in (f"seq {d['seq']} (line {d['line']})", d["rule"], d["kafka_source"],
+                         *split_fields(d["broker_answered"])):
                 assert text in section, (head, text)
                 assert html.escape(text) in page, (head, text)
+            # shown once, with its timeline; the scenario section only links to it
+            assert md.count(f"group {g['group_id']}, seq {d['seq']} (line {d['line']})") == 1
+            assert "◀ finding" in section
             # the evidence points at a real event of the trace
             lines = (out / r["trace"]).read_text(encoding="utf-8").splitlines()
             event = json.loads(lines[d["line"] - 1])

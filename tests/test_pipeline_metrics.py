@@ -43,15 +43,15 @@ def test_metrics_add_up_to_the_simulators_totals(churn: str, protocol: str) -> N
     rec = run_one(spec)
     run = rec.run
     # The step record integrates to the runner's own partition_unowned_ms ...
-    assert run["unavailable_partition_ms"] == pr.result.metrics["partition_unowned_ms"]
+    assert run["total_unavailable_partition_ms"] == pr.result.metrics["partition_unowned_ms"]
     # ... and the per-generation moves add up to its partitions_moved.
-    assert sum(r["partitions_moved"] for r in rec.rebalances) == run["partitions_moved"]
-    assert run["rebalances"] == len(pr.result.rebalances) == pr.result.metrics["rebalances"]
+    assert sum(r["partitions_moved"] for r in rec.rebalances) == run["total_partitions_moved"]
+    assert run["total_rebalances"] == len(pr.result.rebalances) == pr.result.metrics["rebalances"]
     churn_rbs = [r for r in rec.rebalances if r["phase"] == "churn"]
     assert all(r["started_ms"] >= built.churn_start_ms for r in churn_rbs)
     assert all(r["started_ms"] < built.churn_start_ms for r in rec.rebalances if r["phase"] == "formation")
     assert run["churn_stw_partition_ms"] == sum(r["unowned_partition_ms"] for r in churn_rbs)
-    assert 0 <= run["churn_stw_partition_ms"] <= run["churn_unavailable_partition_ms"] <= run["unavailable_partition_ms"]
+    assert 0 <= run["churn_stw_partition_ms"] <= run["churn_unavailable_partition_ms"] <= run["total_unavailable_partition_ms"]
     windows = sorted((r["started_ms"], r["started_ms"] + r["duration_ms"]) for r in rec.rebalances)
     assert all(a[1] <= b[0] for a, b in pairwise(windows))  # no overlap
     assert run["verdicts_ok"], run["failed_verdicts"]

@@ -5,6 +5,7 @@ has its summary and every plot. Spark must start: a failure to start fails these
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from groupspec.cli.main import main
+from groupspec.pipeline.bootstrap import ratio_ci
 from groupspec.pipeline.config import SweepConfig, load_config
 from groupspec.pipeline.metrics import NONDETERMINISTIC, Row, RunRecord, run_inprocess
 from groupspec.pipeline.report import PLOTS, write_report
@@ -108,11 +110,24 @@ def test_report_has_the_summary_numbers_and_every_plot(swept: Swept) -> None:
         assert (out / f"{name}.parquet").is_file()
     html = (out / "report.html").read_text(encoding="utf-8")
     md = (out / "report.md").read_text(encoding="utf-8")
-    for name in PLOTS:
-        png = out / "plots" / f"{name}.png"
+    # every plot with something to show is there as PNG and SVG, with n on it; the tiny
+    # sweep violates nothing, so the violations plot is a sentence instead of a panel
+    drawn = [name for name in PLOTS if name != "violations"]
+    for name in drawn:
+        png, svg = out / "plots" / f"{name}.png", out / "plots" / f"{name}.svg"
         assert png.read_bytes().startswith(PNG)
-        assert f"![{name}](plots/{name}.png)" in md
+        text = svg.read_text(encoding="utf-8")
+        assert text.lstrip().startswith("<?xml") and "<svg" in text
+        assert "n=2" in text, name  # two seeds: two runs per cell
+        assert f"![{name}](plots/{name}.png)" in md and f"([SVG](plots/{name}.svg))" in md
         assert f"<figure id='{name}'><img alt='{name}' src='data:image/png;base64,iVBORw0KGgo" in html
+        assert f"<a href='plots/{name}.svg'>SVG</a>" in html
+    assert not (out / "plots" / "violations.png").exists() and not (out / "plots" / "violations.svg").exists()
+    assert "No invariant was violated in any of the 10 runs, so there is no violations plot." in md
+    assert "<figure id='violations'>" not in html
+    # the box plots' median line is explained, in the text and under each box plot
+    assert "the orange line inside the box: the median" in md
+    assert md.count("the orange line inside the box: the median") == 4  # the text and 3 captions
     # The summary opens the report and states the rolling-restart and KIP-415 numbers.
     assert md.index("## Summary") < md.index("## Plots")
     rows = {(r["churn"], r["strategy"], r["delay_ms"]): r for r in read_table(out / "by_strategy.parquet")}
@@ -121,16 +136,41 @@ def test_report_has_the_summary_numbers_and_every_plot(swept: Swept) -> None:
     summary = swept.outcome.summary
     assert summary[0].startswith("**Rolling restart** (3 members, 6 partitions")
     assert f"leaves partitions without an owner for {eager['mean_churn_unavailable_partition_s']:.1f} partition-s" in summary[0]
-    assert any(line.startswith("Cooperative rebalancing, cooperative/cooperative-sticky:")
-               and f"({coop['mean_churn_unavailable_partition_s']:.1f} partition-s" in line for line in summary)
+    coop_line = next(line for line in summary if line.startswith("Cooperative rebalancing, cooperative/cooperative-sticky:"))
+    assert f"({coop['mean_churn_unavailable_partition_s']:.1f} partition-s" in coop_line
+    # every percentage quoted carries its bootstrap interval
+    runs = read_table(out / "runs.parquet")
+
+    def per_run(strategy: str, churn: str, delay: int, key: str, scale: float = 1.0) -> list[float]:
+        return [r[key] / scale for r in runs if (r["strategy"], r["churn"], r["delay_ms"]) == (strategy, churn, delay)]
+
+    ci = ratio_ci(per_run("cooperative/cooperative-sticky", "rolling-restart", 0, "churn_unavailable_partition_ms", 1000),
+                  per_run("eager/range", "rolling-restart", 0, "churn_unavailable_partition_ms", 1000))
+    assert ci is not None and ci.n_new == ci.n_old == 2 and ci.low <= ci.change <= ci.high
+    assert f"({ci.text()})" in coop_line
+    for line in summary:
+        bare = re.sub(r"[+-]\d+%, 95% CI [+-]\d+% to [+-]\d+%", "", line)
+        assert not re.search(r"[+-]\d+%", bare), f"a percentage without its interval: {line}"
     held, base = rows[("crash", "cooperative/cooperative-sticky", 10_000)], rows[("crash", "cooperative/cooperative-sticky", 0)]
     kip = next(line for line in summary if line.startswith("**KIP-415 after a crash**"))
     u, b = held["mean_churn_unavailable_partition_s"], base["mean_churn_unavailable_partition_s"]
     assert u > b  # the crashed member's partitions wait out the delay
     assert f"without a delay, {b:.1f} partition-s without an owner" in kip
     assert f"a 10 s delay adds {u - b:.1f} partition-s" in kip and f"{u:.1f} in all" in kip
+    assert "95% confidence interval from a percentile bootstrap (2000 resamples of each cell's 2 runs" in md
     assert summary[-1] == "Every invariant held in all 10 runs."
     assert "Every invariant held in all 10 runs." in html and "<strong>Rolling restart</strong>" in html
+    # one meaning per column name: per-run means and all-run counts are told apart
+    assert "| rebalances / run |" in md and "| rebalances (all runs) |" in md
+    assert "| rebalances |" not in md and "| moves |" not in md
+
+
+def test_report_is_the_same_when_drawn_again(swept: Swept, tmp_path: Path) -> None:
+    out = tmp_path / "again"
+    shutil.copytree(swept.out, out)
+    write_report(out)
+    for name in ("report.md", "plots/unavailability.svg", "plots/rebalance_duration.svg"):
+        assert (out / name).read_bytes() == (swept.out / name).read_bytes(), name
 
 
 def test_report_shows_violations_when_there_are_some(swept: Swept, tmp_path: Path) -> None:
@@ -144,12 +184,14 @@ def test_report_shows_violations_when_there_are_some(swept: Swept, tmp_path: Pat
     write_table(out / "runs.parquet", runs, RUN_COLUMNS)
     write_table(out / "violations_by_kind.parquet",
                 [{"kind": "NoConcurrentOwnersInv", "churn": "crash", "strategy": "cooperative/cooperative-sticky",
-                  "violations": 3, "runs": 1}], VIOLATIONS_BY_KIND_COLUMNS)
+                  "violations": 3, "runs_with_violation": 1}], VIOLATIONS_BY_KIND_COLUMNS)
     summary = write_report(out)
     assert summary[-1].startswith("Invariants failed in 1 of 10 runs")
     html = (out / "report.html").read_text(encoding="utf-8")
-    assert "<td>NoConcurrentOwnersInv</td>" in html
-    assert (out / "plots/violations.png").read_bytes() != (swept.out / "plots/violations.png").read_bytes()
+    assert "<td>NoConcurrentOwnersInv</td>" in html and "<figure id='violations'>" in html
+    assert (out / "plots/violations.png").read_bytes().startswith(PNG)
+    assert "n = 10 runs" in (out / "plots/violations.svg").read_text(encoding="utf-8")
+    assert "so there is no violations plot" not in (out / "report.md").read_text(encoding="utf-8")
 
 
 def test_cli_sweep_runs_on_the_active_session_and_leaves_it_running(

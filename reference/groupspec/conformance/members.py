@@ -12,11 +12,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from groupspec.conformance.drivers import MemberConfig
+
+
+def partitions_text(assignment: Sequence[tuple[str, int]]) -> str:
+    """``topic-0, topic-1`` (``none`` when empty): partitions as Kafka's logs print them."""
+    return ", ".join(f"{t}-{p}" for t, p in assignment) or "none"
 
 
 class ScenarioError(RuntimeError):
@@ -73,7 +78,7 @@ class Member:
                 if left <= 0 or (self._eof and not pred(self)):
                     raise ScenarioError(
                         f"{self.name}: {what} not reached within {timeout_s:.0f} s "
-                        f"(assignment {self.assignment}, consumed {self.consumed}"
+                        f"(assignment {partitions_text(self.assignment)}, consumed {self.consumed}"
                         f"{', process ended' if self._eof else ''})"
                     )
                 self._cond.wait(min(left, 0.5))
@@ -100,7 +105,7 @@ class Member:
                         return reply
                 left = deadline - time.monotonic()
                 if left <= 0 or self._eof:
-                    raise ScenarioError(f"{self.name}: no reply to {op!r} within {timeout_s:.0f} s")
+                    raise ScenarioError(f"{self.name}: no reply to {op} within {timeout_s:.0f} s")
                 self._cond.wait(min(left, 0.5))
 
     def replies_seen(self) -> int:

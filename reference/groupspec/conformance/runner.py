@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.conformance.drivers import CLIENTS
+from groupspec.conformance.findings import findings_of
 from groupspec.conformance.members import ScenarioError
 from groupspec.conformance.scenarios import RECORDS_PER_PARTITION, SCENARIOS, Context, Scenario
 from groupspec.recorder import BackgroundRecorder, parse_address
@@ -49,6 +50,8 @@ class ScenarioResult:
     wire: dict[str, Any] = field(default_factory=dict)
     #: earlier attempts (a run error on a trace with no violation is retried once)
     earlier: list[dict[str, Any]] = field(default_factory=list)
+    #: every distinct divergence with its timeline (groupspec.conformance.findings)
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,7 +223,9 @@ def _run_once(
     except ScenarioError as e:
         run_error = str(e)
     except Exception as e:  # a failure of the run itself is reported, not raised
-        run_error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+        # the report gets one line; the stack goes beside the member logs
+        run_error = f"{type(e).__name__}: {e}"
+        (logs / "run-error.log").write_text(traceback.format_exc(), encoding="utf-8")
     notes = list(ctx.notes) if ctx is not None else []
     try:
         report = validate_path(trace, config)
@@ -229,10 +234,16 @@ def _run_once(
     verdict = report.worst()
     if not report.groups and run_error is not None:
         verdict = RUN_ERROR
+    validation = report.to_json()
+    try:
+        lines: list[str] | None = trace.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = None
     return ScenarioResult(
         scenario=scenario.name, title=scenario.title, client=client, verdict=verdict,
         trace=str(trace.relative_to(out_dir)), duration_s=round(time.monotonic() - t0, 1),
-        notes=notes, run_error=run_error, validation=report.to_json(), wire=wire_summary(trace),
+        notes=notes, run_error=run_error, validation=validation, wire=wire_summary(trace),
+        findings=[f.to_json() for f in findings_of(validation, lines)],
     )
 
 
@@ -256,7 +267,7 @@ def run_conformance(
     report (default: its address); ``config`` overrides how traces are validated."""
     for c in clients:
         if c not in CLIENTS:
-            raise ValueError(f"unknown client {c!r} (known: {', '.join(CLIENTS)})")
+            raise ValueError(f"unknown client {c} (known: {', '.join(CLIENTS)})")
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")

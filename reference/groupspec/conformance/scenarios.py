@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.conformance.drivers import MemberConfig
-from groupspec.conformance.members import Member, ScenarioError
+from groupspec.conformance.members import Member, ScenarioError, partitions_text
 
 #: records produced to every partition before the members start
 RECORDS_PER_PARTITION = 2
@@ -89,7 +89,7 @@ class Context:
             else:
                 since = None
             if now > deadline:
-                state = "; ".join(f"{m.name} owns {m.assignment}" for m in members)
+                state = "; ".join(f"{m.name} owns {partitions_text(m.assignment)}" for m in members)
                 raise ScenarioError(f"group did not settle on {len(members)} member(s) within "
                                     f"{timeout_s:.0f} s: {state}")
             time.sleep(0.05)
@@ -136,12 +136,12 @@ class Context:
     def commit(self, m: Member) -> str | None:
         reply = m.commit()
         err = reply.get("error")
-        self.note(f"{m.name} committed: {'ok' if reply.get('ok') else err}")
+        self.note(f"{m.name} committed: {'ok' if reply.get('ok') else err or 'failed'}")
         return None if reply.get("ok") else str(err)
 
     def close(self, m: Member) -> None:
         reply = m.close()
-        self.note(f"{m.name} closed{'' if reply.get('ok') else ': ' + str(reply.get('error'))}")
+        self.note(f"{m.name} closed{'' if reply.get('ok') else ': ' + str(reply.get('error') or 'failed')}")
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,8 @@ def static_restart(ctx: Context) -> None:
     ctx.close(a)  # a static member leaves no LeaveGroup behind
     a2 = ctx.member("a-restarted", group_instance_id="instance-a")
     ctx.settle([a2, b])
-    ctx.note(f"instance-a owned {before} before the restart and {a2.assignment} after")
+    ctx.note(f"instance-a owned {partitions_text(before)} before the restart and "
+             f"{partitions_text(a2.assignment)} after")
     ctx.commit(a2)
     ctx.commit(b)
     # a second process with a live member's group.instance.id: the older one is fenced

@@ -13,6 +13,12 @@ for rebalances that started before the first churn event, ``churn`` after.
 Per run: rebalance counts and time, partitions without an owner (all of the run, from the
 first churn event on, and inside the churn's rebalances), moves, records processed twice,
 and the invariant verdicts.
+
+One meaning per column name, across these rows and the aggregates built from them
+(``pipeline.spark``): ``total_*`` is a whole run (formation and churn), ``churn_*`` the run
+from the first churn event on; ``partitions_moved`` is one rebalance's; ``violations`` is
+always a number of invariant violations; ``rebalances`` and ``runs`` in an aggregate count
+the rows it was built from; ``mean_X`` is the mean of column ``X`` over them.
 """
 
 from __future__ import annotations
@@ -40,14 +46,14 @@ RUN_COLUMNS: Columns = (
     ("sim_end_ms", "int"),
     ("churn_start_ms", "int"),
     ("churn_end_ms", "int"),
-    ("rebalances", "int"),
+    ("total_rebalances", "int"),
     ("churn_rebalances", "int"),
-    ("rebalance_ms_total", "int"),
+    ("total_rebalance_ms", "int"),
     ("churn_rebalance_ms", "int"),
-    ("unavailable_partition_ms", "int"),
+    ("total_unavailable_partition_ms", "int"),
     ("churn_unavailable_partition_ms", "int"),
     ("churn_stw_partition_ms", "int"),
-    ("partitions_moved", "int"),
+    ("total_partitions_moved", "int"),
     ("churn_partitions_moved", "int"),
     ("records_processed_twice", "int"),
     ("final_generation", "int"),
@@ -71,7 +77,7 @@ REBALANCE_COLUMNS: Columns = (
     ("unowned_partition_ms", "int"),
 )
 
-VIOLATION_COLUMNS: Columns = (*KEY_COLUMNS, ("kind", "str"), ("count", "int"))
+VIOLATION_COLUMNS: Columns = (*KEY_COLUMNS, ("kind", "str"), ("violations", "int"))
 
 #: columns that differ between two runs of the same cell (timing), left out of comparisons
 NONDETERMINISTIC = frozenset({"wall_ms"})
@@ -132,14 +138,14 @@ def run_one(spec: RunSpec) -> RunRecord:
         "sim_end_ms": pr.end_ms,
         "churn_start_ms": built.churn_start_ms,
         "churn_end_ms": built.churn_end_ms,
-        "rebalances": len(rebalances),
+        "total_rebalances": len(rebalances),
         "churn_rebalances": len(churn),
-        "rebalance_ms_total": sum(r["duration_ms"] for r in rebalances if r["completed"]),
+        "total_rebalance_ms": sum(r["duration_ms"] for r in rebalances if r["completed"]),
         "churn_rebalance_ms": sum(r["duration_ms"] for r in churn),
-        "unavailable_partition_ms": pr.unowned_ms(0, pr.end_ms),
+        "total_unavailable_partition_ms": pr.unowned_ms(0, pr.end_ms),
         "churn_unavailable_partition_ms": pr.unowned_ms(built.churn_start_ms, pr.end_ms),
         "churn_stw_partition_ms": sum(r["unowned_partition_ms"] for r in churn),
-        "partitions_moved": int(mt["partitions_moved"]),
+        "total_partitions_moved": int(mt["partitions_moved"]),
         "churn_partitions_moved": sum(r["partitions_moved"] for r in churn),
         "records_processed_twice": int(mt["records_processed_twice"]),
         "final_generation": int(mt["final_generation"]),
@@ -148,7 +154,7 @@ def run_one(spec: RunSpec) -> RunRecord:
         "violations": sum(counts.values()),
         "wall_ms": round((time.perf_counter() - t0) * 1000.0, 1),
     }
-    violations = tuple({**key, "kind": k, "count": n} for k, n in sorted(counts.items()))
+    violations = tuple({**key, "kind": k, "violations": n} for k, n in sorted(counts.items()))
     return RunRecord(run, tuple(rebalances), violations)
 
 

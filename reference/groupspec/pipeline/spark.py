@@ -67,7 +67,7 @@ REBALANCE_STATS_COLUMNS: Columns = (
     ("churn", "str"), ("protocol", "str"), ("assignor", "str"), ("strategy", "str"),
     ("group_size", "int"), ("partitions", "int"), ("delay_ms", "int"),
     ("rebalances", "int"),
-    ("completed", "int"),
+    ("completed_rebalances", "int"),
     ("mean_duration_ms", "float"),
     ("p50_duration_ms", "float"),
     ("p95_duration_ms", "float"),
@@ -78,7 +78,7 @@ REBALANCE_STATS_COLUMNS: Columns = (
 )
 
 VIOLATIONS_BY_KIND_COLUMNS: Columns = (
-    ("kind", "str"), ("churn", "str"), ("strategy", "str"), ("violations", "int"), ("runs", "int"),
+    ("kind", "str"), ("churn", "str"), ("strategy", "str"), ("violations", "int"), ("runs_with_violation", "int"),
 )
 
 
@@ -209,7 +209,7 @@ def aggregate(spark: SparkSession, records: list[RunRecord]) -> dict[str, list[R
         .groupBy(*_CELL)
         .agg(
             F.count(F.lit(1)).alias("rebalances"),
-            F.sum(F.col("completed").cast("long")).alias("completed"),
+            F.sum(F.col("completed").cast("long")).alias("completed_rebalances"),
             F.avg("duration_ms").alias("mean_duration_ms"),
             F.expr("percentile(duration_ms, 0.5)").alias("p50_duration_ms"),
             F.expr("percentile(duration_ms, 0.95)").alias("p95_duration_ms"),
@@ -222,7 +222,7 @@ def aggregate(spark: SparkSession, records: list[RunRecord]) -> dict[str, list[R
     )
     violations_by_kind = (
         viol.groupBy("kind", "churn", "strategy")
-        .agg(F.sum("count").alias("violations"), F.countDistinct("run_id").alias("runs"))
+        .agg(F.sum("violations").alias("violations"), F.countDistinct("run_id").alias("runs_with_violation"))
         .orderBy("kind", "churn", "strategy")
     )
     return {

@@ -3,7 +3,7 @@
 The output directory gets ``runs.parquet``, ``rebalances.parquet``, ``violations.parquet``
 (one row per run, per rebalance, per violated invariant and run), the aggregated
 ``by_strategy.parquet``, ``rebalance_stats.parquet`` and ``violations_by_kind.parquet``,
-``sweep.json`` (the resolved configuration, skipped cells, timings), ``plots/*.png``,
+``sweep.json`` (the resolved configuration, skipped cells, timings), ``plots/*.png`` and ``plots/*.svg``,
 ``report.md`` and ``report.html``.
 """
 
