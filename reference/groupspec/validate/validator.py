@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groupspec.gc_pause import paused_gc
-from groupspec.trace.events import RecordEvent
-from groupspec.validate import checks
+from groupspec.trace.events import FetchEvent, RecordEvent
+from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.replay import Failure, ReplayConfig, ReplayResult, replay_group
@@ -59,11 +59,13 @@ def validate_group_events(
     gaps: Iterable[Gap] = (),
     other: int = 0,
     config: ReplayConfig | None = None,
+    fetches: Iterable[tuple[int, FetchEvent]] = (),
 ) -> GroupVerdict:
     """One group's verdict from its events, given as they come (the Spark job streams each
     group's rows through this): the exchanges in the order :func:`group_trace` leaves them
     (by send time), its records, and the gaps that concern it (its own and the file's)."""
-    return validate_group(GroupTrace(group_id, list(exchanges), list(records), list(gaps), other), config)
+    return validate_group(
+        GroupTrace(group_id, list(exchanges), list(records), list(gaps), other, list(fetches)), config)
 
 
 def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:
@@ -77,6 +79,11 @@ def _from_finding(f: checks.Finding) -> Divergence:
     return Divergence(f.seq, f.line, f.api, f.connection, f.client_id, f.broker,
                       (f.allowed,) if f.allowed else (), f.rule.name, f.rule.summary,
                       f.rule.source, f.detail)
+
+
+def _from_client(f: client_rules.ClientFinding) -> Divergence:
+    return Divergence(f.seq, f.line, f.api, f.connection, f.client_id, f"client sent: {f.sent}",
+                      (f.expected,), f.rule.name, f.rule.summary, f.rule.source, f.detail, side=f.side)
 
 
 def _missing(g: Gap) -> Missing:
@@ -135,6 +142,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     candidates: list[tuple[int, int, Divergence]] = [(f.seq, 0, _from_finding(f)) for f in findings]
     if failure is not None and definite_replay and result is not None:
         candidates.append((failure.exchange.seq, 1, _from_failure(failure, result.allowed)))
+    # client-side rules: evidence in what a client sent, whatever the broker did
+    candidates += [(c.seq, 2, _from_client(c)) for c in client_rules.client_findings(g, result)]
     if candidates:
         candidates.sort(key=lambda c: (c[0], c[1]))
         return GroupVerdict(verdict=VIOLATION, violation=candidates[0][2], notes=tuple(notes), **base)  # type: ignore[arg-type]

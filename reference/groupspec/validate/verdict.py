@@ -35,6 +35,9 @@ class Divergence:
     rule_summary: str
     kafka_source: str
     detail: str
+    #: who deviated: "broker" (the coordinator's answer) or "client" (what a client sent;
+    #: ``connection`` and ``client_id`` name it)
+    side: str = "broker"
 
 
 @dataclass(frozen=True)
