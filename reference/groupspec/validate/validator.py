@@ -75,10 +75,14 @@ def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:
                       f.broker, allows, f.rule.name, f.rule.summary, f.rule.source, f.detail)
 
 
+#: replay-free checks of what the group's leader (a client) computed: the assignor contract
+_LEADER_RULES = frozenset({"AssignDisjoint", "AssignSubscribedTopicsOnly", "CooperativeRevokeFirst"})
+
+
 def _from_finding(f: checks.Finding) -> Divergence:
     return Divergence(f.seq, f.line, f.api, f.connection, f.client_id, f.broker,
                       (f.allowed,) if f.allowed else (), f.rule.name, f.rule.summary,
-                      f.rule.source, f.detail)
+                      f.rule.source, f.detail, side="client" if f.rule.name in _LEADER_RULES else "broker")
 
 
 def _from_client(f: client_rules.ClientFinding) -> Divergence:
