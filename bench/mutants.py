@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from groupspec.client.config import ConsumerConfig
-from groupspec.client.consumer import ClusterView, Consumer, Outgoing
+from groupspec.client.consumer import ClusterView, Consumer, MemberState, Outgoing
 from groupspec.coordinator import rebalance, state, timers
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
@@ -324,11 +324,45 @@ def _resets_on_stale_heartbeat_error(mut: Client) -> type[Consumer]:
 
 def _heartbeats_after_fencing(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
+        """The heartbeat thread keeps the member id and generation it had when a heartbeat
+        was rejected, and retries with them (every retry.backoff.ms) until the member is
+        stable again."""
+
+        def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
+            super().__init__(config, now_ms, next_request_id)
+            self.stale: tuple[str, int] | None = None
+            self.stale_next = 0
+            self.stale_rids: set[int] = set()
+
+        def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+            if rid in self.stale_rids:
+                self.stale_rids.discard(rid)
+                self.inflight.pop(rid, None)
+                self.request_deadline.pop(rid, None)
+                return []
+            return super().on_response(rid, resp, now, cluster)
+
         def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
-            if resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID):
-                mut.hits += 1
-                return  # keeps its member id and generation, and heartbeats on
+            before = (self.member_id, self.generation_id)
             super()._on_heartbeat(resp, sent, now)
+            if resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID) and before[1] >= 0 and (
+                    self.member_id, self.generation_id) != before:
+                self.stale, self.stale_next = before, now + self.config.retry_backoff_ms
+
+        def _heartbeat_thread(self, now: int) -> list[Outgoing]:
+            out = super()._heartbeat_thread(now)
+            if self.state is MemberState.STABLE:
+                self.stale = None
+            elif self.stale is not None and self.coordinator_known and now >= self.stale_next:
+                mut.hits += 1
+                member, gen = self.stale
+                rid, req = self._send("Heartbeat", m.HeartbeatRequest(
+                    group_id=self.config.group_id, generation_id=gen, member_id=member,
+                    group_instance_id=self.config.group_instance_id))
+                self.stale_rids.add(rid)
+                self.stale_next = now + self.config.retry_backoff_ms  # a failed heartbeat is retried
+                out.append((rid, req))
+            return out
     return Buggy
 
 
@@ -525,7 +559,7 @@ def all_mutants() -> list[Mutant]:
                "a heartbeat error for an old generation resets the current one (KAFKA-9823)",
                make=_resets_on_stale_heartbeat_error),
         Client("heartbeats-after-fencing", "client", "ClientStopsWhenFenced",
-               "a member ignores ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID on heartbeats and heartbeats on",
+               "after a rejected heartbeat the heartbeat thread keeps the old member id and generation",
                make=_heartbeats_after_fencing),
         Client("commits-after-fencing", "client", "ClientStopsWhenFenced",
                "a member swallows a fenced OffsetCommit and keeps committing with the same generation",
