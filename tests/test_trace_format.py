@@ -13,7 +13,7 @@ from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
-from groupspec.trace.events import Event, Header, RecordEvent, WireExchange
+from groupspec.trace.events import MINOR, Event, Header, RecordEvent, WireExchange
 from groupspec.trace.jsonl import TraceLineError, TraceWriter, event_to_json, read_events
 from groupspec.trace.schema import trace_schema
 
@@ -50,7 +50,7 @@ def _write(events: list[Event]) -> str:
 
 def test_round_trip() -> None:
     back = list(read_events(io.StringIO(_write(EVENTS)).readlines()))
-    assert back == [Header(source="test"), *EVENTS]
+    assert back == [Header(source="test", minor=MINOR), *EVENTS]
 
 
 def test_committed_schema_is_generated_schema() -> None:
@@ -102,4 +102,4 @@ def test_truncated_last_line() -> None:
     cut = text[: len(text) - 20]
     out = list(read_events(io.StringIO(cut).readlines(), source="t.jsonl"))
     assert isinstance(out[-1], TraceLineError) and "truncated" in out[-1].message
-    assert out[:-1] == [Header(source="test"), *EVENTS[:2]]
+    assert out[:-1] == [Header(source="test", minor=MINOR), *EVENTS[:2]]

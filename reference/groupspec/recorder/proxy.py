@@ -30,6 +30,15 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from groupspec.protocol import messages as m
+from groupspec.recorder.client_apis import (
+    API_VERSIONS_KEY,
+    FETCH_KEY,
+    METADATA_KEY,
+    FetchSession,
+    TopicNames,
+    api_versions_fields,
+    fetch_partitions,
+)
 from groupspec.recorder.convert import CONVERTERS, NotRepresentable, to_request, to_response
 from groupspec.recorder.frames import (
     ADDRESS_APIS,
@@ -41,7 +50,14 @@ from groupspec.recorder.frames import (
     rewrite_addresses,
 )
 from groupspec.recorder.schema import SchemaError
-from groupspec.trace.events import API_BY_KEY, DecodeErrorEvent, WireExchange, request_group_id
+from groupspec.trace.events import (
+    API_BY_KEY,
+    ApiVersionsEvent,
+    DecodeErrorEvent,
+    FetchEvent,
+    WireExchange,
+    request_group_id,
+)
 from groupspec.trace.jsonl import TraceWriter
 
 #: Largest frame treated as Kafka (Kafka's own socket.request.max.bytes is 100 MiB).
@@ -70,6 +86,10 @@ class _Pending:
     header: RequestHeader
     sent_ms: float
     request: m.Request | None = None
+    #: a Fetch or ApiVersions request body (trace v1.1), and for a Fetch the session's
+    #: partitions after it
+    body: dict[str, Any] | None = None
+    session: dict[tuple[str, int], int] | None = None
 
 
 @dataclass
@@ -77,7 +97,10 @@ class _Connection:
     id: str
     client_host: str
     client_id: str = ""
+    #: the client's address and port (trace v1.1 ``peer``)
+    peer: str | None = None
     pending: dict[int, _Pending] = field(default_factory=dict)
+    fetch_session: FetchSession = field(default_factory=FetchSession)
 
 
 @dataclass
@@ -146,6 +169,8 @@ class Recorder:
         self._tasks: set[asyncio.Task[None]] = set()
         self._upstream_ips: set[str] | None = None
         self._resolved: dict[str, set[str]] = {}
+        #: topic ids -> names from the Metadata responses seen (Fetch v13+ names topics by id)
+        self.topic_names = TopicNames()
 
     # -- life cycle ----------------------------------------------------------------------
     async def start(self) -> tuple[str, int]:
@@ -196,7 +221,7 @@ class Recorder:
         return None
 
     # -- events --------------------------------------------------------------------------
-    def _emit(self, event: WireExchange | DecodeErrorEvent) -> None:
+    def _emit(self, event: WireExchange | DecodeErrorEvent | FetchEvent | ApiVersionsEvent) -> None:
         if self.writer is None:
             return
         self.writer.write(event)
@@ -250,8 +275,31 @@ class Recorder:
                 response=response,
                 cluster=self.cluster,
                 rewritten=rewritten,
+                peer=conn.peer,
             )
         )
+
+    def _client_exchange(
+        self, conn: _Connection, p: _Pending, received_ms: float | None, response: dict[str, Any] | None
+    ) -> None:
+        """A Fetch or ApiVersions exchange (trace v1.1)."""
+        assert p.body is not None
+        common: dict[str, Any] = {
+            "seq": self.writer.next_seq() if self.writer else 0,
+            "connection": conn.id,
+            "client_id": p.header.client_id or "",
+            "api_version": p.header.api_version,
+            "correlation_id": p.header.correlation_id,
+            "sent_ms": p.sent_ms,
+            "received_ms": received_ms,
+            "cluster": self.cluster,
+            "peer": conn.peer,
+        }
+        if p.header.api_key == FETCH_KEY:
+            parts = fetch_partitions(p.session or {}, response, self.topic_names)
+            self._emit(FetchEvent(partitions=parts, **common))
+        else:
+            self._emit(ApiVersionsEvent(**common, **api_versions_fields(p.body, response)))
 
     # -- frames --------------------------------------------------------------------------
     def _on_request(self, conn: _Connection, frame: bytes, at: float) -> None:
@@ -265,9 +313,18 @@ class Recorder:
         if header.client_id is not None:
             conn.client_id = header.client_id
         grouped = header.api_key in CONVERTERS
-        if not grouped and header.api_key not in ADDRESS_APIS:
+        client_api = header.api_key in (FETCH_KEY, API_VERSIONS_KEY)
+        if not grouped and not client_api and header.api_key not in ADDRESS_APIS:
             return
         pending = _Pending(header, at)
+        if client_api:
+            try:
+                pending.body = decode_request(frame, header)
+            except SchemaError as e:
+                self._decode_error(conn, "request", str(e), len(frame), header)
+                return
+            if header.api_key == FETCH_KEY:
+                pending.session = conn.fetch_session.request(pending.body, self.topic_names)
         if grouped:
             try:
                 body = decode_request(frame, header)
@@ -298,6 +355,17 @@ class Recorder:
                 if new is not None:
                     out, rewritten = new, True
                     self.stats.rewritten += 1
+        if key == METADATA_KEY:
+            # a Metadata response that does not decode only costs later Fetch events their names
+            with contextlib.suppress(SchemaError):
+                self.topic_names.learn_metadata(decode_response(frame, key, version))
+        if p.body is not None:
+            try:
+                body = decode_response(frame, key, version)
+            except SchemaError as e:
+                self._decode_error(conn, "response", str(e), len(frame), p.header)
+            else:
+                self._client_exchange(conn, p, at, body)
         if p.request is not None:
             try:
                 response = to_response(key, version, decode_response(frame, key, version))
@@ -378,7 +446,8 @@ class Recorder:
         assert task is not None
         self._tasks.add(task)
         peer = client_writer.get_extra_info("peername")
-        conn = _Connection(id=f"c{next(self._ids)}", client_host=f"/{peer[0]}" if peer else "")
+        conn = _Connection(id=f"c{next(self._ids)}", client_host=f"/{peer[0]}" if peer else "",
+                           peer=f"{peer[0]}:{peer[1]}" if peer else None)
         self.stats.connections += 1
         up_writer: asyncio.StreamWriter | None = None
         try:
@@ -410,6 +479,8 @@ class Recorder:
             for p in conn.pending.values():
                 if p.request is not None:
                     self._exchange(conn, p, None, None, False)
+                elif p.body is not None:
+                    self._client_exchange(conn, p, None, None)
             conn.pending.clear()
             for w in (client_writer, up_writer):
                 if w is not None:

@@ -314,13 +314,30 @@ class Simulation:
             return
         c = mem.consumer
         out = c.on_response(msg.rid, cast(m.Response, msg.payload), self.now, self._cluster())
-        self._drain_events(c)
+        self._drain_events(c, mem)
         self._send_all(msg.member, out)
 
-    def _drain_events(self, c: Consumer) -> None:
+    def _drain_events(self, c: Consumer, mem: _Member) -> None:
         for e in c.events:
             self._client_event(e)
         c.events.clear()
+        if c.processed:
+            # trace v1.1: what the poll consumed, as the Fetch that returned it
+            self.trace.append(ev.FetchEvent(
+                seq=len(self.trace) + 1,
+                connection=f"{mem.spec.name}#{mem.incarnation}",
+                client_id=mem.spec.name,
+                api_version=0,
+                correlation_id=self._next_rid(),
+                sent_ms=float(self.now),
+                received_ms=float(self.now),
+                partitions=tuple(
+                    ev.FetchPartition(t, p, start, 0, int(self.leo.get((t, p), 0.0)), end)
+                    for (t, p), start, end in c.processed
+                ),
+                group_id=self.sc.group_id,
+                member_id=c.member_id,
+            ))
         for tp, start, end in c.processed:
             high = self.processed_max.get(tp, 0)
             if start < high:
@@ -355,7 +372,7 @@ class Simulation:
         if not mem.alive or mem.consumer is None or self.now < mem.frozen_until:
             return
         out = mem.consumer.tick(self.now, self._cluster())
-        self._drain_events(mem.consumer)
+        self._drain_events(mem.consumer, mem)
         self._send_all(mem.spec.name, out)
 
     # ------------------------------------------------------------------ faults
@@ -373,7 +390,7 @@ class Simulation:
             mem.restart_at = self.now + f.downtime_ms
         elif f.kind == "close" and mem is not None and mem.consumer is not None:
             out = mem.consumer.close(self.now)
-            self._drain_events(mem.consumer)
+            self._drain_events(mem.consumer, mem)
             self._send_all(mem.spec.name, out)
             mem.alive = False
         elif f.kind == "join" and mem is not None and not mem.alive:

@@ -21,6 +21,25 @@ A trace is a sequence of JSON objects, one per line (JSON Lines), each with a ``
     :mod:`groupspec.protocol.records`), at ``at_ms``.
 ``expiry``
     A reference-level timer input (``timer``: ExpireHeartbeat, ExpireJoin, ...), at ``at_ms``.
+``fetch`` (v1.1)
+    A Fetch request and its response: which partitions a client fetched at which offsets
+    (``partitions``: topic, partition, ``fetch_offset``, and from the response the Kafka
+    error code, the high watermark and ``next_offset``, the offset after the last record
+    returned). Fetch names no group: ``group_id`` and ``member_id`` are filled only by a
+    writer that knows them (the simulator); the validator otherwise attributes a fetch to
+    the member whose exchanges carry the same ``client_id``.
+``api_versions`` (v1.1)
+    An ApiVersions exchange: the client software name and version the client announced,
+    the error code and the version ranges the broker offered.
+
+Process identity (v1.1): every exchange, fetch and api_versions event names its
+``connection`` (the recorder's id for the TCP connection; in simulated traces the member
+and its process incarnation, ``name#2``) and ``client_id``; a recorder also writes
+``peer``, the client's address and port of that TCP connection. Two events with the same
+connection come from one process; the validator tells processes apart by these.
+
+Version 1.1 only adds event kinds and optional fields: the header says ``version`` 1 and
+``minor`` 1, and a v1 trace (no ``minor``) reads exactly as before.
 
 Every event carries ``seq``, its position in the file (0 for the header). Order in the file
 is the order the writer saw events; requests on different connections are only ordered
@@ -37,6 +56,9 @@ from groupspec.protocol import records as r
 
 FORMAT = "groupspec-trace"
 VERSION = 1
+#: the minor version written (1: fetch and api_versions events, ``peer``); readers accept
+#: any minor version of :data:`VERSION` (a minor version only adds)
+MINOR = 1
 
 #: Kafka API name -> (api key, request class, response class)
 APIS: dict[str, tuple[int, type, type]] = {
@@ -69,6 +91,8 @@ class Header:
     cluster: str | None = None
     note: str | None = None
     seq: int = 0
+    #: 0 for a v1 trace (the field absent), 1 for v1.1
+    minor: int = 0
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,8 @@ class WireExchange:
     cluster: str | None = None
     #: the recorder re-encoded this frame (advertised-address rewriting)
     rewritten: bool = False
+    #: v1.1: the client's address and port of the TCP connection (recorder)
+    peer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,7 +148,69 @@ class ExpiryEvent:
     cluster: str | None = None
 
 
-Event: TypeAlias = Header | WireExchange | DecodeErrorEvent | RecordEvent | ExpiryEvent
+@dataclass(frozen=True)
+class FetchPartition:
+    """One partition of a Fetch: the offset asked for and, once answered, what came back."""
+
+    topic: str
+    partition: int
+    fetch_offset: int
+    #: Kafka's error code for the partition (None: no response seen)
+    error_code: int | None = None
+    high_watermark: int | None = None
+    #: the offset after the last record returned (None: no records, or not known)
+    next_offset: int | None = None
+
+
+@dataclass(frozen=True)
+class FetchEvent:
+    """A Fetch request (and its response): which partitions a client fetches at which offsets."""
+
+    seq: int
+    connection: str
+    client_id: str
+    api_version: int
+    correlation_id: int
+    sent_ms: float
+    received_ms: float | None
+    partitions: tuple[FetchPartition, ...]
+    #: the group and member of the fetching consumer, when the writer knows them (simulator)
+    group_id: str | None = None
+    member_id: str | None = None
+    cluster: str | None = None
+    peer: str | None = None
+
+
+@dataclass(frozen=True)
+class ApiVersionRange:
+    api_key: int
+    min_version: int
+    max_version: int
+
+
+@dataclass(frozen=True)
+class ApiVersionsEvent:
+    """An ApiVersions exchange: who the client says it is and what the broker offers."""
+
+    seq: int
+    connection: str
+    client_id: str
+    api_version: int
+    correlation_id: int
+    sent_ms: float
+    received_ms: float | None
+    client_software_name: str | None = None
+    client_software_version: str | None = None
+    #: Kafka's error code (None: no response seen)
+    error_code: int | None = None
+    api_keys: tuple[ApiVersionRange, ...] = ()
+    cluster: str | None = None
+    peer: str | None = None
+
+
+Event: TypeAlias = (
+    Header | WireExchange | DecodeErrorEvent | RecordEvent | ExpiryEvent | FetchEvent | ApiVersionsEvent
+)
 
 KINDS: dict[type, str] = {
     Header: "header",
@@ -130,6 +218,8 @@ KINDS: dict[type, str] = {
     DecodeErrorEvent: "decode_error",
     RecordEvent: "record",
     ExpiryEvent: "expiry",
+    FetchEvent: "fetch",
+    ApiVersionsEvent: "api_versions",
 }
 
 
@@ -139,6 +229,8 @@ def group_of(event: Event) -> str | None:
         return event.group_id
     if isinstance(event, RecordEvent):
         return event.record.group_id
+    if isinstance(event, FetchEvent):
+        return event.group_id
     return None
 
 

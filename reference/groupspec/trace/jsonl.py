@@ -20,11 +20,14 @@ from groupspec.trace.events import (
     APIS,
     FORMAT,
     KINDS,
+    MINOR,
     RECORD_TYPES,
     VERSION,
+    ApiVersionsEvent,
     DecodeErrorEvent,
     Event,
     ExpiryEvent,
+    FetchEvent,
     Header,
     RecordEvent,
     WireExchange,
@@ -75,6 +78,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
 _HEADER = dataclass_decoder(Header, extra=("kind",))
 _DECODE_ERROR = dataclass_decoder(DecodeErrorEvent, extra=("kind",))
 _EXPIRY = dataclass_decoder(ExpiryEvent, extra=("kind",))
+_FETCH = dataclass_decoder(FetchEvent, extra=("kind",))
+_API_VERSIONS = dataclass_decoder(ApiVersionsEvent, extra=("kind",))
 #: an exchange's fields other than its bodies, which the caller decodes by ``api``
 _EXCHANGE = dataclass_decoder(WireExchange, given=("request", "response"), extra=("kind",))
 #: a record event's fields other than its record, which the caller decodes by ``type``
@@ -117,12 +122,16 @@ def event_from_json(obj: Any) -> Event:
         if h.format != FORMAT:
             raise CodecError("format", f"expected {FORMAT!r}, got {h.format!r}")
         if h.version != VERSION:
-            raise CodecError("version", f"unsupported trace version {h.version} (this reads {VERSION})")
+            raise CodecError("version", f"unsupported trace version {h.version} (this reads {VERSION}.x)")
         return h  # type: ignore[no-any-return]
     if kind == "decode_error":
         return _DECODE_ERROR(obj, "")  # type: ignore[no-any-return]
     if kind == "expiry":
         return _EXPIRY(obj, "")  # type: ignore[no-any-return]
+    if kind == "fetch":
+        return _FETCH(obj, "")  # type: ignore[no-any-return]
+    if kind == "api_versions":
+        return _API_VERSIONS(obj, "")  # type: ignore[no-any-return]
     raise CodecError("kind", f"unknown event kind {kind!r} (known: {', '.join(sorted(KINDS.values()))})")
 
 
@@ -152,7 +161,7 @@ class TraceWriter:
     def __init__(self, stream: IO[str], source: str, cluster: str | None = None, note: str | None = None) -> None:
         self._stream = stream
         self._seq = 0
-        self.write_raw(event_to_json(Header(source=source, cluster=cluster, note=note)))
+        self.write_raw(event_to_json(Header(source=source, cluster=cluster, note=note, minor=MINOR)))
 
     def next_seq(self) -> int:
         self._seq += 1

@@ -1,4 +1,4 @@
-"""The JSON Schema of trace format v1, generated from the same type hints the codec uses.
+"""The JSON Schema of trace format v1 (v1.1 included: a minor version only adds), generated from the same type hints the codec uses.
 
 ``groupspec trace schema`` prints it; ``schema/trace-v1.schema.json`` in the package is this
 output, and a test keeps the two equal, so the documented format cannot drift from the code.
@@ -16,8 +16,10 @@ from groupspec.trace.events import (
     APIS,
     KINDS,
     RECORD_TYPES,
+    ApiVersionsEvent,
     DecodeErrorEvent,
     ExpiryEvent,
+    FetchEvent,
     Header,
     RecordEvent,
     WireExchange,
@@ -114,11 +116,13 @@ def trace_schema() -> dict[str, Any]:
     rec["required"] = [*rec["required"], "record"]
     variants.append(rec)
     variants.append(_object_schema(ExpiryEvent, defs, {"kind": const("expiry")}))
-    assert set(kind) == {"header", "exchange", "decode_error", "record", "expiry"}
+    variants.append(_object_schema(FetchEvent, defs, {"kind": const("fetch")}))
+    variants.append(_object_schema(ApiVersionsEvent, defs, {"kind": const("api_versions")}))
+    assert set(kind) == {"header", "exchange", "decode_error", "record", "expiry", "fetch", "api_versions"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
-        "title": "groupspec trace format v1: one JSON object per line",
+        "title": "groupspec trace format v1 (v1.1): one JSON object per line",
         "description": (
             "Each line of a trace file is one event. The first is the header. Field names are "
             "those of groupspec.protocol.messages / records; Kafka errors and group states are "

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 
 from groupspec.trace.events import (
     APIS,
+    ApiVersionsEvent,
     DecodeErrorEvent,
     ExpiryEvent,
+    FetchEvent,
     Header,
     RecordEvent,
     WireExchange,
@@ -71,6 +73,9 @@ class GroupTrace:
     gaps: list[Gap] = field(default_factory=list)
     #: lines with FindCoordinator and other exchanges not replayed
     other: int = 0
+    #: v1.1 Fetch events of this group's consumers (line, event): those naming the group,
+    #: and those naming none whose client id is one of the group's (client-side rules)
+    fetches: list[tuple[int, FetchEvent]] = field(default_factory=list)
 
 
 @dataclass
@@ -107,6 +112,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     seq_line: dict[int, Located] = {}
     conn_groups: dict[str, set[str]] = {}
     decode_errors: list[tuple[int, DecodeErrorEvent]] = []
+    unattributed_fetches: list[tuple[int, FetchEvent]] = []
     coordinator_wide: list[tuple[int, RecordEvent]] = []
 
     def problem(kind: str, loc: Located, msg: str, gid: str | None = None) -> InputProblem:
@@ -174,8 +180,13 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 coordinator_wide.append((loc.line, ev))
         elif isinstance(ev, DecodeErrorEvent):
             decode_errors.append((loc.line, ev))
-        elif isinstance(ev, ExpiryEvent):
+        elif isinstance(ev, ExpiryEvent | ApiVersionsEvent):
             pass  # the reference fires its own timers; expiries are informational
+        elif isinstance(ev, FetchEvent):
+            if ev.group_id:
+                group(ev.group_id).fetches.append((loc.line, ev))
+            else:
+                unattributed_fetches.append((loc.line, ev))
 
     # seq numbers that never appear: events dropped (reported where the numbering resumes)
     accounted = {p.seq for p in loaded.problems if p.seq is not None}  # lines that did not parse
@@ -213,6 +224,15 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         # recorder decodes with Kafka's own schemas so the broker could not act on it either,
         # and one misbehaving client on a shared broker must not spoil every verdict.
 
+    if unattributed_fetches:
+        # a recorded Fetch names no group: it belongs to the groups its client id acts in
+        by_client: dict[str, list[str]] = {}
+        for gid, g in groups.items():
+            for cid in {x.event.client_id for x in g.exchanges}:
+                by_client.setdefault(cid, []).append(gid)
+        for line, fe in unattributed_fetches:
+            for gid in by_client.get(fe.client_id, ()):
+                groups[gid].fetches.append((line, fe))
     for g in groups.values():
         g.gaps.extend(file_gaps)
         if coordinator_wide and g.records:

@@ -9,11 +9,14 @@ from groupspec.validate.verdict import FileReport, GroupVerdict, exit_code
 
 
 def _divergence_lines(label: str, d: Any) -> list[str]:
+    client = getattr(d, "side", "broker") == "client"
     return [
         f"    {label} at seq {d.seq} (line {d.line}): {d.api or 'event'}"
         + (f" on connection {d.connection} ({d.client_id})" if d.connection else ""),
-        f"      broker answered: {d.broker_answered}",
-        f"      protocol allows: {' | '.join(d.protocol_allows) or '(see detail)'}",
+        f"      deviating side: {'client ' + repr(d.client_id) + ' on connection ' + d.connection if client else 'broker'}",
+        f"      {'client' if client else 'broker'} {'sent' if client else 'answered'}: "
+        f"{d.broker_answered.removeprefix('client sent: ')}",
+        f"      {'a Kafka client sends' if client else 'protocol allows'}: {' | '.join(d.protocol_allows) or '(see detail)'}",
         f"      rule: {d.rule}: {d.rule_summary}",
         f"      Kafka source: {d.kafka_source}",
         f"      detail: {d.detail}",

@@ -19,6 +19,8 @@ GCS = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupC
 GC = "core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala"
 CC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java"
 APA = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignor.java"
+AC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractCoordinator.java"
+HB = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/Heartbeat.java"
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,34 @@ RULES: dict[str, Rule] = {
         _r("CooperativeRevokeFirst",
            "a cooperative assignment never hands a member a partition another member still owns (KIP-429)",
            f"{CC} (validateCooperativeAssignment)"),
+        # client-side rules (groupspec.validate.client_rules): the side that deviates is a client
+        _r("ClientFetchesOwnedOnly",
+           "a member fetches only partitions it owns: assigned in its current generation and not yet "
+           "revoked, lost, or (eager) given up before rejoining",
+           f"{CC} (onJoinPrepare, onJoinComplete); {AC} (resetStateAndGeneration)"),
+        _r("ClientCommitsOwnedOnly",
+           "an OffsetCommit carrying a generation names only partitions assigned to the member in that "
+           "generation (or, cooperatively, just revoked by it)",
+           f"{CC} (sendOffsetCommitRequest, generationIfStable, onJoinComplete)"),
+        _r("CooperativeOwnedIsAssigned",
+           "a cooperative member reports as owned only partitions of its assignment in the generation it "
+           "reports, never ones it was told to revoke",
+           f"{CC} (metadata, onJoinComplete, onJoinPrepare)"),
+        _r("EagerRevokesBeforeJoin",
+           "an eager member gives up every partition before it sends JoinGroup (it reports none owned)",
+           f"{CC} (onJoinPrepare, metadata)"),
+        _r("ClientIgnoresStaleErrors",
+           "an error answering a heartbeat of an older generation than the member's does not reset its "
+           "generation or member id (KAFKA-9823)",
+           f"{AC} (HeartbeatResponseHandler, generationUnchanged)"),
+        _r("ClientStopsWhenFenced",
+           "after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID for its current member id and "
+           "generation, a member no longer heartbeats or commits with them",
+           f"{AC} (HeartbeatResponseHandler, resetStateOnResponseError); {CC} (OffsetCommitResponseHandler)"),
+        _r("HeartbeatKeepsSessionAlive",
+           "a member heartbeats often enough to keep its session: gaps longer than its session timeout "
+           "again and again are its heartbeat cadence, not a pause",
+           f"{AC} (HeartbeatThread); {HB} (heartbeat.interval.ms below session.timeout.ms)"),
         # record invariants (groupspec.invariants), for traces that carry reference records
         _r("ValidTransitionInv", "every group-state transition is in Kafka's valid-previous-state table",
            "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic/ClassicGroupState.java; "

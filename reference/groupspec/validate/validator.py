@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groupspec.gc_pause import paused_gc
-from groupspec.trace.events import RecordEvent
-from groupspec.validate import checks
+from groupspec.trace.events import FetchEvent, RecordEvent
+from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.replay import Failure, ReplayConfig, ReplayResult, replay_group
@@ -61,11 +61,13 @@ def validate_group_events(
     gaps: Iterable[Gap] = (),
     other: int = 0,
     config: ReplayConfig | None = None,
+    fetches: Iterable[tuple[int, FetchEvent]] = (),
 ) -> GroupVerdict:
     """One group's verdict from its events, given as they come (the Spark job streams each
     group's rows through this): the exchanges in the order :func:`group_trace` leaves them
     (by send time), its records, and the gaps that concern it (its own and the file's)."""
-    return validate_group(GroupTrace(group_id, list(exchanges), list(records), list(gaps), other), config)
+    return validate_group(
+        GroupTrace(group_id, list(exchanges), list(records), list(gaps), other, list(fetches)), config)
 
 
 def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:
@@ -75,10 +77,19 @@ def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:
                       f.broker, allows, f.rule.name, f.rule.summary, f.rule.source, f.detail)
 
 
+#: replay-free checks of what the group's leader (a client) computed: the assignor contract
+_LEADER_RULES = frozenset({"AssignDisjoint", "AssignSubscribedTopicsOnly", "CooperativeRevokeFirst"})
+
+
 def _from_finding(f: checks.Finding) -> Divergence:
     return Divergence(f.seq, f.line, f.api, f.connection, f.client_id, f.broker,
                       (f.allowed,) if f.allowed else (), f.rule.name, f.rule.summary,
-                      f.rule.source, f.detail)
+                      f.rule.source, f.detail, side="client" if f.rule.name in _LEADER_RULES else "broker")
+
+
+def _from_client(f: client_rules.ClientFinding) -> Divergence:
+    return Divergence(f.seq, f.line, f.api, f.connection, f.client_id, f"client sent: {f.sent}",
+                      (f.expected,), f.rule.name, f.rule.summary, f.rule.source, f.detail, side=f.side)
 
 
 def _missing(g: Gap) -> Missing:
@@ -165,6 +176,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
                                 undecided_because="; ".join(w.what for w in why))
         replayed.append((d, why))
     checked = [_from_finding(f) for f in findings]
+    # client-side rules: evidence in what a client sent, whatever the broker did
+    checked += [_from_client(c) for c in client_rules.client_findings(g, result)]
     every = sorted([d for d, _ in replayed] + checked,
                    key=lambda d: (d.seq, d.line, d.rule not in FIRST_CAUSE))
     base["divergences"] = tuple(every)

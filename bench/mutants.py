@@ -1,0 +1,648 @@
+"""Mutants of the reference coordinator and client model: each a plausible broker or client
+bug, applied in process (a coordinator subclass, a consumer subclass, or a patch held only
+while the simulator runs), never by editing files. The oracle (``groupspec validate``) then
+judges the simulated traces with the *unmutated* reference.
+
+Three ways to mutate:
+
+- :class:`Rewrite`: the broker answers a request as the reference does, then a bug changes
+  the answer (a check skipped, an error code swapped, a field wrong). A coordinator subclass
+  rewrites responses as they leave it; the group state stays the reference's.
+- :class:`Patch`: a function or method of the coordinator is replaced while the simulation
+  runs (a timer that never fires, a join phase that never waits).
+- :class:`Client`: a :class:`~groupspec.client.consumer.Consumer` subclass with one bug.
+
+Every mutant counts ``hits``, the times its bug changed something, so the table can tell a
+mutant the oracle missed from one the runs never exercised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, cast
+
+from groupspec.client.config import ConsumerConfig
+from groupspec.client.consumer import ClusterView, Consumer, MemberState, Outgoing
+from groupspec.coordinator import rebalance, state, timers
+from groupspec.coordinator.context import Output
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
+from groupspec.protocol.errors import Error
+
+TP = tuple[str, int]
+E = Error
+
+
+@dataclass
+class Mutant:
+    name: str
+    #: who has the bug: "broker" or "client"
+    side: str
+    #: the rule (or rule family) the oracle should name
+    expected: str
+    description: str
+    #: the protocols whose runs exercise it: eager, cooperative, static
+    protocols: tuple[str, ...] = ("eager", "cooperative", "static")
+    hits: int = field(default=0, compare=False)
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        yield
+
+    def coordinator(self, config: Any) -> Coordinator | None:
+        """A mutated coordinator for the simulation, or None for the reference."""
+        return None
+
+    def consumer_factory(self) -> Callable[[ConsumerConfig, int, Callable[[], int]], Consumer] | None:
+        """Broker mutants run with :class:`Prober` clients; client mutants with their own."""
+        return Prober
+
+
+# ---------------------------------------------------------------------- broker: answers
+Rewriter = Callable[["Rewrite", m.Request, m.Response], m.Response | None]
+
+
+@dataclass
+class Rewrite(Mutant):
+    rewrite: Rewriter | None = None
+
+    def coordinator(self, config: Any) -> Coordinator:
+        mutant = self
+
+        class Mutated(Coordinator):
+            requests: ClassVar[dict[int, m.Request]] = {}
+
+            def _out(self, out: Output) -> Output:
+                fixed = []
+                for rid, resp in out.responses:
+                    req = self.requests.pop(rid, None)
+                    new = mutant.rewrite(mutant, req, resp) if req is not None and mutant.rewrite else None
+                    if new is not None and new != resp:
+                        mutant.hits += 1
+                        resp = new
+                    fixed.append((rid, resp))
+                out.responses[:] = fixed
+                return out
+
+            def handle(self, request_id: int, request: m.Request, now_ms: int) -> Output:
+                self.requests[request_id] = request
+                return self._out(super().handle(request_id, request, now_ms))
+
+            def advance(self, now_ms: int, on_fire: Any = None) -> Output:
+                return self._out(super().advance(now_ms, on_fire))
+
+            def failover(self, now_ms: int) -> Output:
+                return self._out(super().failover(now_ms))
+
+        Mutated.requests = {}
+        _LEADER_ASSIGNMENT.clear()
+        return Mutated(config)
+
+
+def _swap(api: type, before: Error, after: Error) -> Rewriter:
+    """An error answer replaced by another (``after`` NONE: the check is skipped)."""
+    def rw(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+        if not isinstance(resp, api):
+            return None
+        if isinstance(resp, m.OffsetCommitResponse):
+            if not resp.partitions or any(p.error is not before for p in resp.partitions):
+                return None
+            return dataclasses.replace(resp, partitions=tuple(
+                dataclasses.replace(p, error=after) for p in resp.partitions))
+        if getattr(resp, "error", None) is not before:
+            return None
+        return cast(m.Response, dataclasses.replace(cast(Any, resp), error=after))
+    return rw
+
+
+def _join_ok(change: Callable[[m.JoinGroupRequest, m.JoinGroupResponse], m.JoinGroupResponse]) -> Rewriter:
+    def rw(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+        if isinstance(resp, m.JoinGroupResponse) and resp.error is E.NONE and isinstance(req, m.JoinGroupRequest):
+            return change(req, resp)
+        return None
+    return rw
+
+
+def _sync_ok(change: Callable[[m.SyncGroupRequest, m.SyncGroupResponse], m.SyncGroupResponse | None]) -> Rewriter:
+    def rw(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+        if isinstance(resp, m.SyncGroupResponse) and resp.error is E.NONE and isinstance(req, m.SyncGroupRequest):
+            return change(req, resp)
+        return None
+    return rw
+
+
+def _empty_follower_assignment(req: m.SyncGroupRequest, resp: m.SyncGroupResponse) -> m.SyncGroupResponse | None:
+    if req.assignments:  # the leader gets its own
+        return None
+    return dataclasses.replace(resp, assignment=Assignment({}).encode())
+
+
+_LEADER_ASSIGNMENT: dict[int, bytes] = {}
+
+
+def _leader_assignment_for_all(req: m.SyncGroupRequest, resp: m.SyncGroupResponse) -> m.SyncGroupResponse | None:
+    if req.assignments:
+        _LEADER_ASSIGNMENT[req.generation_id] = resp.assignment
+        return None
+    mine = _LEADER_ASSIGNMENT.get(req.generation_id)
+    return None if mine is None else dataclasses.replace(resp, assignment=mine)
+
+
+def _offset_fetch(change: Callable[[int], int]) -> Rewriter:
+    def rw(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+        if not isinstance(resp, m.OffsetFetchResponse) or resp.error is not E.NONE:
+            return None
+        if not any(p.committed_offset >= 0 for p in resp.partitions):
+            return None
+        return dataclasses.replace(resp, partitions=tuple(
+            dataclasses.replace(p, committed_offset=change(p.committed_offset)) if p.committed_offset >= 0 else p
+            for p in resp.partitions))
+    return rw
+
+
+def _leave_unknown_ok(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+    if not isinstance(resp, m.LeaveGroupResponse) or not resp.members:
+        return None
+    if all(x.error is E.NONE for x in resp.members):
+        return None
+    return dataclasses.replace(resp, members=tuple(dataclasses.replace(x, error=E.NONE) for x in resp.members))
+
+
+def _leave_top_level_error(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+    if isinstance(resp, m.LeaveGroupResponse) and resp.error is E.NONE:
+        return dataclasses.replace(resp, error=E.UNKNOWN_MEMBER_ID, members=())
+    return None
+
+
+# ---------------------------------------------------------------------- broker: patches
+@dataclass
+class Patch(Mutant):
+    #: (object, attribute, replacement factory taking the mutant and the original)
+    target: tuple[Any, str, Callable[[Mutant, Any], Any]] | None = None
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        assert self.target is not None
+        obj, attr, make = self.target
+        original = getattr(obj, attr)
+        setattr(obj, attr, make(self, original))
+        try:
+            yield
+        finally:
+            setattr(obj, attr, original)
+
+
+def _all_joined(mut: Mutant, original: Any) -> Any:
+    def has_all_members_joined(self: state.Group) -> bool:
+        real = bool(original(self))
+        if not real:
+            mut.hits += 1
+        return True
+    return has_all_members_joined
+
+
+def _no_session_expiry(mut: Mutant, original: Any) -> Any:
+    def fire(txn: Any, e: timers.Expiry) -> None:
+        if e.kind is timers.TimerKind.ExpireHeartbeat:
+            g = txn.state.groups.get(e.group_id)
+            mem = g.members.get(e.member_id) if g else None
+            if mem is not None and not mem.has_satisfied_heartbeat():
+                mut.hits += 1
+                return
+        original(txn, e)
+    return fire
+
+
+def _no_rebalance_timeout(mut: Mutant, original: Any) -> Any:
+    def fire(txn: Any, e: timers.Expiry) -> None:
+        if e.kind is timers.TimerKind.ExpireJoin:
+            g = txn.state.groups.get(e.group_id)
+            if g is not None and g.join_timer is not None and not g.join_timer.initial:
+                mut.hits += 1
+                return
+        original(txn, e)
+    return fire
+
+
+def _no_leave_rebalance(mut: Mutant, original: Any) -> Any:
+    def maybe_prepare(txn: Any, group: Any, reason: str) -> None:
+        if reason == "explicit LeaveGroup":
+            mut.hits += 1
+            return
+        original(txn, group, reason)
+    return maybe_prepare
+
+
+def _leader_kept(mut: Mutant, original: Any) -> Any:
+    def elect(txn: Any, group: Any) -> bool:
+        leader = group.members.get(group.leader_id) if group.leader_id else None
+        if (group.leader_id is not None and (leader is None or not leader.is_awaiting_join)
+                and any(x.is_awaiting_join for x in group.members.values())):
+            mut.hits += 1
+            return True  # the departed leader stays leader
+        return bool(original(txn, group))
+    return elect
+
+
+# ---------------------------------------------------------------------- clients
+ConsumerPatch = Callable[["Client"], type[Consumer]]
+
+
+@dataclass
+class Client(Mutant):
+    make: ConsumerPatch | None = None
+
+    def consumer_factory(self) -> Callable[[ConsumerConfig, int, Callable[[], int]], Consumer]:
+        assert self.make is not None
+        return self.make(self)
+
+
+def _eager_keeps_partitions(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
+            kept, pos = set(self.owned), dict(self.positions)
+            out = super()._join_prepare_and_join(now, cluster, subscription)
+            if kept and self.generation_id >= 0 and not self.owned:
+                mut.hits += 1
+                self.owned |= kept  # still consuming while the group rebalances
+                self.positions.update({tp: pos[tp] for tp in kept if tp in pos})
+            return out
+    return Buggy
+
+
+def _cooperative_keeps_revoked(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
+            before, pos = set(self.owned), dict(self.positions)
+            out = super()._on_join_complete(assignment, now)
+            revoked = before - pairs(assignment.partitions)
+            if revoked:
+                mut.hits += 1
+                self.owned |= revoked
+                self.positions.update({tp: pos[tp] for tp in revoked if tp in pos})
+            return out
+    return Buggy
+
+
+def _commits_remembered_offsets(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        memory: dict[TP, int]
+
+        def _commit_request(self, parts: set[TP], generation: int) -> m.OffsetCommitRequest | None:
+            memory = self.__dict__.setdefault("memory", {})
+            memory.update(self.positions)
+            extra = set(memory) - parts - set(self.owned)
+            if extra:
+                mut.hits += 1
+                saved = dict(self.positions)
+                self.positions.update(memory)
+                try:
+                    return super()._commit_request(parts | extra, generation)
+                finally:
+                    self.positions.clear()
+                    self.positions.update(saved)
+            return super()._commit_request(parts, generation)
+    return Buggy
+
+
+def _resets_on_stale_heartbeat_error(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
+            if resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID) and (
+                    sent[1] != self.generation_id or sent[2] != self.member_id):
+                mut.hits += 1  # KAFKA-9823: the stale answer resets the current generation
+                self._lose_all(now, resp.error.name)
+                self._reset_generation(keep_member_id=False)
+                return
+            super()._on_heartbeat(resp, sent, now)
+    return Buggy
+
+
+def _heartbeats_after_fencing(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        """The heartbeat thread keeps the member id and generation it had when a heartbeat
+        was rejected, and retries with them (every retry.backoff.ms) until the member is
+        stable again."""
+
+        def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
+            super().__init__(config, now_ms, next_request_id)
+            self.stale: tuple[str, int] | None = None
+            self.stale_next = 0
+            self.stale_rids: set[int] = set()
+
+        def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+            if rid in self.stale_rids:
+                self.stale_rids.discard(rid)
+                self.inflight.pop(rid, None)
+                self.request_deadline.pop(rid, None)
+                return []
+            return super().on_response(rid, resp, now, cluster)
+
+        def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
+            before = (self.member_id, self.generation_id)
+            super()._on_heartbeat(resp, sent, now)
+            if resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID) and before[1] >= 0 and (
+                    self.member_id, self.generation_id) != before:
+                self.stale, self.stale_next = before, now + self.config.retry_backoff_ms
+
+        def _heartbeat_thread(self, now: int) -> list[Outgoing]:
+            out = super()._heartbeat_thread(now)
+            if self.state is MemberState.STABLE:
+                self.stale = None
+            elif self.stale is not None and self.coordinator_known and now >= self.stale_next:
+                mut.hits += 1
+                member, gen = self.stale
+                rid, req = self._send("Heartbeat", m.HeartbeatRequest(
+                    group_id=self.config.group_id, generation_id=gen, member_id=member,
+                    group_instance_id=self.config.group_instance_id))
+                self.stale_rids.add(rid)
+                self.stale_next = now + self.config.retry_backoff_ms  # a failed heartbeat is retried
+                out.append((rid, req))
+            return out
+    return Buggy
+
+
+def _commits_after_fencing(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> None:
+            if resp.errors() & {E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID}:
+                mut.hits += 1
+                return  # the commit failure is swallowed: the generation is kept
+            super()._on_commit(rid, resp, sent, now)
+    return Buggy
+
+
+def _slow_heartbeats(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _heartbeat_thread(self, now: int) -> list[Outgoing]:
+            out = super()._heartbeat_thread(now)
+            if any(isinstance(req, m.HeartbeatRequest) for _, req in out):
+                mut.hits += 1  # heartbeat.interval.ms above session.timeout.ms, unchecked
+                self.next_heartbeat_ms = now + self.config.session_timeout_ms + 1_500
+            return out
+    return Buggy
+
+
+def _eager_reports_owned(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
+            self.__dict__["stash"] = set(self.owned) if self.generation_id >= 0 else set()
+            return super()._join_prepare_and_join(now, cluster, subscription)
+
+        def _metadata_for(self, assignor_name: str) -> bytes:
+            stash = self.__dict__.get("stash") or set()
+            if not stash:
+                return super()._metadata_for(assignor_name)
+            mut.hits += 1
+            from groupspec.assignors.registry import get_assignor
+            from groupspec.protocol.consumer_protocol import Subscription
+            user = get_assignor(assignor_name).subscription_user_data(self.subscription, from_pairs(stash),
+                                                                      self.generation_id)
+            return Subscription(self.subscription, user, from_pairs(stash), self.generation_id).encode()
+    return Buggy
+
+
+def _keeps_lost_partitions(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        def _lose_all(self, now: int, why: str) -> None:
+            if self.owned:
+                mut.hits += 1
+                return  # onPartitionsLost not run: it consumes on
+            super()._lose_all(now, why)
+    return Buggy
+
+
+def _leader(change: Callable[[Client, Consumer, m.JoinGroupResponse, ClusterView, int], tuple[m.SyncGroupAssignment, ...] | None]) -> ConsumerPatch:
+    def make(mut: Client) -> type[Consumer]:
+        class Buggy(Consumer):
+            def _lead(self, resp: m.JoinGroupResponse, cluster: ClusterView, now: int) -> tuple[m.SyncGroupAssignment, ...]:
+                new = change(mut, self, resp, cluster, now)
+                if new is not None:
+                    mut.hits += 1
+                    return new
+                return Consumer._lead(self, resp, cluster, now)
+        return Buggy
+    return make
+
+
+def _eager_assignor_in_cooperative(mut: Client, c: Consumer, resp: m.JoinGroupResponse, cluster: ClusterView,
+                                   now: int) -> tuple[m.SyncGroupAssignment, ...] | None:
+    if resp.protocol_name != "cooperative-sticky" or len(resp.members) < 2:
+        return None
+    return Consumer._lead(c, dataclasses.replace(resp, protocol_name="range"), cluster, now)
+
+
+def _double_assign(mut: Client, c: Consumer, resp: m.JoinGroupResponse, cluster: ClusterView,
+                   now: int) -> tuple[m.SyncGroupAssignment, ...] | None:
+    real = Consumer._lead(c, resp, cluster, now)
+    if len(real) < 2:
+        return None
+    first = pairs(Assignment.decode(real[0].assignment).partitions)
+    if not first:
+        return None
+    second = Assignment.decode(real[1].assignment)
+    extra = pairs(second.partitions) | {min(first)}
+    return (real[0], m.SyncGroupAssignment(real[1].member_id, Assignment(from_pairs(extra), second.user_data).encode()),
+            *real[2:])
+
+
+def _unsubscribed_topic(mut: Client, c: Consumer, resp: m.JoinGroupResponse, cluster: ClusterView,
+                        now: int) -> tuple[m.SyncGroupAssignment, ...] | None:
+    real = Consumer._lead(c, resp, cluster, now)
+    if not real or mut.hits >= 1:
+        return None  # once: the member it lands on rejoins, and the group would never settle
+    a = Assignment.decode(real[0].assignment)
+    parts = pairs(a.partitions) | {("audit-log", 0)}
+    return (m.SyncGroupAssignment(real[0].member_id, Assignment(from_pairs(parts), a.user_data).encode()), *real[1:])
+
+
+def all_mutants() -> list[Mutant]:
+    hb, sync, commit = m.HeartbeatResponse, m.SyncGroupResponse, m.OffsetCommitResponse
+    return [
+        # ---- broker: heartbeat
+        Rewrite("hb-skips-generation-check", "broker", "HeartbeatGenerationCheck",
+                "Heartbeat of another generation answered NONE (the generation check skipped)",
+                rewrite=_swap(hb, E.ILLEGAL_GENERATION, E.NONE)),
+        Rewrite("hb-hides-rebalance", "broker", "HeartbeatSignalsRebalance",
+                "Heartbeat during PreparingRebalance answered NONE: members learn of the rebalance late (liveness)",
+                rewrite=_swap(hb, E.REBALANCE_IN_PROGRESS, E.NONE)),
+        Rewrite("hb-accepts-unknown-member", "broker", "HeartbeatUnknownMember",
+                "Heartbeat from a removed member answered NONE: a zombie keeps believing it is a member",
+                rewrite=_swap(hb, E.UNKNOWN_MEMBER_ID, E.NONE)),
+        Rewrite("hb-unknown-as-illegal-generation", "broker", "HeartbeatUnknownMember",
+                "a removed member's Heartbeat answered ILLEGAL_GENERATION: it keeps its dead member id",
+                rewrite=_swap(hb, E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION)),
+        # ---- broker: commits
+        Rewrite("commit-accepts-stale-generation", "broker", "CommitGenerationCheck / StaleCommitAccepted",
+                "OffsetCommit of an old generation accepted (the zombie commit of KAFKA-3041 style bugs)",
+                rewrite=_swap(commit, E.ILLEGAL_GENERATION, E.NONE)),
+        Rewrite("commit-accepts-unknown-member", "broker", "CommitUnknownMember",
+                "OffsetCommit from a removed member accepted",
+                rewrite=_swap(commit, E.UNKNOWN_MEMBER_ID, E.NONE)),
+        Rewrite("commit-accepts-during-completing", "broker", "CommitDuringCompletingRebalance",
+                "OffsetCommit between JoinGroup and SyncGroup accepted",
+                rewrite=_swap(commit, E.REBALANCE_IN_PROGRESS, E.NONE)),
+        Rewrite("commit-illegal-generation-as-unknown", "broker", "CommitGenerationCheck",
+                "a stale-generation OffsetCommit answered UNKNOWN_MEMBER_ID: the member drops a valid id",
+                rewrite=_swap(commit, E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID)),
+        # ---- broker: sync
+        Rewrite("sync-illegal-generation-as-rebalance", "broker", "SyncGenerationCheck",
+                "SyncGroup of a wrong generation answered REBALANCE_IN_PROGRESS",
+                rewrite=_swap(sync, E.ILLEGAL_GENERATION, E.REBALANCE_IN_PROGRESS)),
+        Rewrite("sync-rebalance-as-unknown", "broker", "SyncDuringPreparingRebalance",
+                "SyncGroup during PreparingRebalance answered UNKNOWN_MEMBER_ID: members lose their ids",
+                rewrite=_swap(sync, E.REBALANCE_IN_PROGRESS, E.UNKNOWN_MEMBER_ID)),
+        Rewrite("sync-empty-follower-assignment", "broker", "SyncPropagatesLeaderAssignment",
+                "followers receive an empty assignment instead of the leader's (partitions unowned: liveness)",
+                rewrite=_sync_ok(_empty_follower_assignment)),
+        Rewrite("sync-leader-assignment-to-all", "broker", "SyncPropagatesLeaderAssignment / OneOwnerPerGenerationInv",
+                "every follower receives the leader's own assignment (two owners per partition: safety)",
+                rewrite=_sync_ok(_leader_assignment_for_all)),
+        # ---- broker: join
+        Rewrite("join-generation-plus-one", "broker", "JoinCompletion",
+                "JoinGroup answers one generation ahead of the group's (generations off by one)",
+                rewrite=_join_ok(lambda q, r: dataclasses.replace(r, generation_id=r.generation_id + 1))),
+        Rewrite("join-everyone-leader", "broker", "JoinCompletion",
+                "every member is told it is the leader (several leaders assign at once)",
+                rewrite=_join_ok(lambda q, r: dataclasses.replace(r, leader=r.member_id))),
+        Rewrite("join-members-to-followers", "broker", "JoinCompletion",
+                "the member list (with every subscription) goes to followers too",
+                rewrite=_join_ok(lambda q, r: r if r.members or r.leader == r.member_id
+                                 else dataclasses.replace(r, members=(m.JoinGroupResponseMember(r.member_id, None, b""),)))),
+        Rewrite("join-wrong-protocol", "broker", "JoinCompletion",
+                "the selected protocol reported as another name than the group's",
+                rewrite=_join_ok(lambda q, r: dataclasses.replace(r, protocol_name=(r.protocol_name or "") + "-v2"))),
+        # ---- broker: leave and offsets
+        Rewrite("leave-unknown-member-ok", "broker", "LeaveGroupAnswer",
+                "LeaveGroup of an unknown member answered NONE per member",
+                rewrite=_leave_unknown_ok),
+        Rewrite("leave-top-level-error", "broker", "LeaveGroupAnswer",
+                "a successful LeaveGroup answered with a top-level UNKNOWN_MEMBER_ID",
+                rewrite=_leave_top_level_error),
+        Rewrite("offset-fetch-forgets-commits", "broker", "FetchReturnsCommitted",
+                "OffsetFetch returns no committed offset (-1): members reprocess from the start",
+                rewrite=_offset_fetch(lambda o: -1)),
+        Rewrite("offset-fetch-off-by-one", "broker", "FetchReturnsCommitted",
+                "OffsetFetch returns the committed offset minus one: one record processed twice",
+                rewrite=_offset_fetch(lambda o: max(o - 1, 0))),
+        # ---- broker: timers and state (patches)
+        Patch("join-never-waits", "broker", "JoinWaitsForAllMembers",
+              "the join phase completes as soon as any member joins, without waiting for the others",
+              target=(state.Group, "has_all_members_joined", _all_joined)),
+        Patch("session-never-expires", "broker", "session expiry (timing, issue item 2)",
+              "a member whose heartbeats stop is never removed (liveness: its partitions stay owned by nobody)",
+              target=(timers, "fire", _no_session_expiry)),
+        Patch("rebalance-timeout-ignored", "broker", "JoinWaitsForAllMembers (timing)",
+              "the join phase waits for a member that never rejoins past the rebalance timeout",
+              target=(timers, "fire", _no_rebalance_timeout)),
+        Patch("leave-does-not-rebalance", "broker", "HeartbeatSignalsRebalance",
+              "LeaveGroup removes the member but starts no rebalance: its partitions stay unowned",
+              target=(rebalance, "maybe_prepare_rebalance_or_complete_join", _no_leave_rebalance)),
+        Patch("departed-leader-stays-leader", "broker", "JoinCompletion",
+              "a leader that did not rejoin stays leader of the next generation (no one assigns)",
+              target=(rebalance, "maybe_elect_new_joined_leader", _leader_kept)),
+        # ---- clients
+        Client("eager-consumes-across-rebalance", "client", "ClientFetchesOwnedOnly",
+               "an eager member keeps consuming its partitions after sending JoinGroup",
+               protocols=("eager",), make=_eager_keeps_partitions),
+        Client("cooperative-keeps-revoked", "client", "CooperativeOwnedIsAssigned / ClientFetchesOwnedOnly",
+               "a cooperative member keeps partitions it was told to revoke and reports them owned",
+               protocols=("cooperative",), make=_cooperative_keeps_revoked),
+        Client("commits-remembered-offsets", "client", "ClientCommitsOwnedOnly",
+               "a member commits offsets of every partition it ever consumed, owned or not",
+               make=_commits_remembered_offsets),
+        Client("resets-on-stale-heartbeat-error", "client", "ClientIgnoresStaleErrors",
+               "a heartbeat error for an old generation resets the current one (KAFKA-9823)",
+               make=_resets_on_stale_heartbeat_error),
+        Client("heartbeats-after-fencing", "client", "ClientStopsWhenFenced",
+               "after a rejected heartbeat the heartbeat thread keeps the old member id and generation",
+               make=_heartbeats_after_fencing),
+        Client("commits-after-fencing", "client", "ClientStopsWhenFenced",
+               "a member swallows a fenced OffsetCommit and keeps committing with the same generation",
+               make=_commits_after_fencing),
+        Client("heartbeat-slower-than-session", "client", "HeartbeatKeepsSessionAlive",
+               "heartbeat.interval.ms above session.timeout.ms (not validated): the session lapses again and again",
+               make=_slow_heartbeats),
+        Client("eager-reports-owned", "client", "EagerRevokesBeforeJoin",
+               "an eager member reports its old partitions as owned when it rejoins",
+               protocols=("eager",), make=_eager_reports_owned),
+        Client("keeps-lost-partitions", "client", "ClientFetchesOwnedOnly",
+               "a member whose generation is reset does not give up its partitions (onPartitionsLost skipped)",
+               make=_keeps_lost_partitions),
+        Client("leader-ignores-revoke-first", "client", "CooperativeRevokeFirst",
+               "a cooperative leader moves partitions in one step (an eager assignor's output)",
+               protocols=("cooperative",), make=_leader(_eager_assignor_in_cooperative)),
+        Client("leader-assigns-twice", "client", "AssignDisjoint",
+               "the leader gives one partition to two members", make=_leader(_double_assign)),
+        Client("leader-assigns-unsubscribed", "client", "AssignSubscribedTopicsOnly",
+               "the leader assigns a partition of a topic nobody subscribed to",
+               make=_leader(_unsubscribed_topic)),
+    ]
+
+
+class Prober(Consumer):
+    """A lawful client that also sends what a real client may have in flight when a new
+    generation arrives: a Heartbeat and an OffsetCommit of the generation it just left, and
+    (cooperative) a commit of its partitions before its SyncGroup is answered. Their answers
+    are ignored (a real client's would be stale). Broker mutants and half the baseline run
+    with it, so the coordinator's generation and rebalance checks are exercised."""
+
+    def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
+        super().__init__(config, now_ms, next_request_id)
+        self.probes: set[int] = set()
+        self.assigned_in: dict[int, set[TP]] = {}
+        self.fenced: set[tuple[str, int]] = set()
+
+    def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+        if rid in self.probes:
+            self.probes.discard(rid)
+            self.inflight.pop(rid, None)
+            self.request_deadline.pop(rid, None)
+            return []
+        sent = self.inflight.get(rid)
+        if sent is not None and isinstance(resp, m.HeartbeatResponse | m.OffsetCommitResponse | m.SyncGroupResponse):
+            errs = resp.errors() if isinstance(resp, m.OffsetCommitResponse) else {resp.error}
+            if errs & {E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.FENCED_INSTANCE_ID}:
+                self.fenced.add((sent[2], sent[1]))
+        if isinstance(resp, m.JoinGroupResponse) and rid == self.join_rid:
+            return self._probe_join(rid, resp, now, cluster)
+        return super().on_response(rid, resp, now, cluster)
+
+    def _probe(self, api: str, req: m.Request) -> Outgoing:
+        out = self._send(api, req)
+        self.probes.add(out[0])
+        return out
+
+    def _probe_join(self, rid: int, resp: m.JoinGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
+        old_gen, old_member = self.generation_id, self.member_id
+        out = super().on_response(rid, resp, now, cluster)
+        if resp.error is not E.NONE:
+            return out
+        gid, inst = self.config.group_id, self.config.group_instance_id
+        if 0 <= old_gen < resp.generation_id and old_member == resp.member_id and (old_member, old_gen) not in self.fenced:
+            out.append(self._probe("Heartbeat", m.HeartbeatRequest(
+                group_id=gid, generation_id=old_gen, member_id=old_member, group_instance_id=inst)))
+            parts = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.committed[(t, p)])
+                          for t, p in sorted(self.assigned_in.get(old_gen, set())) if (t, p) in self.committed)
+            if parts:
+                out.append(self._probe("OffsetCommit", m.OffsetCommitRequest(
+                    group_id=gid, generation_id=old_gen, member_id=old_member, group_instance_id=inst,
+                    partitions=parts)))
+        mine = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.positions[(t, p)])
+                     for t, p in sorted(self.owned) if (t, p) in self.positions)
+        if not mine:  # eager: nothing owned now; what it committed last generation, again
+            mine = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.committed[(t, p)])
+                         for t, p in sorted(self.assigned_in.get(old_gen, set())) if (t, p) in self.committed)
+        if mine:
+            out.append(self._probe("OffsetCommit", m.OffsetCommitRequest(
+                group_id=gid, generation_id=self.generation_id, member_id=self.member_id,
+                group_instance_id=inst, partitions=mine)))
+        return out
+
+    def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
+        self.assigned_in[self.generation_id] = pairs(assignment.partitions)
+        return super()._on_join_complete(assignment, now)

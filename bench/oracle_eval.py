@@ -1,0 +1,304 @@
+"""The oracle's mutation campaign (issue 16): how often does ``groupspec validate`` name a
+broker or client bug, and does it stay quiet on the unmutated reference?
+
+    python -m bench.oracle_eval                      # the full campaign; rewrites docs/oracle-eval.md
+    python -m bench.oracle_eval --quick              # a few mutants and seeds, no files written
+    python -m bench.oracle_eval --mutants a,b --runs 3 --seeds 20 --json /tmp/o.json
+
+Each run is one simulated group (:func:`groupspec.pipeline.generate.group_scenario`: eager,
+cooperative or static members, 2-4 of them, one or two topics, and a random fault schedule:
+crash, clean close and rejoin, GC pause, slow poll, scale-out, static restart, coordinator
+failover), simulated with one mutant (:mod:`bench.mutants`) in place. The trace keeps only
+what a recorder in front of the broker would see: the exchanges and the fetches, not the
+reference's records or timer events, renumbered as one file. The unmutated reference then
+validates it. A mutant is *caught* when some run of it is a violation; *exercised* when its
+bug changed something in some run (a mutant never exercised cannot be caught, and counts as
+missed). The baseline runs the unmutated model on ``--seeds`` scenarios and must give no
+violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import json
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.mutants import Mutant, Prober, all_mutants
+from groupspec.pipeline.generate import FAULTS, group_scenario
+from groupspec.sim.runner import Simulation
+from groupspec.sim.scenario import parse_scenario
+from groupspec.trace import events as ev
+from groupspec.trace.jsonl import TraceWriter
+from groupspec.validate import validate_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "oracle-eval.md"
+#: the CI profile: one mutant of each kind, few seeds
+QUICK_MUTANTS = ("commit-accepts-stale-generation", "join-never-waits", "eager-consumes-across-rebalance",
+                 "heartbeats-after-fencing")
+
+
+def _kind(data: dict[str, Any]) -> str:
+    if any(mem.get("static") for mem in data["members"]):
+        return "static"
+    return "cooperative" if "cooperative-sticky" in data["defaults"]["assignors"] else "eager"
+
+
+#: a mutant's runs cycle through these fault patterns (of group_scenario's FAULTS), so each
+#: mutant meets zombies (a pause past the session timeout), slow pollers, departures,
+#: arrivals and coordinator moves
+ROTATION: tuple[tuple[str, ...], ...] = (
+    ("pause",), ("slow-poll",), ("crash", "close-rejoin"), ("scale-out", "pause"),
+    ("static-restart", "slow-poll"), ("failover", "crash"),
+)
+
+
+POLL_INTERVAL_MS = 500
+
+
+def scenario_data(seed: int, protocols: Sequence[str] | None = None,
+                  faults: tuple[str, ...] = FAULTS, manual_commit: bool = False) -> dict[str, Any]:
+    """Seed ``seed``'s random group scenario (faults drawn from ``faults``), redrawn from
+    the same generator until its protocol is one of ``protocols``."""
+    rng = random.Random(seed)
+    while True:
+        data = group_scenario(f"g{seed}", rng, faults)
+        if protocols is None or _kind(data) in protocols:
+            break
+    if manual_commit:
+        data["defaults"]["enable_auto_commit"] = False
+    # a poll (and its Fetch) every 500 ms rather than 100: five times fewer events, the
+    # same protocol (rejoins happen at the next poll)
+    data["defaults"]["poll_interval_ms"] = POLL_INTERVAL_MS
+    return data
+
+
+@dataclasses.dataclass
+class Run:
+    seed: int
+    protocol: str
+    verdict: str
+    rule: str
+    side: str
+    hits: int
+    seconds: float
+    error: str = ""
+
+
+def wire_trace(trace: list[ev.Event]) -> bytes:
+    """What a recorder would have written: exchanges and fetches, renumbered."""
+    out = io.StringIO()
+    w = TraceWriter(out, source="simulator")
+    for e in trace:
+        if isinstance(e, ev.WireExchange | ev.FetchEvent):
+            w.write(dataclasses.replace(e, seq=w.next_seq()))
+    return out.getvalue().encode()
+
+
+def run_one(mutant: Mutant | None, seed: int, index: int | None = None) -> Run:
+    """One run: the baseline (``mutant`` None) draws from every fault pattern; a mutant's
+    ``index``-th run from :data:`ROTATION`."""
+    if mutant is None or index is None:
+        data = scenario_data(seed, mutant.protocols if mutant else None)
+    else:
+        data = scenario_data(seed, mutant.protocols, ROTATION[index % len(ROTATION)])
+    sc = parse_scenario(data, f"seed-{seed}")
+    before = mutant.hits if mutant else 0
+    t0 = time.perf_counter()
+    try:
+        if mutant is None:
+            # even seeds: plain clients; odd seeds: clients that also send stale requests
+            result = Simulation(sc, consumer_factory=Prober if seed % 2 else None).run()
+        else:
+            with mutant.applied():
+                sim = Simulation(sc, consumer_factory=mutant.consumer_factory())
+                coordinator = mutant.coordinator(sc.coordinator)
+                if coordinator is not None:
+                    sim.coordinator = coordinator
+                result = sim.run()
+        report = validate_bytes(wire_trace(result.trace), f"seed-{seed}")
+    except Exception as e:  # a mutant that breaks the model itself: reported, not fatal
+        return Run(seed, _kind(data), "error", "", "", (mutant.hits if mutant else 0) - before,
+                   time.perf_counter() - t0, f"{type(e).__name__}: {e}")
+    verdict = report.worst()
+    rule = side = ""
+    for g in report.groups:
+        if g.violation is not None:
+            rule, side = g.violation.rule, g.violation.side
+            break
+        if g.divergence is not None and not rule:
+            rule, side = g.divergence.rule, g.divergence.side
+    return Run(seed, _kind(data), verdict, rule, side, (mutant.hits if mutant else 0) - before,
+               time.perf_counter() - t0)
+
+
+def campaign(mutants: list[Mutant], runs: int, seeds: int, first_seed: int = 1000,
+             log: Any = None) -> dict[str, Any]:
+    started = datetime.now(UTC)
+    rows = []
+    for mut in mutants:
+        got = [run_one(mut, first_seed + i, i) for i in range(runs)]
+        verdicts = Counter(r.verdict for r in got)
+        rules = Counter(r.rule for r in got if r.verdict == "violation")
+        row = {
+            "mutant": mut.name, "side": mut.side, "expected": mut.expected, "description": mut.description,
+            "runs": len(got), "exercised": sum(r.hits > 0 for r in got),
+            "violation": verdicts["violation"], "inconclusive": verdicts["inconclusive"],
+            "conforming": verdicts["conforming"], "error": verdicts["error"],
+            "rules": dict(rules.most_common()),
+            "sides": dict(Counter(r.side for r in got if r.verdict == "violation")),
+            "caught": verdicts["violation"] > 0,
+            "errors": [r.error for r in got if r.error][:2],
+        }
+        rows.append(row)
+        if log:
+            log(f"{mut.name}: {'CAUGHT' if row['caught'] else 'missed'} "
+                f"({row['violation']}/{row['runs']} violation, exercised {row['exercised']}, rules {row['rules']})")
+    base = [run_one(None, i) for i in range(seeds)]
+    if log:
+        log(f"baseline: {dict(Counter(r.verdict for r in base))} over {len(base)} seeds")
+    caught = sum(1 for r in rows if r["caught"])
+    return {
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "mutants": rows,
+        "caught": caught,
+        "total": len(rows),
+        "baseline": {
+            "seeds": len(base),
+            "verdicts": dict(Counter(r.verdict for r in base)),
+            "violations": [dataclasses.asdict(r) for r in base if r.verdict in ("violation", "error")],
+            "inconclusive": [r.seed for r in base if r.verdict == "inconclusive"],
+        },
+    }
+
+
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several runs' results as one: every mutant row, the baselines' runs added up."""
+    rows = [r for p in parts for r in p["mutants"]]
+    verdicts: Counter[str] = Counter()
+    for p in parts:
+        verdicts.update(p["baseline"]["verdicts"])
+    return {
+        "started": min(p["started"] for p in parts), "finished": max(p["finished"] for p in parts),
+        "command": " && ".join(p.get("command", "python -m bench.oracle_eval") for p in parts),
+        "mutants": rows, "caught": sum(1 for r in rows if r["caught"]), "total": len(rows),
+        "baseline": {
+            "seeds": sum(p["baseline"]["seeds"] for p in parts), "verdicts": dict(verdicts),
+            "violations": [v for p in parts for v in p["baseline"]["violations"]],
+            "inconclusive": [s for p in parts for s in p["baseline"]["inconclusive"]],
+        },
+    }
+
+
+def markdown(res: dict[str, Any], command: str) -> str:
+    total, caught = res["total"], res["caught"]
+    b = res["baseline"]
+    lines = [
+        "# The oracle's mutation campaign",
+        "",
+        "<!-- Generated by `python -m bench.oracle_eval`; edit bench/oracle_eval.py or bench/mutants.py, not this file. -->",
+        "",
+        "Each mutant is a plausible broker or client bug put into the reference coordinator or "
+        "client model in process (bench/mutants.py: a coordinator subclass rewriting answers, a "
+        "patch held only while the simulator runs, or a consumer subclass). Each run simulates one "
+        "random group with a fault schedule (`groupspec pipeline generate`'s scenarios), keeps what a "
+        "recorder would see (exchanges and fetches; no reference records), and validates it with the "
+        "unmutated reference. A mutant is caught when some run is a **violation**; *exercised* counts "
+        "the runs in which the bug changed anything.",
+        "",
+        f"- command: `{command}`",
+        f"- run: {res['started']} to {res['finished']} (UTC)",
+        f"- **caught: {caught} of {total} mutants ({100 * caught / max(total, 1):.0f}%)**",
+        f"- unmutated baseline: {b['seeds']} seeds: {', '.join(f'{k} {v}' for k, v in sorted(b['verdicts'].items()))}"
+        f"; **{len(b['violations'])} violation(s)**",
+        "",
+        "| mutant | side | rule expected | runs | exercised | violation / inconclusive / conforming | rule named (side) | caught |",
+        "|---|---|---|---:|---:|---|---|---|",
+    ]
+    for r in res["mutants"]:
+        named = ", ".join(f"{k} x{v}" for k, v in r["rules"].items()) or "-"
+        sides = "/".join(sorted(r["sides"])) or "-"
+        err = f" (+{r['error']} error)" if r["error"] else ""
+        lines.append(
+            f"| `{r['mutant']}` | {r['side']} | {r['expected']} | {r['runs']} | {r['exercised']} | "
+            f"{r['violation']} / {r['inconclusive']} / {r['conforming']}{err} | {named} ({sides}) | "
+            f"{'yes' if r['caught'] else '**no**'} |")
+    lines += ["", "## Mutants", ""]
+    lines += [f"- `{r['mutant']}` ({r['side']}): {r['description']}" for r in res["mutants"]]
+    if b["violations"]:
+        lines += ["", "## Baseline violations", ""]
+        lines += [f"- seed {v['seed']} ({v['protocol']}): {v['verdict']} {v['rule']} {v['error']}" for v in b["violations"]]
+    if b["inconclusive"]:
+        lines += ["", f"Baseline seeds left inconclusive: {', '.join(map(str, b['inconclusive']))}."]
+    lines += [
+        "",
+        "## Reading the table",
+        "",
+        "- A missed mutant that was exercised is a hole in the oracle; one never exercised needs a "
+        "scenario that reaches its bug. Timing mutants (a timer that never fires) wait for the "
+        "replay's timing rules (issue 16 item 2), and the verdict lists one divergence per group "
+        "until the replay carries on past the first (item 1).",
+        "- `rule named` is the first violation's rule in each caught run; the expected rule may come "
+        "second when an earlier consequence is named first.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.oracle_eval", description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=10, help="runs (seeds) per mutant (default 10)")
+    p.add_argument("--seeds", type=int, default=200, help="unmutated baseline seeds (default 200)")
+    p.add_argument("--mutants", help="comma-separated mutant names (default: all)")
+    p.add_argument("--quick", action="store_true", help="the CI profile: 4 mutants, 2 runs, 3 seeds; no files")
+    p.add_argument("--json", type=Path, help="also write the results as JSON here")
+    p.add_argument("--out", type=Path, default=DOC, help="the Markdown table (default docs/oracle-eval.md)")
+    p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument("--baseline-only", action="store_true", help="run only the unmutated baseline")
+    p.add_argument("--from-json", type=Path, nargs="+", metavar="JSON",
+                   help="render the table from earlier --json results (mutant rows and baseline "
+                        "runs of several files are put together) instead of running")
+    args = p.parse_args(argv)
+    mutants = all_mutants()
+    if args.list:
+        for mut in mutants:
+            print(f"{mut.name:40s} {mut.side:7s} {mut.expected}")
+        return 0
+    if args.from_json:
+        res = merge([json.loads(p.read_text(encoding="utf-8")) for p in args.from_json])
+        args.out.write_text(markdown(res, res.get("command", "python -m bench.oracle_eval")), encoding="utf-8")
+        print(f"caught {res['caught']} of {res['total']}; baseline {res['baseline']['verdicts']}")
+        return 0 if not res["baseline"]["violations"] else 1
+    names = args.mutants.split(",") if args.mutants else (list(QUICK_MUTANTS) if args.quick else None)
+    if names is not None:
+        known = {mut.name: mut for mut in mutants}
+        bad = [n for n in names if n not in known]
+        if bad:
+            print(f"error: --mutants: unknown mutant(s) {', '.join(bad)}", file=sys.stderr)
+            return 2
+        mutants = [known[n] for n in names]
+    if args.baseline_only:
+        mutants = []
+    runs, seeds = (2, 3) if args.quick else (args.runs, args.seeds)
+    res = campaign(mutants, runs, seeds, log=lambda s: print(s, file=sys.stderr, flush=True))
+    res["command"] = "python -m bench.oracle_eval" + "".join(f" {a}" for a in (argv or sys.argv[1:]))
+    print(f"caught {res['caught']} of {res['total']}; baseline {res['baseline']['verdicts']}")
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    if not args.quick:
+        args.out.write_text(markdown(res, res["command"]), encoding="utf-8")
+    return 0 if not res["baseline"]["violations"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

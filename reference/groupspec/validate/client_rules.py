@@ -1,0 +1,471 @@
+"""Client-side rules: what a Kafka consumer does with the coordinator's answers, judged on
+a group's events. Each finding names the client that deviated (its client id and
+connection); the broker is not at fault for any of these.
+
+The Java consumer is the reference (clients/.../consumer/internals/ in kafka-clients):
+
+- **ClientFetchesOwnedOnly**: a member fetches only partitions it owns. Ownership starts when
+  its SyncGroup answer arrives (ConsumerCoordinator.onJoinComplete assigns exactly the new
+  assignment, so a cooperative member's revoked partitions go there); an eager member gives
+  up everything before it sends JoinGroup (onJoinPrepare), a cooperative one what it no
+  longer reports as owned; an error that resets the generation loses everything
+  (AbstractCoordinator.resetStateAndGeneration, then onPartitionsLost), as does LeaveGroup.
+- **ClientCommitsOwnedOnly**: an OffsetCommit carries the member's generation
+  (generationIfStable) and the partitions it consumed, which are those assigned to it in
+  that generation; a cooperative member may also commit the partitions it was just told to
+  revoke (its onPartitionsRevoked runs in onJoinComplete, after the new generation).
+- **CooperativeOwnedIsAssigned** / **EagerRevokesBeforeJoin**: the JoinGroup subscription
+  reports ``subscriptions.assignedPartitions()`` and the generation
+  (ConsumerCoordinator.metadata): for a cooperative member a subset of its assignment in
+  that generation, for an eager one nothing (onJoinPrepare revoked everything).
+- **ClientIgnoresStaleErrors**: ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID
+  answering a heartbeat sent with an older generation than the member now has is ignored
+  (HeartbeatResponseHandler, generationUnchanged; KAFKA-9823): the member does not rejoin
+  with its member id or generation reset because of it.
+- **ClientStopsWhenFenced**: after such an error for its current member id and generation,
+  the member resets them (resetStateOnResponseError) and never heartbeats or commits with
+  that pair again.
+- **HeartbeatKeepsSessionAlive**: the heartbeat interval is below the session timeout
+  (Heartbeat.java refuses anything else), so gaps between a member's session-refreshing
+  requests longer than its session timeout come from pauses; the same process showing
+  such a gap again and again (:data:`CADENCE_GAPS` times) heartbeats too slowly.
+
+A process is a client id (the simulator's member name, a recorded client's client.id)
+unless one client id serves two members of one generation (a shared default client id);
+rules that need to follow a process across member ids skip such client ids. Timing rules
+allow :data:`SLACK_MS` for a response to reach the client and the client to act on it.
+The seam: :func:`client_findings` takes a group's events (and what the replay knows,
+unused yet) and returns findings; the validator appends them to the group's verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
+from groupspec.protocol.errors import Error
+from groupspec.protocol.wire import DecodeError
+from groupspec.trace.events import FetchEvent
+from groupspec.validate.checks import COOPERATIVE_ASSIGNORS
+from groupspec.validate.grouping import Exchange, GroupTrace
+from groupspec.validate.rules import RULES, Rule
+
+TP = tuple[str, int]
+
+#: time a client may take to see and act on a response (the recorder's clock is not the client's)
+SLACK_MS = 1000.0
+#: gaps longer than the session timeout, per process, that make a cadence rather than a pause
+CADENCE_GAPS = 3
+#: the errors that tell a member its id or generation is no longer valid
+FENCING = frozenset({Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION, Error.FENCED_INSTANCE_ID})
+#: assignors that follow the eager protocol (RebalanceProtocol.EAGER)
+EAGER_ASSIGNORS = frozenset({"range", "roundrobin", "sticky"})
+
+
+@dataclass(frozen=True)
+class ClientFinding:
+    seq: int
+    line: int
+    rule: Rule
+    #: what the client sent (the counterpart of a broker finding's answer)
+    sent: str
+    #: what a Kafka client does instead
+    expected: str
+    detail: str
+    api: str
+    connection: str
+    client_id: str
+    side: str = "client"
+
+
+def _error(resp: m.Response | None) -> Error | None:
+    if resp is None:
+        return None
+    if isinstance(resp, m.OffsetCommitResponse):
+        errs = {p.error for p in resp.partitions} & FENCING
+        return next(iter(sorted(errs, key=lambda e: e.value)), None)
+    err = getattr(resp, "error", None)
+    return err if isinstance(err, Error) else None
+
+
+def _parts(x: Iterable[TP]) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(x))
+
+
+def _subscriptions(req: m.JoinGroupRequest) -> list[tuple[str, Subscription]]:
+    out = []
+    for p in req.protocols:
+        try:
+            out.append((p.name, Subscription.decode(p.metadata)))
+        except (DecodeError, ValueError):
+            continue
+    return out
+
+
+def _protocol_kind(names: Iterable[str]) -> str | None:
+    names = set(names)
+    if names and names <= COOPERATIVE_ASSIGNORS:
+        return "cooperative"
+    if names and names <= EAGER_ASSIGNORS:
+        return "eager"
+    return None
+
+
+@dataclass
+class _Facts:
+    """What the group's exchanges say about each member and process."""
+
+    #: (generation, member key) -> (partitions, SyncGroup exchange); key: instance id or member id
+    assigned: dict[tuple[int, str], tuple[set[TP], Exchange]] = field(default_factory=dict)
+    #: generation -> protocol name chosen
+    protocol: dict[int, str] = field(default_factory=dict)
+    #: client ids that served two members of one generation
+    ambiguous: set[str] = field(default_factory=set)
+    #: client id -> [(received, generation, member id)] of its successful JoinGroups
+    joined: dict[str, list[tuple[float, int, str]]] = field(default_factory=dict)
+
+
+def _key(req: Any) -> str:
+    return str(req.group_instance_id or req.member_id)
+
+
+def _facts(xs: list[Exchange]) -> _Facts:
+    f = _Facts()
+    members_of: dict[tuple[int, str], set[str]] = {}
+    for x in xs:
+        req, resp = x.event.request, x.event.response
+        if isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse) and resp.error is Error.NONE:
+            try:
+                parts = pairs(Assignment.decode(resp.assignment).partitions)
+            except (DecodeError, ValueError):
+                continue
+            f.assigned.setdefault((req.generation_id, _key(req)), (parts, x))
+        elif isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+            if resp.protocol_name:
+                f.protocol[resp.generation_id] = resp.protocol_name
+            f.joined.setdefault(x.event.client_id, []).append((x.received, resp.generation_id, resp.member_id))
+            members_of.setdefault((resp.generation_id, x.event.client_id), set()).add(resp.member_id)
+    f.ambiguous = {cid for (_, cid), ms in members_of.items() if len(ms) > 1}
+    for v in f.joined.values():
+        v.sort()
+    return f
+
+
+def _finding(x: Exchange, rule: str, sent: str, expected: str, detail: str) -> ClientFinding:
+    e = x.event
+    return ClientFinding(x.seq, x.line, RULES[rule], sent, expected, detail, e.api, e.connection, e.client_id)
+
+
+# ------------------------------------------------------------------ commits and reported ownership
+def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    out: list[ClientFinding] = []
+    for x in xs:
+        req = x.event.request
+        if not isinstance(req, m.OffsetCommitRequest) or req.generation_id < 0 or not req.member_id:
+            continue
+        mine = f.assigned.get((req.generation_id, _key(req)))
+        if mine is None or mine[1].received > x.sent:
+            continue  # the member's assignment in that generation is not in the trace
+        allowed = set(mine[0])
+        if f.protocol.get(req.generation_id) in COOPERATIVE_ASSIGNORS:
+            older = [g for (g, k) in f.assigned if k == _key(req) and g < req.generation_id]
+            if older:
+                allowed |= f.assigned[(max(older), _key(req))][0]  # just revoked: committed in the callback
+        extra = {(p.topic, p.partition) for p in req.partitions} - allowed
+        if extra:
+            out.append(_finding(
+                x, "ClientCommitsOwnedOnly", f"OffsetCommit of {_parts(extra)} with generation {req.generation_id}",
+                f"commits of the partitions assigned in generation {req.generation_id} ({_parts(allowed) or 'none'})",
+                f"{req.member_id} commits {_parts(extra)}, not assigned to it in generation {req.generation_id} "
+                f"(SyncGroup seq {mine[1].seq})",
+            ))
+    return out
+
+
+def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    out: list[ClientFinding] = []
+    for x in xs:
+        req = x.event.request
+        if not isinstance(req, m.JoinGroupRequest):
+            continue
+        subs = _subscriptions(req)
+        kind = _protocol_kind(name for name, _ in subs)
+        for _name, sub in subs[:1]:  # every protocol carries the same ownership
+            owned = pairs(sub.owned_partitions)
+            if kind == "eager" and owned:
+                out.append(_finding(
+                    x, "EagerRevokesBeforeJoin", f"JoinGroup reporting {_parts(owned)} owned",
+                    "an eager member rejoins owning nothing",
+                    f"{req.member_id or '(new member)'} still reports {_parts(owned)} as owned "
+                    f"(generation {sub.generation_id}) in an eager rebalance",
+                ))
+            elif kind == "cooperative" and owned and sub.generation_id >= 0:
+                key = req.group_instance_id or req.member_id
+                mine = f.assigned.get((sub.generation_id, key))
+                if mine is None or mine[1].received > x.sent:
+                    continue
+                extra = owned - mine[0]
+                if extra:
+                    out.append(_finding(
+                        x, "CooperativeOwnedIsAssigned", f"JoinGroup reporting {_parts(extra)} owned",
+                        f"owned partitions within its generation-{sub.generation_id} assignment "
+                        f"({_parts(mine[0]) or 'none'})",
+                        f"{req.member_id} reports {_parts(extra)} owned in generation {sub.generation_id}, "
+                        f"but its SyncGroup (seq {mine[1].seq}) did not assign them: they were revoked",
+                    ))
+    return out
+
+
+# ------------------------------------------------------------------ fencing and stale errors
+def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
+    fenced: dict[tuple[str, int], Exchange] = {}
+    for x in sorted(xs, key=lambda x: x.received):
+        req, err = x.event.request, _error(x.event.response)
+        if err not in FENCING or not isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest | m.SyncGroupRequest):
+            continue
+        if req.generation_id >= 0 and req.member_id:
+            fenced.setdefault((req.member_id, req.generation_id), x)
+    out: list[ClientFinding] = []
+    reported: set[tuple[str, int]] = set()
+    for y in xs:
+        req = y.event.request
+        if not isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest):
+            continue
+        pair = (req.member_id, req.generation_id)
+        hit = fenced.get(pair)
+        if hit is None or pair in reported or y.sent <= hit.received + SLACK_MS:
+            continue
+        x = hit
+        reported.add(pair)
+        err = _error(x.event.response)
+        assert err is not None
+        out.append(_finding(
+            y, "ClientStopsWhenFenced", f"{y.event.api} as {req.member_id} generation {req.generation_id}",
+            "no request with a member id and generation the coordinator rejected",
+            f"{x.event.api} seq {x.seq} was answered {err.name} at {x.received:.0f} ms for "
+            f"{req.member_id} generation {req.generation_id}; {y.event.api} sent at {y.sent:.0f} ms still uses them",
+        ))
+    return out
+
+
+def _current(f: _Facts, cid: str, at: float) -> tuple[int, str] | None:
+    best = None
+    for received, gen, member in f.joined.get(cid, ()):
+        if received > at:
+            break
+        best = (gen, member)
+    return best
+
+
+def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    out: list[ClientFinding] = []
+    by_client: dict[str, list[Exchange]] = {}
+    for x in xs:
+        by_client.setdefault(x.event.client_id, []).append(x)
+    for cid, mine in by_client.items():
+        if cid in f.ambiguous:
+            continue
+        for x in mine:
+            req, err = x.event.request, _error(x.event.response)
+            if not isinstance(req, m.HeartbeatRequest) or err not in FENCING:
+                continue
+            cur = _current(f, cid, x.received)
+            if cur is None or cur[0] <= req.generation_id:
+                continue  # not stale: the member acts on it
+            later = sorted((y for y in mine if y.sent > x.received), key=lambda y: y.sent)
+            for y in later:
+                yreq, yerr = y.event.request, _error(y.event.response)
+                if isinstance(yreq, m.LeaveGroupRequest):
+                    break
+                if yerr in FENCING and not (
+                    isinstance(yreq, m.HeartbeatRequest)
+                    and (c := _current(f, cid, y.received)) is not None and c[0] > yreq.generation_id
+                ):
+                    break  # a current error: the member rightly resets
+                if isinstance(yreq, m.JoinGroupRequest):
+                    subs = _subscriptions(yreq)
+                    gen_reset = any(s.generation_id < 0 for _, s in subs[:1]) and _reported_generation(mine, y) >= 0
+                    if yreq.member_id == "" or gen_reset:
+                        what = "member id" if yreq.member_id == "" else "generation"
+                        out.append(_finding(
+                            y, "ClientIgnoresStaleErrors", f"JoinGroup with its {what} reset",
+                            f"a rejoin as {cur[1]} with generation {cur[0]} (the stale error ignored)",
+                            f"Heartbeat seq {x.seq} carried generation {req.generation_id} and was answered "
+                            f"{err.name} at {x.received:.0f} ms, when {cid} already had generation {cur[0]} "
+                            f"as {cur[1]}; {cid} then reset its {what}",
+                        ))
+                    break
+    return out
+
+
+def _reported_generation(mine: list[Exchange], before: Exchange) -> int:
+    """The generation the process reported in its JoinGroup before ``before`` (-1: none)."""
+    gen = -1
+    for x in mine:
+        if x.sent >= before.sent:
+            break
+        req = x.event.request
+        if isinstance(req, m.JoinGroupRequest):
+            subs = _subscriptions(req)
+            if subs:
+                gen = subs[0][1].generation_id
+    return gen
+
+
+# ------------------------------------------------------------------ heartbeat cadence
+def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    out: list[ClientFinding] = []
+    by_client: dict[str, list[Exchange]] = {}
+    for x in xs:
+        by_client.setdefault(x.event.client_id, []).append(x)
+    for cid, mine in sorted(by_client.items()):
+        if cid in f.ambiguous:
+            continue
+        mine = sorted(mine, key=lambda x: x.sent)
+        session = None
+        last: Exchange | None = None  # the last session-refreshing request while in a generation
+        gaps: list[tuple[Exchange, Exchange]] = []
+        for x in mine:
+            req, resp = x.event.request, x.event.response
+            err = _error(resp)
+            if isinstance(req, m.JoinGroupRequest):
+                session = req.session_timeout_ms
+                last = None  # rejoining: the join phase has its own timeout
+            elif isinstance(req, m.FindCoordinatorRequest) or err in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
+                last = None  # looking for the coordinator: no heartbeats to send
+            elif isinstance(req, m.LeaveGroupRequest):
+                last = None
+            elif isinstance(req, m.SyncGroupRequest | m.HeartbeatRequest):
+                if last is not None and session is not None and x.sent - last.sent > session:
+                    gaps.append((last, x))
+                # a member told to rejoin (or whose SyncGroup failed) stops heartbeating until it has
+                last = None if err in FENCING or (isinstance(req, m.SyncGroupRequest) and err is not Error.NONE) else x
+        if len(gaps) >= CADENCE_GAPS and session is not None:
+            first, x = gaps[CADENCE_GAPS - 1]
+            out.append(_finding(
+                x, "HeartbeatKeepsSessionAlive",
+                f"{len(gaps)} gaps longer than the session timeout ({session} ms)",
+                "a heartbeat at least once per session timeout",
+                f"{cid} let {len(gaps)} gaps exceed its session timeout of {session} ms, e.g. "
+                f"{x.sent - first.sent:.0f} ms from seq {first.seq} to seq {x.seq}",
+            ))
+    return out
+
+
+# ------------------------------------------------------------------ fetches
+@dataclass
+class _Ownership:
+    """A process's owned partitions over time: (from time, partitions) steps."""
+
+    steps: list[tuple[float, frozenset[TP]]] = field(default_factory=list)
+
+    def step(self, at: float, parts: Iterable[TP]) -> None:
+        self.steps.append((at, frozenset(parts)))
+
+    def owned_within(self, start: float, end: float) -> set[TP]:
+        out: set[TP] = set()
+        current: frozenset[TP] = frozenset()
+        for at, parts in self.steps:
+            if at <= start:
+                current = parts
+            elif at <= end:
+                out |= parts
+        return out | current
+
+
+def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | None]:
+    """The process's ownership steps, and when it first joined (None: never)."""
+    steps: list[tuple[float, int, Any]] = []
+    for x in mine:
+        req, resp = x.event.request, x.event.response
+        if isinstance(req, m.JoinGroupRequest | m.LeaveGroupRequest):
+            steps.append((x.sent, 0, x))
+        if resp is not None:
+            steps.append((x.received, 1, x))
+    steps.sort(key=lambda s: (s[0], s[1], s[2].seq))
+    own = _Ownership()
+    owned: set[TP] = set()
+    joined: float | None = None
+    generation = -1
+    for at, phase, x in steps:
+        req, resp = x.event.request, x.event.response
+        if phase == 0 and isinstance(req, m.JoinGroupRequest):
+            joined = at if joined is None else joined
+            subs = _subscriptions(req)
+            kind = _protocol_kind(name for name, _ in subs)
+            if kind == "cooperative" and subs:
+                owned &= pairs(subs[0][1].owned_partitions)
+            else:
+                owned = set()
+        elif phase == 0:
+            owned = set()  # LeaveGroup
+        elif isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+            generation = resp.generation_id
+            continue
+        elif isinstance(resp, m.SyncGroupResponse) and isinstance(req, m.SyncGroupRequest) and resp.error is Error.NONE:
+            got = f.assigned.get((req.generation_id, _key(req)))
+            owned = set(got[0]) if got is not None else owned
+        elif _error(resp) in FENCING and getattr(req, "generation_id", generation) == generation:
+            owned = set()  # the generation is reset: partitions lost
+        else:
+            continue
+        own.step(at, owned)
+    return own, joined
+
+
+def fetches_owned_only(g: GroupTrace, f: _Facts) -> list[ClientFinding]:
+    out: list[ClientFinding] = []
+    if not g.fetches:
+        return out
+    by_client: dict[str, list[Exchange]] = {}
+    for x in g.exchanges:
+        by_client.setdefault(x.event.client_id, []).append(x)
+    cache: dict[str, tuple[_Ownership, float | None]] = {}
+    reported: set[tuple[str, TP]] = set()
+    for line, fe in sorted(g.fetches, key=lambda lf: (lf[1].sent_ms, lf[1].seq)):
+        cid = fe.client_id
+        if cid in f.ambiguous or cid not in by_client:
+            continue
+        if cid not in cache:
+            cache[cid] = _ownership(sorted(by_client[cid], key=lambda x: x.sent), f)
+        own, joined = cache[cid]
+        if joined is None or fe.sent_ms < joined:
+            continue
+        asked = {(p.topic, p.partition) for p in fe.partitions}
+        extra = asked - own.owned_within(fe.sent_ms - SLACK_MS, fe.sent_ms)
+        extra = {tp for tp in extra if (cid, tp) not in reported}
+        if extra:
+            reported |= {(cid, tp) for tp in extra}
+            offsets = {(p.topic, p.partition): p.fetch_offset for p in fe.partitions}
+            out.append(_fetch_finding(line, fe, extra, offsets))
+    return out
+
+
+def _fetch_finding(line: int, fe: FetchEvent, extra: set[TP], offsets: dict[TP, int]) -> ClientFinding:
+    what = ", ".join(f"{t}-{p}@{offsets[(t, p)]}" for t, p in sorted(extra))
+    return ClientFinding(
+        fe.seq, line, RULES["ClientFetchesOwnedOnly"], f"Fetch of {what}",
+        "fetches of owned partitions only", f"{fe.client_id}{f' ({fe.member_id})' if fe.member_id else ''} "
+        f"fetches {what} at {fe.sent_ms:.0f} ms, which it did not own then (not assigned, revoked, or given up "
+        f"before rejoining): records another member may consume too",
+        "Fetch", fe.connection, fe.client_id,
+    )
+
+
+def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientFinding]:
+    """Every client-side finding of one group, by seq. ``replay`` is the replay's result
+    (unused yet: the rules need only the exchanges' own answers)."""
+    xs = sorted(g.exchanges, key=lambda x: (x.sent, x.seq))
+    f = _facts(xs)
+    out = (
+        fetches_owned_only(g, f)
+        + commits_owned_only(xs, f)
+        + reported_ownership(xs, f)
+        + stops_when_fenced(xs)
+        + ignores_stale_errors(xs, f)
+        + heartbeat_cadence(xs, f)
+    )
+    return sorted(out, key=lambda c: (c.seq, c.rule.name))

@@ -1,0 +1,229 @@
+"""Client-side rules (groupspec.validate.client_rules): each rule on a small hand-made group
+that breaks it and on its nearest lawful twin, the findings reaching the verdict with the
+client named, and no finding on Kafka 4.1.2's own recordings (both client libraries)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs
+from groupspec.protocol.errors import Error
+from groupspec.sim.runner import simulate
+from groupspec.sim.scenario import load_scenario_text
+from groupspec.trace.events import APIS, Event, FetchEvent, FetchPartition, WireExchange
+from groupspec.trace.jsonl import TraceWriter
+from groupspec.validate import validate_path
+from groupspec.validate.client_rules import client_findings
+from groupspec.validate.grouping import Exchange, GroupTrace, group_trace
+from groupspec.validate.load import load_bytes, load_path
+from groupspec.validate.validator import validate_group
+
+ROOT = Path(__file__).resolve().parent.parent
+KAFKA = sorted((ROOT / "examples" / "conformance" / "kafka-4.1.2").glob("*.jsonl"))
+E = Error
+
+
+def wire_trace(trace: list[Event]) -> bytes:
+    """A simulated trace as a recorder would write it: exchanges and fetches only."""
+    out = io.StringIO()
+    w = TraceWriter(out, source="simulator")
+    for e in trace:
+        if isinstance(e, WireExchange | FetchEvent):
+            w.write(dataclasses.replace(e, seq=w.next_seq()))
+    return out.getvalue().encode()
+
+
+class Group:
+    """A tiny group's events, built in order."""
+
+    def __init__(self) -> None:
+        self.exchanges: list[Exchange] = []
+        self.fetches: list[tuple[int, FetchEvent]] = []
+
+    def x(self, req: m.Request, resp: m.Response | None, sent: float, received: float | None = None,
+          client: str = "a") -> None:
+        seq = len(self.exchanges) + len(self.fetches) + 1
+        api = m.api_name(req)
+        e = WireExchange(seq, f"{client}#1", client, api, APIS[api][0], 5, seq, "g", sent,
+                         sent + 1 if received is None else received, req, resp)
+        self.exchanges.append(Exchange(seq + 1, e))
+
+    def fetch(self, at: float, *tps: tuple[str, int], client: str = "a") -> None:
+        seq = len(self.exchanges) + len(self.fetches) + 1
+        parts = tuple(FetchPartition(t, p, 0, 0, 10, 5) for t, p in tps)
+        self.fetches.append((seq + 1, FetchEvent(seq, f"{client}#1", client, 11, seq, at, at + 1, parts)))
+
+    def join(self, at: float, member: str, gen: int, assignor: str = "range", owned: set[tuple[str, int]] | None = None,
+             sub_gen: int = -1, session: int = 10_000, client: str = "a", req_member: str | None = None) -> None:
+        meta = Subscription(("t",), None, from_pairs(owned or set()), sub_gen).encode()
+        req = m.JoinGroupRequest(group_id="g", member_id=req_member if req_member is not None else member,
+                                 protocols=(m.JoinGroupProtocol(name=assignor, metadata=meta),),
+                                 session_timeout_ms=session)
+        self.x(req, m.JoinGroupResponse(error=E.NONE, generation_id=gen, protocol_type="consumer",
+                                        protocol_name=assignor, leader=member, member_id=member), at, at + 5, client)
+
+    def sync(self, at: float, member: str, gen: int, parts: set[tuple[str, int]], client: str = "a") -> None:
+        self.x(m.SyncGroupRequest(group_id="g", generation_id=gen, member_id=member),
+               m.SyncGroupResponse(error=E.NONE, assignment=Assignment(from_pairs(parts)).encode()), at, at + 5, client)
+
+    def heartbeat(self, at: float, member: str, gen: int, answer: Error = E.NONE, client: str = "a") -> None:
+        self.x(m.HeartbeatRequest(group_id="g", generation_id=gen, member_id=member),
+               m.HeartbeatResponse(error=answer), at, at + 5, client)
+
+    def commit(self, at: float, member: str, gen: int, *tps: tuple[str, int], answer: Error = E.NONE,
+               client: str = "a") -> None:
+        req = m.OffsetCommitRequest(group_id="g", generation_id=gen, member_id=member, partitions=tuple(
+            m.OffsetCommitPartition(topic=t, partition=p, committed_offset=3) for t, p in tps))
+        resp = m.OffsetCommitResponse(partitions=tuple(
+            m.OffsetCommitPartitionResponse(topic=t, partition=p, error=answer) for t, p in tps))
+        self.x(req, resp, at, at + 5, client)
+
+    def rules(self) -> list[str]:
+        return [f.rule.name for f in client_findings(GroupTrace("g", self.exchanges, fetches=self.fetches))]
+
+
+def member_in_generation_1(parts: set[tuple[str, int]], assignor: str = "range") -> Group:
+    g = Group()
+    g.join(0, "m1", 1, assignor)
+    g.sync(10, "m1", 1, parts)
+    return g
+
+
+def test_fetching_a_partition_not_assigned() -> None:
+    g = member_in_generation_1({("t", 0)})
+    g.fetch(5_000, ("t", 0))
+    assert g.rules() == []
+    g.fetch(6_000, ("t", 1))
+    assert g.rules() == ["ClientFetchesOwnedOnly"]
+
+
+def test_an_eager_member_consuming_across_a_rebalance() -> None:
+    g = member_in_generation_1({("t", 0)})
+    g.fetch(5_000, ("t", 0))
+    g.x(m.JoinGroupRequest(group_id="g", member_id="m1", protocols=(m.JoinGroupProtocol(
+        name="range", metadata=Subscription(("t",), None, {}, 1).encode()),)), None, 6_000)
+    g.fetch(6_500, ("t", 0))  # within the slack of the JoinGroup: a fetch already under way
+    assert g.rules() == []
+    g.fetch(9_000, ("t", 0))
+    assert g.rules() == ["ClientFetchesOwnedOnly"]
+
+
+def test_committing_a_partition_of_another_member() -> None:
+    g = member_in_generation_1({("t", 0)})
+    g.commit(5_000, "m1", 1, ("t", 0))
+    assert g.rules() == []
+    g.commit(6_000, "m1", 1, ("t", 1))
+    assert g.rules() == ["ClientCommitsOwnedOnly"]
+
+
+def test_a_cooperative_member_may_commit_what_it_just_revoked() -> None:
+    g = member_in_generation_1({("t", 0), ("t", 1)}, "cooperative-sticky")
+    g.join(5_000, "m1", 2, "cooperative-sticky", {("t", 0), ("t", 1)}, 1)
+    g.sync(5_020, "m1", 2, {("t", 0)})
+    g.commit(5_030, "m1", 2, ("t", 1))  # onPartitionsRevoked runs after the new generation
+    assert g.rules() == []
+
+
+def test_eager_member_reporting_owned_partitions() -> None:
+    g = member_in_generation_1({("t", 0)})
+    g.join(5_000, "m1", 2, "range", set(), 1)
+    assert g.rules() == []
+    g.join(9_000, "m1", 3, "range", {("t", 0)}, 2)
+    assert g.rules() == ["EagerRevokesBeforeJoin"]
+
+
+def test_cooperative_member_reporting_a_revoked_partition() -> None:
+    g = member_in_generation_1({("t", 0), ("t", 1)}, "cooperative-sticky")
+    g.join(5_000, "m1", 2, "cooperative-sticky", {("t", 0), ("t", 1)}, 1)
+    g.sync(5_020, "m1", 2, {("t", 0)})
+    assert g.rules() == []
+    g.join(6_000, "m1", 3, "cooperative-sticky", {("t", 0), ("t", 1)}, 2)
+    assert g.rules() == ["CooperativeOwnedIsAssigned"]
+
+
+def test_heartbeating_on_after_being_fenced() -> None:
+    g = member_in_generation_1({("t", 0)})
+    g.heartbeat(3_000, "m1", 1, E.ILLEGAL_GENERATION)
+    g.heartbeat(3_500, "m1", 1, E.ILLEGAL_GENERATION)  # sent before the answer reached it
+    assert g.rules() == []
+    g.heartbeat(6_000, "m1", 1, E.ILLEGAL_GENERATION)
+    assert g.rules() == ["ClientStopsWhenFenced"]
+
+
+def test_committing_on_after_being_fenced() -> None:
+    g = member_in_generation_1({("t", 0)})
+    g.commit(3_000, "m1", 1, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    g.commit(9_000, "m1", 1, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    assert "ClientStopsWhenFenced" in g.rules()
+
+
+def stale_heartbeat_then_rejoin(rejoin_member: str) -> Group:
+    g = member_in_generation_1({("t", 0)})
+    g.heartbeat(4_000, "m1", 1, E.NONE)
+    g.join(4_100, "m1", 2, "range", set(), 1)  # generation 2 reaches the member at 4105 ms
+    g.heartbeat(4_090, "m1", 1, E.ILLEGAL_GENERATION)  # sent with 1, answered at 4095... late:
+    g.exchanges[-1] = Exchange(g.exchanges[-1].line, WireExchange(
+        **{**g.exchanges[-1].event.__dict__, "received_ms": 4_200.0}))
+    g.join(5_000, "m1", 3, "range", set(), 2, req_member=rejoin_member)
+    return g
+
+
+def test_a_stale_heartbeat_error_does_not_reset_the_member() -> None:
+    assert stale_heartbeat_then_rejoin("m1").rules() == []
+    assert stale_heartbeat_then_rejoin("").rules() == ["ClientIgnoresStaleErrors"]
+
+
+def test_heartbeat_cadence_slower_than_the_session() -> None:
+    steady = member_in_generation_1({("t", 0)})
+    for i in range(1, 20):
+        steady.heartbeat(10 + 3_000 * i, "m1", 1)
+    assert steady.rules() == []
+    paused = member_in_generation_1({("t", 0)})
+    for at in (3_000, 6_000, 21_000, 24_000):  # one pause: not a cadence
+        paused.heartbeat(at, "m1", 1)
+    assert paused.rules() == []
+    slow = member_in_generation_1({("t", 0)})
+    for i in range(1, 5):
+        slow.heartbeat(10 + 12_000 * i, "m1", 1)
+    assert slow.rules() == ["HeartbeatKeepsSessionAlive"]
+
+
+def test_a_client_finding_is_a_violation_naming_the_client() -> None:
+    """A simulated group (conforming), then client ``a`` fetches a partition ``b`` owns."""
+    data = {"name": "two", "group_id": "g", "until_ms": 15_000, "topics": {"t": 2},
+            "defaults": {"assignors": ["range"]},
+            "members": [{"name": "a", "start_ms": 0}, {"name": "b", "start_ms": 100}]}
+    trace = simulate(load_scenario_text(json.dumps(data), "two.json")).trace
+    raw = wire_trace(trace)
+    g = group_trace(load_bytes(raw, "two")).groups["g"]
+    assert validate_group(g).verdict == "conforming"
+    last = max(x.received for x in g.exchanges)
+    b_parts = [p for _, fe in g.fetches if fe.client_id == "b" for p in fe.partitions]
+    steal = FetchEvent(10_000, "a#1", "a", 0, 77, last + 3_000, last + 3_001, (b_parts[-1],), "g")
+    g.fetches.append((10_001, steal))
+    v = validate_group(g)
+    assert v.verdict == "violation" and v.violation is not None
+    assert (v.violation.side, v.violation.rule, v.violation.client_id, v.violation.connection) == (
+        "client", "ClientFetchesOwnedOnly", "a", "a#1")
+
+
+@pytest.mark.parametrize("path", [*KAFKA, ROOT / "examples" / "validator-false-positives" / "kafka-leader-reelection.jsonl"],
+                         ids=lambda p: p.name)
+def test_no_client_finding_on_kafka_recordings(path: Path) -> None:
+    grouped = group_trace(load_path(path))
+    for g in grouped.groups.values():
+        assert client_findings(g) == []
+    assert validate_path(path).worst() == "conforming"
+
+
+def test_kafka_recordings_carry_fetches_for_the_rules() -> None:
+    assert len(KAFKA) >= 6
+    for path in KAFKA:
+        grouped = group_trace(load_path(path))
+        assert sum(len(g.fetches) for g in grouped.groups.values()) > 0, path.name
