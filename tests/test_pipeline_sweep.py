@@ -160,6 +160,10 @@ def test_report_has_the_summary_numbers_and_every_plot(swept: Swept) -> None:
     assert "95% confidence interval from a percentile bootstrap (2000 resamples of each cell's 2 runs" in md
     assert summary[-1] == "Every invariant held in all 10 runs."
     assert "Every invariant held in all 10 runs." in html and "<strong>Rolling restart</strong>" in html
+    # no Python repr in the report (None, True, quoted lists and dicts, enum names)
+    for text in (md, html):
+        hit = re.search(r"\bNone\b|\b(True|False)\b|\[\('|\{'|'\w+': |<[\w.]+ object at 0x", text)
+        assert hit is None, text[max(hit.start() - 80, 0):hit.end() + 80]
     # one meaning per column name: per-run means and all-run counts are told apart
     assert "| rebalances / run |" in md and "| rebalances (all runs) |" in md
     assert "| rebalances |" not in md and "| moves |" not in md
