@@ -160,6 +160,10 @@ def test_report_has_the_summary_numbers_and_every_plot(swept: Swept) -> None:
     assert "95% confidence interval from a percentile bootstrap (2000 resamples of each cell's 2 runs" in md
     assert summary[-1] == "Every invariant held in all 10 runs."
     assert "Every invariant held in all 10 runs." in html and "<strong>Rolling restart</strong>" in html
+    # no Python repr in the report (None, True, quoted lists and dicts, enum names)
+    for text in (md, html):
+        hit = re.search(r"\bNone\b|\b(True|False)\b|\[\('|\{'|'\w+': |<[\w.]+ object at 0x", text)
+        assert hit is None, text[max(hit.start() - 80, 0):hit.end() + 80]
     # one meaning per column name: per-run means and all-run counts are told apart
     assert "| rebalances / run |" in md and "| rebalances (all runs) |" in md
     assert "| rebalances |" not in md and "| moves |" not in md
@@ -169,8 +173,25 @@ def test_report_is_the_same_when_drawn_again(swept: Swept, tmp_path: Path) -> No
     out = tmp_path / "again"
     shutil.copytree(swept.out, out)
     write_report(out)
-    for name in ("report.md", "plots/unavailability.svg", "plots/rebalance_duration.svg"):
+    for name in ("plots/unavailability.svg", "plots/rebalance_duration.svg"):
         assert (out / name).read_bytes() == (swept.out / name).read_bytes(), name
+
+    def text(d: Path) -> list[str]:  # the Setup line's timings are sweep.json's, rewritten after the report
+        return [x for x in (d / "report.md").read_text(encoding="utf-8").splitlines() if "Spark master" not in x]
+
+    assert text(out) == text(swept.out)
+
+
+def test_the_html_report_renders_in_a_real_browser(swept: Swept, render_in_browser: Any) -> None:
+    """Chromium draws the sweep's page: not blank, and the plots are on it (the
+    unavailability plot's bar colours), not broken-image boxes."""
+    shown = render_in_browser(swept.out / "report.html", (1280, 3000))
+    colours = shown.colours()
+    assert len(colours) > 500, f"{len(colours)} colours: a blank or broken page"
+    assert colours.get((255, 255, 255), 0) < 0.97 * sum(colours.values()), "the page is (almost) all white"
+    for name, rgb in (("stop-the-world bar", (0xC0, 0x39, 0x2B)), ("outside-rebalance bar", (0xF5, 0xB0, 0x41))):
+        assert colours.get(rgb, 0) > 500, f"no {name} on the page: the plot did not render"
+    assert "<h2>Summary</h2>" in shown.dom and "95% CI" in shown.dom
 
 
 def test_report_shows_violations_when_there_are_some(swept: Swept, tmp_path: Path) -> None:

@@ -280,7 +280,8 @@ dt{font-weight:bold}dd{margin:0;font-family:ui-monospace,monospace;font-size:.9e
 .why{color:#555}ul.notes{color:#444;font-size:.9em}
 .finding{border-left:4px solid #c0392b;padding-left:1rem;margin:1.5rem 0}
 mark{background:#ffd54f;font-weight:bold;padding:0 .15em}
-table.timeline{font-family:ui-monospace,monospace;font-size:.8em}
+table.timeline{font-family:ui-monospace,monospace;font-size:.8em;width:100%;table-layout:fixed}
+table.timeline th.t{width:4.5rem}
 table.timeline td.t{text-align:right;color:#555}table.timeline tr.hit{background:#fdecea}
 table.timeline td.req{color:#1f4e79}table.timeline td.ans{color:#1b5e20}
 caption{text-align:left;font-size:.9em;color:#444;padding-bottom:.3rem}
@@ -312,7 +313,7 @@ def _html_timeline(f: Finding, tl: Timeline) -> str:
     parts = [f"<table class='timeline'><caption>Timeline of group {_esc(f.group_id)} around seq {f.seq}: "
              f"t in ms since the scenario's first recorded event, one column per member, "
              f"<mark>marked</mark> fields differ from what the protocol allows{_esc(left)}</caption>",
-             "<tr><th>t (ms)</th><th>seq</th>" + "".join(f"<th>{_esc(m)}</th>" for m in tl.members) + "</tr>"]
+             "<tr><th class='t'>t (ms)</th><th class='t'>seq</th>" + "".join(f"<th>{_esc(m)}</th>" for m in tl.members) + "</tr>"]
     for row in tl.rows:
         cls = "req" if row.kind == "request" else "ans"
         cells = ["<td></td>" for _ in tl.members]

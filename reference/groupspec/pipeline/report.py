@@ -389,6 +389,7 @@ def plot_kip415(data: SweepData) -> Plot:
             ax.set_xlabel("scheduled.rebalance.max.delay.ms (s)")
             ax.grid(alpha=0.3)
         ax_u.legend(fontsize=7)
+        ax_m.legend(fontsize=7)
     return fig, []
 
 
@@ -475,7 +476,7 @@ def blocks(data: SweepData, images: dict[str, tuple[str, list[str]]]) -> list[Bl
     if data.violations_by_kind:
         out.append(("table", _table(data.violations_by_kind, VIOLATION_TABLE)))
     else:
-        out.append(("p", f"None: every invariant held in all {len(data.runs)} runs."))
+        out.append(("p", f"No violations: every invariant held in all {len(data.runs)} runs."))
     out.append(("h2", "Setup"))
     settings = meta.get("settings", {})
     setup = [
