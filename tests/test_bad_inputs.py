@@ -136,7 +136,7 @@ def test_every_bad_line_is_quarantined_and_the_rest_judged(tmp_path: Path, capsy
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     assert code == 2  # bad input, and no violation (a NaN time is not a finding)
-    [report] = json.loads(out)["files"] if "files" in json.loads(out) else json.loads(out)
+    [report] = json.loads(out)["files"]
     problems = {p["line"]: p for p in report["problems"]}
     assert set(where) <= set(problems), (where, sorted(problems))
     assert "64-bit" in problems[where[2]]["message"] and "finite" in problems[where[3]]["message"]
@@ -296,3 +296,20 @@ def test_java_string_hash_is_linear_and_assign_takes_a_megabyte_member_id(
     assert main(["assign", "--assignor", "sticky", str(tmp_path / "in.json")]) == 0
     assert time.monotonic() - started < 20
     assert len(json.loads(capsys.readouterr().out)["assignment"]) == 3
+
+
+def test_scan_rows_of_a_mixed_file_fit_their_arrow_types(tmp_path: Path) -> None:
+    """Without Spark: the scan rows of the mixed file (the pipeline's first step) convert
+    to their Arrow schema (a seq beyond 64 bits once raised OverflowError here), and every
+    bad line has a problem row with its reason."""
+    import pyarrow as pa
+
+    from groupspec.pipeline.validate_rows import SCAN_COLUMNS, scan_file
+
+    path, where = _mixed(tmp_path)
+    rows = list(scan_file(str(path)))
+    types = {"string": pa.string(), "int64": pa.int64(), "bool": pa.bool_()}
+    table = pa.Table.from_pylist(rows, schema=pa.schema([(n, types[t]) for n, t in SCAN_COLUMNS]))
+    problems = [r for r in table.to_pylist() if r["role"] == "problem"]
+    assert set(where) <= {r["line"] for r in problems if r["dropped"]}
+    assert all(r["reason"] for r in problems)

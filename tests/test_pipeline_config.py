@@ -37,30 +37,30 @@ def config(**over: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (config(colour="red"), "t.colour: unknown key"),
+        (config(colour="red"), "t: colour: unknown key"),
         (config(grid=[grid(), grid(assignor=["range", "rnage"])]),
-         "t.grid[1].assignor[1]: unknown assignor 'rnage'; known: range, roundrobin, sticky, cooperative-sticky"),
-        (config(grid=[grid(protocol="lazy")]), "t.grid[0].protocol: unknown protocol 'lazy'"),
-        (config(grid=[grid(churn="meteor")]), "t.grid[0].churn: unknown churn pattern 'meteor'"),
-        (config(grid=[grid(group_size="six")]), "t.grid[0].group_size: expected an integer, got 'six'"),
-        (config(grid=[grid(partitions=[0])]), "t.grid[0].partitions[0]: must be >= 1, got 0"),
-        (config(grid=[grid(delay_ms=-1)]), "t.grid[0].delay_ms: must be >= 0"),
-        (config(grid=[{k: v for k, v in grid().items() if k != "partitions"}]), "t.grid[0].partitions: missing"),
-        (config(grid=[grid(members=3)]), "t.grid[0].members: unknown key"),
-        (config(seeds=0), "t.seeds: must be >= 1"),
-        (config(seeds=[1, "x"]), "t.seeds[1]: expected an integer"),
-        (config(consumer={"sesion_timeout_ms": 1}), "t.consumer.sesion_timeout_ms: unknown consumer setting"),
-        (config(consumer={"session_timeout_ms": "10s"}), "t.consumer.session_timeout_ms: expected int"),
+         "t: grid[1].assignor[1]: unknown assignor 'rnage'; known: range, roundrobin, sticky, cooperative-sticky"),
+        (config(grid=[grid(protocol="lazy")]), "t: grid[0].protocol: unknown protocol 'lazy'"),
+        (config(grid=[grid(churn="meteor")]), "t: grid[0].churn: unknown churn pattern 'meteor'"),
+        (config(grid=[grid(group_size="six")]), "t: grid[0].group_size: expected an integer, got 'six'"),
+        (config(grid=[grid(partitions=[0])]), "t: grid[0].partitions[0]: must be >= 1, got 0"),
+        (config(grid=[grid(delay_ms=-1)]), "t: grid[0].delay_ms: must be >= 0"),
+        (config(grid=[{k: v for k, v in grid().items() if k != "partitions"}]), "t: grid[0].partitions: missing"),
+        (config(grid=[grid(members=3)]), "t: grid[0].members: unknown key"),
+        (config(seeds=0), "t: seeds: must be >= 1"),
+        (config(seeds=[1, "x"]), "t: seeds[1]: expected an integer"),
+        (config(consumer={"sesion_timeout_ms": 1}), "t: consumer.sesion_timeout_ms: unknown consumer setting"),
+        (config(consumer={"session_timeout_ms": "10s"}), "t: consumer.session_timeout_ms: expected int"),
         (config(consumer={"heartbeat_interval_ms": 20_000}),
-         "t.consumer: heartbeat.interval.ms (20000) must be below session.timeout.ms (10000)"),
-        (config(coordinator={"group_max_sizes": 2}), "t.coordinator.group_max_sizes: unknown coordinator setting"),
-        (config(churn={"crash": {"at_ms": 5}}), "t.churn.crash.at_ms: unknown setting of crash"),
-        (config(churn={"flapping": {"times": 0}}), "t.churn.flapping.times: must be >= 1"),
-        (config(churn={"earthquake": {}}), "t.churn.earthquake: unknown churn pattern"),
-        (config(report={"baseline": "eager"}), "t.report.baseline: expected PROTOCOL/ASSIGNOR"),
-        ({"name": "t", "seeds": 1}, "t.grid: missing"),
+         "t: consumer: heartbeat.interval.ms (20000) must be below session.timeout.ms (10000)"),
+        (config(coordinator={"group_max_sizes": 2}), "t: coordinator.group_max_sizes: unknown coordinator setting"),
+        (config(churn={"crash": {"at_ms": 5}}), "t: churn.crash.at_ms: unknown setting of crash"),
+        (config(churn={"flapping": {"times": 0}}), "t: churn.flapping.times: must be >= 1"),
+        (config(churn={"earthquake": {}}), "t: churn.earthquake: unknown churn pattern"),
+        (config(report={"baseline": "eager"}), "t: report.baseline: expected PROTOCOL/ASSIGNOR"),
+        ({"name": "t", "seeds": 1}, "t: grid: missing"),
         (config(grid=[grid(protocol="cooperative", assignor="range")]),
-         "t.grid: every cell is impossible, nothing to run (first reason: the range assignor supports only the eager protocol)"),
+         "t: grid: every cell is impossible, nothing to run (first reason: the range assignor supports only the eager protocol)"),
     ],
 )
 def test_bad_config_names_the_key(data: dict[str, Any], message: str) -> None:
@@ -143,7 +143,7 @@ def test_cli_bad_config_is_a_clear_error_before_spark(tmp_path: Path, capsys: py
                    "group_size = 3\npartitions = 6\n", encoding="utf-8")
     assert main(["pipeline", "sweep", str(bad), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert f"error: {bad}.grid[0].assignor: unknown assignor 'rnage'" in err
+    assert f"error: {bad}: grid[0].assignor: unknown assignor 'rnage'" in err
     assert not (tmp_path / "out").exists()
     assert main(["pipeline", "sweep", "no-such-sweep", "--out", str(tmp_path / "out")]) == 2
     assert "neither a file nor a bundled sweep (default)" in capsys.readouterr().err

@@ -153,7 +153,6 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     config = _load(args)
     if config is None:
         return 2
-    from groupspec.pipeline.spark import spark_session
     from groupspec.pipeline.sweep import run_sweep
 
     tty = sys.stderr.isatty()
@@ -176,14 +175,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
         else:
             print(text, file=sys.stderr, flush=True)
 
-    from pyspark.sql import SparkSession
-
-    existing = SparkSession.getActiveSession()
-    spark = spark_session(args.master)
+    spark, stop = _session(args.master, "groupspec-sweep")
     try:
         outcome = run_sweep(config, Path(args.out), spark, progress=progress)
     finally:
-        if existing is None:  # stop only the session this command started
+        if stop:  # stop only the session this command started
             spark.stop()
     print(f"done in {outcome.elapsed_s:.0f} s: {outcome.out}/report.html, {outcome.out}/report.md")
     for line in outcome.summary:
@@ -233,7 +229,11 @@ def _session(master: str | None, app: str) -> tuple[Any, bool]:
     from groupspec.pipeline.spark import spark_session
 
     existing = SparkSession.getActiveSession()
-    return spark_session(master, app_name=app), existing is None
+    try:
+        return spark_session(master, app_name=app), existing is None
+    except Exception as e:  # py4j and Spark raise many kinds; the first line says what
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+        raise InputError("--master", f"cannot start Spark on {master or 'local[*]'}: {first}") from None
 
 
 def run_validate_command(args: argparse.Namespace) -> int:

@@ -82,7 +82,7 @@ def run_install(args: argparse.Namespace) -> int:
     try:
         path = tlc_jar(fetch=True)
     except ToolError as exc:
-        print(f"groupspec spec install: {exc}", file=sys.stderr)
+        print(f"error: spec install: {exc}", file=sys.stderr)
         return EXIT_TOOL
     print(f"TLC ({TLC.tool_version}): {path}")
     return EXIT_OK
@@ -171,7 +171,7 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         tlc_jar()
     except ToolError as exc:
-        print(f"groupspec spec check: {exc}", file=sys.stderr)
+        print(f"error: spec check: {exc}", file=sys.stderr)
         return EXIT_TOOL
     outcomes: list[Outcome] = []
     for model in selected:
@@ -183,7 +183,7 @@ def run_check(args: argparse.Namespace) -> int:
             )
         except (ToolError, ManifestError) as exc:
             printer.done()
-            print(f"groupspec spec check: {model.name}: {exc}", file=sys.stderr)
+            print(f"error: spec check: {model.name}: {exc}", file=sys.stderr)
             return EXIT_TOOL
         printer.done()
         outcome = judge(model, result, compare_counts=not args.record)
@@ -238,7 +238,7 @@ def _run_apalache(selected: list[Model], length: int) -> int:
             spec = materialize(model, spec_dir(), Path(scratch)) if model.is_mutant else spec_dir()
             result = run_apalache(spec, model.config, length=length)
         if result.verdict == "not-installed":
-            print(f"groupspec spec check: {result.explanation}", file=sys.stderr)
+            print(f"error: spec check: {result.explanation}", file=sys.stderr)
             return EXIT_TOOL
         expected = "pass" if model.expect == "pass" else "violation"
         ok = result.verdict == expected

@@ -254,7 +254,7 @@ def _axis(raw: dict[str, Any], key: str, where: str, known: tuple[str, ...] | No
 def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
-        raise SweepConfigError(f"{where}.{key}: expected a table (object), got {value!r}")
+        raise SweepConfigError(f"{where}: {key}: expected a table (object), got {repr(value)[:40]}")
     return value
 
 
@@ -309,37 +309,37 @@ def parse_config(data: Any, source: str = "sweep") -> SweepConfig:
         raise SweepConfigError(f"{source}: a sweep is a table (JSON object)")
     unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
-        raise SweepConfigError(f"{source}.{unknown[0]}: unknown key; known: {', '.join(_TOP_KEYS)}")
+        raise SweepConfigError(f"{source}: {unknown[0]}: unknown key; known: {', '.join(_TOP_KEYS)}")
     name = data.get("name", Path(source).stem)
     description = data.get("description", "")
     for key, value in (("name", name), ("description", description)):
         if not isinstance(value, str):
-            raise SweepConfigError(f"{source}.{key}: expected a string, got {value!r}")
+            raise SweepConfigError(f"{source}: {key}: expected a string, got {value!r}")
     raw_seeds = data.get("seeds", 1)
     if isinstance(raw_seeds, list):
         if not raw_seeds:
-            raise SweepConfigError(f"{source}.seeds: empty list")
+            raise SweepConfigError(f"{source}: seeds: empty list")
         if len(raw_seeds) > MAX_SEEDS:
-            raise SweepConfigError(f"{source}.seeds: {len(raw_seeds):,} seeds; the limit is {MAX_SEEDS:,}")
-        seeds = tuple(dict.fromkeys(_int(s, f"{source}.seeds[{i}]", 0, 2**63 - 1) for i, s in enumerate(raw_seeds)))
+            raise SweepConfigError(f"{source}: seeds: {len(raw_seeds):,} seeds; the limit is {MAX_SEEDS:,}")
+        seeds = tuple(dict.fromkeys(_int(s, f"{source}: seeds[{i}]", 0, 2**63 - 1) for i, s in enumerate(raw_seeds)))
     else:
-        seeds = tuple(range(1, _int(raw_seeds, f"{source}.seeds", 1, MAX_SEEDS) + 1))
+        seeds = tuple(range(1, _int(raw_seeds, f"{source}: seeds", 1, MAX_SEEDS) + 1))
     settings = Settings(
-        consumer=_consumer(_table(data, "consumer", source), f"{source}.consumer"),
-        coordinator=_coordinator(_table(data, "coordinator", source), f"{source}.coordinator"),
-        churn=_churn_settings(_table(data, "churn", source), f"{source}.churn"),
-        network_delay_ms=_int(data.get("network_delay_ms", 2), f"{source}.network_delay_ms", 0),
-        settle_ms=_int(data.get("settle_ms", 30_000), f"{source}.settle_ms", 0),
+        consumer=_consumer(_table(data, "consumer", source), f"{source}: consumer"),
+        coordinator=_coordinator(_table(data, "coordinator", source), f"{source}: coordinator"),
+        churn=_churn_settings(_table(data, "churn", source), f"{source}: churn"),
+        network_delay_ms=_int(data.get("network_delay_ms", 2), f"{source}: network_delay_ms", 0),
+        settle_ms=_int(data.get("settle_ms", 30_000), f"{source}: settle_ms", 0),
     )
     if "grid" not in data:
-        raise SweepConfigError(f"{source}.grid: missing (at least one grid of cells)")
+        raise SweepConfigError(f"{source}: grid: missing (at least one grid of cells)")
     grids = data["grid"] if isinstance(data["grid"], list) else [data["grid"]]
     if not grids:
-        raise SweepConfigError(f"{source}.grid: empty list")
+        raise SweepConfigError(f"{source}: grid: empty list")
     cells: dict[Cell, None] = {}
     skipped: dict[Cell, str] = {}
     for gi, grid in enumerate(grids):
-        where = f"{source}.grid[{gi}]" if isinstance(data["grid"], list) else f"{source}.grid"
+        where = f"{source}: grid[{gi}]" if isinstance(data["grid"], list) else f"{source}: grid"
         if not isinstance(grid, dict):
             raise SweepConfigError(f"{where}: expected a table (object)")
         bad = sorted(set(grid) - set(_GRID_KEYS))
@@ -363,15 +363,15 @@ def parse_config(data: Any, source: str = "sweep") -> SweepConfig:
             else:
                 skipped.setdefault(cell, reason)
     if not cells:
-        raise SweepConfigError(f"{source}.grid: every cell is impossible, nothing to run "
+        raise SweepConfigError(f"{source}: grid: every cell is impossible, nothing to run "
                                f"(first reason: {next(iter(skipped.values()))})")
     report = _table(data, "report", source)
     bad = sorted(set(report) - {"baseline"})
     if bad:
-        raise SweepConfigError(f"{source}.report.{bad[0]}: unknown key; known: baseline")
+        raise SweepConfigError(f"{source}: report.{bad[0]}: unknown key; known: baseline")
     baseline = report.get("baseline", "eager/range")
     if not isinstance(baseline, str) or baseline.count("/") != 1:
-        raise SweepConfigError(f"{source}.report.baseline: expected PROTOCOL/ASSIGNOR, got {baseline!r}")
+        raise SweepConfigError(f"{source}: report.baseline: expected PROTOCOL/ASSIGNOR, got {baseline!r}")
     return SweepConfig(
         name=name,
         description=description,

@@ -21,6 +21,7 @@ Every error names the place: ``scenario.json: faults[2].member: unknown member '
 from __future__ import annotations
 
 import json
+import typing
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -138,10 +139,23 @@ def _require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where
     return value
 
 
+def _check_types(cls: type, raw: dict[str, Any], where: str) -> None:
+    """Integer settings are integers in Kafka's int range (no NaN, no floats, no booleans) and
+    boolean settings booleans: the config classes take what they are given."""
+    hints = typing.get_type_hints(cls)
+    for key, value in raw.items():
+        hint = hints.get(key)
+        if hint is int:
+            _bounded(value, f"{where}.{key}", 0, 2**31 - 1)
+        elif hint is bool and not isinstance(value, bool):
+            raise ScenarioError(f"{where}.{key}: expected true or false, got {_short(value)}")
+
+
 def _consumer_config(raw: dict[str, Any], where: str, group_id: str, name: str, static: bool) -> ConsumerConfig:
     unknown = set(raw) - _CONSUMER_KEYS
     if unknown:
         raise ScenarioError(f"{where}: unknown consumer setting(s) {sorted(unknown)}; known: {sorted(_CONSUMER_KEYS)}")
+    _check_types(ConsumerConfig, raw, where)
     values = dict(raw)
     for key in ("assignors", "topics"):
         if key in values:
@@ -207,6 +221,7 @@ def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, 
     unknown = set(coord_raw) - _COORD_KEYS
     if unknown:
         raise ScenarioError(f"{source}: coordinator: unknown setting(s) {sorted(unknown)}")
+    _check_types(CoordinatorConfig, coord_raw, f"{source}: coordinator")
     try:
         coordinator = CoordinatorConfig(**coord_raw)
     except (TypeError, ValueError) as e:
@@ -228,6 +243,9 @@ def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, 
         extra = set(raw) - allowed
         if extra:
             raise ScenarioError(f"{where}: unexpected key(s) {sorted(extra)} for a {kind} fault")
+        for key in ("member", "topic"):
+            if key in raw and not isinstance(raw[key], str):
+                raise ScenarioError(f"{where}.{key}: expected a string, got {_short(raw[key])}")
         member = raw.get("member")
         if member is not None and member not in names:
             raise ScenarioError(f"{where}.member: unknown member {member!r}")
@@ -329,6 +347,9 @@ def apply_overrides(
     group.instance.id. ``faults`` are added to the scenario's (or replace them)."""
     if not isinstance(data, dict):
         return data
+    if (not isinstance(data.get("faults", []), list) or not isinstance(data.get("members", []), list)
+            or not isinstance(data.get("defaults", {}), dict)):
+        return data  # parse_scenario names the bad field; overriding it would only hide it
     out = json.loads(json.dumps(data))
     raw_members = out.get("members")
     if members is not None and isinstance(raw_members, list):
