@@ -301,7 +301,8 @@ def render_table(outcomes: Sequence[Outcome], markdown: bool = True) -> str:
     return "".join(f"{r[0].ljust(widths[0])}  {r[2]}  ({r[3]})\n" for r in rows)
 
 
-def render_doc(outcomes: Sequence[Outcome], command: str, total_s: float) -> str:
+def render_doc(outcomes: Sequence[Outcome], command: str, total_s: float,
+               load: tuple[tuple[float, ...], tuple[float, ...]] | None = None) -> str:
     caught = sum(o.status == CAUGHT for o in outcomes)
     lines = [
         "# Mutation testing",
@@ -321,7 +322,9 @@ def render_doc(outcomes: Sequence[Outcome], command: str, total_s: float) -> str
         "",
         f"This run: `{command}`, {caught} of {len(outcomes)} mutants caught, "
         f"{total_s:.0f} s wall on at most {MAX_WORKERS} processes "
-        "(times include pytest start-up; the machine is shared, so they are noisy).",
+        "(times include pytest start-up; the machine is shared, so they are noisy"
+        + (f": load average {load[0][0]:.1f} at the start, {load[1][0]:.1f} at the end"
+           if load is not None else "") + ").",
         "",
         render_table(outcomes).rstrip(),
         "",
@@ -360,6 +363,7 @@ def main(argv: Iterable[str] | None = None) -> int:
             return 2
         mutants = [m for m in mutants if m.name in set(args.only)]
     start = time.monotonic()
+    load_before = os.getloadavg()
     done = [0]
 
     def progress(o: Outcome) -> None:
@@ -376,7 +380,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     if args.write is not None:
         command = "python3 -m bench.mutation" + (" --auto" if args.auto else "") + f" --write {args.write}"
         args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(render_doc(outcomes, command, total), encoding="utf-8")
+        load = (load_before, os.getloadavg())
+        args.write.write_text(render_doc(outcomes, command, total, load), encoding="utf-8")
     if args.auto:
         return 1 if counts[ERROR] else 0
     return 0 if counts[CAUGHT] == len(outcomes) else 1
