@@ -1,6 +1,7 @@
 """A Hypothesis state machine driving the reference coordinator with a small cast of clients
 that may behave well or badly: join, rejoin with stale ids, sync (the leader with a real
-assignment), heartbeat, commit with the right or a stale generation, leave, restart (a
+assignment), heartbeat, commit with the right or a stale generation (also every member at
+once, which reaches commits between JoinGroup and SyncGroup), leave, restart (a
 static member comes back with no member id), clock ticks and coordinator failovers.
 
 After every step it checks, through :mod:`groupspec.invariants`:
@@ -8,7 +9,8 @@ After every step it checks, through :mod:`groupspec.invariants`:
 - LeaderIsMemberInv, StaticMembersInv, PendingMembersInv, ParkedRequestsInv (state);
 - ValidTransitionInv and GenerationMonotonicInv (every record against the state before it);
 - NoStaleCommitInv: no commit from a stale generation, an unknown member or a fenced
-  instance is stored, and a rejected commit leaves the stored offsets unchanged;
+  instance is stored, none while the group is CompletingRebalance, and a rejected commit
+  leaves the stored offsets unchanged;
 - OneOwnerPerGenerationInv: the assignments members receive in SyncGroup never give a
   partition to two members of one generation;
 - ReplayInv: replaying the records emitted so far reproduces the coordinator's state.

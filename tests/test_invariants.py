@@ -101,6 +101,13 @@ def test_static_member_missing_from_the_mapping_is_static_members_inv() -> None:
     assert static_members_consistent(g) == "static member 'a' is not mapped by its instance id"
 
 
+def test_two_members_carrying_one_instance_id_is_static_members_inv() -> None:
+    g = stable_group(member("a", "inst-a"), member("b"))
+    g.members["b"] = member("b", "inst-a")  # b carries a's instance id, which maps to a
+    assert only(g) == ["StaticMembersInv"]
+    assert static_members_consistent(g) == "static member 'b' is not mapped by its instance id"
+
+
 # ---------------------------------------------------------------- PendingMembersInv
 def test_pending_id_that_is_also_a_member_is_pending_members_inv() -> None:
     g = stable_group(member("a"), member("b"))
@@ -148,6 +155,10 @@ def test_transition_outside_the_table_is_valid_transition_inv() -> None:
     cs = CoordinatorState({"g": stable_group(member("a"))})
     assert _names(cs, r.StateChanged("g", S.CompletingRebalance, 9)) == ["ValidTransitionInv"]
     assert _names(cs, r.StateChanged("g", S.PreparingRebalance, 9)) == []
+    # the join phase may not skip CompletingRebalance (the spec's
+    # mutant-completing-rebalance-skipped)
+    preparing = CoordinatorState({"g": stable_group(member("a", join=1), state=S.PreparingRebalance)})
+    assert _names(preparing, r.StateChanged("g", S.Stable, 9)) == ["ValidTransitionInv"]
 
 
 def test_join_phase_ending_without_a_generation_is_generation_monotonic_inv() -> None:

@@ -203,3 +203,9 @@ def test_machine_catches_mutant(mutant: str, patch: pytest.MonkeyPatch) -> None:
         run_state_machine_as_test(CoordinatorMachine, settings=HUNT)
     assert caught.value.invariant == expected, str(caught.value)
 
+
+def test_machine_hunt_finds_nothing_on_the_reference() -> None:
+    """The mutant-hunting budget on the unmutated coordinator: no invariant fails. (This
+    is what catches a rule removed from the reference itself, e.g. an OffsetCommit
+    accepted in CompletingRebalance, bench/mutants.toml.)"""
+    run_state_machine_as_test(CoordinatorMachine, settings=HUNT)

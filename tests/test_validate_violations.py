@@ -363,3 +363,19 @@ def test_cooperative_leader_moving_an_owned_partition_at_once_is_revoke_first() 
     [f] = _contract(objs)
     assert (f.rule.name, f.seq) == ("CooperativeRevokeFirst", sync["seq"])
     assert f.detail == f"{tp[0]}-{tp[1]} handed to {thief} while {owner} still owns it"
+
+
+def test_a_record_breaking_an_invariant_is_reported_with_that_invariant() -> None:
+    """Simulator traces carry the reference's records; a stored commit whose generation is
+    not the group's breaks NoStaleCommitInv, found by the record check alone (the
+    exchanges are untouched)."""
+    objs = events(sim_trace("eager"))
+    rec = next(o for o in objs if o["kind"] == "record" and o["record"]["type"] == "OffsetCommitted"
+               and o["record"]["generation_id"] >= 1)
+    rec["record"]["generation_id"] += 1
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    # reported at the first record of its millisecond (records of one input are checked together)
+    same_ms = [o["seq"] for o in objs if o["kind"] == "record" and o["at_ms"] == rec["at_ms"]]
+    assert (g.violation.rule, g.violation.seq) == ("NoStaleCommitInv", min(same_ms))
+    assert f"from generation {rec['record']['generation_id']} stored" in g.violation.detail
