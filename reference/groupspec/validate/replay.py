@@ -265,6 +265,10 @@ class Replayer:
         #: fingerprints of the choice points' states met since the search's last failure
         #: began backtracking (None: not backtracking); see :meth:`_fingerprint`
         self._seen: set[bytes] | None = None
+        #: only choice points up to the deepest failure are fingerprinted: past it, the
+        #: branch is in new territory (and a conforming trace that backtracked once pays
+        #: nothing for the rest of its replay)
+        self._memo_depth = -1
         #: branches abandoned because their state had been explored (memoised)
         self.pruned = 0
 
@@ -311,6 +315,7 @@ class Replayer:
                 horizon = self._horizon(branch, fail)
                 if self._seen is None:
                     self._seen = set()
+                self._memo_depth = max(self._memo_depth, fail.depth)
             except _Seen:
                 self.pruned += 1
             pending = None
@@ -359,6 +364,7 @@ class Replayer:
             best = None
             segment = 0
             self._seen = None
+            self._memo_depth = -1
 
     def _merged(self, found: list[Found]) -> list[Found]:
         """The divergences in the order found, each followed by those found at the same
@@ -477,7 +483,7 @@ class Replayer:
                 options = self._options(b)
                 d = options[0]
                 if len(options) > 1:
-                    if self._seen is not None:
+                    if self._seen is not None and len(b.processed) <= self._memo_depth:
                         key = self._fingerprint(b)
                         if key in self._seen:
                             raise _Seen()
@@ -725,11 +731,13 @@ class Replayer:
             ex = self.x[rid]
             actual = ex.event.response
             assert actual is not None
-            resp = self._translate(b, ex.event.group_id, resp)
+            if b.gen_delta:
+                resp = self._translate(b, ex.event.group_id, resp)
             self.answers.setdefault(ex.seq, []).append(resp)
             mismatch = compare(ex.event.api_version, resp, actual)
             if mismatch is None:
-                if isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE and resp.members:
+                if (b.open_divergence is not None and isinstance(resp, m.JoinGroupResponse)
+                        and resp.error is Error.NONE and resp.members):
                     # a completed join phase the broker agrees with: the group's state is
                     # determined again (generation, leader, members, protocol)
                     b.open_divergence = None
@@ -911,15 +919,20 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
     """Replay one group's exchanges under each candidate broker configuration; the first
     that explains the trace wins, else the one whose explanation went furthest."""
     cfg = config or ReplayConfig()
+    # each configuration is tried up to its first divergence only (what decides between
+    # them); the one chosen is then replayed to the end, past every divergence
+    first_only = dataclasses.replace(cfg, max_divergences=1)
     best: ReplayResult | None = None
     for delay in cfg.initial_delays_ms:
         if on_try is not None:
             on_try(delay)
-        result = Replayer(exchanges, cfg).run(delay)
+        result = Replayer(exchanges, first_only).run(delay)
         if result.ok:
             return result
         if best is None or (result.failure is not None and best.failure is not None
                             and result.failure.depth > best.failure.depth):
             best = result
     assert best is not None
+    if cfg.max_divergences > 1 and not best.bound_hit:
+        best = Replayer(exchanges, cfg).run(best.initial_delay_ms)
     return best
