@@ -56,7 +56,7 @@ from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.rebalance import complete_join
 from groupspec.coordinator.replay import ReplayError
-from groupspec.coordinator.timers import deadlines
+from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -175,6 +175,9 @@ class _Branch:
     #: seq of the last divergence whose effect the state may still carry (None: none, or a
     #: completed join phase agreed with the broker since)
     open_divergence: int | None = None
+    #: members the reference removed when their session expired: member id -> (the expiry's
+    #: time, the session timeout), to name the expiry when the broker still knows them
+    expired: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -599,7 +602,7 @@ class Replayer:
                 self._settle(b, i, cap=t)
         upto = t - s if d.timers == "defer" else t
         if upto > b.clock:
-            self._absorb(b, b.coord.advance(upto), upto)
+            self._absorb(b, self._advance(b, upto), upto)
             b.clock = upto
         b.remaining.remove(d.index)
         b.processed.append(d.index)
@@ -684,7 +687,7 @@ class Replayer:
         if cap is not None:
             upto = min(upto, cap)
         if upto > b.clock:
-            self._absorb(b, b.coord.advance(upto), upto)
+            self._absorb(b, self._advance(b, upto), upto)
             b.clock = upto
         if i not in b.parked:
             return
@@ -770,7 +773,16 @@ class Replayer:
             # wrong in every state: no history before the trace explains it
             return Failure(len(b.processed), ex, summary(actual), summary(resp), fixed, detail)
         rule = rule_for(api, main_error(resp))
-        if (isinstance(resp, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
+        mid = getattr(ex.event.request, "member_id", "")
+        if (main_error(resp) is Error.UNKNOWN_MEMBER_ID and main_error(actual) is not Error.UNKNOWN_MEMBER_ID
+                and isinstance(mid, str) and mid in b.expired):
+            # the member is unknown because its session expired: name the expiry
+            at, session = b.expired[mid]
+            rule = RULES["SessionExpiryRemovesMember"]
+            detail = (f"member {mid}'s session expired at {at} ms (session timeout {session} ms, "
+                      f"no heartbeat since {at - session} ms): Kafka removed it then, and the broker "
+                      f"still treats it as a member at {ex.sent:.0f} ms")
+        elif (isinstance(resp, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
                 and resp.error is Error.NONE and actual.error is Error.NONE
                 and resp.generation_id != actual.generation_id):
             # the generation is what differs first: say so, whatever else follows from it
@@ -785,6 +797,27 @@ class Replayer:
                           f"numbering gives {resp.generation_id}")
         return self._failure(b, ex, summary(actual), summary(resp), rule, detail,
                              prehistory=mismatch.prehistory)
+
+    @staticmethod
+    def _advance(b: _Branch, upto: int) -> Output:
+        """Fire the reference's timers due by ``upto``, noting the members a session expiry
+        removes (GroupMetadataManager expireClassicGroupMemberHeartbeat)."""
+        fired: list[tuple[Expiry, int]] = []
+        state = b.coord.state
+
+        def note(e: Expiry) -> None:
+            if e.kind is TimerKind.ExpireHeartbeat:
+                g = state.groups.get(e.group_id)
+                mem = g.members.get(e.member_id) if g is not None else None
+                if mem is not None:
+                    fired.append((e, mem.session_timeout_ms))
+
+        out = b.coord.advance(upto, on_fire=note)
+        for e, session in fired:
+            g = state.groups.get(e.group_id)
+            if g is None or e.member_id not in g.members:
+                b.expired[e.member_id] = (e.deadline_ms, session)
+        return out
 
     def _force_join(self, b: _Branch, group_id: str, at: int) -> None:
         """End the group's join phase now, as when its timer expires
