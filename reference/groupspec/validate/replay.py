@@ -130,6 +130,9 @@ class Found:
     #: seq of an earlier divergence whose effect the reference's state may still carry (no
     #: completed join phase agreed with the broker since): this one may follow from it
     after: int | None = None
+    #: seq of the divergence whose resynchronisation revealed this one (another difference
+    #: in the answers that the broker's taken answer made due), if any
+    revealed_by: int | None = None
 
 
 @dataclass
@@ -262,7 +265,11 @@ class Replayer:
         self.accept: dict[int, str] = {}
         #: divergences found while taking such an answer (a second difference in it), by
         #: seq and rule: the failure, the reference's answer, the divergence it may follow from
-        self.secondary: dict[tuple[int, str], tuple[Failure, tuple[str, ...], int | None]] = {}
+        self.secondary: dict[tuple[int, str], tuple[Failure, tuple[str, ...], int | None, int | None]] = {}
+        #: seq of the divergence whose broker answer is being taken (None: none now)
+        self._resyncing: int | None = None
+        #: a join completion forced by a broker's answer is being compared
+        self._forcing = False
         #: the decision being taken (None: the check of the requests parked at the end)
         self._current: _Decision | None = None
         #: fingerprints of the choice points' states met since the search's last failure
@@ -359,6 +366,7 @@ class Replayer:
             self.accept[index] = fail.rule.name
             stack.clear()
             branch = self._restore(mark)
+            self._resyncing = fail.exchange.seq
             if _opens(fail):
                 branch.open_divergence = fail.exchange.seq
                 # the marks of the search from here copy this state, not the one before
@@ -375,9 +383,9 @@ class Replayer:
         out: list[Found] = []
         for x in found:
             out.append(x)
-            out += [Found(f, allowed, False, 0, after)
-                    for (seq, _), (f, allowed, after) in self.secondary.items()
-                    if seq == x.failure.exchange.seq]
+            out += [Found(f, allowed, False, 0, after, by)
+                    for (_, _), (f, allowed, after, by) in self.secondary.items()
+                    if by == x.failure.exchange.seq]
         return out[: max(self.cfg.max_divergences, len(found))]
 
     def _fingerprint(self, b: _Branch) -> bytes:
@@ -397,6 +405,8 @@ class Replayer:
         return hashlib.blake2b(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).digest()
 
     def _allowed(self, f: Failure) -> tuple[str, ...]:
+        if f.rule.name == "AnsweredWhenDue":
+            return (f.allowed,)  # the same answer, but by a time: that is what differs
         return tuple(sorted({summary(a) for a in self.answers.get(f.exchange.seq, ())}))
 
     @staticmethod
@@ -495,6 +505,7 @@ class Replayer:
             self._current = d
             self._step(b, d)
             self._note(d)
+            self._resyncing = None
         self._current = None
         # the end: every parked request the broker answered must be answered in time
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
@@ -602,7 +613,7 @@ class Replayer:
                 self._settle(b, i, cap=t)
         upto = t - s if d.timers == "defer" else t
         if upto > b.clock:
-            self._absorb(b, self._advance(b, upto), upto)
+            self._absorb(b, self._advance(b, upto), upto, by=upto, why="a coordinator timer")
             b.clock = upto
         b.remaining.remove(d.index)
         b.processed.append(d.index)
@@ -658,7 +669,8 @@ class Replayer:
         b.last_normal[e.connection] = t
         if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
             b.introduced.add(resp.member_id)
-        self._absorb(b, out, t)
+        self._absorb(b, out, t, by=ex.received,
+                     why=f"the {e.api} at seq {ex.seq}, answered at {ex.received:.0f} ms")
 
     def _check_fresh(
         self, b: _Branch, ex: Exchange, req: m.JoinGroupRequest, resp: m.JoinGroupResponse
@@ -723,7 +735,10 @@ class Replayer:
         b.failovers += 1
         self._absorb(b, out, t)
 
-    def _absorb(self, b: _Branch, out: Output, at: int) -> None:
+    def _absorb(self, b: _Branch, out: Output, at: int, by: float | None = None, why: str = "") -> None:
+        """Compare the reference's answers in ``out`` (produced at ``at``) with the broker's.
+        ``by``: the latest time the broker can have produced them (the received time of the
+        request that completed them, or the timer's time), ``why`` names that event."""
         self._adopt_leader(b, out, at)
         for k, (rid, resp) in enumerate(out.responses):
             if rid not in b.parked:
@@ -744,17 +759,30 @@ class Replayer:
                     # a completed join phase the broker agrees with: the group's state is
                     # determined again (generation, leader, members, protocol)
                     b.open_divergence = None
-            elif rid in self.accept:
+            elif rid in self.accept or self._forcing:
+                # the broker's answer is taken here (or in the join completion that taking
+                # it forced): a difference other than the one recorded is recorded too
                 fail = self._mismatch(b, ex, resp, actual, mismatch)
-                if fail.rule.name != self.accept[rid]:
+                if fail.rule.name != self.accept.get(rid):
                     # the answer the broker gave where the recorded divergence is differs in
                     # another way too: a divergence of its own, at the same exchange
-                    after = b.open_divergence if b.open_divergence != ex.seq else None
-                    self.secondary.setdefault((ex.seq, fail.rule.name), (fail, (summary(resp),), after))
+                    origin = self._resyncing
+                    after = b.open_divergence if b.open_divergence not in (ex.seq, origin) else None
+                    self.secondary.setdefault((ex.seq, fail.rule.name), (fail, self._allowed(fail) if
+                                              fail.rule.name == "AnsweredWhenDue" else (summary(resp),),
+                                              after, origin))
                 self._adopt_answer(b, out, k, resp, actual, at)
                 continue
             else:
                 raise _Fail(self._mismatch(b, ex, resp, actual, mismatch))
+            if by is not None and ex.received > by + self.cfg.slack_ms and rid not in self.accept:
+                # what completes a parked request answers it at once (completeClassicGroupJoin,
+                # setAndPropagateAssignment): an answer far later than that is late
+                raise _Fail(self._failure(
+                    b, ex, summary(actual), f"{summary(resp)} by {by:.0f} ms", RULES["AnsweredWhenDue"],
+                    f"the broker answered at {ex.received:.0f} ms; Kafka answers when {why} "
+                    f"completes the request, {ex.received - by:.0f} ms earlier",
+                ))
             if at > ex.received + self.cfg.slack_ms and rid not in self.accept:
                 raise _Fail(self._failure(
                     b, ex, summary(actual), f"{summary(resp)} but only at {at} ms",
@@ -827,7 +855,11 @@ class Replayer:
             return
         txn = Txn(b.coord.state, b.coord.config, at)
         complete_join(txn, g)
-        self._absorb(b, txn.out, at)
+        self._forcing = True
+        try:
+            self._absorb(b, txn.out, at)
+        finally:
+            self._forcing = False
 
     @staticmethod
     def _translate(b: _Branch, group_id: str, resp: m.Response) -> m.Response:

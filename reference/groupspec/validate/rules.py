@@ -78,6 +78,9 @@ RULES: dict[str, Rule] = {
            f"{GMM} (setAndPropagateAssignment); {CG}"),
         _r("SyncWaitsForLeader", "a follower's SyncGroup is answered when the leader's assignment arrives",
            f"{GMM} (classicGroupSyncToClassicGroup)"),
+        _r("AnsweredWhenDue",
+           "a parked JoinGroup or SyncGroup is answered as soon as what completes it happens (the last member's join, the leader's assignment, a timer), not later",
+           f"{GMM} (completeClassicGroupJoin, setAndPropagateAssignment); {CG} (completeJoinFuture)"),
         _r("SyncGroupAnswer", "SyncGroup is answered as the group's state requires", f"{GMM} (classicGroupSync)"),
         # Heartbeat
         _r("HeartbeatUnknownMember", "a heartbeat from a non-member is UNKNOWN_MEMBER_ID",
