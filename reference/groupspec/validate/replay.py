@@ -56,7 +56,7 @@ from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.rebalance import complete_join
 from groupspec.coordinator.replay import ReplayError
-from groupspec.coordinator.timers import deadlines
+from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -130,6 +130,9 @@ class Found:
     #: seq of an earlier divergence whose effect the reference's state may still carry (no
     #: completed join phase agreed with the broker since): this one may follow from it
     after: int | None = None
+    #: seq of the divergence whose resynchronisation revealed this one (another difference
+    #: in the answers that the broker's taken answer made due), if any
+    revealed_by: int | None = None
 
 
 @dataclass
@@ -175,6 +178,9 @@ class _Branch:
     #: seq of the last divergence whose effect the state may still carry (None: none, or a
     #: completed join phase agreed with the broker since)
     open_divergence: int | None = None
+    #: members the reference removed when their session expired: member id -> (the expiry's
+    #: time, the session timeout), to name the expiry when the broker still knows them
+    expired: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -259,12 +265,20 @@ class Replayer:
         self.accept: dict[int, str] = {}
         #: divergences found while taking such an answer (a second difference in it), by
         #: seq and rule: the failure, the reference's answer, the divergence it may follow from
-        self.secondary: dict[tuple[int, str], tuple[Failure, tuple[str, ...], int | None]] = {}
+        self.secondary: dict[tuple[int, str], tuple[Failure, tuple[str, ...], int | None, int | None]] = {}
+        #: seq of the divergence whose broker answer is being taken (None: none now)
+        self._resyncing: int | None = None
+        #: a join completion forced by a broker's answer is being compared
+        self._forcing = False
         #: the decision being taken (None: the check of the requests parked at the end)
         self._current: _Decision | None = None
         #: fingerprints of the choice points' states met since the search's last failure
         #: began backtracking (None: not backtracking); see :meth:`_fingerprint`
         self._seen: set[bytes] | None = None
+        #: only choice points up to the deepest failure are fingerprinted: past it, the
+        #: branch is in new territory (and a conforming trace that backtracked once pays
+        #: nothing for the rest of its replay)
+        self._memo_depth = -1
         #: branches abandoned because their state had been explored (memoised)
         self.pruned = 0
 
@@ -311,6 +325,7 @@ class Replayer:
                 horizon = self._horizon(branch, fail)
                 if self._seen is None:
                     self._seen = set()
+                self._memo_depth = max(self._memo_depth, fail.depth)
             except _Seen:
                 self.pruned += 1
             pending = None
@@ -351,6 +366,7 @@ class Replayer:
             self.accept[index] = fail.rule.name
             stack.clear()
             branch = self._restore(mark)
+            self._resyncing = fail.exchange.seq
             if _opens(fail):
                 branch.open_divergence = fail.exchange.seq
                 # the marks of the search from here copy this state, not the one before
@@ -359,6 +375,7 @@ class Replayer:
             best = None
             segment = 0
             self._seen = None
+            self._memo_depth = -1
 
     def _merged(self, found: list[Found]) -> list[Found]:
         """The divergences in the order found, each followed by those found at the same
@@ -366,9 +383,9 @@ class Replayer:
         out: list[Found] = []
         for x in found:
             out.append(x)
-            out += [Found(f, allowed, False, 0, after)
-                    for (seq, _), (f, allowed, after) in self.secondary.items()
-                    if seq == x.failure.exchange.seq]
+            out += [Found(f, allowed, False, 0, after, by)
+                    for (_, _), (f, allowed, after, by) in self.secondary.items()
+                    if by == x.failure.exchange.seq]
         return out[: max(self.cfg.max_divergences, len(found))]
 
     def _fingerprint(self, b: _Branch) -> bytes:
@@ -388,6 +405,8 @@ class Replayer:
         return hashlib.blake2b(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).digest()
 
     def _allowed(self, f: Failure) -> tuple[str, ...]:
+        if f.rule.name == "AnsweredWhenDue":
+            return (f.allowed,)  # the same answer, but by a time: that is what differs
         return tuple(sorted({summary(a) for a in self.answers.get(f.exchange.seq, ())}))
 
     @staticmethod
@@ -477,7 +496,7 @@ class Replayer:
                 options = self._options(b)
                 d = options[0]
                 if len(options) > 1:
-                    if self._seen is not None:
+                    if self._seen is not None and len(b.processed) <= self._memo_depth:
                         key = self._fingerprint(b)
                         if key in self._seen:
                             raise _Seen()
@@ -486,6 +505,7 @@ class Replayer:
             self._current = d
             self._step(b, d)
             self._note(d)
+            self._resyncing = None
         self._current = None
         # the end: every parked request the broker answered must be answered in time
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
@@ -593,7 +613,7 @@ class Replayer:
                 self._settle(b, i, cap=t)
         upto = t - s if d.timers == "defer" else t
         if upto > b.clock:
-            self._absorb(b, b.coord.advance(upto), upto)
+            self._absorb(b, self._advance(b, upto), upto, by=upto, why="a coordinator timer")
             b.clock = upto
         b.remaining.remove(d.index)
         b.processed.append(d.index)
@@ -649,7 +669,8 @@ class Replayer:
         b.last_normal[e.connection] = t
         if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
             b.introduced.add(resp.member_id)
-        self._absorb(b, out, t)
+        self._absorb(b, out, t, by=ex.received,
+                     why=f"the {e.api} at seq {ex.seq}, answered at {ex.received:.0f} ms")
 
     def _check_fresh(
         self, b: _Branch, ex: Exchange, req: m.JoinGroupRequest, resp: m.JoinGroupResponse
@@ -678,7 +699,7 @@ class Replayer:
         if cap is not None:
             upto = min(upto, cap)
         if upto > b.clock:
-            self._absorb(b, b.coord.advance(upto), upto)
+            self._absorb(b, self._advance(b, upto), upto)
             b.clock = upto
         if i not in b.parked:
             return
@@ -714,7 +735,10 @@ class Replayer:
         b.failovers += 1
         self._absorb(b, out, t)
 
-    def _absorb(self, b: _Branch, out: Output, at: int) -> None:
+    def _absorb(self, b: _Branch, out: Output, at: int, by: float | None = None, why: str = "") -> None:
+        """Compare the reference's answers in ``out`` (produced at ``at``) with the broker's.
+        ``by``: the latest time the broker can have produced them (the received time of the
+        request that completed them, or the timer's time), ``why`` names that event."""
         self._adopt_leader(b, out, at)
         for k, (rid, resp) in enumerate(out.responses):
             if rid not in b.parked:
@@ -725,25 +749,40 @@ class Replayer:
             ex = self.x[rid]
             actual = ex.event.response
             assert actual is not None
-            resp = self._translate(b, ex.event.group_id, resp)
+            if b.gen_delta:
+                resp = self._translate(b, ex.event.group_id, resp)
             self.answers.setdefault(ex.seq, []).append(resp)
             mismatch = compare(ex.event.api_version, resp, actual)
             if mismatch is None:
-                if isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE and resp.members:
+                if (b.open_divergence is not None and isinstance(resp, m.JoinGroupResponse)
+                        and resp.error is Error.NONE and resp.members):
                     # a completed join phase the broker agrees with: the group's state is
                     # determined again (generation, leader, members, protocol)
                     b.open_divergence = None
-            elif rid in self.accept:
+            elif rid in self.accept or self._forcing:
+                # the broker's answer is taken here (or in the join completion that taking
+                # it forced): a difference other than the one recorded is recorded too
                 fail = self._mismatch(b, ex, resp, actual, mismatch)
-                if fail.rule.name != self.accept[rid]:
+                if fail.rule.name != self.accept.get(rid):
                     # the answer the broker gave where the recorded divergence is differs in
                     # another way too: a divergence of its own, at the same exchange
-                    after = b.open_divergence if b.open_divergence != ex.seq else None
-                    self.secondary.setdefault((ex.seq, fail.rule.name), (fail, (summary(resp),), after))
+                    origin = self._resyncing
+                    after = b.open_divergence if b.open_divergence not in (ex.seq, origin) else None
+                    self.secondary.setdefault((ex.seq, fail.rule.name), (fail, self._allowed(fail) if
+                                              fail.rule.name == "AnsweredWhenDue" else (summary(resp),),
+                                              after, origin))
                 self._adopt_answer(b, out, k, resp, actual, at)
                 continue
             else:
                 raise _Fail(self._mismatch(b, ex, resp, actual, mismatch))
+            if by is not None and ex.received > by + self.cfg.slack_ms and rid not in self.accept:
+                # what completes a parked request answers it at once (completeClassicGroupJoin,
+                # setAndPropagateAssignment): an answer far later than that is late
+                raise _Fail(self._failure(
+                    b, ex, summary(actual), f"{summary(resp)} by {by:.0f} ms", RULES["AnsweredWhenDue"],
+                    f"the broker answered at {ex.received:.0f} ms; Kafka answers when {why} "
+                    f"completes the request, {ex.received - by:.0f} ms earlier",
+                ))
             if at > ex.received + self.cfg.slack_ms and rid not in self.accept:
                 raise _Fail(self._failure(
                     b, ex, summary(actual), f"{summary(resp)} but only at {at} ms",
@@ -762,7 +801,16 @@ class Replayer:
             # wrong in every state: no history before the trace explains it
             return Failure(len(b.processed), ex, summary(actual), summary(resp), fixed, detail)
         rule = rule_for(api, main_error(resp))
-        if (isinstance(resp, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
+        mid = getattr(ex.event.request, "member_id", "")
+        if (main_error(resp) is Error.UNKNOWN_MEMBER_ID and main_error(actual) is not Error.UNKNOWN_MEMBER_ID
+                and isinstance(mid, str) and mid in b.expired):
+            # the member is unknown because its session expired: name the expiry
+            at, session = b.expired[mid]
+            rule = RULES["SessionExpiryRemovesMember"]
+            detail = (f"member {mid}'s session expired at {at} ms (session timeout {session} ms, "
+                      f"no heartbeat since {at - session} ms): Kafka removed it then, and the broker "
+                      f"still treats it as a member at {ex.sent:.0f} ms")
+        elif (isinstance(resp, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
                 and resp.error is Error.NONE and actual.error is Error.NONE
                 and resp.generation_id != actual.generation_id):
             # the generation is what differs first: say so, whatever else follows from it
@@ -778,6 +826,27 @@ class Replayer:
         return self._failure(b, ex, summary(actual), summary(resp), rule, detail,
                              prehistory=mismatch.prehistory)
 
+    @staticmethod
+    def _advance(b: _Branch, upto: int) -> Output:
+        """Fire the reference's timers due by ``upto``, noting the members a session expiry
+        removes (GroupMetadataManager expireClassicGroupMemberHeartbeat)."""
+        fired: list[tuple[Expiry, int]] = []
+        state = b.coord.state
+
+        def note(e: Expiry) -> None:
+            if e.kind is TimerKind.ExpireHeartbeat:
+                g = state.groups.get(e.group_id)
+                mem = g.members.get(e.member_id) if g is not None else None
+                if mem is not None:
+                    fired.append((e, mem.session_timeout_ms))
+
+        out = b.coord.advance(upto, on_fire=note)
+        for e, session in fired:
+            g = state.groups.get(e.group_id)
+            if g is None or e.member_id not in g.members:
+                b.expired[e.member_id] = (e.deadline_ms, session)
+        return out
+
     def _force_join(self, b: _Branch, group_id: str, at: int) -> None:
         """End the group's join phase now, as when its timer expires
         (GroupMetadataManager.completeClassicGroupJoin): the broker's answer says it ended."""
@@ -786,7 +855,11 @@ class Replayer:
             return
         txn = Txn(b.coord.state, b.coord.config, at)
         complete_join(txn, g)
-        self._absorb(b, txn.out, at)
+        self._forcing = True
+        try:
+            self._absorb(b, txn.out, at)
+        finally:
+            self._forcing = False
 
     @staticmethod
     def _translate(b: _Branch, group_id: str, resp: m.Response) -> m.Response:
@@ -911,15 +984,20 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
     """Replay one group's exchanges under each candidate broker configuration; the first
     that explains the trace wins, else the one whose explanation went furthest."""
     cfg = config or ReplayConfig()
+    # each configuration is tried up to its first divergence only (what decides between
+    # them); the one chosen is then replayed to the end, past every divergence
+    first_only = dataclasses.replace(cfg, max_divergences=1)
     best: ReplayResult | None = None
     for delay in cfg.initial_delays_ms:
         if on_try is not None:
             on_try(delay)
-        result = Replayer(exchanges, cfg).run(delay)
+        result = Replayer(exchanges, first_only).run(delay)
         if result.ok:
             return result
         if best is None or (result.failure is not None and best.failure is not None
                             and result.failure.depth > best.failure.depth):
             best = result
     assert best is not None
+    if cfg.max_divergences > 1 and not best.bound_hit:
+        best = Replayer(exchanges, cfg).run(best.initial_delay_ms)
     return best

@@ -80,6 +80,9 @@ RULES: dict[str, Rule] = {
            f"{GMM} (setAndPropagateAssignment); {CG}"),
         _r("SyncWaitsForLeader", "a follower's SyncGroup is answered when the leader's assignment arrives",
            f"{GMM} (classicGroupSyncToClassicGroup)"),
+        _r("AnsweredWhenDue",
+           "a parked JoinGroup or SyncGroup is answered as soon as what completes it happens (the last member's join, the leader's assignment, a timer), not later",
+           f"{GMM} (completeClassicGroupJoin, setAndPropagateAssignment); {CG} (completeJoinFuture)"),
         _r("SyncGroupAnswer", "SyncGroup is answered as the group's state requires", f"{GMM} (classicGroupSync)"),
         # Heartbeat
         _r("HeartbeatUnknownMember", "a heartbeat from a non-member is UNKNOWN_MEMBER_ID",
@@ -88,6 +91,9 @@ RULES: dict[str, Rule] = {
            f"{GMM} (validateClassicGroupHeartbeat)"),
         _r("HeartbeatSignalsRebalance", "a heartbeat during PreparingRebalance is REBALANCE_IN_PROGRESS",
            f"{GMM} (classicGroupHeartbeatToClassicGroup)"),
+        _r("SessionExpiryRemovesMember",
+           "a member that sends no heartbeat (or other request that counts) within its session timeout is removed; later requests naming it are UNKNOWN_MEMBER_ID",
+           f"{GMM} (expireClassicGroupMemberHeartbeat, rescheduleClassicGroupMemberHeartbeat)"),
         _r("HeartbeatWhileLoading",
            "a heartbeat reaching a coordinator that is still loading the group is answered NONE, never COORDINATOR_LOAD_IN_PROGRESS",
            f"{GCS} (heartbeat)"),
@@ -182,7 +188,8 @@ RULES: dict[str, Rule] = {
 #: rules that name a cause whatever the timing: when one exchange breaks one of these and
 #: another rule, this one is named first (a broker numbering generations from 0 is told so,
 #: not that its join answer came at another time)
-FIRST_CAUSE = frozenset({"GenerationStartsAtOne", "GenerationIncrements", "HeartbeatWhileLoading"})
+FIRST_CAUSE = frozenset({"GenerationStartsAtOne", "GenerationIncrements", "HeartbeatWhileLoading",
+                         "SessionExpiryRemovesMember"})
 
 _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("JoinGroup", Error.MEMBER_ID_REQUIRED): "JoinMemberIdRequired",

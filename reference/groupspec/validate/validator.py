@@ -151,6 +151,7 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     # missing, history before the trace, the search bound, or an earlier undecided
     # divergence it may follow from could explain it.
     replayed: list[tuple[Divergence, list[Missing]]] = []
+    revealed: dict[int, int | None] = {}
     undecided: set[int] = set()
     for found in result.found if result is not None else ():
         f = found.failure
@@ -175,6 +176,7 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
         d = dataclasses.replace(d, definite=not why, consequence_of=found.after,
                                 undecided_because="; ".join(w.what for w in why))
         replayed.append((d, why))
+        revealed[id(d)] = found.revealed_by
     checked = [_from_finding(f) for f in findings]
     # client-side rules: evidence in what a client sent, whatever the broker did
     checked += [_from_client(c) for c in client_rules.client_findings(g, result)]
@@ -187,8 +189,10 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     # earlier one (later ones are listed, and count, but the first cause is named first)
     lead = next((d for d, _ in replayed if d.definite and d.consequence_of is None), None)
     if lead is not None:
-        candidates += [(d.seq, 0 if d.rule in FIRST_CAUSE else 2, d) for d, _ in replayed
-                       if d.definite and d.seq == lead.seq]
+        # with it: the other differences at its exchange, and those that taking the broker's
+        # answer there revealed (the same join completion's answers), the first cause first
+        candidates += [(lead.seq, 0 if d.rule in FIRST_CAUSE else 2, d) for d, _ in replayed
+                       if d.definite and (d.seq == lead.seq or revealed[id(d)] == lead.seq)]
     if candidates:
         candidates.sort(key=lambda c: (c[0], c[1]))
         head = candidates[0][2]
