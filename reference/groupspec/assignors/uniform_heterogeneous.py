@@ -1,0 +1,273 @@
+"""The uniform assignor's builder for groups whose members subscribe to different topics.
+
+Source: group-coordinator/.../assignor/UniformHeterogeneousAssignmentBuilder.java (``build``,
+``maybeRevokePartitions``, ``assignRemainingPartitions``, ``balance``, ``balanceTopics``,
+``balanceTopic`` and the inner ``MemberAssignmentBalancer``). Members are numbered in
+``memberIds()`` order; that number breaks every tie between equally loaded members.
+
+1. Every member keeps its current partitions of the topics it still subscribes to.
+2. Topics with partitions nobody holds are taken in *topic order* (partitions per
+   subscriber descending, then subscriber count ascending, then topic id in ``Uuid`` order);
+   within a topic, partitions in ascending order go one by one to the least loaded
+   subscriber, by levels: the subscribers sorted by (load, number) are filled up to the
+   lowest load, one partition each in that order, then the level rises by one and every
+   subscriber now at that level joins the round.
+3. Balancing: the topics with two or more subscribers, in topic order, are visited round
+   after round (at most 16 rounds) until one full round moves nothing. A topic whose
+   subscribers' loads differ by more than one gives partitions from its most loaded holders
+   to its least loaded subscribers: the holders are taken by levels from the top (the
+   highest level first, in reverse (load, number) order; a holder with no partition of the
+   topic left is dropped), each gives the last of its partitions of the topic in
+   ascending order, and the receivers are taken by levels from the bottom as in step 2;
+   it stops when the giving and receiving levels are within one.
+
+Kafka's loop over partition counts keeps no per-partition objects; here the work per
+partition is the same, so the cost grows with the partitions that move or are unassigned.
+Racks are not read.
+"""
+
+from __future__ import annotations
+
+from groupspec.assignors.server_spec import (
+    GroupAssignment,
+    GroupSpec,
+    MemberAssignment,
+    SubscribedTopicMetadata,
+    TopicId,
+    missing_topic_error,
+    topic_id_key,
+)
+
+#: Rounds over the topics in the balancing step (``MAX_ITERATION_COUNT``).
+MAX_ROUNDS = 16
+
+
+class _Balancer:
+    """``MemberAssignmentBalancer``: the least loaded and most loaded ranges of one topic's
+    subscribers, sorted by (load, number), over the builder's live load array."""
+
+    __slots__ = (
+        "least_count",
+        "least_end",
+        "most_count",
+        "most_end",
+        "most_start",
+        "next_least",
+        "next_most",
+        "order",
+        "sizes",
+    )
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = sizes
+        self.order: list[int] = []
+        self.least_end = 0
+        self.least_count = -1
+        self.next_least = 0
+        self.most_start = 0
+        self.most_end = 0
+        self.most_count = 1
+        self.next_most = -1
+
+    def initialize(self, members: list[int]) -> int:
+        """Start over on ``members``; the spread between the most and least loaded."""
+        if not members:
+            raise ValueError("cannot balance a topic without subscribers")
+        sizes = self.sizes
+        order = sorted(members, key=lambda i: (sizes[i], i))
+        self.order = order
+        low, high = sizes[order[0]], sizes[order[-1]]
+        self.least_end = 0
+        self.least_count = low - 1
+        self.next_least = 0
+        self.most_start = len(order)
+        self.most_end = len(order)
+        self.most_count = high + 1
+        self.next_most = len(order) - 1
+        return high - low
+
+    def least_loaded(self) -> int:
+        """The member to receive the next partition (its level is taken as one higher)."""
+        if self.next_least >= self.least_end:
+            # The level is full: raise it and let in the members now at it.
+            self.least_count += 1
+            sizes, order = self.sizes, self.order
+            while self.least_end < len(order) and sizes[order[self.least_end]] == self.least_count:
+                self.least_end += 1
+            self.next_least = 0
+        member = self.order[self.next_least]
+        self.next_least += 1
+        return member
+
+    def most_loaded(self) -> int:
+        """The member to give up the next partition, or -1 when none is left."""
+        if self.next_most < self.most_start:
+            sizes, order = self.sizes, self.order
+            if self.most_end <= self.most_start and self.most_start > 0:
+                # Every member of the range was dropped: restart from the next one down.
+                self.most_count = sizes[order[self.most_start - 1]]
+            else:
+                self.most_count -= 1
+            while self.most_start > 0 and sizes[order[self.most_start - 1]] == self.most_count:
+                self.most_start -= 1
+            self.next_most = self.most_end - 1
+        if self.next_most < 0:
+            return -1
+        member = self.order[self.next_most]
+        self.next_most -= 1
+        return member
+
+    def drop_most_loaded(self) -> None:
+        """Take the member :meth:`most_loaded` just returned out of the giving range."""
+        order = self.order
+        k = self.next_most + 1
+        order[k], order[self.most_end - 1] = order[self.most_end - 1], order[k]
+        self.most_end -= 1
+
+    def balanced(self) -> bool:
+        return self.most_count - self.least_count <= 1
+
+
+class _Builder:
+    def __init__(self, spec: GroupSpec, topics: SubscribedTopicMetadata) -> None:
+        self.members = spec.members
+        self.topics = topics
+        self.subscribers: dict[TopicId, list[int]] = {}
+        self.num_partitions: dict[TopicId, int] = {}
+        for i, m in enumerate(self.members):
+            for t in m.subscribed_topic_ids:
+                n = topics.num_partitions(t)
+                if n == -1:
+                    raise missing_topic_error(t)
+                self.num_partitions[t] = n
+                self.subscribers.setdefault(t, []).append(i)
+        self.sizes = [0] * len(self.members)
+        self.owners: dict[TopicId, list[int]] = {
+            t: [-1] * n for t, n in self.num_partitions.items()
+        }
+        self.target: list[MemberAssignment] = [m.assignment for m in self.members]
+        self.changed: dict[int, dict[TopicId, set[int]]] = {}
+
+    def topic_order(self, topic_ids: list[TopicId]) -> list[TopicId]:
+        n, subs = self.num_partitions, self.subscribers
+        return sorted(
+            topic_ids, key=lambda t: (-(n[t] / len(subs[t])), len(subs[t]), topic_id_key(t))
+        )
+
+    def _mutable(self, i: int) -> dict[TopicId, set[int]]:
+        work = self.changed.get(i)
+        if work is None:
+            work = self.changed[i] = {t: set(ps) for t, ps in self.target[i].items()}
+        return work
+
+    def keep_subscribed(self) -> None:
+        for i, m in enumerate(self.members):
+            subscribed = set(m.subscribed_topic_ids)
+            dropped = False
+            for t, ps in m.assignment.items():
+                if t in subscribed:
+                    self.sizes[i] += len(ps)
+                    own = self.owners[t]
+                    for p in ps:
+                        if p >= len(own):
+                            raise ValueError(
+                                f"member {m.member_id!r}: partition {p} of topic {t}, "
+                                f"which has {len(own)}"
+                            )
+                        own[p] = i
+                else:
+                    dropped = True
+            if dropped:
+                self.target[i] = {t: ps for t, ps in m.assignment.items() if t in subscribed}
+
+    def move(self, t: TopicId, p: int, to: int) -> None:
+        """``assignPartition``: take ``p`` from its holder (if any) and give it to ``to``."""
+        own = self.owners[t]
+        holder = own[p]
+        if holder != -1:
+            work = self._mutable(holder)
+            held = work.get(t)
+            if held is not None:
+                held.discard(p)
+                if not held:
+                    del work[t]
+            self.sizes[holder] -= 1
+        self._mutable(to).setdefault(t, set()).add(p)
+        own[p] = to
+        self.sizes[to] += 1
+
+    def assign_unassigned(self) -> None:
+        free: dict[TopicId, list[int]] = {}
+        for t, own in self.owners.items():
+            if -1 in own:
+                free[t] = [p for p, o in enumerate(own) if o == -1]
+        balancer = _Balancer(self.sizes)
+        for t in self.topic_order(list(free)):
+            balancer.initialize(self.subscribers[t])
+            for p in free[t]:
+                self.move(t, p, balancer.least_loaded())
+
+    def balance(self) -> None:
+        movable = [t for t in self.num_partitions if len(self.subscribers[t]) >= 2]
+        if not movable:
+            return
+        order = self.topic_order(movable)
+        last = -1
+        balancer = _Balancer(self.sizes)
+        for _ in range(MAX_ROUNDS):
+            for k, t in enumerate(order):
+                if k == last:
+                    return  # a whole round since the last move
+                moved = self.balance_topic(t, balancer)
+                if moved > 0 or last == -1:
+                    last = k
+
+    def balance_topic(self, t: TopicId, balancer: _Balancer) -> int:
+        if balancer.initialize(self.subscribers[t]) <= 1:
+            return 0
+        own = self.owners[t]
+        # Partitions grouped by holder, each group ascending; each holder's slice of it.
+        parts = sorted(range(self.num_partitions[t]), key=lambda p: (own[p], p))
+        start: dict[int, int] = {}
+        end: dict[int, int] = {}
+        for k, p in enumerate(parts):
+            o = own[p]
+            start.setdefault(o, k)
+            end[o] = k + 1
+        moved = 0
+        while not balancer.balanced():
+            giver = balancer.most_loaded()
+            while giver != -1 and (giver not in end or end[giver] - start[giver] <= 0):
+                balancer.drop_most_loaded()
+                giver = balancer.most_loaded()
+            if giver == -1:
+                break
+            end[giver] -= 1
+            p = parts[end[giver]]
+            receiver = balancer.least_loaded()
+            if balancer.balanced():
+                break
+            self.move(t, p, receiver)
+            moved += 1
+        return moved
+
+    def result(self) -> GroupAssignment:
+        out: GroupAssignment = {}
+        for i, m in enumerate(self.members):
+            work = self.changed.get(i)
+            if work is None:
+                out[m.member_id] = self.target[i]
+            else:
+                out[m.member_id] = {t: tuple(sorted(ps)) for t, ps in work.items()}
+        return out
+
+
+def assign_heterogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> GroupAssignment:
+    """UniformHeterogeneousAssignmentBuilder.build."""
+    builder = _Builder(spec, topics)
+    if not builder.num_partitions:
+        return {}
+    builder.keep_subscribed()
+    builder.assign_unassigned()
+    builder.balance()
+    return builder.result()
