@@ -207,20 +207,22 @@ class _Builder:
             for p in free[t]:
                 self.move(t, p, balancer.least_loaded())
 
-    def balance(self) -> None:
+    def balance(self) -> bool:
+        """False if the round limit stopped it before a round without moves."""
         movable = [t for t in self.num_partitions if len(self.subscribers[t]) >= 2]
         if not movable:
-            return
+            return True
         order = self.topic_order(movable)
         last = -1
         balancer = _Balancer(self.sizes)
         for _ in range(MAX_ROUNDS):
             for k, t in enumerate(order):
                 if k == last:
-                    return  # a whole round since the last move
+                    return True  # a whole round since the last move
                 moved = self.balance_topic(t, balancer)
                 if moved > 0 or last == -1:
                     last = k
+        return False
 
     def balance_topic(self, t: TopicId, balancer: _Balancer) -> int:
         if balancer.initialize(self.subscribers[t]) <= 1:
@@ -264,10 +266,18 @@ class _Builder:
 
 def assign_heterogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> GroupAssignment:
     """UniformHeterogeneousAssignmentBuilder.build."""
+    return build_heterogeneous(spec, topics)[0]
+
+
+def build_heterogeneous(
+    spec: GroupSpec, topics: SubscribedTopicMetadata
+) -> tuple[GroupAssignment, bool]:
+    """The assignment, and whether balancing ended with a round without moves (rather than
+    at the round limit): the balance property holds only then."""
     builder = _Builder(spec, topics)
     if not builder.num_partitions:
-        return {}
+        return {}, True
     builder.keep_subscribed()
     builder.assign_unassigned()
-    builder.balance()
-    return builder.result()
+    converged = builder.balance()
+    return builder.result(), converged
