@@ -31,7 +31,6 @@ subscriptions, the way the coordinator feeds its target back.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -68,10 +67,10 @@ OracleCall = Callable[[str, Any], Any]
 #: ones with the sign bit set in either half (Uuid.compareTo compares signed longs), and
 #: random ones.
 _topic_ids = st.one_of(
-    st.integers(0, 64).map(lambda n: uuid.UUID(int=n)),
-    st.integers(0, 64).map(lambda n: uuid.UUID(int=(1 << 127) | n)),
-    st.integers(0, 64).map(lambda n: uuid.UUID(int=(1 << 63) | (n << 64) | n)),
-    st.uuids(),
+    st.integers(0, 64).map(lambda n: TopicId(n)),
+    st.integers(0, 64).map(lambda n: TopicId((1 << 127) | n)),
+    st.integers(0, 64).map(lambda n: TopicId((1 << 63) | (n << 64) | n)),
+    st.integers(0, (1 << 128) - 1).map(TopicId),
 )
 #: Member ids whose Java order differs from Python's (a non-BMP character sorts before
 #: U+FFFD in UTF-16) and with shared prefixes.
@@ -97,7 +96,7 @@ def groups(
         racks = draw(st.lists(st.frozensets(st.sampled_from(["r0", "r1", "r2"]), max_size=2), min_size=n, max_size=n)) if draw(st.booleans()) else []
         metas.append(TopicMetadata(t, f"topic-{i}", n, tuple(racks)))
     # A topic the metadata no longer has (deleted): it may linger in assignments.
-    deleted = draw(st.sampled_from([*ids[:1], uuid.UUID(int=(1 << 100) + 7)]))
+    deleted = draw(st.sampled_from([*ids[:1], TopicId((1 << 100) + 7)]))
     known = [m for m in metas if m.topic_id != deleted] if deleted in ids and len(ids) > 1 else metas
     topics = SubscribedTopicMetadata.of(known)
     pool = [m.topic_id for m in known] + ([deleted] if missing_topics else [])
@@ -203,7 +202,7 @@ def oracle_input(assignor: str, spec: GroupSpec, topics: SubscribedTopicMetadata
     }
 
 
-Canonical = dict[str, dict[uuid.UUID, tuple[int, ...]]]
+Canonical = dict[str, dict[TopicId, tuple[int, ...]]]
 
 
 def canonical(result: GroupAssignment) -> Canonical:

@@ -6,7 +6,6 @@ required (never skipped)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -18,6 +17,7 @@ from groupspec.assignors.server_spec import (
     MemberSpec,
     SubscribedTopicMetadata,
     SubscriptionType,
+    TopicId,
     TopicMetadata,
     java_hash_set_order,
 )
@@ -52,7 +52,7 @@ def test_topic_order_follows_javas_hash_set(jvm: JvmOracle) -> None:
     # 40 topics with colliding buckets: the queue of unassigned partitions follows the
     # HashSet's order, so with one partition per topic and members wanting one each, who
     # gets which topic shows the order Kafka iterated.
-    ids = [uuid.UUID(int=(k % 5) << 64 | k * 64) for k in range(40)]
+    ids = [TopicId((k % 5) << 64 | k * 64) for k in range(40)]
     topics = SubscribedTopicMetadata.of(TopicMetadata(t, f"t{k}", 1) for k, t in enumerate(ids))
     members = tuple(MemberSpec(f"m{k:02d}", tuple(ids)) for k in range(40))
     spec = GroupSpec(members, SubscriptionType.HOMOGENEOUS)
@@ -64,7 +64,7 @@ def test_topic_order_follows_javas_hash_set(jvm: JvmOracle) -> None:
 
 
 def test_a_missing_topic_fails_on_both_sides(jvm: JvmOracle) -> None:
-    t = uuid.UUID(int=5)
+    t = TopicId(5)
     spec = GroupSpec((MemberSpec("a", (t,)), MemberSpec("b", ())))
     topics = SubscribedTopicMetadata.of([])
     for name in SERVER_ASSIGNOR_NAMES:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from groupspec.assignors.base import Side
@@ -18,6 +16,7 @@ from groupspec.assignors.server_spec import (
     GroupSpec,
     MemberSpec,
     SubscribedTopicMetadata,
+    TopicId,
     TopicMetadata,
     check_group_spec,
     topic_id_from_str,
@@ -45,9 +44,9 @@ def test_the_registry_says_which_side_runs_each_assignor() -> None:
 
 
 def test_topic_ids_order_hash_and_text_as_kafkas_uuid() -> None:
-    high = uuid.UUID(int=1 << 127)  # negative as a Java long: sorts first
-    assert sorted([uuid.UUID(int=1), high], key=topic_id_key) == [high, uuid.UUID(int=1)]
-    t = uuid.UUID("12345678-9abc-def0-1234-56789abcdef0")
+    high = TopicId(1 << 127)  # negative as a Java long: sorts first
+    assert sorted([TopicId(1), high], key=topic_id_key) == [high, TopicId(1)]
+    t = TopicId(0x123456789ABCDEF0123456789ABCDEF0)
     assert topic_id_from_str(topic_id_str(t)) == t
     assert len(topic_id_str(t)) == 22
     with pytest.raises(ValueError, match="16"):
@@ -55,7 +54,7 @@ def test_topic_ids_order_hash_and_text_as_kafkas_uuid() -> None:
 
 
 def test_bad_group_specs_are_named() -> None:
-    t = uuid.UUID(int=1)
+    t = TopicId(1)
     with pytest.raises(ValueError, match=r"members\[1\] \('a'\): duplicate member id"):
         check_group_spec(GroupSpec((MemberSpec("a", (t,)), MemberSpec("a", (t,)))))
     with pytest.raises(ValueError, match="also assigned to 'a'"):
@@ -67,7 +66,7 @@ def test_bad_group_specs_are_named() -> None:
 def test_homogeneous_keeps_up_to_quota_and_gives_extras_to_the_holders() -> None:
     # 7 partitions over 3 members: quotas 3, 2, 2. "b" held 4: keeps its first 3 in its
     # listed order and gives up the last; "c" held 0 takes what is free.
-    a, = (uuid.UUID(int=9),)
+    a = TopicId(9)
     topics = SubscribedTopicMetadata.of([TopicMetadata(a, "a", 7)])
     spec = GroupSpec(
         (

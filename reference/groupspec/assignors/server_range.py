@@ -40,6 +40,19 @@ def range_member_order(members: tuple[MemberSpec, ...]) -> list[MemberSpec]:
     )
 
 
+def _ranges(n: int, subscribers: int) -> list[tuple[int, ...]]:
+    """``addPartitionsToAssignment`` for every subscriber in turn: P // S partitions each,
+    one more for the first P % S; the ranges run out at P."""
+    quota, extra = divmod(n, subscribers)
+    out: list[tuple[int, ...]] = []
+    start = 0
+    for k in range(subscribers):
+        stop = min(start + quota + (1 if k < extra else 0), n)
+        out.append(tuple(range(start, stop)))
+        start = stop
+    return out
+
+
 class ServerRangeAssignor(ServerAssignor):
     name: ClassVar[str] = "range"
 
@@ -60,24 +73,37 @@ class ServerRangeAssignor(ServerAssignor):
                         "which the topic metadata does not have"
                     )
                 counts[t] = len(ordered) if homogeneous else counts.get(t, 0) + 1
-        # Per topic: (next start, base quota, members still owed an extra partition).
-        state: dict[TopicId, list[int]] = {}
+        # Per topic, the ranges its subscribers take in member order (topics with the same
+        # partition and subscriber counts share one list).
+        shared: dict[tuple[int, int], list[tuple[int, ...]]] = {}
+        ranges: dict[TopicId, list[tuple[int, ...]]] = {}
         for t, subscribers in counts.items():
             n = topics.num_partitions(t)
-            state[t] = [0, n // subscribers, n % subscribers, n]
-        first_topics = ordered[0].subscribed_topic_ids
+            dealt = shared.get((n, subscribers))
+            if dealt is None:
+                dealt = shared[(n, subscribers)] = _ranges(n, subscribers)
+            ranges[t] = dealt
         out: GroupAssignment = {}
+        if homogeneous:
+            if not ranges:
+                return {m.member_id: {} for m in ordered}
+            # Member k takes the k-th range of every topic (empty ones left out).
+            names = list(ranges)
+            rows = zip(*ranges.values(), strict=True)
+            if all(n_s[0] >= n_s[1] for n_s in shared):  # nobody's range is empty
+                for m, row in zip(ordered, rows, strict=True):
+                    out[m.member_id] = dict(zip(names, row, strict=True))
+            else:
+                for m, row in zip(ordered, rows, strict=True):
+                    out[m.member_id] = {t: r for t, r in zip(names, row, strict=True) if r}
+            return out
+        taken = dict.fromkeys(counts, 0)
         for m in ordered:
             mine: dict[TopicId, tuple[int, ...]] = {}
-            for t in first_topics if homogeneous else m.subscribed_topic_ids:
-                st = state[t]
-                start, quota, extra, n = st
-                if extra > 0:
-                    quota += 1
-                    st[2] = extra - 1
-                stop = min(start + quota, n)
-                st[0] = stop
-                if start < stop:
-                    mine[t] = tuple(range(start, stop))
+            for t in m.subscribed_topic_ids:
+                k = taken[t]
+                taken[t] = k + 1
+                if ranges[t][k]:
+                    mine[t] = ranges[t][k]
             out[m.member_id] = mine
         return out

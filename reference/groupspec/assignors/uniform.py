@@ -71,14 +71,14 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
     subscribed = set(subscribed_order)
 
     # Step 1: never-assigned partitions, topic by topic (GroupSpec.isPartitionAssigned is
-    # the union of the members' current assignments).
-    held: dict[TopicId, set[int]] = {}
-    held_count: dict[TopicId, int] = {}
+    # the union of the members' current assignments). No partition is held twice (a
+    # precondition), so a topic whose holders list n partitions below n is fully held, and
+    # only the others need a set.
+    holdings: dict[TopicId, list[tuple[int, ...]]] = {}
     for m in members:
         for t, ps in m.assignment.items():
             if t in subscribed:
-                held.setdefault(t, set()).update(ps)
-                held_count[t] = held_count.get(t, 0) + len(ps)
+                holdings.setdefault(t, []).append(ps)
     queue: list[_Run] = []
     total = 0
     for t in subscribed_order:
@@ -86,12 +86,13 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
         if n == -1:
             raise missing_topic_error(t)
         total += n
-        mine = held.get(t)
-        if mine is None:
+        lists = holdings.get(t)
+        if lists is None:
             if n:
                 queue.append((t, range(n)))
-        elif held_count[t] != n or len(mine) != n or any(p >= n for p in mine):
-            free = [p for p in range(n) if p not in mine]
+        elif sum(map(len, lists)) != n or max(map(max, lists)) >= n:
+            held = set().union(*lists)
+            free = [p for p in range(n) if p not in held]
             if free:
                 queue.append((t, free))
 
