@@ -21,12 +21,15 @@ Source: group-coordinator/.../assignor/UniformHeterogeneousAssignmentBuilder.jav
    ascending order, and the receivers are taken by levels from the bottom as in step 2;
    it stops when the giving and receiving levels are within one.
 
-Kafka's loop over partition counts keeps no per-partition objects; here the work per
-partition is the same, so the cost grows with the partitions that move or are unassigned.
-Racks are not read.
+Racks are not read. For speed, the owner of each partition of a topic is only worked out
+when the topic is balanced, and step 2 hands a topic's free partitions out a whole level at
+a time (loads are only read outside the level being filled, so updating them at the end of
+the topic changes nothing); the results are Kafka's.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from groupspec.assignors.server_spec import (
     GroupAssignment,
@@ -74,7 +77,8 @@ class _Balancer:
         if not members:
             raise ValueError("cannot balance a topic without subscribers")
         sizes = self.sizes
-        order = sorted(members, key=lambda i: (sizes[i], i))
+        # ``members`` ascend by number, and the sort is stable: (load, number) order.
+        order = sorted(members, key=sizes.__getitem__)
         self.order = order
         low, high = sizes[order[0]], sizes[order[-1]]
         self.least_end = 0
@@ -128,25 +132,39 @@ class _Balancer:
         return self.most_count - self.least_count <= 1
 
 
+#: A member's partitions of one topic while the builder works: the input's tuple until it
+#: changes, a list while partitions are only added, a set once one is taken away.
+_Parts = tuple[int, ...] | list[int] | set[int]
+
+
 class _Builder:
     def __init__(self, spec: GroupSpec, topics: SubscribedTopicMetadata) -> None:
         self.members = spec.members
-        self.topics = topics
-        self.subscribers: dict[TopicId, list[int]] = {}
         self.num_partitions: dict[TopicId, int] = {}
+        # Members with equal subscriptions are handled together; the subscriber lists are
+        # then sorted, so they ascend by member number as Kafka builds them.
+        classes: dict[tuple[TopicId, ...], list[int]] = {}
         for i, m in enumerate(self.members):
-            for t in m.subscribed_topic_ids:
+            classes.setdefault(m.subscribed_topic_ids, []).append(i)
+        self.subscribers: dict[TopicId, list[int]] = {}
+        for subscription, indexes in classes.items():
+            for t in subscription:
                 n = topics.num_partitions(t)
                 if n == -1:
                     raise missing_topic_error(t)
                 self.num_partitions[t] = n
-                self.subscribers.setdefault(t, []).append(i)
+                self.subscribers.setdefault(t, []).extend(indexes)
+        if len(classes) > 1:
+            for subs in self.subscribers.values():
+                subs.sort()
         self.sizes = [0] * len(self.members)
-        self.owners: dict[TopicId, list[int]] = {
-            t: [-1] * n for t, n in self.num_partitions.items()
-        }
         self.target: list[MemberAssignment] = [m.assignment for m in self.members]
-        self.changed: dict[int, dict[TopicId, set[int]]] = {}
+        self.work: dict[int, dict[TopicId, _Parts]] = {}
+        #: Members that may hold partitions of a topic (a superset).
+        self.holders: dict[TopicId, set[int]] = {t: set() for t in self.num_partitions}
+        self.held_count: dict[TopicId, int] = dict.fromkeys(self.num_partitions, 0)
+        #: Owner of each partition, for the topics being balanced (built when needed).
+        self.owners: dict[TopicId, list[int]] = {}
 
     def topic_order(self, topic_ids: list[TopicId]) -> list[TopicId]:
         n, subs = self.num_partitions, self.subscribers
@@ -154,58 +172,118 @@ class _Builder:
             topic_ids, key=lambda t: (-(n[t] / len(subs[t])), len(subs[t]), topic_id_key(t))
         )
 
-    def _mutable(self, i: int) -> dict[TopicId, set[int]]:
-        work = self.changed.get(i)
+    def parts(self, i: int, t: TopicId) -> Sequence[int] | set[int]:
+        work = self.work.get(i)
+        got = (self.target[i] if work is None else work).get(t)
+        return () if got is None else got
+
+    def owner_array(self, t: TopicId) -> list[int]:
+        own = self.owners.get(t)
+        if own is None:
+            own = self.owners[t] = [-1] * self.num_partitions[t]
+            for i in self.holders[t]:
+                for p in self.parts(i, t):
+                    own[p] = i
+        return own
+
+    def _work(self, i: int) -> dict[TopicId, _Parts]:
+        work = self.work.get(i)
         if work is None:
-            work = self.changed[i] = {t: set(ps) for t, ps in self.target[i].items()}
+            work = self.work[i] = dict(self.target[i])
         return work
 
     def keep_subscribed(self) -> None:
+        """``maybeRevokePartitions``: keep the subscribed topics, drop the others."""
+        holders, held_count, sizes = self.holders, self.held_count, self.sizes
         for i, m in enumerate(self.members):
             subscribed = set(m.subscribed_topic_ids)
             dropped = False
+            size = 0
             for t, ps in m.assignment.items():
                 if t in subscribed:
-                    self.sizes[i] += len(ps)
-                    own = self.owners[t]
-                    for p in ps:
-                        if p >= len(own):
-                            raise ValueError(
-                                f"member {m.member_id!r}: partition {p} of topic {t}, "
-                                f"which has {len(own)}"
-                            )
-                        own[p] = i
+                    holders[t].add(i)
+                    held_count[t] += len(ps)
+                    size += len(ps)
                 else:
                     dropped = True
+            sizes[i] = size
             if dropped:
                 self.target[i] = {t: ps for t, ps in m.assignment.items() if t in subscribed}
 
-    def move(self, t: TopicId, p: int, to: int) -> None:
-        """``assignPartition``: take ``p`` from its holder (if any) and give it to ``to``."""
-        own = self.owners[t]
-        holder = own[p]
-        if holder != -1:
-            work = self._mutable(holder)
-            held = work.get(t)
-            if held is not None:
-                held.discard(p)
-                if not held:
-                    del work[t]
-            self.sizes[holder] -= 1
-        self._mutable(to).setdefault(t, set()).add(p)
-        own[p] = to
-        self.sizes[to] += 1
+    def free_partitions(self, t: TopicId) -> list[int]:
+        n = self.num_partitions[t]
+        if self.held_count[t] == 0:
+            return list(range(n))
+        if self.held_count[t] == n:
+            return []  # no partition is held twice (a precondition), so all are held
+        own = self.owner_array(t)
+        return [p for p, o in enumerate(own) if o == -1]
 
     def assign_unassigned(self) -> None:
-        free: dict[TopicId, list[int]] = {}
-        for t, own in self.owners.items():
-            if -1 in own:
-                free[t] = [p for p, o in enumerate(own) if o == -1]
+        """``assignRemainingPartitions``, a level at a time."""
+        free = {t: f for t in self.num_partitions if (f := self.free_partitions(t))}
         balancer = _Balancer(self.sizes)
+        sizes = self.sizes
         for t in self.topic_order(list(free)):
             balancer.initialize(self.subscribers[t])
-            for p in free[t]:
-                self.move(t, p, balancer.least_loaded())
+            order = balancer.order
+            parts = free[t]
+            gained: dict[int, list[int]] = {}
+            pos = 0
+            while pos < len(parts):
+                if balancer.next_least >= balancer.least_end:
+                    balancer.least_count += 1
+                    while (
+                        balancer.least_end < len(order)
+                        and sizes[order[balancer.least_end]] == balancer.least_count
+                    ):
+                        balancer.least_end += 1
+                    balancer.next_least = 0
+                take = min(len(parts) - pos, balancer.least_end - balancer.next_least)
+                start = balancer.next_least
+                for m, p in zip(order[start : start + take], parts[pos : pos + take], strict=True):
+                    got = gained.get(m)
+                    if got is None:
+                        gained[m] = [p]
+                    else:
+                        got.append(p)
+                balancer.next_least += take
+                pos += take
+            for m, got in gained.items():
+                sizes[m] += len(got)
+                self._add(m, t, got)
+            self.owners.pop(t, None)
+
+    def _add(self, m: int, t: TopicId, parts: list[int]) -> None:
+        work = self._work(m)
+        mine = work.get(t)
+        if mine is None:
+            work[t] = parts
+        elif isinstance(mine, tuple):
+            work[t] = [*mine, *parts]
+        elif isinstance(mine, list):
+            mine.extend(parts)
+        else:
+            mine.update(parts)
+        self.holders[t].add(m)
+        self.held_count[t] += len(parts)
+
+    def move(self, t: TopicId, p: int, to: int) -> None:
+        """``assignPartition`` during balancing: from its holder to ``to``."""
+        own = self.owner_array(t)
+        holder = own[p]
+        work = self._work(holder)
+        mine = work[t]
+        if not isinstance(mine, set):
+            mine = work[t] = set(mine)
+        mine.discard(p)
+        if not mine:
+            del work[t]
+        self.sizes[holder] -= 1
+        self.held_count[t] -= 1
+        self._add(to, t, [p])
+        self.sizes[to] += 1
+        own[p] = to
 
     def balance(self) -> bool:
         """False if the round limit stopped it before a round without moves."""
@@ -227,14 +305,16 @@ class _Builder:
     def balance_topic(self, t: TopicId, balancer: _Balancer) -> int:
         if balancer.initialize(self.subscribers[t]) <= 1:
             return 0
-        own = self.owners[t]
-        # Partitions grouped by holder, each group ascending; each holder's slice of it.
-        parts = sorted(range(self.num_partitions[t]), key=lambda p: (own[p], p))
+        own = self.owner_array(t)
+        # Partitions grouped by holder, each group ascending (a stable sort of 0..n-1);
+        # each holder's slice of it.
+        parts = sorted(range(self.num_partitions[t]), key=own.__getitem__)
         start: dict[int, int] = {}
         end: dict[int, int] = {}
         for k, p in enumerate(parts):
             o = own[p]
-            start.setdefault(o, k)
+            if o not in start:
+                start[o] = k
             end[o] = k + 1
         moved = 0
         while not balancer.balanced():
@@ -256,11 +336,13 @@ class _Builder:
     def result(self) -> GroupAssignment:
         out: GroupAssignment = {}
         for i, m in enumerate(self.members):
-            work = self.changed.get(i)
+            work = self.work.get(i)
             if work is None:
                 out[m.member_id] = self.target[i]
             else:
-                out[m.member_id] = {t: tuple(sorted(ps)) for t, ps in work.items()}
+                out[m.member_id] = {
+                    t: ps if isinstance(ps, tuple) else tuple(ps) for t, ps in work.items()
+                }
         return out
 
 
