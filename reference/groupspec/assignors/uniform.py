@@ -71,9 +71,9 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
     subscribed = set(subscribed_order)
 
     # Step 1: never-assigned partitions, topic by topic (GroupSpec.isPartitionAssigned is
-    # the union of the members' current assignments). No partition is held twice (a
-    # precondition), so a topic whose holders list n partitions below n is fully held, and
-    # only the others need a set.
+    # the union of the members' current assignments). No partition is held twice nor
+    # beyond its topic's count (preconditions), so a topic whose holders list n partitions
+    # is fully held, and only the others need a set.
     holdings: dict[TopicId, list[tuple[int, ...]]] = {}
     for m in members:
         for t, ps in m.assignment.items():
@@ -90,7 +90,7 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
         if lists is None:
             if n:
                 queue.append((t, range(n)))
-        elif sum(map(len, lists)) != n or max(map(max, lists)) >= n:
+        elif sum(map(len, lists)) != n:
             held = set().union(*lists)
             free = [p for p in range(n) if p not in held]
             if free:
