@@ -22,10 +22,9 @@ the inverted map is updated from the same target-assignment records
 (``ModernGroup.updateTargetAssignment``) and a departing member's records are removed
 before the next target is computed (``GroupMetadataManager.removeMember``).
 
-Topics are identified by Kafka ``Uuid`` s, held as :class:`TopicId` (a 128-bit int, so
-that dicts keyed by topic hash in C: ``uuid.UUID`` hashes in Python, which cost seconds at a
-million partitions); their Java order and hash code are :func:`topic_id_key` and
-:func:`topic_id_hash`.
+Topics are identified by Kafka ``Uuid`` s, held as
+:class:`~groupspec.protocol.topic_id.TopicId`; their Java order and hash code are
+:func:`topic_id_key` and :func:`topic_id_hash`.
 
 Preconditions the assignors rely on without checking (Kafka's do the same), checked by
 :func:`check_group_spec` where input comes from outside: no partition is held by two
@@ -34,40 +33,11 @@ members, and a member holds no partition beyond its topic's count.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-
-class TopicId(int):
-    """A Kafka topic id (``org.apache.kafka.common.Uuid``) as its 128 bits; ``str`` gives
-    Kafka's text form (``Uuid.toString``), :meth:`parse` reads it."""
-
-    __slots__ = ()
-
-    def __new__(cls, value: int) -> TopicId:
-        if not 0 <= value < 1 << 128:
-            raise ValueError(f"a topic id is 128 bits, got {value}")
-        return super().__new__(cls, value)
-
-    @classmethod
-    def parse(cls, text: str) -> TopicId:
-        """``Uuid.fromString``; ValueError unless ``text`` is 16 bytes in URL-safe base64."""
-        try:
-            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        except ValueError as e:
-            raise ValueError(f"topic id {text!r}: not URL-safe base64") from e
-        if len(raw) != 16:
-            raise ValueError(f"topic id {text!r}: decodes to {len(raw)} bytes, expected 16")
-        return cls(int.from_bytes(raw, "big"))
-
-    def __str__(self) -> str:
-        raw = int(self).to_bytes(16, "big")
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-
-    def __repr__(self) -> str:
-        return f"TopicId.parse({str(self)!r})"
+from groupspec.protocol.topic_id import TopicId
 
 #: topic id -> partitions, in iteration order (the order matters to the uniform assignor).
 MemberAssignment = Mapping[TopicId, tuple[int, ...]]
@@ -109,6 +79,9 @@ def topic_id_hash(topic_id: TopicId) -> int:
     n = int(topic_id)
     x = (n >> 64) ^ (n & 0xFFFFFFFFFFFFFFFF)
     return ((x >> 32) ^ x) & 0xFFFFFFFF
+
+
+__all__ = ["TopicId"]
 
 
 def topic_id_str(topic_id: TopicId) -> str:
