@@ -17,6 +17,7 @@ import pytest
 from groupspec.brokers.kafka import KAFKA_VERSION, kafka_libs
 from groupspec.jvm import JvmOracle
 from groupspec.protocol import consumer_group_messages as m
+from groupspec.protocol import consumer_group_records as r
 from groupspec.protocol.errors import Error
 
 pytestmark = pytest.mark.java
@@ -32,8 +33,8 @@ def test_every_error_has_kafkas_name_and_number() -> None:
         assert name in ours
 
 
-def _schema(name: str) -> dict[str, Any]:
-    jar = kafka_libs() / f"kafka-clients-{KAFKA_VERSION}.jar"
+def _schema(name: str, jar_name: str = "kafka-clients") -> dict[str, Any]:
+    jar = kafka_libs() / f"{jar_name}-{KAFKA_VERSION}.jar"
     with zipfile.ZipFile(jar) as z:
         text = z.read(f"common/message/{name}.json").decode()
     return dict(json.loads(re.sub(r"^\s*//.*$", "", text, flags=re.M)))
@@ -49,7 +50,7 @@ def _top(versions: str) -> int:
 
 def _compare(fields: list[dict[str, Any]], cls: type, structs: dict[str, list[dict[str, Any]]],
              classes: dict[str, type], where: str) -> None:
-    ours = {f.name: f for f in dataclasses.fields(cls) if f.name != "version"}
+    ours = {f.name: f for f in dataclasses.fields(cls) if f.name != "version" or where.endswith("!")}
     theirs = {_snake(f["name"]): f for f in fields}
     assert set(ours) == set(theirs), f"{where}: fields differ"
     for name, f in theirs.items():
@@ -58,7 +59,7 @@ def _compare(fields: list[dict[str, Any]], cls: type, structs: dict[str, list[di
             struct = f["type"].removeprefix("[]")
             _compare(nested, classes[f"{where}.{struct}"], structs, classes, f"{where}.{struct}")
         default = ours[name].default
-        if "default" in f and f["default"] == "null":
+        if "default" in f and f["default"] in ("null", None):
             assert default is None, f"{where}.{name}: Kafka's default is null"
         elif "default" in f and default is not dataclasses.MISSING:
             assert default == int(f["default"]), f"{where}.{name}: default {f['default']}"
@@ -117,3 +118,66 @@ def test_heartbeat_versions_and_epochs() -> None:
     with pytest.raises(ValueError, match=r"not in 0\.\.1"):
         m.ConsumerGroupDescribeRequest(group_ids=("g",), version=2)
     assert (m.LEAVE_GROUP_MEMBER_EPOCH, m.LEAVE_GROUP_STATIC_MEMBER_EPOCH) == (-1, -2)
+
+
+_RECORDS = [
+    ("ConsumerGroupMetadata", r.ConsumerGroupMetadataKey, r.ConsumerGroupMetadataValue, {}),
+    (
+        "ConsumerGroupPartitionMetadata",
+        r.ConsumerGroupPartitionMetadataKey,
+        r.ConsumerGroupPartitionMetadataValue,
+        {"TopicMetadata": r.TopicMetadata, "TopicMetadata.PartitionMetadata": r.PartitionMetadata},
+    ),
+    (
+        "ConsumerGroupMemberMetadata",
+        r.ConsumerGroupMemberMetadataKey,
+        r.ConsumerGroupMemberMetadataValue,
+        {
+            "ClassicMemberMetadata": r.ClassicMemberMetadata,
+            "ClassicMemberMetadata.ClassicProtocol": r.ClassicProtocol,
+        },
+    ),
+    (
+        "ConsumerGroupTargetAssignmentMetadata",
+        r.ConsumerGroupTargetAssignmentMetadataKey,
+        r.ConsumerGroupTargetAssignmentMetadataValue,
+        {},
+    ),
+    (
+        "ConsumerGroupTargetAssignmentMember",
+        r.ConsumerGroupTargetAssignmentMemberKey,
+        r.ConsumerGroupTargetAssignmentMemberValue,
+        {"TopicPartition": r.RecordTopicPartitions},
+    ),
+    (
+        "ConsumerGroupCurrentMemberAssignment",
+        r.ConsumerGroupCurrentMemberAssignmentKey,
+        r.ConsumerGroupCurrentMemberAssignmentValue,
+        {"TopicPartitions": r.RecordTopicPartitions},
+    ),
+    (
+        "ConsumerGroupRegularExpression",
+        r.ConsumerGroupRegularExpressionKey,
+        r.ConsumerGroupRegularExpressionValue,
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "key", "value", "structs"), _RECORDS, ids=[x[0] for x in _RECORDS])
+def test_records_match_kafkas_schemas(
+    name: str, key: Any, value: type, structs: dict[str, type]
+) -> None:
+    key_schema = _schema(f"{name}Key", "kafka-group-coordinator")
+    value_schema = _schema(f"{name}Value", "kafka-group-coordinator")
+    assert key_schema["type"] == "coordinator-key"
+    assert key_schema["apiKey"] == key.RECORD_TYPE == value_schema["apiKey"]
+    _compare(key_schema["fields"], key, {}, {}, "key")
+    common = {s["name"]: s["fields"] for s in value_schema.get("commonStructs", [])}
+    _compare(value_schema["fields"], value, common, {f"value!.{k}": v for k, v in structs.items()}, "value!")
+
+
+def test_member_states_are_kafkas_bytes() -> None:
+    assert [(s.name, s.value) for s in r.MemberState] == [
+        ("STABLE", 0), ("UNREVOKED_PARTITIONS", 1), ("UNRELEASED_PARTITIONS", 2), ("UNKNOWN", 127)
+    ]
