@@ -160,9 +160,7 @@ class _Builder:
         self.sizes = [0] * len(self.members)
         self.target: list[MemberAssignment] = [m.assignment for m in self.members]
         self.work: dict[int, dict[TopicId, _Parts]] = {}
-        #: Members that may hold partitions of a topic (a superset).
-        self.holders: dict[TopicId, set[int]] = {t: set() for t in self.num_partitions}
-        self.held_count: dict[TopicId, int] = dict.fromkeys(self.num_partitions, 0)
+        self.classes = classes
         #: Owner of each partition, for the topics being balanced (built when needed).
         self.owners: dict[TopicId, list[int]] = {}
 
@@ -181,7 +179,7 @@ class _Builder:
         own = self.owners.get(t)
         if own is None:
             own = self.owners[t] = [-1] * self.num_partitions[t]
-            for i in self.holders[t]:
+            for i in self.subscribers[t]:
                 for p in self.parts(i, t):
                     own[p] = i
         return own
@@ -194,34 +192,37 @@ class _Builder:
 
     def keep_subscribed(self) -> None:
         """``maybeRevokePartitions``: keep the subscribed topics, drop the others."""
-        holders, held_count, sizes = self.holders, self.held_count, self.sizes
-        for i, m in enumerate(self.members):
-            subscribed = set(m.subscribed_topic_ids)
-            dropped = False
-            size = 0
-            for t, ps in m.assignment.items():
-                if t in subscribed:
-                    holders[t].add(i)
-                    held_count[t] += len(ps)
-                    size += len(ps)
-                else:
-                    dropped = True
-            sizes[i] = size
-            if dropped:
-                self.target[i] = {t: ps for t, ps in m.assignment.items() if t in subscribed}
+        sizes, target = self.sizes, self.target
+        for subscription, indexes in self.classes.items():
+            subscribed = frozenset(subscription)
+            for i in indexes:
+                mine = target[i]
+                if not subscribed.issuperset(mine):
+                    mine = target[i] = {t: ps for t, ps in mine.items() if t in subscribed}
+                sizes[i] = sum(map(len, mine.values()))
 
-    def free_partitions(self, t: TopicId) -> list[int]:
-        n = self.num_partitions[t]
-        if self.held_count[t] == 0:
-            return list(range(n))
-        if self.held_count[t] == n:
-            return []  # no partition is held twice (a precondition), so all are held
-        own = self.owner_array(t)
-        return [p for p, o in enumerate(own) if o == -1]
+    def free_partitions(self) -> dict[TopicId, list[int]]:
+        """Partitions nobody keeps, by topic. No partition is held twice nor beyond its
+        topic's count (preconditions), so counting finds the topics that have some."""
+        if sum(self.sizes) == sum(self.num_partitions.values()):
+            return {}
+        held = dict.fromkeys(self.num_partitions, 0)
+        for mine in self.target:
+            for t, ps in mine.items():
+                held[t] += len(ps)
+        free: dict[TopicId, list[int]] = {}
+        for t, n in self.num_partitions.items():
+            if held[t] == 0:
+                if n:
+                    free[t] = list(range(n))
+            elif held[t] != n:
+                own = self.owner_array(t)
+                free[t] = [p for p, o in enumerate(own) if o == -1]
+        return free
 
     def assign_unassigned(self) -> None:
         """``assignRemainingPartitions``, a level at a time."""
-        free = {t: f for t in self.num_partitions if (f := self.free_partitions(t))}
+        free = self.free_partitions()
         balancer = _Balancer(self.sizes)
         sizes = self.sizes
         for t in self.topic_order(list(free)):
@@ -265,8 +266,6 @@ class _Builder:
             mine.extend(parts)
         else:
             mine.update(parts)
-        self.holders[t].add(m)
-        self.held_count[t] += len(parts)
 
     def move(self, t: TopicId, p: int, to: int) -> None:
         """``assignPartition`` during balancing: from its holder to ``to``."""
@@ -280,7 +279,6 @@ class _Builder:
         if not mine:
             del work[t]
         self.sizes[holder] -= 1
-        self.held_count[t] -= 1
         self._add(to, t, [p])
         self.sizes[to] += 1
         own[p] = to
