@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
 from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES, get_server_assignor
@@ -20,6 +22,8 @@ from groupspec.assignors.server_spec import (
     TopicId,
     TopicMetadata,
     java_hash_set_order,
+    replayed_assignment_order,
+    topic_id_str,
 )
 from groupspec.jvm import JvmOracle
 from properties import server_assignors as props
@@ -72,3 +76,26 @@ def test_a_missing_topic_fails_on_both_sides(jvm: JvmOracle) -> None:
         assert props.ours_or_error(get_server_assignor(name), spec, topics) == (
             "PartitionAssignorException"
         )
+
+
+_records = st.lists(
+    st.tuples(
+        st.integers(0, 300).map(lambda n: TopicId((n % 7) << 64 | n << 3))
+        | st.integers(0, (1 << 128) - 1).map(TopicId),
+        st.lists(st.integers(0, 70_000), unique=True, max_size=40),
+    ),
+    max_size=30,
+    unique_by=lambda pair: int(pair[0]),
+)
+
+
+@settings(deadline=None)
+@given(record=_records)
+def test_replayed_assignment_order_is_kafkas(
+    jvm: JvmOracle, record: list[tuple[TopicId, list[int]]]
+) -> None:
+    # The order the coordinator hands the assignor after replaying a target-assignment
+    # record: partitions above the table size and colliding topic buckets included.
+    java = jvm.call("ReplayedAssignmentOrder", [[topic_id_str(t), ps] for t, ps in record])
+    ours = replayed_assignment_order(record)
+    assert [[topic_id_str(t), list(ps)] for t, ps in ours.items()] == java

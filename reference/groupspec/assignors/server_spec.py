@@ -111,6 +111,41 @@ def java_hash_set_order(topic_ids: Sequence[TopicId]) -> list[TopicId]:
     return sorted(dict.fromkeys(topic_ids), key=bucket)
 
 
+def _spread_bucket(h: int, mask: int) -> int:
+    """``HashMap.hash`` (the high half folded into the low) masked to a table slot."""
+    return (h ^ (h >> 16)) & mask
+
+
+def _table_for(size: int) -> int:
+    """The table length of ``new HashMap<>()`` after ``size`` puts (16, doubling past 3/4)."""
+    cap = 16
+    while size > cap * 3 // 4:
+        cap *= 2
+    return cap
+
+
+def replayed_assignment_order(
+    record: Sequence[tuple[TopicId, Sequence[int]]],
+) -> dict[TopicId, tuple[int, ...]]:
+    """A member's target assignment in the order Kafka iterates it after replaying its
+    record (``Assignment.fromRecord``: the topics collected into a ``HashMap``, each
+    topic's partitions into ``new HashSet<>(list)``), from the record's order. This is the
+    order the coordinator hands the uniform assignor (Java 17; buckets of eight or more
+    colliding keys, which Java turns into trees, are not reproduced)."""
+    topic_mask = _table_for(len(record)) - 1
+    topics = sorted(
+        range(len(record)), key=lambda k: _spread_bucket(topic_id_hash(record[k][0]), topic_mask)
+    )
+    out: dict[TopicId, tuple[int, ...]] = {}
+    for k in topics:
+        t, parts = record[k]
+        mask = (1 << (max(4 * len(parts) // 3 + 1, 16) - 1).bit_length()) - 1
+        out[t] = tuple(
+            sorted(dict.fromkeys(parts), key=lambda p: _spread_bucket(p & 0xFFFFFFFF, mask))
+        )
+    return out
+
+
 @dataclass(frozen=True)
 class TopicMetadata:
     """One topic as the coordinator's metadata image describes it."""
