@@ -13,6 +13,7 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
 import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.assignor.RangeAssignor;
 import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.apache.kafka.coordinator.group.generated.ConsumerGroupTargetAssignmentMemberValue;
 import org.apache.kafka.coordinator.group.modern.Assignment;
 import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
 import org.apache.kafka.coordinator.group.modern.MemberSubscriptionAndAssignmentImpl;
@@ -39,7 +40,9 @@ import java.util.Set;
  * given order (GroupSpec.memberIds()), subscriptions and assignments too (linked collections
  * behind the unmodifiable maps the coordinator hands over), so an order-sensitive rule of the
  * assignor sees exactly what the Python side sees. The inverted assignment is built from the
- * members' assignments, as the coordinator keeps it.
+ * members' assignments, as the coordinator keeps it. With "replayed": true, each member's
+ * assignment is instead built by Assignment.fromRecord from a record listing it in the
+ * given order, so Kafka's own collection orders apply.
  *
  * Output: {"members": {member_id: [[UUID, [p, ...]], ...]}} with partitions sorted, or
  * {"error": message} when the assignor throws PartitionAssignorException.
@@ -105,6 +108,7 @@ public final class ServerAssignor implements Tool {
             Set<Uuid> topics = new LinkedHashSet<>();
             m.path("topics").forEach(t -> topics.add(Uuid.fromString(t.asText())));
             Map<Uuid, Set<Integer>> assignment = new LinkedHashMap<>();
+            List<ConsumerGroupTargetAssignmentMemberValue.TopicPartition> record = new ArrayList<>();
             for (JsonNode entry : m.path("assignment")) {
                 Uuid topicId = Uuid.fromString(entry.get(0).asText());
                 Set<Integer> partitions = new LinkedHashSet<>();
@@ -113,12 +117,19 @@ public final class ServerAssignor implements Tool {
                     inverted.computeIfAbsent(topicId, k -> new HashMap<>()).put(p.asInt(), memberId);
                 }
                 assignment.put(topicId, partitions);
+                record.add(new ConsumerGroupTargetAssignmentMemberValue.TopicPartition()
+                    .setTopicId(topicId).setPartitions(new ArrayList<>(partitions)));
             }
+            // "replayed": the assignment as the coordinator holds it after replaying its
+            // record, in Java's own orders, instead of the orders given.
+            Assignment current = input.path("replayed").asBoolean(false)
+                ? Assignment.fromRecord(new ConsumerGroupTargetAssignmentMemberValue().setTopicPartitions(record))
+                : new Assignment(assignment);
             members.put(memberId, new MemberSubscriptionAndAssignmentImpl(
                 optional(m.get("rack_id")),
                 optional(m.get("instance_id")),
                 Collections.unmodifiableSet(topics),
-                new Assignment(assignment)
+                current
             ));
         }
         return new GroupSpecImpl(
