@@ -19,7 +19,7 @@ The homogeneous builder, step by step:
    order up to the quota; the rest are queued (after the never-assigned ones), and topics
    it no longer subscribes to are dropped. A member left below a quota that includes the
    extra partition gives the extra back, unless it is among the last members who must take
-   one. Members still below quota wait in order for the second step.
+   one. Members still below quota wait, in order, for step 3.
 3. The waiting members, in order, take their remaining quota from the head of the queue.
 
 Output for a member whose assignment did not change is its input mapping itself.
