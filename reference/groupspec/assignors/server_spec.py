@@ -100,9 +100,10 @@ def java_hash_set_order(topic_ids: Sequence[TopicId]) -> list[TopicId]:
     ``max(size / 0.75 + 1, 16)`` (no resize follows); ``HashMap`` iterates buckets in index
     order (bucket = ``h ^ (h >>> 16)`` masked), and a bucket in insertion order. Not
     reproduced: a bucket of eight or more colliding ids, which Java turns into a tree.
-    Java 19 and later size the table for ``ceil(size / 0.75)`` instead, a table half as
-    large when that is a power of two (48, 96, 192, ... elements): a broker on such a JVM
-    can iterate, and so assign, differently; the oracle runs Java 17.
+    As far as we know, JDK 19 moved this constructor to ``HashMap.newHashMap``, which sizes
+    for ``ceil(size / 0.75)``: a table half as large when that is a power of two (48, 96,
+    192, ... elements), so a broker on a newer JVM could iterate, and so assign, differently.
+    Not verified here: the oracle runs Java 17.
     """
     wanted = max(4 * len(topic_ids) // 3 + 1, 16)
     mask = (1 << (wanted - 1).bit_length()) - 1
