@@ -1,9 +1,13 @@
-"""The partition-assignor interface, shared by every assignor, the client model and the CLI.
+"""The partition-assignor interfaces, shared by every assignor, the client model and the CLI.
 
-Mirrors the contract of Kafka's ``ConsumerPartitionAssignor`` (clients/.../consumer/
-ConsumerPartitionAssignor.java): the group leader calls ``assign`` with every member's
-subscription and the partition counts it knows from metadata, and hands the result to the
-coordinator in SyncGroup. Assignors are pure functions of their input.
+Two sides run assignors. Client-side (:class:`Assignor`) mirrors Kafka's
+``ConsumerPartitionAssignor`` (clients/.../consumer/ConsumerPartitionAssignor.java): in the
+classic protocol the group leader calls ``assign`` with every member's subscription and the
+partition counts it knows from metadata, and hands the result to the coordinator in
+SyncGroup. Server-side (:class:`ServerAssignor`) mirrors ``ConsumerGroupPartitionAssignor``
+(group-coordinator-api/.../api/assignor/): in the consumer protocol (KIP-848) the
+coordinator itself computes the target assignment from a :class:`GroupSpec`. Assignors are
+pure functions of their input.
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
+from groupspec.assignors.server_spec import GroupAssignment, GroupSpec, SubscribedTopicMetadata
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, TopicPartitions
+
+
+class Side(Enum):
+    """Who runs an assignor: the classic group's leader, or the consumer-group coordinator."""
+
+    CLIENT = "client"
+    SERVER = "server"
 
 
 class RebalanceProtocol(Enum):
@@ -38,6 +50,7 @@ class Assignor(ABC):
 
     #: The protocol name members vote for in JoinGroup, e.g. "range", "cooperative-sticky".
     name: ClassVar[str]
+    side: ClassVar[Side] = Side.CLIENT
     #: Rebalance protocols this assignor supports, as Kafka's supportedProtocols().
     supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
@@ -58,3 +71,16 @@ class Assignor(ABC):
     ) -> bytes | None:
         """The userData this assignor puts in the member's subscription (None by default)."""
         return None
+
+
+class ServerAssignor(ABC):
+    """A server-side assignor of the consumer protocol (``ConsumerGroupPartitionAssignor``)."""
+
+    #: The name members ask for in ConsumerGroupHeartbeat's ``ServerAssignor`` field.
+    name: ClassVar[str]
+    side: ClassVar[Side] = Side.SERVER
+
+    @abstractmethod
+    def assign(self, spec: GroupSpec, topics: SubscribedTopicMetadata) -> GroupAssignment:
+        """The new target assignment; :class:`PartitionAssignorError` where Kafka throws
+        ``PartitionAssignorException`` (a subscribed topic missing from the metadata)."""

@@ -1,6 +1,9 @@
 """Kafka's protocol errors that the group protocol uses, with Kafka's names and numbers.
 
-Source: clients/src/main/java/org/apache/kafka/common/protocol/Errors.java. Names are
+Source: clients/src/main/java/org/apache/kafka/common/protocol/Errors.java. The consumer
+protocol (KIP-848) adds FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR,
+STALE_MEMBER_EPOCH and INVALID_REGULAR_EXPRESSION, and answers TOPIC_AUTHORIZATION_FAILED
+for a subscription the member may not describe. Names are
 spelled exactly as Kafka spells them so that Python, TLA+ and trace files share one
 vocabulary. Protocol errors are values; exceptions are reserved for bugs in the caller.
 """
@@ -30,6 +33,7 @@ class Error(Enum):
     INVALID_SESSION_TIMEOUT = 26
     REBALANCE_IN_PROGRESS = 27
     INVALID_COMMIT_OFFSET_SIZE = 28
+    TOPIC_AUTHORIZATION_FAILED = 29
     GROUP_AUTHORIZATION_FAILED = 30
     UNSUPPORTED_VERSION = 35
     INVALID_REQUEST = 42
@@ -42,7 +46,9 @@ class Error(Enum):
     UNSTABLE_OFFSET_COMMIT = 88
     FENCED_MEMBER_EPOCH = 110
     UNRELEASED_INSTANCE_ID = 111
+    UNSUPPORTED_ASSIGNOR = 112
     STALE_MEMBER_EPOCH = 113
+    INVALID_REGULAR_EXPRESSION = 128
 
     @property
     def code(self) -> int:

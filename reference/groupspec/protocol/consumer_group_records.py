@@ -1,0 +1,177 @@
+"""The records a consumer group (KIP-848) persists in ``__consumer_offsets``, as values.
+
+Vocabulary only: the reference coordinator does not write or replay them yet
+(docs/consumer-protocol.md). One key and one value dataclass per record, fields in
+snake_case as in the message schemas of kafka-group-coordinator 4.1.2
+(``common/message/ConsumerGroup*Key.json`` / ``*Value.json``; a test checks them against
+the jar). The record type is the key's version in the log (``RECORD_TYPE``); a tombstone
+is a key with no value. What writes them: group-coordinator/.../
+GroupCoordinatorRecordHelpers.java (``newConsumerGroupEpochRecord``,
+``newConsumerGroupMemberSubscriptionRecord``, ``newConsumerGroupTargetAssignmentRecord``,
+``newConsumerGroupTargetAssignmentEpochRecord``, ``newConsumerGroupCurrentAssignmentRecord``,
+``newConsumerGroupRegularExpressionRecord`` and their tombstones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
+
+from groupspec.protocol.topic_id import TopicId
+
+
+class MemberState(Enum):
+    """A member's reconciliation state (group-coordinator/.../modern/MemberState.java), as
+    the byte ``ConsumerGroupCurrentMemberAssignmentValue.State`` stores."""
+
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
+    UNKNOWN = 127
+
+
+@dataclass(frozen=True)
+class RecordTopicPartitions:
+    """A topic id and partitions (the ``TopicPartitions`` / ``TopicPartition`` structs)."""
+
+    topic_id: TopicId
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMetadataKey:
+    RECORD_TYPE: ClassVar[int] = 3
+    group_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsumerGroupMetadataValue:
+    """The group epoch, and the hash of the subscribed topics' metadata (tagged, 4.1)."""
+
+    epoch: int
+    metadata_hash: int = 0
+
+
+@dataclass(frozen=True)
+class ConsumerGroupPartitionMetadataKey:
+    RECORD_TYPE: ClassVar[int] = 4
+    group_id: str
+
+
+@dataclass(frozen=True)
+class PartitionMetadata:
+    partition: int
+    racks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    topic_id: TopicId
+    topic_name: str
+    num_partitions: int
+    partition_metadata: tuple[PartitionMetadata, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupPartitionMetadataValue:
+    """The subscribed topics' metadata (replaced by ``metadata_hash`` in 4.1; still read)."""
+
+    topics: tuple[TopicMetadata, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMemberMetadataKey:
+    RECORD_TYPE: ClassVar[int] = 5
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ClassicProtocol:
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """Set for a member that still speaks the classic protocol in a consumer group."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[ClassicProtocol, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsumerGroupMemberMetadataValue:
+    """A member's subscription (``newConsumerGroupMemberSubscriptionRecord``)."""
+
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMetadataKey:
+    RECORD_TYPE: ClassVar[int] = 6
+    group_id: str
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMetadataValue:
+    """The epoch of the target assignment (``newConsumerGroupTargetAssignmentEpochRecord``)."""
+
+    assignment_epoch: int
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMemberKey:
+    RECORD_TYPE: ClassVar[int] = 7
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentMemberValue:
+    """One member's target assignment (``newConsumerGroupTargetAssignmentRecord``)."""
+
+    topic_partitions: tuple[RecordTopicPartitions, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupCurrentMemberAssignmentKey:
+    RECORD_TYPE: ClassVar[int] = 8
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsumerGroupCurrentMemberAssignmentValue:
+    """Where a member's reconciliation stands (``newConsumerGroupCurrentAssignmentRecord``)."""
+
+    member_epoch: int
+    previous_member_epoch: int
+    state: MemberState
+    assigned_partitions: tuple[RecordTopicPartitions, ...]
+    partitions_pending_revocation: tuple[RecordTopicPartitions, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupRegularExpressionKey:
+    RECORD_TYPE: ClassVar[int] = 16
+    group_id: str
+    regular_expression: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConsumerGroupRegularExpressionValue:
+    """The topics a subscribed regular expression resolved to, at a metadata version."""
+
+    topics: tuple[str, ...]
+    version: int
+    timestamp: int
