@@ -516,7 +516,7 @@ def all_mutants() -> list[Mutant]:
                 rewrite=_swap(hb, E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION)),
         # ---- broker: commits
         Rewrite("commit-accepts-stale-generation", "broker", "CommitGenerationCheck / StaleCommitAccepted",
-                "OffsetCommit of an old generation accepted (the zombie commit of KAFKA-3041 style bugs)",
+                "OffsetCommit of an old generation accepted: a zombie's commit overwrites the new owner's offsets",
                 rewrite=_swap(commit, E.ILLEGAL_GENERATION, E.NONE)),
         Rewrite("commit-accepts-unknown-member", "broker", "CommitUnknownMember",
                 "OffsetCommit from a removed member accepted",

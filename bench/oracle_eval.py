@@ -4,6 +4,7 @@ broker or client bug, and does it stay quiet on the unmutated reference?
     python -m bench.oracle_eval                      # the full campaign; rewrites docs/oracle-eval.md
     python -m bench.oracle_eval --quick              # a few mutants and seeds, no files written
     python -m bench.oracle_eval --mutants a,b --runs 3 --seeds 20 --json /tmp/o.json
+    python -m bench.oracle_eval --from-json bench/results/oracle_eval.json   # re-render the table only
 
 Each run is one simulated group (:func:`groupspec.pipeline.generate.group_scenario`: eager,
 cooperative or static members, 2-4 of them, one or two topics, and a random fault schedule:
@@ -230,6 +231,8 @@ def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def markdown(res: dict[str, Any], command: str) -> str:
     total, caught = res["total"], res["caught"]
+    exercised = sum(1 for r in res["mutants"] if r["exercised"])
+    caught_ex = sum(1 for r in res["mutants"] if r["exercised"] and r["caught"])
     b = res["baseline"]
     lines = [
         "# The oracle's mutation campaign",
@@ -246,7 +249,8 @@ def markdown(res: dict[str, Any], command: str) -> str:
         "",
         f"- command: `{command}`",
         f"- run: {res['started']} to {res['finished']} (UTC)",
-        f"- **caught: {caught} of {total} mutants ({100 * caught / max(total, 1):.0f}%)**",
+        f"- **caught: {caught} of {total} mutants ({100 * caught / max(total, 1):.0f}%)**; of the "
+        f"{exercised} mutants some run exercised, {caught_ex} caught ({100 * caught_ex / max(exercised, 1):.0f}%)",
         f"- unmutated baseline: {b['seeds']} seeds: {', '.join(f'{k} {v}' for k, v in sorted(b['verdicts'].items()))}"
         f"; **{len(b['violations'])} violation(s)**",
         "",
