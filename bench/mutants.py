@@ -26,6 +26,7 @@ from typing import Any, ClassVar, cast
 
 from groupspec.client.config import ConsumerConfig
 from groupspec.client.consumer import ClusterView, Consumer, MemberState, Outgoing
+from groupspec.coordinator import coordinator as coordinator_module
 from groupspec.coordinator import rebalance, state, timers
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
@@ -290,35 +291,38 @@ def _cooperative_keeps_revoked(mut: Client) -> type[Consumer]:
 
 def _commits_remembered_offsets(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
-        memory: dict[TP, int]
+        """Keeps an offsets map of every partition it ever consumed and commits all of it."""
 
         def _commit_request(self, parts: set[TP], generation: int) -> m.OffsetCommitRequest | None:
-            memory = self.__dict__.setdefault("memory", {})
+            memory: dict[TP, int] = self.__dict__.setdefault("memory", {})
             memory.update(self.positions)
-            extra = set(memory) - parts - set(self.owned)
-            if extra:
-                mut.hits += 1
-                saved = dict(self.positions)
-                self.positions.update(memory)
-                try:
-                    return super()._commit_request(parts | extra, generation)
-                finally:
-                    self.positions.clear()
-                    self.positions.update(saved)
-            return super()._commit_request(parts, generation)
+            req = super()._commit_request(parts, generation)
+            if req is None:
+                return None
+            have = {(p.topic, p.partition) for p in req.partitions}
+            extra = sorted(set(memory) - have - set(self.owned))
+            if not extra:
+                return req
+            mut.hits += 1
+            return dataclasses.replace(req, partitions=req.partitions + tuple(
+                m.OffsetCommitPartition(topic=t, partition=p, committed_offset=memory[(t, p)]) for t, p in extra))
     return Buggy
 
 
 def _resets_on_stale_heartbeat_error(mut: Client) -> type[Consumer]:
-    class Buggy(Consumer):
-        def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
-            if resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID) and (
-                    sent[1] != self.generation_id or sent[2] != self.member_id):
-                mut.hits += 1  # KAFKA-9823: the stale answer resets the current generation
+    class Buggy(Prober):
+        """A client with heartbeats in flight across generations (a :class:`Prober`) that
+        resets its current generation on an error answering an old one (KAFKA-9823)."""
+
+        def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+            if (rid in self.probes and isinstance(resp, m.HeartbeatResponse)
+                    and resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID) and self.generation_id >= 0):
+                mut.hits += 1
+                super().on_response(rid, resp, now, cluster)
                 self._lose_all(now, resp.error.name)
                 self._reset_generation(keep_member_id=False)
-                return
-            super()._on_heartbeat(resp, sent, now)
+                return []
+            return super().on_response(rid, resp, now, cluster)
     return Buggy
 
 
@@ -368,11 +372,45 @@ def _heartbeats_after_fencing(mut: Client) -> type[Consumer]:
 
 def _commits_after_fencing(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
-        def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> None:
-            if resp.errors() & {E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID}:
+        """The application thread keeps the generation it read before a heartbeat was
+        rejected: its next auto-commit still carries the rejected member id and generation."""
+
+        def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
+            super().__init__(config, now_ms, next_request_id)
+            self.stale: tuple[str, int, dict[TP, int]] | None = None
+            self.stale_at = 0
+            self.stale_rids: set[int] = set()
+
+        def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+            if rid in self.stale_rids:
+                self.stale_rids.discard(rid)
+                self.inflight.pop(rid, None)
+                self.request_deadline.pop(rid, None)
+                return []
+            return super().on_response(rid, resp, now, cluster)
+
+        def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
+            before = (self.member_id, self.generation_id, {tp: self.committed[tp] for tp in self.owned
+                                                           if tp in self.committed})
+            super()._on_heartbeat(resp, sent, now)
+            if resp.error in (E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID) and before[1] >= 0 and before[2] and (
+                    self.member_id, self.generation_id) != before[:2]:
+                self.stale, self.stale_at = before, now + self.config.retry_backoff_ms + 1_500
+
+        def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+            out = super().tick(now, cluster)
+            if self.stale is not None and now >= self.stale_at and self.coordinator_known:
+                member, gen, offsets = self.stale
+                self.stale = None
                 mut.hits += 1
-                return  # the commit failure is swallowed: the generation is kept
-            super()._on_commit(rid, resp, sent, now)
+                rid, req = self._send("OffsetCommit", m.OffsetCommitRequest(
+                    group_id=self.config.group_id, generation_id=gen, member_id=member,
+                    group_instance_id=self.config.group_instance_id, partitions=tuple(
+                        m.OffsetCommitPartition(topic=t, partition=p, committed_offset=o)
+                        for (t, p), o in sorted(offsets.items()))))
+                self.stale_rids.add(rid)
+                out.append((rid, req))
+            return out
     return Buggy
 
 
@@ -478,7 +516,7 @@ def all_mutants() -> list[Mutant]:
                 rewrite=_swap(hb, E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION)),
         # ---- broker: commits
         Rewrite("commit-accepts-stale-generation", "broker", "CommitGenerationCheck / StaleCommitAccepted",
-                "OffsetCommit of an old generation accepted (the zombie commit of KAFKA-3041 style bugs)",
+                "OffsetCommit of an old generation accepted: a zombie's commit overwrites the new owner's offsets",
                 rewrite=_swap(commit, E.ILLEGAL_GENERATION, E.NONE)),
         Rewrite("commit-accepts-unknown-member", "broker", "CommitUnknownMember",
                 "OffsetCommit from a removed member accepted",
@@ -490,9 +528,10 @@ def all_mutants() -> list[Mutant]:
                 "a stale-generation OffsetCommit answered UNKNOWN_MEMBER_ID: the member drops a valid id",
                 rewrite=_swap(commit, E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID)),
         # ---- broker: sync
-        Rewrite("sync-illegal-generation-as-rebalance", "broker", "SyncGenerationCheck",
-                "SyncGroup of a wrong generation answered REBALANCE_IN_PROGRESS",
-                rewrite=_swap(sync, E.ILLEGAL_GENERATION, E.REBALANCE_IN_PROGRESS)),
+        Rewrite("sync-wrong-protocol-name", "broker", "SyncGroupAnswer",
+                "SyncGroup (v5+) answers a protocol name other than the generation's",
+                rewrite=_sync_ok(lambda q, r: dataclasses.replace(r, protocol_name="roundrobin")
+                                 if r.protocol_name not in (None, "roundrobin") else None)),
         Rewrite("sync-rebalance-as-unknown", "broker", "SyncDuringPreparingRebalance",
                 "SyncGroup during PreparingRebalance answered UNKNOWN_MEMBER_ID: members lose their ids",
                 rewrite=_swap(sync, E.REBALANCE_IN_PROGRESS, E.UNKNOWN_MEMBER_ID)),
@@ -513,9 +552,9 @@ def all_mutants() -> list[Mutant]:
                 "the member list (with every subscription) goes to followers too",
                 rewrite=_join_ok(lambda q, r: r if r.members or r.leader == r.member_id
                                  else dataclasses.replace(r, members=(m.JoinGroupResponseMember(r.member_id, None, b""),)))),
-        Rewrite("join-wrong-protocol", "broker", "JoinCompletion",
-                "the selected protocol reported as another name than the group's",
-                rewrite=_join_ok(lambda q, r: dataclasses.replace(r, protocol_name=(r.protocol_name or "") + "-v2"))),
+        Rewrite("join-wrong-protocol-type", "broker", "JoinCompletion",
+                "JoinGroup answers a protocol type other than the group's (\"connect\" for a consumer group)",
+                rewrite=_join_ok(lambda q, r: dataclasses.replace(r, protocol_type="connect"))),
         # ---- broker: leave and offsets
         Rewrite("leave-unknown-member-ok", "broker", "LeaveGroupAnswer",
                 "LeaveGroup of an unknown member answered NONE per member",
@@ -535,10 +574,10 @@ def all_mutants() -> list[Mutant]:
               target=(state.Group, "has_all_members_joined", _all_joined)),
         Patch("session-never-expires", "broker", "session expiry (timing, issue item 2)",
               "a member whose heartbeats stop is never removed (liveness: its partitions stay owned by nobody)",
-              target=(timers, "fire", _no_session_expiry)),
+              target=(coordinator_module, "fire", _no_session_expiry)),
         Patch("rebalance-timeout-ignored", "broker", "JoinWaitsForAllMembers (timing)",
               "the join phase waits for a member that never rejoins past the rebalance timeout",
-              target=(timers, "fire", _no_rebalance_timeout)),
+              target=(coordinator_module, "fire", _no_rebalance_timeout)),
         Patch("leave-does-not-rebalance", "broker", "HeartbeatSignalsRebalance",
               "LeaveGroup removes the member but starts no rebalance: its partitions stay unowned",
               target=(rebalance, "maybe_prepare_rebalance_or_complete_join", _no_leave_rebalance)),
@@ -562,7 +601,7 @@ def all_mutants() -> list[Mutant]:
                "after a rejected heartbeat the heartbeat thread keeps the old member id and generation",
                make=_heartbeats_after_fencing),
         Client("commits-after-fencing", "client", "ClientStopsWhenFenced",
-               "a member swallows a fenced OffsetCommit and keeps committing with the same generation",
+               "after a rejected heartbeat, the next auto-commit still carries the rejected id and generation",
                make=_commits_after_fencing),
         Client("heartbeat-slower-than-session", "client", "HeartbeatKeepsSessionAlive",
                "heartbeat.interval.ms above session.timeout.ms (not validated): the session lapses again and again",
@@ -604,13 +643,18 @@ class Prober(Consumer):
             self.request_deadline.pop(rid, None)
             return []
         sent = self.inflight.get(rid)
+        racing: list[Outgoing] = []
         if sent is not None and isinstance(resp, m.HeartbeatResponse | m.OffsetCommitResponse | m.SyncGroupResponse):
             errs = resp.errors() if isinstance(resp, m.OffsetCommitResponse) else {resp.error}
             if errs & {E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID, E.FENCED_INSTANCE_ID}:
                 self.fenced.add((sent[2], sent[1]))
         if isinstance(resp, m.JoinGroupResponse) and rid == self.join_rid:
             return self._probe_join(rid, resp, now, cluster)
-        return super().on_response(rid, resp, now, cluster)
+        return racing + super().on_response(rid, resp, now, cluster)
+
+    def _committed_of(self, parts: set[TP]) -> tuple[m.OffsetCommitPartition, ...]:
+        return tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.committed[(t, p)])
+                     for t, p in sorted(parts) if (t, p) in self.committed)
 
     def _probe(self, api: str, req: m.Request) -> Outgoing:
         out = self._send(api, req)
@@ -618,30 +662,30 @@ class Prober(Consumer):
         return out
 
     def _probe_join(self, rid: int, resp: m.JoinGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
+        """The probes go first (lower correlation ids, sent before the SyncGroup, as on a
+        real connection), then the JoinGroup is handled as usual."""
+        out: list[Outgoing] = []
         old_gen, old_member = self.generation_id, self.member_id
-        out = super().on_response(rid, resp, now, cluster)
-        if resp.error is not E.NONE:
-            return out
-        gid, inst = self.config.group_id, self.config.group_instance_id
-        if 0 <= old_gen < resp.generation_id and old_member == resp.member_id and (old_member, old_gen) not in self.fenced:
-            out.append(self._probe("Heartbeat", m.HeartbeatRequest(
-                group_id=gid, generation_id=old_gen, member_id=old_member, group_instance_id=inst)))
-            parts = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.committed[(t, p)])
-                          for t, p in sorted(self.assigned_in.get(old_gen, set())) if (t, p) in self.committed)
-            if parts:
+        if resp.error is E.NONE:
+            gid, inst = self.config.group_id, self.config.group_instance_id
+            if (0 <= old_gen < resp.generation_id and old_member == resp.member_id
+                    and (old_member, old_gen) not in self.fenced):
+                out.append(self._probe("Heartbeat", m.HeartbeatRequest(
+                    group_id=gid, generation_id=old_gen, member_id=old_member, group_instance_id=inst)))
+                parts = self._committed_of(self.assigned_in.get(old_gen, set()))
+                if parts:
+                    out.append(self._probe("OffsetCommit", m.OffsetCommitRequest(
+                        group_id=gid, generation_id=old_gen, member_id=old_member, group_instance_id=inst,
+                        partitions=parts)))
+            mine = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.positions[(t, p)])
+                         for t, p in sorted(self.owned) if (t, p) in self.positions)
+            if not mine and old_gen >= 0:  # eager: nothing owned now; last generation's commits again
+                mine = self._committed_of(self.assigned_in.get(old_gen, set()))
+            if mine:
                 out.append(self._probe("OffsetCommit", m.OffsetCommitRequest(
-                    group_id=gid, generation_id=old_gen, member_id=old_member, group_instance_id=inst,
-                    partitions=parts)))
-        mine = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.positions[(t, p)])
-                     for t, p in sorted(self.owned) if (t, p) in self.positions)
-        if not mine:  # eager: nothing owned now; what it committed last generation, again
-            mine = tuple(m.OffsetCommitPartition(topic=t, partition=p, committed_offset=self.committed[(t, p)])
-                         for t, p in sorted(self.assigned_in.get(old_gen, set())) if (t, p) in self.committed)
-        if mine:
-            out.append(self._probe("OffsetCommit", m.OffsetCommitRequest(
-                group_id=gid, generation_id=self.generation_id, member_id=self.member_id,
-                group_instance_id=inst, partitions=mine)))
-        return out
+                    group_id=gid, generation_id=resp.generation_id, member_id=resp.member_id,
+                    group_instance_id=inst, partitions=mine)))
+        return out + super().on_response(rid, resp, now, cluster)
 
     def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
         self.assigned_in[self.generation_id] = pairs(assignment.partitions)

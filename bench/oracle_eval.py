@@ -4,6 +4,7 @@ broker or client bug, and does it stay quiet on the unmutated reference?
     python -m bench.oracle_eval                      # the full campaign; rewrites docs/oracle-eval.md
     python -m bench.oracle_eval --quick              # a few mutants and seeds, no files written
     python -m bench.oracle_eval --mutants a,b --runs 3 --seeds 20 --json /tmp/o.json
+    python -m bench.oracle_eval --from-json bench/results/oracle_eval.json   # re-render the table only
 
 Each run is one simulated group (:func:`groupspec.pipeline.generate.group_scenario`: eager,
 cooperative or static members, 2-4 of them, one or two topics, and a random fault schedule:
@@ -24,6 +25,7 @@ import dataclasses
 import io
 import json
 import random
+import signal
 import sys
 import time
 from collections import Counter
@@ -104,9 +106,31 @@ def wire_trace(trace: list[ev.Event]) -> bytes:
     return out.getvalue().encode()
 
 
+#: a run (simulation and validation) that takes longer is stopped and counted as "timeout"
+RUN_TIMEOUT_S = 60.0
+
+
+class RunTimeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise RunTimeout(f"run stopped after {RUN_TIMEOUT_S:.0f} s")
+
+
 def run_one(mutant: Mutant | None, seed: int, index: int | None = None) -> Run:
     """One run: the baseline (``mutant`` None) draws from every fault pattern; a mutant's
-    ``index``-th run from :data:`ROTATION`."""
+    ``index``-th run from :data:`ROTATION`. At most :data:`RUN_TIMEOUT_S` seconds."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, RUN_TIMEOUT_S)
+    try:
+        return _run_one(mutant, seed, index)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
     if mutant is None or index is None:
         data = scenario_data(seed, mutant.protocols if mutant else None)
     else:
@@ -126,6 +150,9 @@ def run_one(mutant: Mutant | None, seed: int, index: int | None = None) -> Run:
                     sim.coordinator = coordinator
                 result = sim.run()
         report = validate_bytes(wire_trace(result.trace), f"seed-{seed}")
+    except RunTimeout as e:
+        return Run(seed, _kind(data), "timeout", "", "", (mutant.hits if mutant else 0) - before,
+                   time.perf_counter() - t0, str(e))
     except Exception as e:  # a mutant that breaks the model itself: reported, not fatal
         return Run(seed, _kind(data), "error", "", "", (mutant.hits if mutant else 0) - before,
                    time.perf_counter() - t0, f"{type(e).__name__}: {e}")
@@ -153,7 +180,7 @@ def campaign(mutants: list[Mutant], runs: int, seeds: int, first_seed: int = 100
             "mutant": mut.name, "side": mut.side, "expected": mut.expected, "description": mut.description,
             "runs": len(got), "exercised": sum(r.hits > 0 for r in got),
             "violation": verdicts["violation"], "inconclusive": verdicts["inconclusive"],
-            "conforming": verdicts["conforming"], "error": verdicts["error"],
+            "conforming": verdicts["conforming"], "error": verdicts["error"] + verdicts["timeout"],
             "rules": dict(rules.most_common()),
             "sides": dict(Counter(r.side for r in got if r.verdict == "violation")),
             "caught": verdicts["violation"] > 0,
@@ -177,6 +204,7 @@ def campaign(mutants: list[Mutant], runs: int, seeds: int, first_seed: int = 100
             "seeds": len(base),
             "verdicts": dict(Counter(r.verdict for r in base)),
             "violations": [dataclasses.asdict(r) for r in base if r.verdict in ("violation", "error")],
+            "timeouts": [r.seed for r in base if r.verdict == "timeout"],
             "inconclusive": [r.seed for r in base if r.verdict == "inconclusive"],
         },
     }
@@ -196,12 +224,15 @@ def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
             "seeds": sum(p["baseline"]["seeds"] for p in parts), "verdicts": dict(verdicts),
             "violations": [v for p in parts for v in p["baseline"]["violations"]],
             "inconclusive": [s for p in parts for s in p["baseline"]["inconclusive"]],
+            "timeouts": [s for p in parts for s in p["baseline"].get("timeouts", [])],
         },
     }
 
 
 def markdown(res: dict[str, Any], command: str) -> str:
     total, caught = res["total"], res["caught"]
+    exercised = sum(1 for r in res["mutants"] if r["exercised"])
+    caught_ex = sum(1 for r in res["mutants"] if r["exercised"] and r["caught"])
     b = res["baseline"]
     lines = [
         "# The oracle's mutation campaign",
@@ -218,7 +249,8 @@ def markdown(res: dict[str, Any], command: str) -> str:
         "",
         f"- command: `{command}`",
         f"- run: {res['started']} to {res['finished']} (UTC)",
-        f"- **caught: {caught} of {total} mutants ({100 * caught / max(total, 1):.0f}%)**",
+        f"- **caught: {caught} of {total} mutants ({100 * caught / max(total, 1):.0f}%)**; of the "
+        f"{exercised} mutants some run exercised, {caught_ex} caught ({100 * caught_ex / max(exercised, 1):.0f}%)",
         f"- unmutated baseline: {b['seeds']} seeds: {', '.join(f'{k} {v}' for k, v in sorted(b['verdicts'].items()))}"
         f"; **{len(b['violations'])} violation(s)**",
         "",
@@ -228,7 +260,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
     for r in res["mutants"]:
         named = ", ".join(f"{k} x{v}" for k, v in r["rules"].items()) or "-"
         sides = "/".join(sorted(r["sides"])) or "-"
-        err = f" (+{r['error']} error)" if r["error"] else ""
+        err = f" (+{r['error']} error or timeout)" if r["error"] else ""
         lines.append(
             f"| `{r['mutant']}` | {r['side']} | {r['expected']} | {r['runs']} | {r['exercised']} | "
             f"{r['violation']} / {r['inconclusive']} / {r['conforming']}{err} | {named} ({sides}) | "
@@ -238,6 +270,8 @@ def markdown(res: dict[str, Any], command: str) -> str:
     if b["violations"]:
         lines += ["", "## Baseline violations", ""]
         lines += [f"- seed {v['seed']} ({v['protocol']}): {v['verdict']} {v['rule']} {v['error']}" for v in b["violations"]]
+    if b.get("timeouts"):
+        lines += ["", f"Baseline seeds stopped at the {RUN_TIMEOUT_S:.0f} s limit: {', '.join(map(str, b['timeouts']))}."]
     if b["inconclusive"]:
         lines += ["", f"Baseline seeds left inconclusive: {', '.join(map(str, b['inconclusive']))}."]
     lines += [

@@ -22,6 +22,7 @@ from groupspec.validate import validate_path
 from groupspec.validate.client_rules import client_findings
 from groupspec.validate.grouping import Exchange, GroupTrace, group_trace
 from groupspec.validate.load import load_bytes, load_path
+from groupspec.validate.report import _group_text
 from groupspec.validate.validator import validate_group
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,6 +212,10 @@ def test_a_client_finding_is_a_violation_naming_the_client() -> None:
     assert v.verdict == "violation" and v.violation is not None
     assert (v.violation.side, v.violation.rule, v.violation.client_id, v.violation.connection) == (
         "client", "ClientFetchesOwnedOnly", "a", "a#1")
+    text = "\n".join(_group_text(v))
+    assert "deviating side: client 'a' on connection a#1" in text
+    assert "client sent: Fetch of t-" in text
+    assert v.to_json()["violation"]["side"] == "client"
 
 
 @pytest.mark.parametrize("path", [*KAFKA, ROOT / "examples" / "validator-false-positives" / "kafka-leader-reelection.jsonl"],

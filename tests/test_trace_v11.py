@@ -32,7 +32,7 @@ from groupspec.trace.jsonl import TraceLineError, TraceWriter, event_to_json, re
 from groupspec.trace.schema import trace_schema
 from groupspec.validate import validate_bytes
 from groupspec.validate.grouping import group_trace
-from groupspec.validate.load import load_bytes
+from groupspec.validate.load import load_bytes, load_path
 
 ROOT = Path(__file__).resolve().parent.parent
 V1_TRACE = ROOT / "examples" / "validator-false-positives" / "kafka-leader-reelection.jsonl"
@@ -216,3 +216,17 @@ def test_the_simulator_emits_fetches_that_group_by_group_id() -> None:
     grouped = group_trace(load_bytes(raw, "sim"))
     assert len(grouped.groups["g"].fetches) == len(fetches)
     assert validate_bytes(raw, "sim").worst() == "conforming"
+
+
+def test_v11_traces_read_the_same_from_parquet(tmp_path: Path) -> None:
+    from groupspec.trace.parquet import jsonl_to_parquet
+    from groupspec.validate import validate_path
+
+    src = ROOT / "examples" / "conformance" / "kafka-4.1.2" / "cooperative-sticky--kafka-python.jsonl"
+    dst = tmp_path / "t.parquet"
+    jsonl_to_parquet(src, dst)
+    a, b = group_trace(load_bytes(src.read_bytes(), "j")), group_trace(load_path(dst))
+    assert {k: len(g.fetches) for k, g in a.groups.items()} == {k: len(g.fetches) for k, g in b.groups.items()}
+    assert sum(len(g.fetches) for g in a.groups.values()) > 0
+    assert validate_path(dst).worst() == validate_path(src).worst() == "conforming"
+

@@ -44,7 +44,10 @@ def sim_trace(name: str, until_ms: int | None = None, protocol: str | None = Non
 def test_simulated_runs_conform(name: str, protocol: str | None, static: bool) -> None:
     text = sim_trace(name, protocol=protocol, static=static)
     report = validate_bytes(text.encode(), f"{name}.jsonl")
-    assert report.problems == ()
+    # requests still unanswered when the run stops are written without a response (as the
+    # recorder writes them); nothing else is a problem
+    assert {p.kind for p in report.problems} <= {"missing_response"}
+    assert not report.bad_input()
     [group] = report.groups
     assert group.verdict == CONFORMING, group
     assert group.exchanges > 100

@@ -170,8 +170,10 @@ def simulate_group(group_id: str, rng: random.Random, faults: tuple[str, ...] = 
     scenario = parse_scenario(group_scenario(group_id, rng, faults), group_id)
     out: list[ev.Event] = []
     for e in simulate(scenario).trace:
-        if isinstance(e, ev.FetchEvent):
-            continue  # v1.1 consumption events: the collection stays the group protocol's
+        if isinstance(e, ev.FetchEvent) or (isinstance(e, ev.WireExchange) and e.response is None):
+            # v1.1 consumption events, and requests still unanswered when the run stopped:
+            # the collection stays what it was (answered group-protocol exchanges)
+            continue
         if isinstance(e, ev.WireExchange | ev.DecodeErrorEvent):
             e = dataclasses.replace(e, connection=f"{group_id}/{e.connection}")
         out.append(e)

@@ -572,7 +572,22 @@ class Simulation:
                 self.progress(self.now, self.sc.until_ms)
         self.now = self.sc.until_ms
         self._check()
+        self._unanswered()
         return self._result()
+
+    def _unanswered(self) -> None:
+        """Requests still without a response when the run stops (parked by the coordinator,
+        in flight, or lost) go into the trace with no response, as the recorder writes a
+        request whose connection closed: without them a trace hides the JoinGroup that
+        started a rebalance the other members were told about."""
+        for rid, (name, incarnation, req, sent) in sorted(self.rid_owner.items()):
+            self.trace.append(ev.WireExchange(
+                seq=len(self.trace) + 1, connection=f"{name}#{incarnation}", client_id=name,
+                api=m.api_name(req), api_key=ev.APIS[m.api_name(req)][0],
+                api_version=9 if isinstance(req, m.JoinGroupRequest) else 0, correlation_id=rid,
+                group_id=ev.request_group_id(req), sent_ms=float(sent), received_ms=None,
+                request=req, response=None,
+            ))
 
     def _heartbeat_expiry_matters(self, e: Expiry) -> bool:
         g = self.coordinator.state.groups.get(e.group_id)
