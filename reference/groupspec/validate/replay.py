@@ -594,12 +594,12 @@ class Replayer:
         t = max(b.clock, _floor(ex.sent))
         if d.timers == "early":
             t = max(t, min(t + s, _floor(ex.received)))
-        if t > ex.received and d.index in self.accept:
-            # resynchronising past it: the request is taken as never handled
-            b.remaining.remove(d.index)
-            b.processed.append(d.index)
-            return
         if t > ex.received:
+            if d.index in self.accept:
+                # resynchronising past it: the request is taken as never handled
+                b.remaining.remove(d.index)
+                b.processed.append(d.index)
+                return
             raise _Fail(Failure(-1, ex, "", "", rule_for(e.api, None),
                                 "no order of the requests fits the recorded time intervals"))
         # requests the broker answered before now must have been answered by the reference;
@@ -635,10 +635,11 @@ class Replayer:
             v = min(e.api_version, m.DESCRIBE_GROUPS_MAX_VERSION)
             if req.version != v:
                 req = dataclasses.replace(req, version=v)
-        delta = b.gen_delta.get(e.group_id, 0)
-        if delta and isinstance(req, (m.SyncGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest)) \
-                and req.generation_id >= 0:
-            req = dataclasses.replace(req, generation_id=req.generation_id - delta)
+        if b.gen_delta:
+            delta = b.gen_delta.get(e.group_id, 0)
+            if delta and isinstance(req, (m.SyncGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest)) \
+                    and req.generation_id >= 0:
+                req = dataclasses.replace(req, generation_id=req.generation_id - delta)
         rid = d.index
         resp = e.response
         self.slot["next"] = None
