@@ -233,6 +233,14 @@ class CoordinatorMachine(RuleBasedStateMachine):
             if self.clients[i].generation >= 0:
                 self.sync(i, stale=False)
 
+    @rule()
+    def followers_sync(self) -> None:
+        """Followers send SyncGroup and the leader does not (yet): their requests stay
+        parked, so whatever happens next (a join, a leave, a timer) meets parked syncs."""
+        for i, c in enumerate(self.clients):
+            if c.generation >= 0 and not c.is_leader:
+                self.sync(i, stale=False)
+
     @rule(i=clients_idx, stale=st.booleans())
     def heartbeat(self, i: int, stale: bool) -> None:
         c = self.clients[i]

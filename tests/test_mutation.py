@@ -20,7 +20,9 @@ from bench.mutation import (
     Mutant,
     MutantListError,
     apply,
+    auto_mutants,
     load_mutants,
+    operator_mutants,
     render_table,
     run_all,
     run_one,
@@ -89,6 +91,23 @@ def test_a_mutant_whose_text_is_gone_is_an_error_not_a_pass(tmp_path: Path) -> N
     assert (tmp_path / "mod.py").read_text(encoding="utf-8") == "x = 1\nx = 1\n"
     with pytest.raises(MutantListError, match="occurs 0 times"):
         apply("x = 1\n", gone)
+
+
+def test_operator_mutants_flip_one_operator_on_a_unique_line() -> None:
+    text = "def f(a, b):\n    if a == b and a is not None:\n        return a < b\n    return a in b\n"
+    found = {(m.find.strip(), m.replace.strip()) for m in operator_mutants("f.py", text, ("t",))}
+    assert found == {
+        ("if a == b and a is not None:", "if a != b and a is not None:"),
+        ("if a == b and a is not None:", "if a == b and a is None:"),
+        ("if a == b and a is not None:", "if a == b or a is not None:"),
+        ("return a < b", "return a <= b"),
+        ("return a in b", "return a not in b"),
+    }
+    nightly = auto_mutants(MUTANTS)
+    assert len(nightly) > len(MUTANTS)
+    assert {m.file for m in nightly} == {m.file for m in MUTANTS}
+    for m in nightly[:50]:
+        apply((ROOT / m.file).read_text(encoding="utf-8"), m)
 
 
 @pytest.mark.slow

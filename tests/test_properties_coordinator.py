@@ -29,7 +29,10 @@ from properties.coordinator_machine import CoordinatorMachine, InvariantViolated
 
 TestCoordinatorMachine = CoordinatorMachine.TestCase
 
+# Independent of the loaded profile (dev, ci, nightly), so a hunt finds the same thing
+# wherever it runs.
 HUNT = settings(
+    settings.get_profile("default"),
     max_examples=400,
     stateful_step_count=30,
     deadline=None,
