@@ -992,8 +992,40 @@ NoStaleCommitInv ==
         (x.type = "OffsetCommitResponse" /\ x.error = "NONE")
             => x.generation = group.generation_id /\ x.member \in group.members
 
+\* The step that stores the leader's plan (SyncGroup of the leader, the only
+\* way from CompletingRebalance to Stable), with the members and metadata the
+\* leader assigned over (they cannot change while the group is in
+\* CompletingRebalance without leaving it).
+LeaderPlanStored == group.state = "CompletingRebalance" /\ group'.state = "Stable"
+
+\* The leader's plan is valid and balanced: under eager every partition is
+\* given; under cooperative only partitions some member reported owning may be
+\* withheld (they are moving, KIP-429); and the plan extends to an assignment
+\* whose counts differ by at most one.  Checked on the plan the coordinator
+\* stores, whatever the leader chose (AbstractStickyAssignor.java,
+\* constrainedAssign: minQuota / maxQuota; RangeAssignor and RoundRobinAssignor
+\* are balanced for uniform subscriptions).
+BalancedAssignmentInv ==
+    LeaderPlanStored =>
+        LET ms == group.members
+            plan == group'.assignment
+            given == UNION {plan[m] : m \in ms}
+        IN /\ protocol = "eager" => given = Partitions
+           /\ \A p \in Partitions \ given : Claimants(ms, group.metadata, p) # {}
+           /\ PlanBalanced(ms, Partitions, plan)
+
+\* For the sticky assignors the plan moves as few partitions as a balanced
+\* assignment can: no balanced assignment leaves more claimed partitions with
+\* a member that claimed them (AbstractStickyAssignor.java, assignOwnedPartitions
+\* keeps owned partitions up to the quota).  Withheld partitions count as moved.
+StickyAssignmentInv ==
+    LeaderPlanStored /\ AssignorContract = "sticky" =>
+        PlanSticky(group.members, group.metadata, Partitions, group'.assignment)
+
 GenerationMonotonicProp == [][GenerationMonotonicInv]_vars
 NoStaleCommitProp == [][NoStaleCommitInv]_vars
+BalancedAssignmentProp == [][BalancedAssignmentInv]_vars
+StickyAssignmentProp == [][StickyAssignmentInv]_vars
 
 -----------------------------------------------------------------------------
 (* Liveness, under Fairness and a finite fault budget. *)

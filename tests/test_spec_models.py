@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.java, pytest.mark.slow]
 
 
 def test_manifest_lists_a_small_and_a_ci_model_and_a_mutant_per_invariant() -> None:
-    assert {"small", "ci", "live", "nightly"} <= set(MODELS)
+    assert {"small", "ci", "live", "storm", "nightly"} <= set(MODELS)
     assert MODELS["nightly"].nightly
     caught = {m.violates for m in MODELS.values() if m.is_mutant}
     invariants = {
@@ -32,6 +32,9 @@ def test_manifest_lists_a_small_and_a_ci_model_and_a_mutant_per_invariant() -> N
         "NoStaleCommitProp",
         "ConvergenceProp",
         "SyncAnsweredProp",
+        "BalancedAssignmentProp",
+        "StickyAssignmentProp",
+        "StormBoundInv",
     }
     assert invariants <= caught, f"no mutant for {sorted(invariants - caught)}"
     for m in MODELS.values():
