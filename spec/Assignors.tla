@@ -37,24 +37,12 @@ IsBalanced(ms, ps, owner) ==
 Moves(ms, ps, meta, owner) ==
     Cardinality({p \in ps : Claimants(ms, meta, p) # {} /\ owner[p] \notin Claimants(ms, meta, p)})
 
-\* Every balanced assignment of ps over ms.
-\* @type: (Set(MEMBER), Set(PARTITION)) => Set(PARTITION -> MEMBER);
-BalancedAssignments(ms, ps) == {o \in [ps -> ms] : IsBalanced(ms, ps, o)}
-
-\* The target assignments an assignor with this contract may compute.
-\* @type: (Str, Set(MEMBER), Set(PARTITION), MEMBER -> Set(PARTITION)) => Set(PARTITION -> MEMBER);
-Targets(assignor, ms, ps, meta) ==
-    LET balanced == BalancedAssignments(ms, ps)
-    IN IF assignor = "sticky"
-       THEN {o \in balanced : \A o2 \in balanced : Moves(ms, ps, meta, o) <= Moves(ms, ps, meta, o2)}
-       ELSE balanced
-
 -----------------------------------------------------------------------------
-(* Checking a chosen assignment (the action property LeaderAssignmentProp of *)
-(* ConsumerGroup.tla).  These operators judge the plan the leader sent, not  *)
-(* the set the leader chooses from: a leader that picks outside Targets is   *)
-(* caught.  They quantify over sets of members only, never over sets of      *)
-(* functions, and compute the least number of moves directly.               *)
+(* Checking a chosen assignment (BalancedAssignmentProp, StickyAssignmentProp *)
+(* of ConsumerGroup.tla).  These operators judge the plan the leader sent, *)
+(* not the leader's choice (IsTarget below): a leader that picks outside *)
+(* the contract is caught.  They quantify over sets of members only,      *)
+(* never over sets of functions, and compute the least moves directly.   *)
 
 \* The partitions some member reported owning.
 \* @type: (Set(MEMBER), MEMBER -> Set(PARTITION), Set(PARTITION)) => Set(PARTITION);
@@ -102,6 +90,18 @@ PlanBalanced(ms, ps, plan) ==
 \* Among balanced assignments, none keeps more claimed partitions than the plan.
 \* @type: (Set(MEMBER), MEMBER -> Set(PARTITION), Set(PARTITION), MEMBER -> Set(PARTITION)) => Bool;
 PlanSticky(ms, meta, ps, plan) == ~CanKeep(ms, meta, ps, Kept(ms, meta, ps, plan) + 1)
+
+\* Whether owner is a target assignment an assignor with this contract may
+\* compute: balanced, and for the sticky contract keeping as many claimed
+\* partitions with a claimant as any balanced assignment (the fewest moves).
+\* The leader picks one with an existential choice of owner function; no set
+\* of functions is built or quantified over universally (Apalache's fragment).
+\* @type: (Str, Set(MEMBER), Set(PARTITION), MEMBER -> Set(PARTITION), PARTITION -> MEMBER) => Bool;
+IsTarget(assignor, ms, ps, meta, owner) ==
+    /\ IsBalanced(ms, ps, owner)
+    /\ assignor = "sticky" =>
+         ~CanKeep(ms, meta, ps,
+                  Cardinality(Claimed(ms, meta, ps)) - Moves(ms, ps, meta, owner) + 1)
 
 \* What a member is given this round: the whole target under eager; under
 \* cooperative, a partition moving away from a member that claims it is

@@ -28,6 +28,7 @@ def test_manifest_lists_a_small_and_a_ci_model_and_a_mutant_per_invariant() -> N
         "ValidTransitionInv",
         "OneOwnerPerGenerationInv",
         "NoConcurrentOwnersInv",
+        "NoConcurrentCommittersInv",
         "GenerationMonotonicProp",
         "NoStaleCommitProp",
         "ConvergenceProp",
