@@ -148,3 +148,17 @@ def test_timeline_names_a_wrapper_step_after_last_action() -> None:
          TraceState(2, "StormNext", parse_state(text))],
     )
     assert timeline_lines(v)[1].split()[2:4] == ["coordinator", "ExpireJoin"]
+
+
+def test_simulation_progress_counts_states_but_no_distinct_ones() -> None:
+    stream = (
+        "@!@!@STARTMSG 2209:0 @!@!@\n"
+        "Progress(-1) at 2026-11-23 21:25:42: 365 states generated, -1 distinct states found, "
+        "-1 states left on queue.\n"
+        "@!@!@ENDMSG 2209 @!@!@\n"
+    )
+    seen: list[int] = []
+    collector = _Collector(lambda p: seen.append(p.queue), 0.0)
+    for code, severity, text in messages(stream.splitlines(keepends=True)):
+        collector.feed(code, severity, text)
+    assert collector.generated == 365 and collector.distinct is None and seen == [0]
