@@ -640,12 +640,13 @@ ReceiveJoinGroup(c) ==
                                       EXCEPT !.member = resp.member, !.static = c \in StaticClients,
                                              !.generation = resp.generation, !.plan = plan]
                  IN IF lead
-                    THEN \E o \in Targets(AssignorContract, resp.joined, Partitions, resp.meta_of) :
-                           msgs' = (msgs \ {resp}) \cup
-                                   {sync([m \in AllIds |->
-                                            IF m \in resp.joined
-                                            THEN Given(protocol, resp.joined, resp.meta_of, o, m, Partitions)
-                                            ELSE {}])}
+                    THEN \E o \in [Partitions -> resp.joined] :
+                           /\ IsTarget(AssignorContract, resp.joined, Partitions, resp.meta_of, o)
+                           /\ msgs' = (msgs \ {resp}) \cup
+                                      {sync([m \in AllIds |->
+                                               IF m \in resp.joined
+                                               THEN Given(protocol, resp.joined, resp.meta_of, o, m, Partitions)
+                                               ELSE {}])}
                     ELSE msgs' = (msgs \ {resp}) \cup {sync(NoPlan)}
               /\ client_state' = [client_state EXCEPT ![c] = "syncing"]
               /\ client_member' = [client_member EXCEPT ![c] = resp.member]
@@ -879,21 +880,23 @@ Spec == Init /\ [][Next]_vars /\ Fairness
 -----------------------------------------------------------------------------
 (* Type invariants, one per variable. *)
 
-ConnType == [client: Clients \cup {NoClient}, inc: Nat]
+\* A connection: a client (or none) and an incarnation.
+\* @type: ({client: CLIENT, inc: Int}) => Bool;
+IsConn(conn) == conn.client \in Clients \cup {NoClient} /\ conn.inc >= 0
 MemberOrNone == MemberIds \cup {NoMember}
 
 GroupTypeInv ==
     /\ group.state \in GroupStateNames
     /\ group.previous_state \in GroupStateNames
-    /\ group.generation_id \in Nat
+    /\ group.generation_id >= 0
     /\ group.leader_id \in MemberOrNone
     /\ group.members \subseteq MemberIds
     /\ group.static_members \in [StaticClients -> MemberOrNone]
     /\ group.pending_members \subseteq MemberIds
     /\ group.metadata \in [AllIds -> SUBSET Partitions]
     /\ group.assignment \in [AllIds -> SUBSET Partitions]
-    /\ group.join_request \in [AllIds -> ConnType]
-    /\ group.sync_request \in [AllIds -> ConnType]
+    /\ DOMAIN group.join_request = AllIds /\ \A m \in AllIds : IsConn(group.join_request[m])
+    /\ DOMAIN group.sync_request = AllIds /\ \A m \in AllIds : IsConn(group.sync_request[m])
     /\ group.pending_sync_members \subseteq MemberIds
     /\ group.join_timer \in {"none", "initial", "rebalance"}
     /\ group.sync_timer \in BOOLEAN
@@ -901,14 +904,14 @@ GroupTypeInv ==
 ProtocolTypeInv == protocol \in RebalanceProtocols
 MsgsTypeInv ==
     \A x \in msgs :
-        /\ x.client \in Clients /\ x.inc \in Nat /\ x.member \in MemberOrNone
+        /\ x.client \in Clients /\ x.inc >= 0 /\ x.member \in MemberOrNone
         /\ x.meta \subseteq Partitions /\ x.assigned \subseteq Partitions
         /\ x.plan \in [AllIds -> SUBSET Partitions]
 ClientStateTypeInv == client_state \in [Clients -> {"down", "unjoined", "joining", "syncing", "stable"}]
 ClientMemberTypeInv == client_member \in [Clients -> MemberOrNone]
 ClientGenerationTypeInv == client_generation \in [Clients -> Int]
 ClientBusyTypeInv == client_busy \in [Clients -> BOOLEAN]
-ClientIncTypeInv == client_inc \in [Clients -> Nat]
+ClientIncTypeInv == DOMAIN client_inc = Clients /\ \A c \in Clients : client_inc[c] >= 0
 OwnedTypeInv == owned \in [Clients -> SUBSET Partitions]
 ReceivedTypeInv ==
     /\ received \in [Clients -> SUBSET Partitions]
@@ -955,25 +958,43 @@ OneOwnerPerGenerationInv ==
          (c1 # c2 /\ received_generation[c1] = received_generation[c2] /\ received_generation[c1] >= 0)
             => received[c1] \cap received[c2] = {}
 
-\* No partition is held by two consumers at once, among live consumers that
-\* are members of the group's current generation.  A consumer of an older
-\* generation is a zombie until it hears so: a static member that missed the
-\* rebalance timeout stays a member (KAFKA-8220) yet may still act on an old
-\* generation's assignment.  Kafka guards against it with the generation
-\* check on commits (NoStaleCommitInv), not with exclusive ownership; and
-\* after such a timing fault the zombie may even rejoin still holding what an
-\* older generation gave it (MCstatic finds it).  So the invariant is claimed
-\* for behaviours without timing faults.
+\* A live consumer that is a member of the group's current generation.
 \* @type: CLIENT => Bool;
 CurrentMember(c) ==
     /\ client_state[c] # "down"
     /\ client_member[c] \in group.members
     /\ client_generation[c] = group.generation_id
 
+\* No partition is held by two live consumers of the current generation at
+\* once.  It holds without timing faults, and not with them: after an early
+\* rebalance timeout a static member stays a member (KAFKA-8220) while the
+\* leader assigns its partitions to others from its stale metadata; when the
+\* zombie rejoins, both are members of the next generation and both hold a
+\* partition until the zombie's SyncGroup answer makes it revoke it.  Kafka's
+\* claim validation by generation (KIP-792, AbstractStickyAssignor) decides
+\* who keeps it afterwards, and cannot undo the overlap.  MCstatic-owners.cfg
+\* (model finding-concurrent-owners) shows it; docs/findings-ownership.md.
 NoConcurrentOwnersInv ==
-    early_timer \/
     \A c1, c2 \in Clients :
         (c1 # c2 /\ CurrentMember(c1) /\ CurrentMember(c2)) => owned[c1] \cap owned[c2] = {}
+
+\* The same, claimed for behaviours without timing faults (crashes, restarts,
+\* leaves and lost messages allowed): the models with faults check this one.
+NoConcurrentOwnersUnlessTimingFaultInv == early_timer \/ NoConcurrentOwnersInv
+
+\* What holds under every fault: no partition is held by two consumers that
+\* can both commit it.  A consumer commits only while it is stable
+\* (AbstractCoordinator.generationIfStable; ConsumerCoordinator's
+\* sendOffsetCommitRequest fails the commit otherwise) and the coordinator
+\* accepts it only from a member of the current generation (NoStaleCommitInv).
+\* A stable consumer holds exactly the assignment of its generation, and one
+\* generation gives no partition twice.
+\* @type: CLIENT => Bool;
+CanCommit(c) == client_state[c] = "stable" /\ CurrentMember(c)
+
+NoConcurrentCommittersInv ==
+    \A c1, c2 \in Clients :
+        (c1 # c2 /\ CanCommit(c1) /\ CanCommit(c2)) => owned[c1] \cap owned[c2] = {}
 
 \* State transitions only along Kafka's table: the last transition taken (a
 \* step may take several, e.g. CompletingRebalance -> PreparingRebalance ->
@@ -992,8 +1013,40 @@ NoStaleCommitInv ==
         (x.type = "OffsetCommitResponse" /\ x.error = "NONE")
             => x.generation = group.generation_id /\ x.member \in group.members
 
+\* The step that stores the leader's plan (SyncGroup of the leader, the only
+\* way from CompletingRebalance to Stable), with the members and metadata the
+\* leader assigned over (they cannot change while the group is in
+\* CompletingRebalance without leaving it).
+LeaderPlanStored == group.state = "CompletingRebalance" /\ group'.state = "Stable"
+
+\* The leader's plan is valid and balanced: under eager every partition is
+\* given; under cooperative only partitions some member reported owning may be
+\* withheld (they are moving, KIP-429); and the plan extends to an assignment
+\* whose counts differ by at most one.  Checked on the plan the coordinator
+\* stores, whatever the leader chose (AbstractStickyAssignor.java,
+\* constrainedAssign: minQuota / maxQuota; RangeAssignor and RoundRobinAssignor
+\* are balanced for uniform subscriptions).
+BalancedAssignmentInv ==
+    LeaderPlanStored =>
+        LET ms == group.members
+            plan == group'.assignment
+            given == UNION {plan[m] : m \in ms}
+        IN /\ protocol = "eager" => given = Partitions
+           /\ \A p \in Partitions \ given : Claimants(ms, group.metadata, p) # {}
+           /\ PlanBalanced(ms, Partitions, plan)
+
+\* For the sticky assignors the plan moves as few partitions as a balanced
+\* assignment can: no balanced assignment leaves more claimed partitions with
+\* a member that claimed them (AbstractStickyAssignor.java, assignOwnedPartitions
+\* keeps owned partitions up to the quota).  Withheld partitions count as moved.
+StickyAssignmentInv ==
+    LeaderPlanStored /\ AssignorContract = "sticky" =>
+        PlanSticky(group.members, group.metadata, Partitions, group'.assignment)
+
 GenerationMonotonicProp == [][GenerationMonotonicInv]_vars
 NoStaleCommitProp == [][NoStaleCommitInv]_vars
+BalancedAssignmentProp == [][BalancedAssignmentInv]_vars
+StickyAssignmentProp == [][StickyAssignmentInv]_vars
 
 -----------------------------------------------------------------------------
 (* Liveness, under Fairness and a finite fault budget. *)

@@ -7,7 +7,7 @@ import pytest
 
 from groupspec.modelcheck.itf import itf_value
 from groupspec.modelcheck.timeline import timeline_lines
-from groupspec.modelcheck.tlc import _Collector, messages
+from groupspec.modelcheck.tlc import TraceState, Violation, _Collector, messages
 from groupspec.modelcheck.values import (
     Function,
     ModelValue,
@@ -131,3 +131,34 @@ def test_tool_stream_gives_progress_violation_and_trace() -> None:
         "state", "Empty->Stable,", "generation", "0->1,", "c1", "owns", "{}->{p1},",
         "c2", "owns", "{}->{p1}",
     ]  # fmt: skip
+
+
+def test_timeline_names_a_wrapper_step_after_last_action() -> None:
+    """MCStorm.tla's StormNext wraps Next: TLC labels every step StormNext, the timeline
+    shows the step's own name from last_action."""
+    text = (
+        '/\\ last_action = [name |-> "ExpireJoin", client |-> NoClient, member |-> NoMember, '
+        'error |-> "NONE"]\n/\\ calm = 1'
+    )
+    v = Violation(
+        "invariant",
+        "StormBoundInv",
+        "",
+        [TraceState(1, "Init", parse_state(text.replace("1", "0"))),
+         TraceState(2, "StormNext", parse_state(text))],
+    )
+    assert timeline_lines(v)[1].split()[2:4] == ["coordinator", "ExpireJoin"]
+
+
+def test_simulation_progress_counts_states_but_no_distinct_ones() -> None:
+    stream = (
+        "@!@!@STARTMSG 2209:0 @!@!@\n"
+        "Progress(-1) at 2026-11-23 21:25:42: 365 states generated, -1 distinct states found, "
+        "-1 states left on queue.\n"
+        "@!@!@ENDMSG 2209 @!@!@\n"
+    )
+    seen: list[int] = []
+    collector = _Collector(lambda p: seen.append(p.queue), 0.0)
+    for code, severity, text in messages(stream.splitlines(keepends=True)):
+        collector.feed(code, severity, text)
+    assert collector.generated == 365 and collector.distinct is None and seen == [0]

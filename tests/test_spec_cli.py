@@ -116,10 +116,12 @@ def test_apalache_on_path_gets_cinit_inv_and_length(tmp_path: Path) -> None:
     proc = groupspec("spec", "check", "--checker", "apalache", "--length", "7", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "small: Apalache pass" in proc.stdout
-    args = log.read_text().split()
-    assert args[0] == "check"
-    assert {"--init=Init", "--next=Next", "--cinit=ConstInit", "--inv=ApalacheInv", "--length=7"} <= set(args)
-    assert args[-1] == "APMC.tla"
+    calls = [line.split() for line in log.read_text().splitlines()]
+    assert len(calls) == 2  # one run for the state invariants, one for the action invariants
+    for args, inv in zip(calls, ("ApalacheStateInv", "ApalacheActionInv"), strict=True):
+        assert args[0] == "check"
+        assert {"--init=Init", "--next=Next", "--cinit=ConstInit", f"--inv={inv}", "--length=7"} <= set(args)
+        assert args[-1] == "APMC.tla"
     wrapper = (tmp_path / "APMC.seen.tla").read_text()
     assert 'Clients = {"c1_OF_CLIENT", "c2_OF_CLIENT"}' in wrapper
     assert "/\\ OneOwnerPerGenerationInv" in wrapper

@@ -9,8 +9,9 @@ The same .cfg file describes the model to both checkers. Apalache does not bind
 CONSTANTS from a .cfg's model values, so the runner writes a small wrapper module next to
 a copy of the spec, ``APMC.tla``, whose ``ConstInit`` gives each constant its value from
 the .cfg, with model values as Apalache's uninterpreted literals (``"c1_OF_CLIENT"``), and
-whose ``ApalacheInv`` is the conjunction of the .cfg's INVARIANTS. Action properties
-``XProp == [][XInv]_vars`` are checked as the action invariants ``XInv``. The bound is the
+whose ``ApalacheStateInv`` is the conjunction of the .cfg's INVARIANTS (state invariants)
+and ``ApalacheActionInv`` that of the action invariants ``XInv`` behind its action
+properties ``XProp == [][XInv]_vars``; Apalache checks each in its own run. The bound is the
 length of the behaviours explored (``--length``), not the generation constraint TLC uses.
 """
 
@@ -100,7 +101,7 @@ def _literal(value: str, type_name: str | None, model_values: set[str]) -> str:
 
 
 def wrapper_module(cfg: Config, *, spec_module: str, operators: set[str]) -> str:
-    """The text of APMC.tla for ``cfg``: ConstInit and ApalacheInv."""
+    """The text of APMC.tla for ``cfg``: ConstInit, ApalacheStateInv, ApalacheActionInv."""
     # `c1 = c1` declares a model value; `NoClient = NoClient` binds a declared constant
     # to a model value of the same name.
     model_values = {k for k, v in cfg.constants.items() if k == v}
@@ -117,15 +118,29 @@ def wrapper_module(cfg: Config, *, spec_module: str, operators: set[str]) -> str
     if not assigned:
         lines.append("    TRUE")
     lines.append("")
-    invariants = list(cfg.invariants)
-    for prop in cfg.properties:
-        action = prop[: -len("Prop")] + "Inv" if prop.endswith("Prop") else ""
-        if action in operators:
-            invariants.append(action)
-    lines.append("ApalacheInv ==")
-    lines += [f"    /\\ {inv}" for inv in invariants] or ["    TRUE"]
+    state, action = split_invariants(cfg, operators)
+    lines.append("\\* The .cfg's INVARIANTS: predicates of one state.")
+    lines.append("ApalacheStateInv ==")
+    lines += [f"    /\\ {inv}" for inv in state] or ["    TRUE"]
+    lines.append("")
+    lines.append("\\* The action invariants XInv behind the .cfg's PROPERTIES XProp == [][XInv]_vars:")
+    lines.append("\\* predicates of a step (primed variables).")
+    lines.append("ApalacheActionInv ==")
+    lines += [f"    /\\ {inv}" for inv in action] or ["    TRUE"]
     lines.append("=" * 54)
     return "\n".join(lines) + "\n"
+
+
+def split_invariants(cfg: Config, operators: set[str]) -> tuple[list[str], list[str]]:
+    """The state invariants (the .cfg's INVARIANTS) and the action invariants (``XInv``
+    for each property ``XProp`` the spec defines as ``[][XInv]_vars``). Temporal
+    properties without such an action invariant (liveness) are left out."""
+    action: list[str] = []
+    for prop in cfg.properties:
+        name = prop[: -len("Prop")] + "Inv" if prop.endswith("Prop") else ""
+        if name in operators:
+            action.append(name)
+    return list(cfg.invariants), action
 
 
 def defined_operators(spec: Path) -> set[str]:
@@ -150,16 +165,22 @@ class ApalacheResult:
     output_tail: str = ""
 
 
-def apalache_command(executable: str, *, length: int, workdir: Path) -> list[str]:
+#: The invariant operators of APMC.tla, one Apalache run each (state, then action).
+INVARIANT_OPERATORS = ("ApalacheStateInv", "ApalacheActionInv")
+
+
+def apalache_command(
+    executable: str, *, length: int, workdir: Path, invariant: str = "ApalacheStateInv"
+) -> list[str]:
     return [
         executable,
         "check",
         "--init=Init",
         "--next=Next",
         "--cinit=ConstInit",
-        "--inv=ApalacheInv",
+        f"--inv={invariant}",
         f"--length={length}",
-        f"--out-dir={workdir / 'apalache-out'}",
+        f"--out-dir={workdir / ('apalache-out-' + invariant)}",
         "APMC.tla",
     ]
 
@@ -179,15 +200,26 @@ def run_apalache(spec: Path, config: str, *, length: int = 10) -> ApalacheResult
             wrapper_module(cfg, spec_module="ConsumerGroup", operators=defined_operators(spec)),
             encoding="utf-8",
         )
-        cmd = apalache_command(executable, length=length, workdir=work)
-        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
+        results = []
+        for invariant in INVARIANT_OPERATORS:
+            cmd = apalache_command(executable, length=length, workdir=work, invariant=invariant)
+            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
+            results.append((invariant, cmd, proc))
+            if proc.returncode != 0:
+                break
     seconds = time.monotonic() - start
+    invariant, cmd, proc = results[-1]
     tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
     # Apalache's exit codes: 0 no error, 12 counterexample found, others are failures.
     if proc.returncode == 0:
-        return ApalacheResult("pass", f"no error up to length {length}", 0, seconds, cmd, tail)
+        return ApalacheResult(
+            "pass", f"no error up to length {length} (state and action invariants)", 0,
+            seconds, cmd, tail,
+        )
     if proc.returncode == 12:
-        return ApalacheResult("violation", "Apalache found a counterexample", 12, seconds, cmd, tail)
+        return ApalacheResult(
+            "violation", f"Apalache found a counterexample to {invariant}", 12, seconds, cmd, tail
+        )
     return ApalacheResult(
         "error", f"apalache-mc exited with {proc.returncode}", proc.returncode, seconds, cmd, tail
     )

@@ -83,5 +83,6 @@ def check_model(
             model=model.name,
             workers=workers or model.workers,
             on_progress=on_progress,
+            extra=model.tlc_args,
             timeout_s=timeout_s,
         )

@@ -6,7 +6,9 @@ of violation: ``invariant``, ``property``, ``liveness``), the violated operator 
 mutant, the distinct-state count TLC found when the entry was last measured (CI fails when
 it changes unexpectedly), the worker count, and for a mutant its edits: exact text found
 once in a spec file and replaced. A mutant runs on a copy of ``spec/``; the spec itself is
-never edited.
+never edited. ``tlc_args`` are extra TLC options, e.g. a simulation profile
+(``["-simulate", "num=20000", "-depth", "300", "-seed", "1"]``): random behaviours far beyond
+the exhaustive models' bounds, with a fixed seed so that a run can be repeated.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class Model:
     violates: str | None = None
     nightly: bool = False
     mutate: tuple[Mutation, ...] = field(default_factory=tuple)
+    tlc_args: tuple[str, ...] = ()
 
     @property
     def is_mutant(self) -> bool:
@@ -68,6 +71,9 @@ def _model(name: str, raw: Any) -> Model:
             raise ManifestError(f"models.json: {name}: expect {expect!r} is not one of {EXPECTS}")
         if expect != "pass" and not raw.get("violates"):
             raise ManifestError(f"models.json: {name}: a failing model must name `violates`")
+        tlc_args = raw.get("tlc_args", [])
+        if not isinstance(tlc_args, list) or not all(isinstance(a, str) for a in tlc_args):
+            raise ManifestError(f"models.json: {name}: tlc_args must be a list of strings")
         edits = tuple(
             Mutation(str(e["file"]), str(e["find"]), str(e["replace"]))
             for e in raw.get("mutate", [])
@@ -83,6 +89,7 @@ def _model(name: str, raw: Any) -> Model:
             violates=raw.get("violates"),
             nightly=bool(raw.get("nightly", False)),
             mutate=edits,
+            tlc_args=tuple(tlc_args),
         )
     except KeyError as exc:
         raise ManifestError(f"models.json: {name}: missing field {exc}") from exc

@@ -88,8 +88,23 @@ def changes(before: dict[str, Value], after: dict[str, Value]) -> list[str]:
     return out
 
 
+#: Next-state relations of model wrappers (MCStorm.tla's StormNext conjoins Next with a
+#: history variable): TLC labels every step with the wrapper's name, so the step's own
+#: name is taken from ``last_action``.
+WRAPPER_ACTIONS = frozenset({"StormNext"})
+
+
+def _action(state: TraceState) -> str:
+    last = state.values.get("last_action")
+    if state.action in WRAPPER_ACTIONS and isinstance(last, dict):
+        name = last.get("name")
+        if isinstance(name, str):
+            return name
+    return state.action
+
+
 def _who(state: TraceState) -> str:
-    action = state.action
+    action = _action(state)
     last = state.values.get("last_action")
     client = last.get("client") if isinstance(last, dict) else None
     if action in COORDINATOR_ACTIONS:
@@ -101,12 +116,13 @@ def _who(state: TraceState) -> str:
 
 def _what(state: TraceState) -> str:
     last = state.values.get("last_action")
-    parts = [state.action]
+    action = _action(state)
+    parts = [action]
     if isinstance(last, dict):
         client = last.get("client")
         member = last.get("member")
         error = last.get("error")
-        if state.action in COORDINATOR_ACTIONS and client is not None and str(client) != "NoClient":
+        if action in COORDINATOR_ACTIONS and client is not None and str(client) != "NoClient":
             parts.append(f"from {show(client)}")
         if member is not None and str(member) != "NoMember":
             parts.append(f"member {show(member)}")

@@ -5,7 +5,8 @@ TLC runs with ``-tool``, which frames every message as ``@!@!@STARTMSG code:seve
 progress, and assembles a :class:`CheckResult`: the verdict, the state-space statistics
 and, on a violation, the counterexample as parsed states.
 
-Message codes used (TLC's ``tlc2.output.EC``): 2200 progress, 2199 final statistics, 2194
+Message codes used (TLC's ``tlc2.output.EC``): 2200 progress, 2199 final statistics, 2209
+progress of a simulation (``-simulate``; distinct states and queue printed as -1), 2194
 depth, 2107/2110 invariant violated (initial state / behaviour), 2108/2112 action property
 violated, 2116 temporal property violated, 2114 deadlock, 2121 "the behaviour up to this
 point", 2217 a state of the trace, 2218 stuttering, 2122 back to state (a lasso). Exit
@@ -54,8 +55,8 @@ _VIOLATION_CODES: dict[int, str] = {
 }
 
 _PROGRESS = re.compile(
-    r"([\d,]+) states generated(?: \(([\d,]+) s/min\))?, ([\d,]+) distinct states found"
-    r"(?: \(([\d,]+) ds/min\))?, ([\d,]+) states left on queue"
+    r"([\d,]+) states generated(?: \(([\d,]+) s/min\))?, (-?[\d,]+) distinct states found"
+    r"(?: \(([\d,]+) ds/min\))?, (-?[\d,]+) states left on queue"
 )
 _DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
 _VIOLATED_NAME = re.compile(r"(?:Invariant|Action property|property) (\w+) (?:of \w+ )?is violated")
@@ -188,18 +189,20 @@ class _Collector:
         elif code == 2122 and self.violation is not None:
             m = re.search(r"(\d+)", text)
             self.violation.loop_to = int(m.group(1)) if m else None
-        elif code in (2200, 2199):
+        elif code in (2200, 2199, 2209):
             m = _PROGRESS.search(text)
             if m:
-                self.generated, self.distinct = _int(m.group(1)), _int(m.group(3))
+                distinct = _int(m.group(3))
+                # a simulation counts no distinct states (TLC prints -1)
+                self.generated, self.distinct = _int(m.group(1)), distinct if distinct >= 0 else None
                 if m.group(4):
                     self.rate = _int(m.group(4))
                 if self.on_progress is not None:
                     self.on_progress(
                         Progress(
                             self.generated,
-                            self.distinct,
-                            _int(m.group(5)),
+                            self.distinct or 0,
+                            max(_int(m.group(5)), 0),
                             self.rate,
                             time.monotonic() - self.start,
                         )
