@@ -117,7 +117,9 @@ def _subscription(
     if assignor == "sticky":
         # Eager: ownedPartitions is empty on rejoin; the history is in the user data; the
         # subscription's generation field usually equals the user data's.
-        data = sticky_user_data(owned, gen if gen >= 0 or draw(st.booleans()) else None)
+        data: bytes | None = sticky_user_data(
+            owned, gen if gen >= 0 or draw(st.booleans()) else None
+        )
         if not owned and gen < 0 and draw(st.booleans()):
             data = None  # never had an assignment
         field_gen = gen if draw(st.integers(0, 3)) else draw(st.sampled_from([-1, 1, 2, 3]))

@@ -16,7 +16,6 @@ from typing import ClassVar
 
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, TopicPartitions
 
-
 #: topic -> per partition (in partition order) the racks of its replicas; a ``None`` rack is a
 #: replica on a broker without ``broker.rack``. Topics left out have no rack information,
 #: which is what Kafka sees when it assigns from partition counts.

@@ -42,7 +42,7 @@ def bucket(h: int, capacity: int) -> int:
 class JavaHashSet:
     """A ``HashSet<TopicPartition>`` that knows which element its iterator returns first."""
 
-    __slots__ = ("_capacity", "_seq", "_items")
+    __slots__ = ("_capacity", "_items", "_seq")
 
     def __init__(self) -> None:
         self._capacity = 16
@@ -80,7 +80,7 @@ class JavaHashSet:
 class SortedMembers:
     """``TreeSet<String>`` ordered by (size(member), member id in Java order)."""
 
-    __slots__ = ("_entries", "_size", "_at")
+    __slots__ = ("_at", "_entries", "_size")
 
     def __init__(self, size: Callable[[str], int]) -> None:
         self._size = size

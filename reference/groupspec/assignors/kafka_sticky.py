@@ -186,10 +186,8 @@ def _resolve_claims(
 
 def _remove(lst: list[TP], tp: TP) -> None:
     """``List.remove(Object)``: the first occurrence, if any."""
-    try:
+    if tp in lst:
         lst.remove(tp)
-    except ValueError:
-        pass
 
 
 def _sorted_topics(topics: Mapping[str, int]) -> list[str]:
@@ -335,11 +333,10 @@ def _constrained(
             pos += 1
         count = assign_new(tp, consumer)
         if count == min_q:
-            if last < 0 or last >= len(under) or under[last] != consumer:
-                # the iterator's remove() on an element it did not return: Java removes
-                # the element the iterator returned last, or throws when there is none
-                if last < 0:
-                    raise KafkaAssignorError("java.lang.IllegalStateException")
+            # The iterator removes the member it returned last (even when this partition
+            # went to a member polled from at_min), and throws when it has none.
+            if last < 0:
+                raise KafkaAssignorError("java.lang.IllegalStateException")
             del under[last]
             pos = last
             last = -1
