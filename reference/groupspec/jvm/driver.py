@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Sequence
 from types import TracebackType
 from typing import IO, Any, Self
 
@@ -28,8 +29,13 @@ class JvmOracle:
     carrying what it printed on stderr.
     """
 
-    def __init__(self, *, heap: str = "512m") -> None:
+    #: JVM flags for short differential requests: start fast, compile little.
+    QUICK_FLAGS: tuple[str, ...] = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+
+    def __init__(self, *, heap: str = "512m", flags: Sequence[str] = QUICK_FLAGS) -> None:
+        """``flags``: JVM options; a benchmark timing Java passes its own (full JIT)."""
         self._heap = heap
+        self._flags = tuple(flags)
         self._proc: subprocess.Popen[str] | None = None
 
     def start(self) -> Self:
@@ -40,8 +46,7 @@ class JvmOracle:
         except RuntimeError as e:
             raise JvmBuildError(str(e)) from e
         self._proc = subprocess.Popen(
-            [java, f"-Xmx{self._heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-             "-cp", classpath(), MAIN_CLASS],
+            [java, f"-Xmx{self._heap}", *self._flags, "-cp", classpath(), MAIN_CLASS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
