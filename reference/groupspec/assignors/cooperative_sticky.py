@@ -29,6 +29,7 @@ from groupspec.assignors.base import (
 )
 from groupspec.assignors.inputs import check_input, check_racks, known_subscribed_topics
 from groupspec.assignors.inputs import topic_set as _topic_set
+from groupspec.assignors.kafka_fast import constrained_fast
 from groupspec.assignors.kafka_sticky import KafkaMember, cooperative_adjust, kafka_sticky_assign
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
 from groupspec.gc_pause import paused_gc
@@ -119,20 +120,24 @@ class CooperativeStickyOptimalAssignor(Assignor):
         return encode_user_data(generation_id)
 
 
-def kafka_member_data(subscription: Subscription) -> tuple[tuple[tuple[str, int], ...], int | None]:
-    """``CooperativeStickyAssignor.memberData``: the owned partitions, and the generation from
-    the subscription field (v2+), else from the user data (absent when there is none, -1
-    when it does not parse)."""
-    owned = tuple((t, p) for t, ps in subscription.owned_partitions.items() for p in ps)
+def _kafka_generation(subscription: Subscription) -> int | None:
+    """The generation ``CooperativeStickyAssignor.memberData`` reads: the subscription field
+    (v2+), else the user data's (None when there is none, -1 when it does not parse)."""
     if subscription.generation_id >= 0:
-        return owned, subscription.generation_id
+        return subscription.generation_id
     data = subscription.user_data
     if data is None:
-        return owned, None
+        return None
     if len(data) < 4:
-        return owned, DEFAULT_GENERATION
+        return DEFAULT_GENERATION
     value: int = struct.unpack(">i", data[:4])[0]
-    return owned, value
+    return value
+
+
+def kafka_member_data(subscription: Subscription) -> tuple[tuple[tuple[str, int], ...], int | None]:
+    """``CooperativeStickyAssignor.memberData``: the owned partitions and the generation."""
+    owned = tuple((t, p) for t, ps in subscription.owned_partitions.items() for p in ps)
+    return owned, _kafka_generation(subscription)
 
 
 class CooperativeStickyAssignor(CooperativeStickyOptimalAssignor):
@@ -151,6 +156,20 @@ class CooperativeStickyAssignor(CooperativeStickyOptimalAssignor):
         check_input(partitions_per_topic, members)
         check_racks(partitions_per_topic, partition_racks)
         topics = known_subscribed_topics(partitions_per_topic, members)
+        fast = constrained_fast(
+            topics,
+            [m.member_id for m in members],
+            [m.subscription.topics for m in members],
+            [m.subscription.owned_partitions for m in members],
+            [_kafka_generation(m.subscription) for m in members],
+            [m.subscription.generation_id if m.subscription.generation_id >= 0 else None
+             for m in members],
+            [m.subscription.rack_id for m in members],
+            partition_racks,
+            cooperative=True,
+        )
+        if fast is not None:
+            return {m.member_id: Assignment(fast[m.member_id]) for m in members}
         kafka: list[KafkaMember] = []
         for m in members:
             owned, generation = kafka_member_data(m.subscription)

@@ -31,6 +31,7 @@ from groupspec.assignors.base import (
 )
 from groupspec.assignors.inputs import check_input, check_racks, known_subscribed_topics
 from groupspec.assignors.inputs import topic_set as _topic_set
+from groupspec.assignors.kafka_fast import constrained_fast
 from groupspec.assignors.kafka_sticky import KafkaMember, kafka_sticky_assign
 from groupspec.assignors.ordering import hashmap_order
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
@@ -348,9 +349,22 @@ class StickyAssignor(StickyOptimalAssignor):
         check_racks(partitions_per_topic, partition_racks)
         topics = known_subscribed_topics(partitions_per_topic, members)
         decoder = UserDataDecoder({t.encode("utf-8"): t for t in topics})
+        decoded = [decoder.decode(m.subscription.user_data) for m in members]
+        fast = constrained_fast(
+            topics,
+            [m.member_id for m in members],
+            [m.subscription.topics for m in members],
+            [owned for owned, _ in decoded],
+            [generation for _, generation in decoded],
+            [_field_generation(m.subscription.generation_id) for m in members],
+            [m.subscription.rack_id for m in members],
+            partition_racks,
+            cooperative=False,
+        )
+        if fast is not None:
+            return {m.member_id: Assignment(fast[m.member_id]) for m in members}
         kafka: list[KafkaMember] = []
-        for m in members:
-            owned, generation = decoder.decode(m.subscription.user_data)
+        for m, (owned, generation) in zip(members, decoded, strict=True):
             kafka.append(
                 KafkaMember(
                     m.member_id,
