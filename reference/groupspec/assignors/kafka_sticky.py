@@ -515,9 +515,46 @@ class _General:
         return sum(self.topics[t] for t in subscribed)
 
     def _is_balanced(self) -> bool:
+        """``isBalanced``: sizes within one, or no member could take a partition of its
+        topics from a member with two more than it has."""
         sm = self.sorted_members
         if self._size(sm.first()) >= self._size(sm.last()) - 1:
             return True
+        by_topic = self._owners_by_topic()
+        if by_topic is None:
+            return self._is_balanced_scan()
+        size = {c: len(tps) for c, tps in self.current.items()}
+        for c in sm:
+            count = size[c]
+            subscribed = self.potential_topics[c]
+            if count == self._max_size(subscribed):
+                continue
+            for t in subscribed:
+                for other in by_topic[t]:
+                    if other != c and count + 1 < size[other]:
+                        return False
+        return True
+
+    def _owners_by_topic(self) -> dict[str, set[str]] | None:
+        """topic -> the members holding its partitions, the same answer as Kafka's scan
+        partition by partition when every partition has exactly one holder (None when not:
+        then which partition the scan reaches first decides, and the scan runs)."""
+        held: dict[str, set[str]] = {t: set() for t in self.topics}
+        counts = dict.fromkeys(self.topics, 0)
+        topics = self.topics
+        for c, tps in self.current.items():
+            for t, p in tps:
+                n = topics.get(t)
+                if n is None or not 0 <= p < n:
+                    continue
+                held[t].add(c)
+                counts[t] += 1
+        if any(counts[t] != n for t, n in topics.items()):
+            return None  # a partition held twice, or by nobody
+        return held
+
+    def _is_balanced_scan(self) -> bool:
+        sm = self.sorted_members
         owner: dict[TP, str] = {}
         for c, tps in self.current.items():
             for tp in tps:
