@@ -444,6 +444,9 @@ class _General:
         self.sorted_members = SortedMembers(lambda c: len(self.current[c]))
         self.revocation_required = False
         self.movements = _Movements()
+        #: _owners_by_topic's answer until the assignment next changes.
+        self._held: dict[str, set[str]] | None = None
+        self._held_valid = False
 
     def _size(self, c: str | None) -> int:
         if c is None or c not in self.current:
@@ -539,6 +542,8 @@ class _General:
         """topic -> the members holding its partitions, the same answer as Kafka's scan
         partition by partition when every partition has exactly one holder (None when not:
         then which partition the scan reaches first decides, and the scan runs)."""
+        if self._held_valid:
+            return self._held
         held: dict[str, set[str]] = {t: set() for t in self.topics}
         counts = dict.fromkeys(self.topics, 0)
         topics = self.topics
@@ -549,9 +554,12 @@ class _General:
                     continue
                 held[t].add(c)
                 counts[t] += 1
+        self._held_valid = True
         if any(counts[t] != n for t, n in topics.items()):
-            return None  # a partition held twice, or by nobody
-        return held
+            self._held = None  # a partition held twice, or by nobody
+        else:
+            self._held = held
+        return self._held
 
     def _is_balanced_scan(self) -> bool:
         sm = self.sorted_members
@@ -582,6 +590,7 @@ class _General:
             if tp[0] in self.potential_topics[c] and not (with_racks and self.rack.mismatch(c, tp)):
                 self.sorted_members.remove(c)
                 self.current[c].append(tp)
+                self._held_valid = False
                 self.partition_consumer[tp] = c
                 self.sorted_members.add(c)
                 return True
@@ -626,6 +635,7 @@ class _General:
             if not self._can_consumer_move(c):
                 self.sorted_members.remove(c)
                 fixed[c] = self.current.pop(c)
+                self._held_valid = False
 
         before = {c: list(tps) for c, tps in self.current.items()}
         before_owner = dict(self.partition_consumer)
@@ -640,6 +650,7 @@ class _General:
             self.current.clear()
             self.current.update({c: list(tps) for c, tps in before.items()})
             self.partition_consumer = before_owner
+        self._held_valid = False
         for c, tps in fixed.items():
             self.current[c] = tps
             self.sorted_members.add(c)
@@ -705,6 +716,7 @@ class _General:
             raise KafkaAssignorError("java.lang.NullPointerException")
         _remove(self.current[old], tp)
         self.current[new].append(tp)
+        self._held_valid = False
         self.partition_consumer[tp] = new
         sm.add(new)
         sm.add(old)
