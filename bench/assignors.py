@@ -540,6 +540,17 @@ def readme(report: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _write_readme(path: Path, text: str) -> None:
+    """Write the README, keeping the section bench/assignors_java.py maintains in it."""
+    from bench.assignors_java import BEGIN, END
+
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in old and END in old:
+        kept = BEGIN + old.split(BEGIN, 1)[1].split(END, 1)[0] + END + "\n"
+        text = text.rstrip("\n") + "\n\n" + kept
+    path.write_text(text)
+
+
 def write_json(path: Path, report: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -613,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         saved: dict[str, Any] = json.loads(Path(args.from_json).read_text())
         print_report(saved["rows"])
         if args.readme:
-            Path(args.readme).write_text(readme(saved))
+            _write_readme(Path(args.readme), readme(saved))
         return 0
     out = ROOT / args.out if not Path(args.out).is_absolute() else Path(args.out)
     report: dict[str, Any] = {
@@ -662,7 +673,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_json(out, report)
     print_report(rows)
     if args.readme:
-        Path(args.readme).write_text(readme(report))
+        _write_readme(Path(args.readme), readme(report))
         print(f"\nwrote {out} and {args.readme}")
     else:
         print(f"\nwrote {out}")

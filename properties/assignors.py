@@ -33,12 +33,12 @@ from hypothesis import Phase, given, note, settings
 from hypothesis import strategies as st
 
 from groupspec.assignors.base import Assignor, MemberSubscription
-from groupspec.assignors.cooperative_sticky import CooperativeStickyAssignor
+from groupspec.assignors.cooperative_sticky import CooperativeStickyOptimalAssignor
 from groupspec.assignors.cooperative_sticky import encode_user_data as coop_user_data
 from groupspec.assignors.moves import minimum_moves_from
 from groupspec.assignors.range import RangeAssignor
 from groupspec.assignors.roundrobin import RoundRobinAssignor
-from groupspec.assignors.sticky import StickyAssignor
+from groupspec.assignors.sticky import StickyOptimalAssignor
 from groupspec.assignors.sticky import encode_user_data as sticky_user_data
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, TopicPartitions
 from properties.simple_assignors import (
@@ -175,11 +175,11 @@ def subscriptions(assignor: Assignor, case: Case) -> list[MemberSubscription]:
     """What each member sends in JoinGroup for ``assignor``, from its previous assignment."""
     out = []
     for m in case.members:
-        if isinstance(assignor, CooperativeStickyAssignor):
+        if isinstance(assignor, CooperativeStickyOptimalAssignor):
             sub = Subscription(
                 m.topics, coop_user_data(m.generation), m.previous, m.generation
             )
-        elif isinstance(assignor, StickyAssignor):
+        elif isinstance(assignor, StickyOptimalAssignor):
             data = sticky_user_data(m.previous, m.generation) if m.generation >= 0 else None
             sub = Subscription(m.topics, data, {}, m.generation)
         else:
@@ -285,8 +285,8 @@ def _phases(search_only: bool) -> dict[str, Any]:
 
 def validity_and_balance_property(assignor: Assignor) -> PropertyTest:
     identical_means_within_one = not isinstance(assignor, RangeAssignor)
-    sticky = isinstance(assignor, StickyAssignor | CooperativeStickyAssignor)
-    cooperative = isinstance(assignor, CooperativeStickyAssignor)
+    sticky = isinstance(assignor, StickyOptimalAssignor | CooperativeStickyOptimalAssignor)
+    cooperative = isinstance(assignor, CooperativeStickyOptimalAssignor)
 
     @given(case=cases())
     def run(case: Case) -> None:
@@ -392,8 +392,8 @@ def cooperative_converges_property(identical: bool | None = None) -> PropertyTes
     """Rebalancing again and again with CooperativeSticky settles within three rounds on an
     assignment as balanced as eager Sticky's, with as many moves in total; no round
     revokes and reassigns a partition at once."""
-    coop = CooperativeStickyAssignor()
-    eager = StickyAssignor()
+    coop = CooperativeStickyOptimalAssignor()
+    eager = StickyOptimalAssignor()
 
     @settings(deadline=None)  # z3 and repeated rounds take a while
     @given(case=cases(identical=identical, max_members=4, max_partitions=4))
@@ -538,7 +538,7 @@ def _claims_input(
     out = []
     for mid, gen, claims in members:
         owned = _parts(set(claims))
-        if isinstance(assignor, CooperativeStickyAssignor):
+        if isinstance(assignor, CooperativeStickyOptimalAssignor):
             sub = Subscription(topics, coop_user_data(gen), owned, gen)
         else:
             sub = Subscription(topics, sticky_user_data(owned, gen), {}, gen)
@@ -550,7 +550,7 @@ def constrained_matches_kafka_property(assignor: Assignor) -> PropertyTest:
     """Identical subscriptions: exactly the assignment of a partition-by-partition
     transliteration of Kafka's constrained builder (claim resolution, HashMap order,
     quotas, round-robin deal), minus the transferring partitions for CooperativeSticky."""
-    cooperative = isinstance(assignor, CooperativeStickyAssignor)
+    cooperative = isinstance(assignor, CooperativeStickyOptimalAssignor)
 
     @given(data=claim_cases())
     def run(data: tuple[dict[str, int], list[tuple[str, int, list[TP]]]]) -> None:

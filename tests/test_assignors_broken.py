@@ -8,22 +8,23 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from groupspec.assignors.base import MemberSubscription
-from groupspec.assignors.sticky import StickyAssignor, decode_user_data
+from groupspec.assignors.base import MemberSubscription, PartitionRacks
+from groupspec.assignors.sticky import StickyOptimalAssignor, decode_user_data
 from groupspec.protocol.consumer_protocol import Assignment
 from properties import assignors as props
 
 
-class OneExtraMoveSticky(StickyAssignor):
-    """StickyAssignor, then swaps a partition its owner kept with one of another member of
+class OneExtraMoveSticky(StickyOptimalAssignor):
+    """The optimal sticky variant (the one the properties hold for), then swaps a partition its owner kept with one of another member of
     the same subscription: balance is unchanged, but at least one more partition moves."""
 
     def assign(
         self,
         partitions_per_topic: Mapping[str, int],
         members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
-        out = super().assign(partitions_per_topic, members)
+        out = super().assign(partitions_per_topic, members, partition_racks)
         for a in members:
             before, _ = decode_user_data(a.subscription.user_data)
             kept = [

@@ -29,12 +29,55 @@ def test_example_sticky_with_previous(capsys: pytest.CaptureFixture[str]) -> Non
     doc = json.loads(out)
     # consumer-d is the only audit subscriber and takes one orders partition to balance
     # 11 partitions as 4/4/3; the audit partitions of the departed consumer-a move too.
+    # Kafka 4.1.2's jar gives this answer (the general path's balance loop moves orders-0,
+    # the first partition of the topic in its order); tests/test_assignors_kafka_jar.py
+    # checks the assignor against the jar on random inputs.
     assert doc["assignment"] == {
-        "consumer-b-7f3a": {"orders": [0, 1], "payments": [0, 1]},
+        "consumer-b-7f3a": {"orders": [1, 2], "payments": [0, 1]},
         "consumer-c-19d0": {"orders": [3, 4, 5], "payments": [2]},
-        "consumer-d-5be2": {"audit": [0, 1], "orders": [2]},
+        "consumer-d-5be2": {"audit": [0, 1], "orders": [0]},
     }
     assert (doc["moves"], doc["minimum_moves"], doc["withheld"]) == (3, 3, 0)
+
+
+def test_optimal_prints_the_optimum_and_compares_with_kafka(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "--assignor", "sticky", "--optimal",
+        str(EXAMPLES / "group.json"),
+        "--previous", str(EXAMPLES / "previous.json"),
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["assignor"] == "sticky-optimal"
+    # Here the optimum ties with Kafka on balance and moves but picks orders-2.
+    assert doc["assignment"]["consumer-d-5be2"] == {"audit": [0, 1], "orders": [2]}
+    cmp = doc["kafka"]
+    assert cmp["same"] is False
+    assert cmp["optimal"] == cmp["kafka"] == {"spread": 1, "sum_of_squares": 41, "moves": 3}
+    assert cmp["kafka_assignment"]["consumer-d-5be2"] == {"audit": [0, 1], "orders": [0]}
+    code, _, err = run(capsys, "--assignor", "range", "--optimal", str(EXAMPLES / "group.json"))
+    assert code == 2
+    assert "--optimal: only for sticky, cooperative-sticky, not range" in err
+
+
+def test_racks_in_the_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # KIP-881: each member takes the partitions with a replica in its rack.
+    doc = {
+        "topics": {"t": {"partitions": 4, "racks": [["b"], ["a"], ["b"], ["a"]]}, "u": 2},
+        "members": [
+            {"member_id": "m1", "topics": ["t"], "rack": "a"},
+            {"member_id": "m2", "topics": ["t"], "rack": "b"},
+        ],
+    }
+    path = tmp_path / "racks.json"
+    path.write_text(json.dumps(doc))
+    for name in ("range", "sticky", "cooperative-sticky"):
+        code, out, _ = run(capsys, "--assignor", name, str(path))
+        assert code == 0
+        assert json.loads(out)["assignment"] == {"m1": {"t": [1, 3]}, "m2": {"t": [0, 2]}}
 
 
 def test_example_cooperative_withholds_the_moving_partition(capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,6 +97,38 @@ def test_unknown_assignor(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--assignor", "stiky", str(EXAMPLES / "group.json"))
     assert code == 2
     assert "--assignor: unknown assignor 'stiky'; known: range, roundrobin" in err
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        (
+            {"topics": {"t": {"partitions": 2, "racks": [["a"]]}}, "members": []},
+            "topics.t.racks: expected a list of 2 replica rack lists, one per partition",
+        ),
+        (
+            {"topics": {"t": {"partitions": 1, "racks": [[1]]}}, "members": []},
+            "topics.t.racks[0]: expected a list of rack ids (or null)",
+        ),
+        (
+            {"topics": {"t": {"count": 1}}, "members": []},
+            "topics.t: expected a partition count or",
+        ),
+        (
+            {"topics": {"t": 1}, "members": [{"member_id": "m", "topics": ["t"], "rack": 3}]},
+            "members[0].rack: expected a string or null",
+        ),
+    ],
+)
+def test_bad_racks_name_the_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: object, message: str
+) -> None:
+    path = tmp_path / "in.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run(capsys, "--assignor", "range", str(path))
+    assert code == 2
+    assert message in err
+    assert err.startswith(f"error: {path}: ")
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,11 @@ from typing import ClassVar
 from groupspec.assignors.server_spec import GroupAssignment, GroupSpec, SubscribedTopicMetadata
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, TopicPartitions
 
+#: topic -> per partition (in partition order) the racks of its replicas; a ``None`` rack is a
+#: replica on a broker without ``broker.rack``. Topics left out have no rack information,
+#: which is what Kafka sees when it assigns from partition counts.
+PartitionRacks = Mapping[str, Sequence[Sequence[str | None]]]
+
 
 class Side(Enum):
     """Who runs an assignor: the classic group's leader, or the consumer-group coordinator."""
@@ -59,11 +64,14 @@ class Assignor(ABC):
         self,
         partitions_per_topic: Mapping[str, int],
         members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
         """Assign the partitions of the subscribed topics to members.
 
         ``partitions_per_topic`` holds the leader's metadata: topics it does not know are
-        skipped. The result has an entry for every member (possibly empty).
+        skipped. ``partition_racks`` adds the replicas' racks (KIP-881); with the members'
+        ``Subscription.rack_id`` it turns on the rack-aware passes of the assignors that
+        have them. The result has an entry for every member (possibly empty).
         """
 
     def subscription_user_data(

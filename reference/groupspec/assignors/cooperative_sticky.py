@@ -21,9 +21,16 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
-from groupspec.assignors.inputs import check_input, known_subscribed_topics
+from groupspec.assignors.base import (
+    Assignor,
+    MemberSubscription,
+    PartitionRacks,
+    RebalanceProtocol,
+)
+from groupspec.assignors.inputs import check_input, check_racks, known_subscribed_topics
 from groupspec.assignors.inputs import topic_set as _topic_set
+from groupspec.assignors.kafka_fast import constrained_fast
+from groupspec.assignors.kafka_sticky import KafkaMember, cooperative_adjust, kafka_sticky_assign
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
 from groupspec.gc_pause import paused_gc
 from groupspec.protocol.consumer_protocol import (
@@ -51,8 +58,12 @@ def member_generation(subscription: Subscription) -> int:
     return value
 
 
-class CooperativeStickyAssignor(Assignor):
-    name: ClassVar[str] = "cooperative-sticky"
+class CooperativeStickyOptimalAssignor(Assignor):
+    """groupspec's own variant ("cooperative-sticky-optimal"): the optimum of
+    :mod:`groupspec.assignors.sticky_core` with the hold-back rule of this module's
+    docstring. Not rack-aware."""
+
+    name: ClassVar[str] = "cooperative-sticky-optimal"
     supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (
         RebalanceProtocol.COOPERATIVE,
         RebalanceProtocol.EAGER,
@@ -63,8 +74,10 @@ class CooperativeStickyAssignor(Assignor):
         self,
         partitions_per_topic: Mapping[str, int],
         members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
         check_input(partitions_per_topic, members)
+        check_racks(partitions_per_topic, partition_racks)
         topics = known_subscribed_topics(partitions_per_topic, members)
         sets: dict[tuple[str, ...], frozenset[str]] = {}
         sticky = [
@@ -105,3 +118,80 @@ class CooperativeStickyAssignor(Assignor):
         self, topics: tuple[str, ...], owned: TopicPartitions, generation_id: int
     ) -> bytes | None:
         return encode_user_data(generation_id)
+
+
+def _kafka_generation(subscription: Subscription) -> int | None:
+    """The generation ``CooperativeStickyAssignor.memberData`` reads: the subscription field
+    (v2+), else the user data's (None when there is none, -1 when it does not parse)."""
+    if subscription.generation_id >= 0:
+        return subscription.generation_id
+    data = subscription.user_data
+    if data is None:
+        return None
+    if len(data) < 4:
+        return DEFAULT_GENERATION
+    value: int = struct.unpack(">i", data[:4])[0]
+    return value
+
+
+def kafka_member_data(subscription: Subscription) -> tuple[tuple[tuple[str, int], ...], int | None]:
+    """``CooperativeStickyAssignor.memberData``: the owned partitions and the generation."""
+    owned = tuple((t, p) for t, ps in subscription.owned_partitions.items() for p in ps)
+    return owned, _kafka_generation(subscription)
+
+
+class CooperativeStickyAssignor(CooperativeStickyOptimalAssignor):
+    """Kafka's CooperativeStickyAssignor, exactly (:mod:`groupspec.assignors.kafka_sticky`),
+    rack-aware."""
+
+    name: ClassVar[str] = "cooperative-sticky"
+
+    @paused_gc()
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        check_input(partitions_per_topic, members)
+        check_racks(partitions_per_topic, partition_racks)
+        topics = known_subscribed_topics(partitions_per_topic, members)
+        fast = constrained_fast(
+            topics,
+            [m.member_id for m in members],
+            [m.subscription.topics for m in members],
+            [m.subscription.owned_partitions for m in members],
+            [_kafka_generation(m.subscription) for m in members],
+            [m.subscription.generation_id if m.subscription.generation_id >= 0 else None
+             for m in members],
+            [m.subscription.rack_id for m in members],
+            partition_racks,
+            cooperative=True,
+        )
+        if fast is not None:
+            return {m.member_id: Assignment(fast[m.member_id]) for m in members}
+        kafka: list[KafkaMember] = []
+        for m in members:
+            owned, generation = kafka_member_data(m.subscription)
+            kafka.append(
+                KafkaMember(
+                    m.member_id,
+                    m.subscription.topics,
+                    owned,
+                    generation,
+                    m.subscription.generation_id if m.subscription.generation_id >= 0 else None,
+                    m.subscription.rack_id,
+                    owned,
+                )
+            )
+        result = kafka_sticky_assign(topics, kafka, partition_racks)
+        adjusted = cooperative_adjust(result, kafka)
+        out: dict[str, Assignment] = {}
+        for m in members:
+            by_topic: dict[str, list[int]] = {}
+            for t, p in adjusted.get(m.member_id, ()):
+                by_topic.setdefault(t, []).append(p)
+            out[m.member_id] = Assignment(
+                {t: tuple(sorted(ps)) for t, ps in sorted(by_topic.items())}
+            )
+        return out

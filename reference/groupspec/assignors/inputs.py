@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from groupspec.assignors.base import MemberSubscription
+from groupspec.assignors.base import MemberSubscription, PartitionRacks
 
 
 def check_input(
@@ -51,3 +51,20 @@ def topic_set(
     if out is None:
         out = cache[topics] = frozenset(topics)
     return out
+
+
+def check_racks(partitions_per_topic: Mapping[str, int], partition_racks: PartitionRacks | None) -> None:
+    """Replica racks, where given, must list one entry per partition."""
+    for topic, racks in (partition_racks or {}).items():
+        n = partitions_per_topic.get(topic)
+        if n is None:
+            continue  # racks of a topic nobody asks about
+        if len(racks) != n:
+            raise ValueError(
+                f"partition_racks[{topic!r}]: expected racks for {n} partitions, got {len(racks)}"
+            )
+        for p, rs in enumerate(racks):
+            if isinstance(rs, str) or not all(r is None or isinstance(r, str) for r in rs):
+                raise ValueError(
+                    f"partition_racks[{topic!r}][{p}]: expected a list of rack ids (or null)"
+                )

@@ -9,11 +9,14 @@ name ``range`` exists on both sides, as in Kafka, with different classes.
 from __future__ import annotations
 
 from groupspec.assignors.base import Assignor, ServerAssignor, Side
-from groupspec.assignors.cooperative_sticky import CooperativeStickyAssignor
+from groupspec.assignors.cooperative_sticky import (
+    CooperativeStickyAssignor,
+    CooperativeStickyOptimalAssignor,
+)
 from groupspec.assignors.range import RangeAssignor
 from groupspec.assignors.roundrobin import RoundRobinAssignor
 from groupspec.assignors.server_range import ServerRangeAssignor
-from groupspec.assignors.sticky import StickyAssignor
+from groupspec.assignors.sticky import StickyAssignor, StickyOptimalAssignor
 from groupspec.assignors.uniform import UniformAssignor
 
 _ASSIGNORS: dict[str, type[Assignor]] = {
@@ -24,7 +27,8 @@ _SERVER_ASSIGNORS: dict[str, type[ServerAssignor]] = {
     cls.name: cls for cls in (UniformAssignor, ServerRangeAssignor)
 }
 
-#: Client side: "range", "roundrobin", "sticky", "cooperative-sticky".
+#: Client side: "range", "roundrobin", "sticky", "cooperative-sticky": Kafka's assignors,
+#: reproduced exactly.
 ASSIGNOR_NAMES: tuple[str, ...] = tuple(_ASSIGNORS)
 #: Server side, the default first: "uniform", "range".
 SERVER_ASSIGNOR_NAMES: tuple[str, ...] = tuple(_SERVER_ASSIGNORS)
@@ -34,12 +38,22 @@ ASSIGNOR_SIDES: tuple[tuple[str, Side], ...] = tuple(
     + [(n, c.side) for n, c in _SERVER_ASSIGNORS.items()]
 )
 
+#: groupspec's own variants: the sticky assignors with the exact optimum on the general path.
+OPTIMAL_VARIANTS: dict[str, str] = {
+    "sticky": StickyOptimalAssignor.name,
+    "cooperative-sticky": CooperativeStickyOptimalAssignor.name,
+}
+_ASSIGNORS.update(
+    {cls.name: cls for cls in (StickyOptimalAssignor, CooperativeStickyOptimalAssignor)}
+)
+
 
 def get_assignor(name: str) -> Assignor:
     """A fresh client-side assignor for ``name``; ValueError listing the known names otherwise."""
     cls = _ASSIGNORS.get(name)
     if cls is None:
-        raise ValueError(f"unknown assignor {name!r}; known: {', '.join(ASSIGNOR_NAMES)}")
+        known = ", ".join((*ASSIGNOR_NAMES, *OPTIMAL_VARIANTS.values()))
+        raise ValueError(f"unknown assignor {name!r}; known: {known}")
     return cls()
 
 

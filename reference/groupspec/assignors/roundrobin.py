@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
+from groupspec.assignors.base import (
+    Assignor,
+    MemberSubscription,
+    PartitionRacks,
+    RebalanceProtocol,
+)
 from groupspec.assignors.inputs import check_input, known_subscribed_topics, topic_set
 from groupspec.assignors.ordering import java_key, member_info_order
 from groupspec.gc_pause import paused_gc
@@ -29,6 +34,7 @@ class RoundRobinAssignor(Assignor):
         self,
         partitions_per_topic: Mapping[str, int],
         members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
         check_input(partitions_per_topic, members)
         topics = known_subscribed_topics(partitions_per_topic, members)

@@ -23,9 +23,16 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from groupspec.assignors.base import Assignor, MemberSubscription, RebalanceProtocol
-from groupspec.assignors.inputs import check_input, known_subscribed_topics
+from groupspec.assignors.base import (
+    Assignor,
+    MemberSubscription,
+    PartitionRacks,
+    RebalanceProtocol,
+)
+from groupspec.assignors.inputs import check_input, check_racks, known_subscribed_topics
 from groupspec.assignors.inputs import topic_set as _topic_set
+from groupspec.assignors.kafka_fast import constrained_fast
+from groupspec.assignors.kafka_sticky import KafkaMember, kafka_sticky_assign
 from groupspec.assignors.ordering import hashmap_order
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
 from groupspec.gc_pause import paused_gc
@@ -270,8 +277,25 @@ def decode_user_data(
     return UserDataDecoder(names).decode(data)
 
 
-class StickyAssignor(Assignor):
-    name: ClassVar[str] = "sticky"
+def _as_partitions(tps: Sequence[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
+    """Kafka's list of partitions as topic -> sorted partition numbers."""
+    by_topic: dict[str, list[int]] = {}
+    for t, p in tps:
+        by_topic.setdefault(t, []).append(p)
+    return {t: tuple(sorted(ps)) for t, ps in sorted(by_topic.items())}
+
+
+def _field_generation(generation_id: int) -> int | None:
+    """``Subscription.generationId()``: absent when negative."""
+    return generation_id if generation_id >= 0 else None
+
+
+class StickyOptimalAssignor(Assignor):
+    """groupspec's own variant ("sticky-optimal"): Kafka's path when all subscriptions are
+    equal, the exact optimum (most balanced, then fewest moves) when they differ; see
+    :mod:`groupspec.assignors.sticky_core`. Not rack-aware."""
+
+    name: ClassVar[str] = "sticky-optimal"
     supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
 
     @paused_gc()
@@ -279,8 +303,10 @@ class StickyAssignor(Assignor):
         self,
         partitions_per_topic: Mapping[str, int],
         members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
     ) -> dict[str, Assignment]:
         check_input(partitions_per_topic, members)
+        check_racks(partitions_per_topic, partition_racks)
         topics = known_subscribed_topics(partitions_per_topic, members)
         sets: dict[tuple[str, ...], frozenset[str]] = {}
         sticky: list[StickyMember] = []
@@ -305,3 +331,52 @@ class StickyAssignor(Assignor):
         if generation_id < 0 and not owned:
             return None
         return encode_user_data(owned, generation_id)
+
+
+class StickyAssignor(StickyOptimalAssignor):
+    """Kafka's StickyAssignor, exactly (:mod:`groupspec.assignors.kafka_sticky`), rack-aware."""
+
+    name: ClassVar[str] = "sticky"
+
+    @paused_gc()
+    def assign(
+        self,
+        partitions_per_topic: Mapping[str, int],
+        members: Sequence[MemberSubscription],
+        partition_racks: PartitionRacks | None = None,
+    ) -> dict[str, Assignment]:
+        check_input(partitions_per_topic, members)
+        check_racks(partitions_per_topic, partition_racks)
+        topics = known_subscribed_topics(partitions_per_topic, members)
+        decoder = UserDataDecoder({t.encode("utf-8"): t for t in topics})
+        decoded = [decoder.decode(m.subscription.user_data) for m in members]
+        fast = constrained_fast(
+            topics,
+            [m.member_id for m in members],
+            [m.subscription.topics for m in members],
+            [owned for owned, _ in decoded],
+            [generation for _, generation in decoded],
+            [_field_generation(m.subscription.generation_id) for m in members],
+            [m.subscription.rack_id for m in members],
+            partition_racks,
+            cooperative=False,
+        )
+        if fast is not None:
+            return {m.member_id: Assignment(fast[m.member_id]) for m in members}
+        kafka: list[KafkaMember] = []
+        for m, (owned, generation) in zip(members, decoded, strict=True):
+            kafka.append(
+                KafkaMember(
+                    m.member_id,
+                    m.subscription.topics,
+                    tuple((t, p) for t, ps in owned.items() for p in ps),
+                    generation,
+                    _field_generation(m.subscription.generation_id),
+                    m.subscription.rack_id,
+                )
+            )
+        result = kafka_sticky_assign(topics, kafka, partition_racks)
+        return {
+            m.member_id: Assignment(_as_partitions(result.assignment.get(m.member_id, ())))
+            for m in members
+        }

@@ -3,14 +3,21 @@
 INPUT.json holds the leader's view of a rebalance::
 
     {
-      "topics": {"orders": 6, "payments": 3},          # partition counts from metadata
+      "topics": {"orders": 6,                          # partition counts from metadata,
+                 "payments": {"partitions": 3,         # or with replica racks (KIP-881):
+                              "racks": [["a", "b"], ["b", "c"], ["c", "a"]]}},
       "members": [                                     # in JoinGroup order
         {"member_id": "c1", "group_instance_id": null, # group_instance_id is optional
          "topics": ["orders", "payments"],
          "owned": {"orders": [0, 1]},                 # optional, default {}
-         "generation": 4}                              # optional, default -1
+         "generation": 4,                              # optional, default -1
+         "rack": "a"}                                  # optional client.rack
       ]
     }
+
+``sticky`` and ``cooperative-sticky`` give Kafka 4.1.2's answer. ``--optimal`` runs
+groupspec's own variant instead (the most balanced assignment with the fewest moves, see
+``sticky-optimal``) and prints it with a comparison against Kafka's answer.
 
 ``owned`` and ``generation`` reach the assignor where Kafka's clients put them: in the
 StickyAssignor user data (sticky), in the subscription fields (cooperative-sticky); Range and
@@ -28,16 +35,17 @@ from typing import Any
 
 from groupspec.assignors.base import MemberSubscription
 from groupspec.assignors.cooperative_sticky import encode_user_data as coop_user_data
+from groupspec.assignors.kafka_sticky import KafkaAssignorError
 from groupspec.assignors.moves import count_moves, minimum_moves_from
-from groupspec.assignors.registry import ASSIGNOR_NAMES, get_assignor
-from groupspec.assignors.sticky import StickyAssignor
+from groupspec.assignors.registry import ASSIGNOR_NAMES, OPTIMAL_VARIANTS, get_assignor
+from groupspec.assignors.sticky import StickyOptimalAssignor
 from groupspec.assignors.sticky import encode_user_data as sticky_user_data
 from groupspec.cli.inputs import MAX_MEMBERS, MAX_PARTITIONS, InputError, fail, read_text
 from groupspec.protocol.consumer_protocol import Subscription, normalize
 
 #: the fields an input file may hold (others are rejected, as `simulate` rejects them)
 _INPUT_KEYS = frozenset({"topics", "members"})
-_MEMBER_KEYS = frozenset({"member_id", "group_instance_id", "topics", "owned", "generation"})
+_MEMBER_KEYS = frozenset({"member_id", "group_instance_id", "topics", "owned", "generation", "rack"})
 
 
 def register(sub: Any) -> None:
@@ -55,6 +63,12 @@ def register(sub: Any) -> None:
         "--assignor", required=True, metavar="NAME", help=f"one of: {', '.join(ASSIGNOR_NAMES)}"
     )
     p.add_argument("--previous", metavar="PREV.json", help="the assignment before this rebalance")
+    p.add_argument(
+        "--optimal",
+        action="store_true",
+        help="sticky / cooperative-sticky only: print groupspec's optimum (most balanced, "
+        "then fewest moves) and how it compares with Kafka's answer",
+    )
     p.set_defaults(func=run)
 
 
@@ -63,12 +77,28 @@ def run(args: argparse.Namespace) -> int:
         assignor = get_assignor(args.assignor)
     except ValueError as e:
         return fail("--assignor", str(e))
-    topics, members = parse_input(_load(args.input), args.input)
+    kafka = None
+    if args.optimal:
+        variant = OPTIMAL_VARIANTS.get(assignor.name)
+        if variant is None:
+            return fail("--optimal", f"only for {', '.join(OPTIMAL_VARIANTS)}, not {assignor.name}")
+        kafka, assignor = assignor, get_assignor(variant)
+    topics, racks, members = parse_input(_load(args.input), args.input)
     previous = parse_previous(_load(args.previous), args.previous) if args.previous else None
     subs = [_subscription(assignor.name, m) for m in members]
-    result = assignor.assign(topics, subs)
+    try:
+        result = assignor.assign(topics, subs, racks)
+        kafka_parts = (
+            {k: v.partitions for k, v in kafka.assign(topics, subs, racks).items()}
+            if kafka is not None
+            else None
+        )
+    except KafkaAssignorError as e:
+        return fail(args.input, f"Kafka's assignor fails on this input: {e}")
     parts = {k: v.partitions for k, v in result.items()}
     out: dict[str, Any] = {"assignor": assignor.name}
+    if kafka_parts is not None:
+        out["kafka"] = _compare(parts, kafka_parts, previous)
     if previous is not None:
         try:
             out["moves"] = count_moves(previous, parts)
@@ -89,6 +119,32 @@ def run(args: argparse.Namespace) -> int:
         )
     print(_render(out, {m["member_id"]: parts[m["member_id"]] for m in members}))
     return 0
+
+
+def _shape(parts: Mapping[str, Mapping[str, tuple[int, ...]]]) -> dict[str, int]:
+    sizes = [sum(map(len, tps.values())) for tps in parts.values()] or [0]
+    return {"spread": max(sizes) - min(sizes), "sum_of_squares": sum(n * n for n in sizes)}
+
+
+def _compare(
+    optimal: Mapping[str, Mapping[str, tuple[int, ...]]],
+    kafka: Mapping[str, Mapping[str, tuple[int, ...]]],
+    previous: Mapping[str, Mapping[str, tuple[int, ...]]] | None,
+) -> dict[str, Any]:
+    """How the optimum compares with Kafka's answer: sizes (max - min and the sum of
+    squares, lower is more balanced), moves against --previous, and Kafka's assignment."""
+    out: dict[str, Any] = {
+        "same": {m: dict(p) for m, p in optimal.items()} == {m: dict(p) for m, p in kafka.items()},
+        "optimal": _shape(optimal),
+        "kafka": _shape(kafka),
+    }
+    if previous is not None:
+        out["optimal"]["moves"] = count_moves(previous, optimal)
+        out["kafka"]["moves"] = count_moves(previous, kafka)
+    out["kafka_assignment"] = {
+        m: {t: list(ps) for t, ps in sorted(tps.items())} for m, tps in kafka.items()
+    }
+    return out
 
 
 def _render(summary: Mapping[str, Any], parts: Mapping[str, Mapping[str, tuple[int, ...]]]) -> str:
@@ -129,20 +185,51 @@ def _partitions(value: Any, where: str) -> dict[str, tuple[int, ...]]:
     return normalize(value)
 
 
-def parse_input(doc: Any, path: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def _count(n: Any, where: str) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_PARTITIONS:
+        shown = repr(n) if len(repr(n)) < 40 else repr(n)[:30] + "..."
+        raise InputError(where, f"expected a partition count from 0 to {MAX_PARTITIONS:,}, got {shown}")
+    return n
+
+
+def _topic(value: Any, where: str) -> tuple[int, list[list[str | None]] | None]:
+    """A topic's partition count, and its replicas' racks when given (KIP-881)."""
+    if not isinstance(value, dict):
+        return _count(value, where), None
+    _no_unknown(value, frozenset({"partitions", "racks"}), where)
+    if "partitions" not in value:
+        raise InputError(where, "missing field 'partitions'")
+    n = _count(value["partitions"], f"{where}.partitions")
+    racks = value.get("racks")
+    if racks is None:
+        return n, None
+    if not isinstance(racks, list) or len(racks) != n:
+        raise InputError(f"{where}.racks", f"expected a list of {n} replica rack lists, one per partition")
+    for p, rs in enumerate(racks):
+        if not isinstance(rs, list) or not all(r is None or isinstance(r, str) for r in rs):
+            raise InputError(f"{where}.racks[{p}]", "expected a list of rack ids (or null)")
+    return n, [list(rs) for rs in racks]
+
+
+def parse_input(
+    doc: Any, path: str
+) -> tuple[dict[str, int], dict[str, list[list[str | None]]], list[dict[str, Any]]]:
     if not isinstance(doc, dict):
         raise InputError(path, "expected an object with 'topics' and 'members'")
     _no_unknown(doc, _INPUT_KEYS, path)
     for key in ("topics", "members"):
         if key not in doc:
             raise InputError(path, f"missing field '{key}'")
-    topics = doc["topics"]
-    if not isinstance(topics, dict):
+    raw_topics = doc["topics"]
+    if not isinstance(raw_topics, dict):
         raise InputError(f"{path}: topics", "expected an object mapping topic to partition count")
-    for t, n in topics.items():
-        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_PARTITIONS:
-            shown = repr(n) if len(repr(n)) < 40 else repr(n)[:30] + "..."
-            raise InputError(f"{path}: topics.{t}", f"expected a partition count from 0 to {MAX_PARTITIONS:,}, got {shown}")
+    topics: dict[str, int] = {}
+    racks: dict[str, list[list[str | None]]] = {}
+    for t, value in raw_topics.items():
+        n, rs = _topic(value, f"{path}: topics.{t}")
+        topics[t] = n
+        if rs is not None:
+            racks[t] = rs
     total = sum(topics.values())
     if total > MAX_PARTITIONS:
         raise InputError(f"{path}: topics", f"{total:,} partitions in all; the limit is {MAX_PARTITIONS:,}")
@@ -177,10 +264,20 @@ def parse_input(doc: Any, path: str) -> tuple[dict[str, int], list[dict[str, Any
         if not isinstance(gen, int) or isinstance(gen, bool) or not -(2**31) <= gen < 2**31:
             raise InputError(f"{where}.generation", "expected a 32-bit integer")
         owned = _partitions(m.get("owned", {}), f"{where}.owned")
+        rack = m.get("rack")
+        if rack is not None and not isinstance(rack, str):
+            raise InputError(f"{where}.rack", "expected a string or null")
         members.append(
-            {"member_id": mid, "group_instance_id": iid, "topics": tuple(ts), "owned": owned, "generation": gen}
+            {
+                "member_id": mid,
+                "group_instance_id": iid,
+                "topics": tuple(ts),
+                "owned": owned,
+                "generation": gen,
+                "rack": rack,
+            }
         )
-    return dict(topics), members
+    return topics, racks, members
 
 
 def _no_unknown(obj: Mapping[str, Any], known: frozenset[str], where: str) -> None:
@@ -198,14 +295,14 @@ def parse_previous(doc: Any, path: str) -> dict[str, dict[str, tuple[int, ...]]]
 
 
 def _subscription(name: str, m: Mapping[str, Any]) -> MemberSubscription:
-    topics, owned, gen = m["topics"], m["owned"], m["generation"]
-    if name == "sticky":
+    topics, owned, gen, rack = m["topics"], m["owned"], m["generation"], m.get("rack")
+    if name in ("sticky", "sticky-optimal"):
         data = sticky_user_data(owned, gen) if owned or gen >= 0 else None
-        sub = Subscription(topics, data, {}, gen)
-    elif name == "cooperative-sticky":
-        sub = Subscription(topics, coop_user_data(gen), owned, gen)
+        sub = Subscription(topics, data, {}, gen, rack)
+    elif name in ("cooperative-sticky", "cooperative-sticky-optimal"):
+        sub = Subscription(topics, coop_user_data(gen), owned, gen, rack)
     else:
-        sub = Subscription(topics, None, owned, gen)
+        sub = Subscription(topics, None, owned, gen, rack)
     return MemberSubscription(m["member_id"], sub, m["group_instance_id"])
 
 
@@ -228,6 +325,6 @@ def _minimum(
         )
         for m in members
     ]
-    best = StickyAssignor().assign(topics, subs)
+    best = StickyOptimalAssignor().assign(topics, subs)
     moved = count_moves(previous, {k: v.partitions for k, v in best.items()})
     return moved, "optimum among the most balanced assignments (different subscriptions)"

@@ -41,7 +41,10 @@ public final class Main {
 
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        // Answers own stdout; anything else printing there (Kafka's loggers, whose default
+        // console appender writes to System.out) goes to stderr instead.
         PrintWriter out = new PrintWriter(System.out, false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
         String line;
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) {

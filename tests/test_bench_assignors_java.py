@@ -1,0 +1,35 @@
+"""The Java side-by-side assignor bench (bench/assignors_java.py) on a tiny non-uniform group:
+both sides answer identically, times and ratios are there, and the README section is
+written between its markers (replaced, not duplicated, on a second run). Needs Java."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not installed
+
+from bench import assignors_java as bench
+
+pytestmark = pytest.mark.java
+
+
+def test_tiny_group_matches_the_jar_and_renders(tmp_path: Path) -> None:
+    shape = bench.Shape(members=12, topics=10, partitions=6, classes=10)
+    assert len(set(bench.subscriptions(shape))) == 10
+    rows = bench.run(shape, runs=1, warmup=0)
+    assert [r["scenario"] for r in rows] == ["fresh", "leave"]
+    for r in rows:
+        assert r["identical"] is True
+        assert r["groupspec_s"] > 0 and r["java_s"] > 0
+        assert r["ratio"] == pytest.approx(r["java_s"] / r["groupspec_s"])
+    readme = tmp_path / "README.md"
+    readme.write_text("# Bench\n\nkept\n")
+    bench.write_section(readme, bench.section(shape, rows, ["--quick"]))
+    bench.write_section(readme, bench.section(shape, rows, ["--quick"]))
+    text = readme.read_text()
+    assert text.startswith("# Bench\n\nkept\n")
+    assert text.count(bench.BEGIN) == 1 and text.count(bench.END) == 1
+    assert "| fresh |" in text and "| leave |" in text
