@@ -112,7 +112,7 @@ def test_unknown_assignor(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (
             {"topics": {"t": {"count": 1}}, "members": []},
-            "topics.t: expected a partition count or",
+            "topics.t: unknown field(s) ['count']; known: ['partitions', 'racks']",
         ),
         (
             {"topics": {"t": 1}, "members": [{"member_id": "m", "topics": ["t"], "rack": 3}]},
