@@ -182,6 +182,10 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     checked += [_from_client(c) for c in client_rules.client_findings(g, result)]
     every = sorted([d for d, _ in replayed] + checked,
                    key=lambda d: (d.seq, d.line, d.rule not in FIRST_CAUSE))
+    cap = (config or ReplayConfig()).max_divergences
+    if len(every) > cap:  # the cap counts every listed divergence, the checks' and clients' too
+        every = every[:cap]
+        base["divergences_truncated"] = True
     base["divergences"] = tuple(every)
 
     candidates: list[tuple[int, int, Divergence]] = [(d.seq, 1, d) for d in checked]
