@@ -269,7 +269,7 @@ def test_record_command_against_kafka(kafka_broker: KafkaBroker, tmp_path: Path)
     assert listed and listed[0].event.client_id == "recorded-admin"
     assert listed[0].ok.error is Error.NONE
     described = typed(events, m.DescribeGroupsRequest, m.DescribeGroupsResponse)
-    assert described and described[0].request == m.DescribeGroupsRequest(groups=("no-such-group",))
+    assert described and described[0].request.groups == ("no-such-group",)
     assert [(g.group_id, g.group_state) for g in described[0].ok.groups] == [("no-such-group", "Dead")]
 
 
