@@ -87,3 +87,15 @@ def test_text_and_json_show_each_divergence(capsys: pytest.CaptureFixture[str], 
     assert [d["seq"] for d in g["divergences"]] == [272] and g["divergences_truncated"]
     assert main(["validate", str(path), "--max-divergences", "0"]) == 2
     assert "--max-divergences" in capsys.readouterr().err
+
+
+def test_a_generation_skipped_is_named_as_such() -> None:
+    objs = events(sim_trace("eager"))
+    joins = [o for o in objs if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+             and o["response"] and o["response"]["error"] == "NONE"
+             and o["response"]["generation_id"] >= 2]
+    joins[0]["response"]["generation_id"] += 3
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.violation is not None and g.violation.seq == joins[0]["seq"]
+    assert g.violation.rule == "GenerationIncrements"
+    assert "generation" in g.violation.detail
