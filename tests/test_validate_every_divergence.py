@@ -74,6 +74,27 @@ def test_a_broker_numbering_generations_from_zero_is_told_so() -> None:
         (5, "GenerationStartsAtOne"), (5, "JoinWaitsForAllMembers")}
 
 
+def _second_generation_numbered(gen: int) -> tuple[bytes, int]:
+    """The eager scenario's trace cut after the JoinGroup answers of generation 2, their
+    generation set to ``gen``; returns the trace and the first such exchange's seq."""
+    objs = events(sim_trace("eager"))
+    joins = [o for o in objs if o["kind"] == "exchange" and o["api"] == "JoinGroup"
+             and o["response"]["error"] == "NONE" and o["response"]["generation_id"] == 2]
+    for o in joins:
+        o["response"]["generation_id"] = gen
+    return dump([o for o in objs if o["seq"] <= joins[-1]["seq"]]).encode(), joins[0]["seq"]
+
+
+def test_a_broker_skipping_a_generation_is_told_so() -> None:
+    [g] = validate_bytes(_second_generation_numbered(2)[0]).groups
+    assert g.verdict == CONFORMING, g
+    raw, seq = _second_generation_numbered(3)
+    [g] = validate_bytes(raw).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert (g.violation.seq, g.violation.rule) == (seq, "GenerationIncrements")
+    assert "generation 3 where the reference's numbering gives 2" in g.violation.detail
+
+
 def test_text_and_json_show_each_divergence(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
     path.write_bytes(_answer(sim_trace("eager"), {272: "ILLEGAL_GENERATION", 1353: "UNKNOWN_MEMBER_ID"}))
