@@ -27,7 +27,8 @@ from typing import Any, ClassVar, cast
 from groupspec.client.config import ConsumerConfig
 from groupspec.client.consumer import ClusterView, Consumer, MemberState, Outgoing
 from groupspec.coordinator import coordinator as coordinator_module
-from groupspec.coordinator import rebalance, state, timers
+from groupspec.coordinator import timers
+from groupspec.coordinator.classic import group, rebalance
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
@@ -198,7 +199,7 @@ class Patch(Mutant):
 
 
 def _all_joined(mut: Mutant, original: Any) -> Any:
-    def has_all_members_joined(self: state.Group) -> bool:
+    def has_all_members_joined(self: group.Group) -> bool:
         real = bool(original(self))
         if not real:
             mut.hits += 1
@@ -571,7 +572,7 @@ def all_mutants() -> list[Mutant]:
         # ---- broker: timers and state (patches)
         Patch("join-never-waits", "broker", "JoinWaitsForAllMembers",
               "the join phase completes as soon as any member joins, without waiting for the others",
-              target=(state.Group, "has_all_members_joined", _all_joined)),
+              target=(group.Group, "has_all_members_joined", _all_joined)),
         Patch("session-never-expires", "broker", "session expiry (timing, issue item 2)",
               "a member whose heartbeats stop is never removed (liveness: its partitions stay owned by nobody)",
               target=(coordinator_module, "fire", _no_session_expiry)),

@@ -6,7 +6,7 @@
 (*                                                                         *)
 (* The vocabulary is the Python reference's (reference/groupspec/):        *)
 (*   - the coordinator's state is one record, group, whose fields are the  *)
-(*     fields of coordinator/state.py's Group (state, previous_state,      *)
+(*     fields of coordinator/classic/group.py's Group (state, previous_state,      *)
 (*     generation_id, leader_id, members, static_members, pending_members, *)
 (*     pending_sync_members, join_timer, sync_timer ...);                  *)
 (*   - each coordinator action is named as the request kind or timer the   *)
@@ -68,7 +68,7 @@ CONSTANTS
     AllowDeleteGroup
 
 VARIABLES
-    \* The coordinator's state of the group (coordinator/state.py Group).
+    \* The coordinator's state of the group (coordinator/classic/group.py Group).
     \* @type: {state: Str, previous_state: Str, generation_id: Int, leader_id: MEMBER, members: Set(MEMBER), static_members: CLIENT -> MEMBER, pending_members: Set(MEMBER), metadata: MEMBER -> Set(PARTITION), assignment: MEMBER -> Set(PARTITION), join_request: MEMBER -> {client: CLIENT, inc: Int}, sync_request: MEMBER -> {client: CLIENT, inc: Int}, pending_sync_members: Set(MEMBER), join_timer: Str, sync_timer: Bool, used_ids: Set(MEMBER)};
     group,
     \* The rebalance protocol this behaviour's group uses (chosen once).
@@ -175,7 +175,7 @@ HeldByLiveClient(m) ==
            \/ \E x \in msgs : x.client = c /\ x.inc = client_inc[c] /\ x.member = m
 
 -----------------------------------------------------------------------------
-(* Coordinator steps: coordinator/rebalance.py, one operator per function. *)
+(* Coordinator steps: coordinator/classic/rebalance.py, one operator per function. *)
 
 \* ClassicGroup.transitionTo.
 Transition(s, target) ==
@@ -303,7 +303,7 @@ ValidateMember(g, req) ==
     ELSE "NONE"
 
 -----------------------------------------------------------------------------
-(* JoinGroup: coordinator/join_group.py *)
+(* JoinGroup: coordinator/classic/join_group.py *)
 
 JoinError(req, err) ==
     [Resp("JoinGroupResponse", ConnOf(req), err) EXCEPT !.member = req.member]
@@ -393,7 +393,7 @@ HandleJoinGroup(s, req, ch) ==
     IF req.member = NoMember THEN JoinNewMember(s, req, ch) ELSE JoinExistingMember(s, req, ch)
 
 -----------------------------------------------------------------------------
-(* SyncGroup: coordinator/sync_group.py *)
+(* SyncGroup: coordinator/classic/sync_group.py *)
 
 SyncError(req, err) == [Resp("SyncGroupResponse", ConnOf(req), err) EXCEPT !.member = req.member]
 
@@ -435,7 +435,7 @@ HandleSyncGroup(s, req) ==
 
 HbError(req, err) == [Resp("HeartbeatResponse", ConnOf(req), err) EXCEPT !.member = req.member]
 
-\* classicGroupHeartbeat (coordinator/heartbeat.py).
+\* classicGroupHeartbeat (coordinator/classic/heartbeat.py).
 HandleHeartbeat(s, req) ==
     LET g == s.g
         err == ValidateMember(g, req)
@@ -447,7 +447,7 @@ HandleHeartbeat(s, req) ==
        ELSE IF g.state = "PreparingRebalance" THEN answer("REBALANCE_IN_PROGRESS")
        ELSE answer("NONE")
 
-\* classicGroupLeave for one dynamic member (coordinator/leave_group.py).  As
+\* classicGroupLeave for one dynamic member (coordinator/classic/leave_group.py).  As
 \* in Java, removing a pending id is also a reason to rebalance.
 HandleLeaveGroup(s, req, ch) ==
     LET g == s.g

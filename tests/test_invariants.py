@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from groupspec.coordinator.state import CoordinatorState, Group, Member
+from groupspec.coordinator.classic.group import Group, Member
+from groupspec.coordinator.state import CoordinatorState
 from groupspec.invariants import (
     STATE_INVARIANTS,
     InvariantMonitor,

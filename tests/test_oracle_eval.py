@@ -13,7 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/ is not in
 
 from bench import oracle_eval
 from bench.mutants import all_mutants
-from groupspec.coordinator import coordinator, state
+from groupspec.coordinator import coordinator
+from groupspec.coordinator.classic import group
 
 
 def test_mutants_are_named_documented_and_many() -> None:
@@ -27,9 +28,9 @@ def test_mutants_are_named_documented_and_many() -> None:
 def test_quick_campaign_catches_each_kind_and_is_quiet_unmutated() -> None:
     known = {m.name: m for m in all_mutants()}
     chosen = [known[n] for n in oracle_eval.QUICK_MUTANTS]
-    originals = (state.Group.has_all_members_joined, vars(coordinator)["fire"])
+    originals = (group.Group.has_all_members_joined, vars(coordinator)["fire"])
     res = oracle_eval.campaign(chosen, runs=2, seeds=3)
-    assert (state.Group.has_all_members_joined, vars(coordinator)["fire"]) == originals  # patches undone
+    assert (group.Group.has_all_members_joined, vars(coordinator)["fire"]) == originals  # patches undone
     rows = {r["mutant"]: r for r in res["mutants"]}
     for name in oracle_eval.QUICK_MUTANTS:
         assert rows[name]["exercised"] > 0, name

@@ -13,14 +13,15 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+import groupspec.coordinator.classic.rebalance as rebalance
 import groupspec.coordinator.context as context
 import groupspec.coordinator.offsets as offsets
-import groupspec.coordinator.rebalance as rebalance
 import groupspec.coordinator.replay as replay
 import groupspec.invariants as invariants
+from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.membership import validate_member
-from groupspec.coordinator.state import CoordinatorState, Group
+from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState

@@ -21,8 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.replay import apply_record
-from groupspec.coordinator.state import CoordinatorState, Group
+from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import records as r
 from groupspec.protocol.group_state import GroupState, is_valid_transition
 

@@ -29,16 +29,16 @@ from groupspec.coordinator.admin import (
     handle_describe_groups,
     handle_list_groups,
 )
+from groupspec.coordinator.classic.heartbeat import handle_heartbeat
+from groupspec.coordinator.classic.join_group import MemberIdGenerator, handle_join_group
+from groupspec.coordinator.classic.leave_group import handle_leave_group
+from groupspec.coordinator.classic.sync_group import handle_sync_group
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.failover import load_all, unload_all
 from groupspec.coordinator.find_coordinator import coordinator_partition
-from groupspec.coordinator.heartbeat import handle_heartbeat
-from groupspec.coordinator.join_group import MemberIdGenerator, handle_join_group
-from groupspec.coordinator.leave_group import handle_leave_group
 from groupspec.coordinator.offsets import expire_offsets, handle_offset_commit, handle_offset_fetch
 from groupspec.coordinator.state import CoordinatorState
-from groupspec.coordinator.sync_group import handle_sync_group
 from groupspec.coordinator.timers import Expiry, all_timers, due_timers, fire
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r

@@ -10,9 +10,9 @@ NOT_COORDINATOR, rediscover the coordinator and rejoin.
 
 from __future__ import annotations
 
-from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import Group
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState

@@ -9,10 +9,10 @@ group.instance.id, generation) and the group state, never which partitions a mem
 
 from __future__ import annotations
 
-from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.membership import validate_member
-from groupspec.coordinator.state import Group
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error

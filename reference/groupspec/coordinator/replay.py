@@ -9,7 +9,8 @@ not fit the state.
 
 from __future__ import annotations
 
-from groupspec.coordinator.state import CommittedOffset, CoordinatorState, Group, Member
+from groupspec.coordinator.classic.group import Group, Member
+from groupspec.coordinator.state import CommittedOffset, CoordinatorState
 from groupspec.protocol import records as r
 from groupspec.protocol.group_state import GroupState, is_valid_transition
 

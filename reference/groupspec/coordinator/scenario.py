@@ -50,12 +50,12 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
+from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.classic.join_group import MemberIdGenerator
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.find_coordinator import coordinator_partition, java_string_hash
-from groupspec.coordinator.join_group import MemberIdGenerator
-from groupspec.coordinator.state import Group
 from groupspec.coordinator.timers import Expiry
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offsets import expire_offsets
 from groupspec.coordinator.state import CoordinatorState

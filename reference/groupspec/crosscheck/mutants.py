@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import groupspec.assignors.cooperative_sticky as cooperative_sticky
+import groupspec.coordinator.classic.join_group as join_group
 import groupspec.coordinator.coordinator as coordinator_module
-import groupspec.coordinator.join_group as join_group
 import groupspec.coordinator.offsets as offsets
-from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.classic.sync_group import remove_pending_sync_member
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import Group
-from groupspec.coordinator.sync_group import remove_pending_sync_member
 from groupspec.protocol import messages as msg
 from groupspec.protocol.consumer_protocol import Assignment
 from groupspec.protocol.errors import Error
@@ -137,11 +137,11 @@ MUTANTS: dict[str, Mutant] = {
                _stale_commit_accepted, True),
         Mutant("follower-sync-answered-early",
                "a follower's SyncGroup answered before the leader's assignment arrives",
-               "GroupMetadataManager.classicGroupSyncToClassicGroup (coordinator/sync_group.py)",
+               "GroupMetadataManager.classicGroupSyncToClassicGroup (coordinator/classic/sync_group.py)",
                _follower_sync_answered_early, True),
         Mutant("static-rejoin-rebalances",
                "a static member's rejoin in Stable starts a rebalance (KIP-345 says it must not)",
-               "updateStaticMemberThenRebalanceOrCompleteJoin (coordinator/join_group.py)",
+               "updateStaticMemberThenRebalanceOrCompleteJoin (coordinator/classic/join_group.py)",
                _static_rejoin_rebalances, True),
         Mutant("cooperative-handover-before-revoke",
                "CooperativeSticky hands a partition to its new owner in the round its old "

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import groupspec.coordinator.coordinator as coordinator_module
+from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
-from groupspec.coordinator.state import Group
 from groupspec.coordinator.timers import Expiry, TimerKind
 from groupspec.crosscheck.exhaustive import COORDINATOR_ACTIONS
 from groupspec.crosscheck.vocabulary import (
@@ -102,7 +102,7 @@ class TraceRecordingError(RuntimeError):
 
 
 def describe_reference(g: Group) -> str:
-    """The reference's group in its own vocabulary (coordinator/state.py), one line per
+    """The reference's group in its own vocabulary (coordinator/classic/group.py), one line per
     part, for divergence reports."""
     lines = [
         f"Group {g.group_id!r}: state={g.state.value} previous_state="

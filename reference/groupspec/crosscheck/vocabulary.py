@@ -2,7 +2,7 @@
 
 Both directions of the cross-check stand on this module:
 
-- :func:`abstract_group` maps a reference :class:`~groupspec.coordinator.state.Group` to
+- :func:`abstract_group` maps a reference :class:`~groupspec.coordinator.classic.group.Group` to
   the value of the spec's variable ``group`` (spec/ConsumerGroup.tla), and
   :func:`abstract_response` maps a reference response to the spec's response message;
 - :func:`concrete_group` and :func:`concrete_request` go the other way, for the
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from groupspec.coordinator.state import Group, Member
+from groupspec.coordinator.classic.group import Group, Member
 from groupspec.modelcheck.values import Function, Record, TlaSet, Value
 from groupspec.protocol import messages as msg
 from groupspec.protocol.consumer_protocol import Assignment, Subscription

@@ -51,10 +51,10 @@ import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
-from groupspec.coordinator.rebalance import complete_join
 from groupspec.coordinator.replay import ReplayError
 from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m

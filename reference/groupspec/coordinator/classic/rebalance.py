@@ -8,8 +8,8 @@ Java behaviour (Kafka 4.x) is modelled and the difference is noted.
 
 from __future__ import annotations
 
+from groupspec.coordinator.classic.group import Group, Member
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import Group, Member
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState, can_rebalance

@@ -8,7 +8,7 @@ known (else UNKNOWN_MEMBER_ID).
 
 from __future__ import annotations
 
-from groupspec.coordinator.state import Group
+from groupspec.coordinator.classic.group import Group
 from groupspec.protocol.errors import Error
 
 

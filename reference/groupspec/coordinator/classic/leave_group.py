@@ -7,10 +7,10 @@ Java, one rebalance decision is taken after the whole batch (Scala took it per m
 
 from __future__ import annotations
 
-from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.membership import validate_member
-from groupspec.coordinator.state import Group
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (

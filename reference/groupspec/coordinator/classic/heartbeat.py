@@ -6,9 +6,9 @@ validateClassicGroupHeartbeat (group-coordinator/.../GroupMetadataManager.java).
 
 from __future__ import annotations
 
-from groupspec.coordinator import rebalance as rb
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.membership import validate_member
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import HeartbeatRequest, HeartbeatResponse

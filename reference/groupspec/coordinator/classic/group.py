@@ -1,0 +1,177 @@
+"""The classic group's state: its members and the read-only rules over them.
+
+Mirrors group-coordinator/.../classic/ClassicGroup.java and ClassicGroupMember.java. The
+dataclasses here are changed only by :func:`groupspec.coordinator.replay.apply_record`;
+everything else reads them. Deadlines are data (``*_deadline_ms``): the coordinator never
+reads a clock.
+
+Deliberate differences from Kafka: member maps iterate in insertion order where Kafka's
+HashMap order is arbitrary (leader re-election on removal, the vote tie-break); the TLA+
+spec allows every choice there, and this is one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from groupspec.coordinator.state import CommittedOffset
+from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponseMember
+from groupspec.protocol.records import GroupSnapshot, JoinTimer, MemberInfo, SyncTimer
+
+
+@dataclass
+class Member:
+    info: MemberInfo
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocols: tuple[JoinGroupProtocol, ...]
+    assignment: bytes = b""
+    #: request id of the parked JoinGroup (ClassicGroupMember.awaitingJoinFuture)
+    join_request: int | None = None
+    #: request id of the parked SyncGroup (awaitingSyncFuture)
+    sync_request: int | None = None
+    is_new: bool = False
+    heartbeat_deadline_ms: int | None = None
+
+    @property
+    def member_id(self) -> str:
+        return self.info.member_id
+
+    @property
+    def group_instance_id(self) -> str | None:
+        return self.info.group_instance_id
+
+    @property
+    def is_static(self) -> bool:
+        return self.info.group_instance_id is not None
+
+    @property
+    def is_awaiting_join(self) -> bool:
+        return self.join_request is not None
+
+    @property
+    def is_awaiting_sync(self) -> bool:
+        return self.sync_request is not None
+
+    def has_satisfied_heartbeat(self) -> bool:
+        """ClassicGroupMember.hasSatisfiedHeartbeat (Java): new members never; members
+        parked in JoinGroup or SyncGroup always."""
+        if self.is_new:
+            return False
+        return self.is_awaiting_join or self.is_awaiting_sync
+
+    def matches(self, protocols: tuple[JoinGroupProtocol, ...]) -> bool:
+        """ClassicGroupMember.matches: same names and metadata bytes, in the same order."""
+        return protocols == self.protocols
+
+    def metadata(self, protocol_name: str | None) -> bytes:
+        for p in self.protocols:
+            if p.name == protocol_name:
+                return p.metadata
+        return b""
+
+    def vote(self, candidates: set[str]) -> str:
+        """ClassicGroupMember.vote: the first of its own protocols that is a candidate."""
+        for p in self.protocols:
+            if p.name in candidates:
+                return p.name
+        raise AssertionError(f"member {self.member_id} supports none of {sorted(candidates)}")
+
+
+@dataclass
+class Group:
+    group_id: str
+    state: GroupState = GroupState.Empty
+    previous_state: GroupState | None = None
+    state_timestamp_ms: int = 0
+    generation_id: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    #: group.instance.id -> member id
+    static_members: dict[str, str] = field(default_factory=dict)
+    #: KIP-394 pending member id -> its session deadline
+    pending_members: dict[str, int] = field(default_factory=dict)
+    #: members of the current generation that have not sent SyncGroup (insertion ordered)
+    pending_sync_members: dict[str, None] = field(default_factory=dict)
+    new_member_added: bool = False
+    join_timer: JoinTimer | None = None
+    sync_timer: SyncTimer | None = None
+    offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    #: the last group record persisted (what a failover reloads)
+    persisted: GroupSnapshot | None = None
+
+    # ------------------------------------------------------------------ queries
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader_id is not None and self.leader_id == member_id
+
+    def has_member(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def is_pending_member(self, member_id: str) -> bool:
+        return member_id in self.pending_members
+
+    def static_member_id(self, group_instance_id: str) -> str | None:
+        return self.static_members.get(group_instance_id)
+
+    def num_awaiting_join(self) -> int:
+        return sum(1 for m in self.members.values() if m.is_awaiting_join)
+
+    def has_all_members_joined(self) -> bool:
+        """ClassicGroup.hasAllMembersJoined: everyone parked in JoinGroup and no pending id."""
+        return (
+            all(m.is_awaiting_join for m in self.members.values())
+            and not self.pending_members
+        )
+
+    def rebalance_timeout_ms(self) -> int:
+        """ClassicGroup.rebalanceTimeoutMs: the largest rebalance timeout of any member."""
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def supported_protocol_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for m in self.members.values():
+            for p in m.protocols:
+                counts[p.name] = counts.get(p.name, 0) + 1
+        return counts
+
+    def candidate_protocols(self) -> set[str]:
+        n = len(self.members)
+        return {name for name, c in self.supported_protocol_counts().items() if c == n}
+
+    def supports_protocols(self, protocol_type: str, names: tuple[str, ...]) -> bool:
+        """ClassicGroup.supportsProtocols (KAFKA-6005 for the Empty case)."""
+        if self.state is GroupState.Empty:
+            return protocol_type != "" and len(names) > 0
+        counts = self.supported_protocol_counts()
+        n = len(self.members)
+        return self.protocol_type == protocol_type and any(counts.get(x, 0) == n for x in names)
+
+    def protocol_votes(self) -> dict[str, int]:
+        candidates = self.candidate_protocols()
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            v = m.vote(candidates)
+            votes[v] = votes.get(v, 0) + 1
+        return votes
+
+    def select_protocol(self) -> str:
+        """ClassicGroup.selectProtocol: most votes wins. Kafka breaks a tie by HashMap
+        order; here the first protocol to reach the top count in member order wins."""
+        if not self.members:
+            raise AssertionError(f"cannot select a protocol for empty group {self.group_id}")
+        votes = self.protocol_votes()
+        best = max(votes.values())
+        return next(name for name, c in votes.items() if c == best)
+
+    def current_member_metadata(self) -> tuple[JoinGroupResponseMember, ...]:
+        """ClassicGroup.currentClassicGroupMembers: what the leader receives."""
+        return tuple(
+            JoinGroupResponseMember(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
+            for m in self.members.values()
+        )
+
+    def not_yet_rejoined(self) -> list[Member]:
+        return [m for m in self.members.values() if not m.is_awaiting_join]
