@@ -53,10 +53,21 @@ FULL = Shape(1000, 100, 10_000, 10)
 QUICK = Shape(40, 20, 50, 10)
 
 
-def subscriptions(shape: Shape) -> list[tuple[str, ...]]:
-    """Class k subscribes to half the topics, a window starting at topic k * T / K: classes
-    overlap, so no two have the same topics and every topic has several classes."""
+LAYOUTS = ("overlapping", "disjoint")
+
+
+def subscriptions(shape: Shape, layout: str = "overlapping") -> list[tuple[str, ...]]:
+    """``overlapping``: class k subscribes to half the topics, a window starting at topic
+    k * T / K, so no two classes have the same topics and every topic has several classes.
+    ``disjoint``: class k subscribes to its own T / K topics (a cluster where each
+    application has its own topics but shares one group id); still Kafka's general path,
+    since the subscriptions differ."""
     names = [f"topic-{i:03d}" for i in range(shape.topics)]
+    if layout == "disjoint":
+        width = max(1, shape.topics // shape.classes)
+        return [tuple(names[k * width + j] for j in range(width)) for k in range(shape.classes)]
+    if layout != "overlapping":
+        raise ValueError(f"unknown layout {layout!r} (expected one of {', '.join(LAYOUTS)})")
     half = max(1, shape.topics // 2)
     out = []
     for k in range(shape.classes):
@@ -66,10 +77,13 @@ def subscriptions(shape: Shape) -> list[tuple[str, ...]]:
 
 
 def group(
-    shape: Shape, owned: dict[str, TopicPartitions] | None, leaving: str | None
+    shape: Shape,
+    owned: dict[str, TopicPartitions] | None,
+    leaving: str | None,
+    layout: str = "overlapping",
 ) -> tuple[dict[str, int], list[MemberSubscription]]:
     topics = {f"topic-{i:03d}": shape.partitions for i in range(shape.topics)}
-    classes = subscriptions(shape)
+    classes = subscriptions(shape, layout)
     members = []
     for i in range(shape.members):
         mid = f"consumer-{i:05d}"
@@ -77,13 +91,19 @@ def group(
             continue
         mine = (owned or {}).get(mid, {})
         generation = 1 if owned is not None else -1
-        sub = Subscription(classes[i % shape.classes], encode_user_data(generation), mine, generation)
+        sub = Subscription(
+            classes[i % shape.classes], encode_user_data(generation), mine, generation
+        )
         members.append(MemberSubscription(mid, sub))
     return topics, members
 
 
 def measure(
-    jvm: JvmOracle, topics: dict[str, int], members: list[MemberSubscription], runs: int, warmup: int
+    jvm: JvmOracle,
+    topics: dict[str, int],
+    members: list[MemberSubscription],
+    runs: int,
+    warmup: int,
 ) -> dict[str, Any]:
     assignor = get_assignor("cooperative-sticky")
     best = float("inf")
@@ -105,7 +125,11 @@ def measure(
 
 
 def run(
-    shape: Shape, runs: int, warmup: int, scenarios: Sequence[str] = ("fresh", "leave")
+    shape: Shape,
+    runs: int,
+    warmup: int,
+    scenarios: Sequence[str] = ("fresh", "leave"),
+    layout: str = "overlapping",
 ) -> list[dict[str, Any]]:
     """``leave`` starts from a balanced assignment made by ``cooperative-sticky-optimal``
     (fast at any size), so it does not need ``fresh``: Kafka's general path is quadratic
@@ -114,17 +138,29 @@ def run(
     rows = []
     with JvmOracle(heap="6g", flags=("-XX:+UseParallelGC",)) as jvm:
         if "fresh" in scenarios:
-            topics, members = group(shape, None, None)
+            topics, members = group(shape, None, None, layout)
             fresh = measure(jvm, topics, members, runs, warmup)
-            rows.append({"scenario": "fresh", **{k: v for k, v in fresh.items() if k != "assignment"}})
+            rows.append(
+                {
+                    "scenario": "fresh",
+                    "layout": layout,
+                    **{k: v for k, v in fresh.items() if k != "assignment"},
+                }
+            )
         if "leave" in scenarios:
-            topics, members = group(shape, None, None)
+            topics, members = group(shape, None, None, layout)
             start = get_assignor("cooperative-sticky-optimal").assign(topics, members)
             owned = {m: a.partitions for m, a in start.items()}
             leaving = f"consumer-{shape.members // 2:05d}"
-            topics, members = group(shape, owned, leaving)
+            topics, members = group(shape, owned, leaving, layout)
             leave = measure(jvm, topics, members, runs, warmup)
-            rows.append({"scenario": "leave", **{k: v for k, v in leave.items() if k != "assignment"}})
+            rows.append(
+                {
+                    "scenario": "leave",
+                    "layout": layout,
+                    **{k: v for k, v in leave.items() if k != "assignment"},
+                }
+            )
     return rows
 
 
@@ -136,18 +172,20 @@ def section(shape: Shape, rows: list[dict[str, Any]], argv: Sequence[str]) -> st
         f"- command: `python -m bench.assignors_java {' '.join(argv)}`".rstrip() + "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
         f"CPython {platform.python_version()}; 2 shared cores",
-        f"- group: {shape.members} members in {shape.classes} subscription classes (each half "
-        f"the topics, overlapping windows), {shape.topics} topics x {shape.partitions} "
-        f"partitions = {shape.total:,} partitions",
+        f"- group: {shape.members} members in {shape.classes} subscription classes, "
+        f"{shape.topics} topics x {shape.partitions:,} partitions = {shape.total:,} partitions; "
+        "layout `overlapping`: each class subscribes to half the topics, in overlapping windows; "
+        "`disjoint`: each class has its own tenth of the topics",
         "- Java: the `assign` call timed inside the JVM after warm-up calls; groupspec: best of "
         "in-process calls; both answers identical",
         "",
-        "| scenario | groupspec (s) | Java (s) | Java / groupspec |",
-        "|---|---:|---:|---:|",
+        "| layout | scenario | groupspec (s) | Java (s) | Java / groupspec |",
+        "|---|---|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['scenario']} | {r['groupspec_s']:.3f} | {r['java_s']:.3f} | {r['ratio']:.2f}x |"
+            f"| {r['layout']} | {r['scenario']} | {r['groupspec_s']:.3f} | {r['java_s']:.3f} "
+            f"| {r['ratio']:.2f}x |"
         )
     lines.append(END)
     return "\n".join(lines) + "\n"
@@ -167,18 +205,44 @@ def write_section(path: Path, text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     p = argparse.ArgumentParser(prog="python -m bench.assignors_java")
-    p.add_argument("--quick", action="store_true", help=f"{QUICK.total} partitions instead of {FULL.total:,}")
-    p.add_argument("--runs", type=int, default=None, help="groupspec calls, best kept (default 3; --quick 1)")
-    p.add_argument("--warmup", type=int, default=None, help="untimed Java calls first (default 2; --quick 1)")
+    p.add_argument(
+        "--quick", action="store_true", help=f"{QUICK.total} partitions instead of {FULL.total:,}"
+    )
+    p.add_argument(
+        "--runs", type=int, default=None, help="groupspec calls, best kept (default 3; --quick 1)"
+    )
+    p.add_argument(
+        "--warmup", type=int, default=None, help="untimed Java calls first (default 2; --quick 1)"
+    )
     p.add_argument("--readme", help="write the results section into this Markdown file")
     p.add_argument(
         "--scenarios", default="fresh,leave", help="comma-separated: fresh, leave (default both)"
     )
+    p.add_argument(
+        "--layouts",
+        default=",".join(LAYOUTS),
+        help="comma-separated subscription layouts: overlapping, disjoint (default both)",
+    )
+    p.add_argument(
+        "--partitions", type=int, default=None, help="partitions per topic (overrides the shape's)"
+    )
     args = p.parse_args(argv)
     shape = QUICK if args.quick else FULL
+    if args.partitions is not None:
+        if args.partitions < 1:
+            p.error(f"--partitions: must be at least 1, got {args.partitions}")
+        shape = Shape(shape.members, shape.topics, args.partitions, shape.classes)
+    layouts = args.layouts.split(",")
+    for layout in layouts:
+        if layout not in LAYOUTS:
+            p.error(f"--layouts: unknown layout {layout!r} (expected {', '.join(LAYOUTS)})")
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 2)
-    rows = run(shape, runs, warmup, args.scenarios.split(","))
+    rows = [
+        row
+        for layout in layouts
+        for row in run(shape, runs, warmup, args.scenarios.split(","), layout)
+    ]
     print(json.dumps(rows, indent=1))
     if not all(r["identical"] for r in rows):
         print("error: groupspec's answer differs from the jar's", file=sys.stderr)

@@ -19,8 +19,16 @@ pytestmark = pytest.mark.java
 def test_tiny_group_matches_the_jar_and_renders(tmp_path: Path) -> None:
     shape = bench.Shape(members=12, topics=10, partitions=6, classes=10)
     assert len(set(bench.subscriptions(shape))) == 10
-    rows = bench.run(shape, runs=1, warmup=0)
-    assert [r["scenario"] for r in rows] == ["fresh", "leave"]
+    disjoint = bench.subscriptions(shape, "disjoint")
+    assert len(set(disjoint)) == 10
+    assert not set(disjoint[0]) & set(disjoint[1])  # each class its own topics
+    rows = bench.run(shape, runs=1, warmup=0) + bench.run(shape, 1, 0, layout="disjoint")
+    assert [(r["layout"], r["scenario"]) for r in rows] == [
+        ("overlapping", "fresh"),
+        ("overlapping", "leave"),
+        ("disjoint", "fresh"),
+        ("disjoint", "leave"),
+    ]
     for r in rows:
         assert r["identical"] is True
         assert r["groupspec_s"] > 0 and r["java_s"] > 0
@@ -32,4 +40,4 @@ def test_tiny_group_matches_the_jar_and_renders(tmp_path: Path) -> None:
     text = readme.read_text()
     assert text.startswith("# Bench\n\nkept\n")
     assert text.count(bench.BEGIN) == 1 and text.count(bench.END) == 1
-    assert "| fresh |" in text and "| leave |" in text
+    assert "| overlapping | fresh |" in text and "| disjoint | leave |" in text

@@ -103,6 +103,11 @@ class SortedMembers:
     def __contains__(self, member: object) -> bool:
         return member in self._at
 
+    def entries(self) -> dict[str, tuple[int, bytes, str]]:
+        """Each member's current key (size, Java order, id): the live view, not a copy; a
+        member's key is a new tuple each time it is re-added."""
+        return self._at
+
     def __iter__(self) -> Iterator[str]:
         return iter([e[2] for e in self._entries])
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 
 from groupspec.assignors.java_collections import TP, JavaHashSet, SortedMembers
 from groupspec.assignors.ordering import hashmap_order, java_key
@@ -598,6 +599,12 @@ class _General:
 
     def _maybe_assign(self, tps: list[TP], with_racks: bool, remove: bool) -> list[TP]:
         left: list[TP] = []
+        if not with_racks:
+            heaps = self._subscriber_heaps()
+            for tp in tps:
+                if not (self._assign_to_first_subscriber(tp, heaps) and remove):
+                    left.append(tp)
+            return left
         for tp in tps:
             if not self.potential_consumers[tp[0]]:
                 left.append(tp)
@@ -605,6 +612,42 @@ class _General:
             if not (self._maybe_assign_partition(tp, with_racks) and remove):
                 left.append(tp)
         return left
+
+    def _subscriber_heaps(self) -> dict[str, list[tuple[int, bytes, str]]]:
+        """Per topic, a heap of the ``sorted_members`` entries of its subscribers. Its
+        smallest live entry is the member ``_maybe_assign_partition`` would find first when
+        scanning the whole TreeSet in order (entries are the TreeSet's own keys), found
+        without the scan that makes Kafka's loop O(partitions x members) on different
+        subscriptions. Entries replaced in ``sorted_members`` go stale and are dropped lazily."""
+        heaps: dict[str, list[tuple[int, bytes, str]]] = {t: [] for t in self.potential_consumers}
+        at = self.sorted_members.entries()
+        for c, entry in at.items():
+            for t in self.potential_topics.get(c, ()):
+                heaps[t].append(entry)
+        for h in heaps.values():
+            heapify(h)
+        return heaps
+
+    def _assign_to_first_subscriber(
+        self, tp: TP, heaps: dict[str, list[tuple[int, bytes, str]]]
+    ) -> bool:
+        """``_maybe_assign_partition`` without racks, by the heaps of ``_subscriber_heaps``."""
+        heap = heaps[tp[0]]
+        at = self.sorted_members.entries()
+        while heap and at.get(heap[0][2]) is not heap[0]:
+            heappop(heap)
+        if not heap:
+            return False
+        c = heap[0][2]
+        self.sorted_members.remove(c)
+        self.current[c].append(tp)
+        self._held_valid = False
+        self.partition_consumer[tp] = c
+        self.sorted_members.add(c)
+        entry = at[c]
+        for t in self.potential_topics[c]:
+            heappush(heaps[t], entry)
+        return True
 
     def _can_topic_move(self, t: str) -> bool:
         return len(self.potential_consumers[t]) >= 2
