@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from types import TracebackType
 from typing import IO, Any, Self
@@ -42,6 +44,9 @@ class JvmOracle:
             flags = ("-XX:+UseSerialGC",) if full_jit else self.QUICK_FLAGS
         self._flags = tuple(flags)
         self._proc: subprocess.Popen[str] | None = None
+        #: the JVM's stderr goes to a file, not a pipe: Kafka's classes log there, and a
+        #: pipe nobody reads fills after enough requests and blocks the JVM mid-answer
+        self._stderr: IO[str] | None = None
 
     def start(self) -> Self:
         if self._proc is not None:
@@ -50,11 +55,12 @@ class JvmOracle:
             java = java_executable()
         except RuntimeError as e:
             raise JvmBuildError(str(e)) from e
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 (closed by stop)
         self._proc = subprocess.Popen(
             [java, f"-Xmx{self._heap}", *self._flags, "-cp", classpath(), MAIN_CLASS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=self._stderr,
             text=True,
             encoding="utf-8",
             bufsize=1,
@@ -79,7 +85,9 @@ class JvmOracle:
         except BrokenPipeError:
             line = ""
         if not line:
-            err = proc.stderr.read() if proc.stderr is not None else ""
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            err = self._stderr_text()
             raise JvmBuildError(f"the oracle JVM exited ({proc.poll()}): {err[-4000:]}")
         answer = json.loads(line)
         if not answer.get("ok"):
@@ -97,9 +105,18 @@ class JvmOracle:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    def _stderr_text(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.flush()
+        self._stderr.seek(0)
+        return self._stderr.read()
 
     def __enter__(self) -> Self:
         return self.start()
