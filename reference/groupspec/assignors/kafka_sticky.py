@@ -446,8 +446,12 @@ class _General:
         self.revocation_required = False
         self.movements = _Movements()
         #: _owners_by_topic's answer until the assignment next changes.
-        self._held: dict[str, set[str]] | None = None
+        self._held: dict[str, dict[str, int]] | None = None
+        #: per topic, the smallest size among its subscribers, until the assignment changes
+        self._least: dict[str, int | None] = {}
         self._held_valid = False
+        #: _is_balanced's answer until the assignment next changes.
+        self._balanced: bool | None = None
 
     def _size(self, c: str | None) -> int:
         if c is None or c not in self.current:
@@ -518,34 +522,78 @@ class _General:
             return self.total
         return sum(self.topics[t] for t in subscribed)
 
+    def _changed(self) -> None:
+        """The assignment changed: the cached holders and balance answer are void."""
+        self._held_valid = False
+        self._balanced = None
+        self._least = {}
+
+    def _least_subscriber_size(self, t: str) -> int | None:
+        """The smallest assignment among the potential consumers of ``t``; None if one of
+        them has no assignment entry (then the caller's own loop raises as Kafka does)."""
+        if t in self._least:
+            return self._least[t]
+        current = self.current
+        least: int | None = None
+        for o in self.potential_consumers[t]:
+            tps = current.get(o)
+            if tps is None:
+                least = None
+                break
+            if least is None or len(tps) < least:
+                least = len(tps)
+        self._least[t] = least
+        return least
+
     def _is_balanced(self) -> bool:
         """``isBalanced``: sizes within one, or no member could take a partition of its
-        topics from a member with two more than it has."""
+        topics from a member with two more than it has. The answer depends only on the
+        assignment, so it is kept until the assignment changes (``performReassignments``
+        asks before every partition, most often with nothing moved since)."""
+        if self._balanced is None:
+            self._balanced = self._compute_balanced()
+        return self._balanced
+
+    def _compute_balanced(self) -> bool:
         sm = self.sorted_members
         if self._size(sm.first()) >= self._size(sm.last()) - 1:
             return True
         by_topic = self._owners_by_topic()
         if by_topic is None:
             return self._is_balanced_scan()
-        size = {c: len(tps) for c, tps in self.current.items()}
+        current = self.current
+        # Per topic, the two largest holders: a member c can take a partition of t from a
+        # holder other than itself iff the largest holder that is not c has more than
+        # c's size + 1 (Kafka asks it partition by partition; the answer is the same).
+        top: dict[str, tuple[int, str | None, int]] = {}
+        for t, holders in by_topic.items():
+            first, first_c, second = -1, None, -1
+            for o in holders:
+                n = len(current[o])
+                if n > first:
+                    first, first_c, second = n, o, first
+                elif n > second:
+                    second = n
+            top[t] = (first, first_c, second)
         for c in sm:
-            count = size[c]
+            count = len(current[c])
             subscribed = self.potential_topics[c]
             if count == self._max_size(subscribed):
                 continue
             for t in subscribed:
-                for other in by_topic[t]:
-                    if other != c and count + 1 < size[other]:
-                        return False
+                first, first_c, second = top[t]
+                if count + 1 < (second if first_c == c else first):
+                    return False
         return True
 
-    def _owners_by_topic(self) -> dict[str, set[str]] | None:
-        """topic -> the members holding its partitions, the same answer as Kafka's scan
-        partition by partition when every partition has exactly one holder (None when not:
-        then which partition the scan reaches first decides, and the scan runs)."""
+    def _owners_by_topic(self) -> dict[str, dict[str, int]] | None:
+        """topic -> the members holding its partitions (with how many), the same answer as
+        Kafka's scan partition by partition when every partition has exactly one holder
+        (None when not: then which partition the scan reaches first decides, and the scan
+        runs). Kept up to date across moves by ``_move``."""
         if self._held_valid:
             return self._held
-        held: dict[str, set[str]] = {t: set() for t in self.topics}
+        held: dict[str, dict[str, int]] = {t: {} for t in self.topics}
         counts = dict.fromkeys(self.topics, 0)
         topics = self.topics
         for c, tps in self.current.items():
@@ -553,7 +601,8 @@ class _General:
                 n = topics.get(t)
                 if n is None or not 0 <= p < n:
                     continue
-                held[t].add(c)
+                mine = held[t]
+                mine[c] = mine.get(c, 0) + 1
                 counts[t] += 1
         self._held_valid = True
         if any(counts[t] != n for t, n in topics.items()):
@@ -591,7 +640,7 @@ class _General:
             if tp[0] in self.potential_topics[c] and not (with_racks and self.rack.mismatch(c, tp)):
                 self.sorted_members.remove(c)
                 self.current[c].append(tp)
-                self._held_valid = False
+                self._changed()
                 self.partition_consumer[tp] = c
                 self.sorted_members.add(c)
                 return True
@@ -641,7 +690,7 @@ class _General:
         c = heap[0][2]
         self.sorted_members.remove(c)
         self.current[c].append(tp)
-        self._held_valid = False
+        self._changed()
         self.partition_consumer[tp] = c
         self.sorted_members.add(c)
         entry = at[c]
@@ -678,7 +727,7 @@ class _General:
             if not self._can_consumer_move(c):
                 self.sorted_members.remove(c)
                 fixed[c] = self.current.pop(c)
-                self._held_valid = False
+                self._changed()
 
         before = {c: list(tps) for c, tps in self.current.items()}
         before_owner = dict(self.partition_consumer)
@@ -693,10 +742,11 @@ class _General:
             self.current.clear()
             self.current.update({c: list(tps) for c, tps in before.items()})
             self.partition_consumer = before_owner
-        self._held_valid = False
+        self._changed()
         for c, tps in fixed.items():
             self.current[c] = tps
             self.sorted_members.add(c)
+        self._changed()
 
     def _reassign(self, partitions: list[TP], prev: dict[TP, tuple[str, int]]) -> bool:
         """``performReassignments``."""
@@ -724,6 +774,13 @@ class _General:
                             performed = modified = found = True
                             break
                 if not found:
+                    least = self._least_subscriber_size(tp[0])
+                    if least is not None and self.potential_consumers[tp[0]]:
+                        # some potential consumer is two smaller iff the smallest one is
+                        if self._size(c) > least + 1:
+                            self._reassign_any(tp)
+                            performed = modified = True
+                        continue
                     for other in self.potential_consumers[tp[0]]:
                         if self._size(c) > self._size(other) + 1:
                             self._reassign_any(tp)
@@ -759,7 +816,21 @@ class _General:
             raise KafkaAssignorError("java.lang.NullPointerException")
         _remove(self.current[old], tp)
         self.current[new].append(tp)
-        self._held_valid = False
+        held = self._held if self._held_valid else None
+        t, p = tp
+        if held is not None and 0 <= p < self.topics.get(t, 0):
+            # one partition changes hands: every partition still has one holder
+            mine = held[t]
+            left = mine[old] - 1
+            if left:
+                mine[old] = left
+            else:
+                del mine[old]
+            mine[new] = mine.get(new, 0) + 1
+            self._balanced = None
+            self._least = {}
+        else:
+            self._changed()
         self.partition_consumer[tp] = new
         sm.add(new)
         sm.add(old)
