@@ -52,6 +52,7 @@ from groupspec.recorder.frames import (
 from groupspec.recorder.schema import SchemaError
 from groupspec.trace.events import (
     API_BY_KEY,
+    RECORDER_SOURCE,
     ApiVersionsEvent,
     DecodeErrorEvent,
     FetchEvent,
@@ -502,7 +503,7 @@ class BackgroundRecorder:
         out: IO[str] | None,
         *,
         listen: tuple[str, int] = ("127.0.0.1", 0),
-        source: str = "recorder",
+        source: str = RECORDER_SOURCE,
         cluster: str | None = None,
         note: str | None = None,
         **options: Any,

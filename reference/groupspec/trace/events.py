@@ -83,6 +83,10 @@ RECORD_TYPES: dict[str, type[r.Record]] = {
 }
 
 
+#: the ``source`` the recorder writes in its header (its connections are TCP connections)
+RECORDER_SOURCE = "recorder"
+
+
 @dataclass(frozen=True)
 class Header:
     format: str = FORMAT

@@ -97,6 +97,12 @@ class ReplayConfig:
     #: divergences of one group reported before the replay stops (it resynchronises after
     #: each one and goes on judging)
     max_divergences: int = 20
+    #: connections deliver every request and response, in order, while they are open (TCP,
+    #: as the recorder sees them): then a request left unanswered while its client goes on
+    #: sending on the same connection was never answered (AnsweredBeforeLaterRequests). The
+    #: simulator's network loses single messages on open connections, so its traces (and
+    #: any trace whose source is not the recorder) are judged without this premise.
+    reliable_connections: bool = False
     coordinator: CoordinatorConfig = field(default_factory=CoordinatorConfig)
 
 
@@ -260,6 +266,15 @@ class Replayer:
         self._coordinator_errors = [i for i, err in enumerate(self.coordinator_error) if err]
         self.coordinator_moved = bool(self._coordinator_errors)
         self._index = {id(x): i for i, x in enumerate(exchanges)}
+        #: for each exchange, the latest send time of a later request on its connection
+        #: (None: none), the evidence that the connection stayed open
+        self._open_until: list[float | None] = [None] * len(exchanges)
+        last: dict[str, float] = {}
+        for i in sorted(range(len(exchanges)), key=lambda i: exchanges[i].sent, reverse=True):
+            conn = exchanges[i].event.connection
+            self._open_until[i] = last.get(conn)
+            if conn not in last:
+                last[conn] = exchanges[i].sent
         #: exchanges whose divergence was recorded (and its rule): the replay takes the
         #: broker's answer there
         self.accept: dict[int, str] = {}
@@ -581,6 +596,9 @@ class Replayer:
     def _hows(self, b: _Branch, i: int) -> list[str]:
         e = self.x[i].event
         if e.response is None:
+            if self.cfg.reliable_connections and self._open_until[i] is not None:
+                # the client sent on the connection after it: TCP delivered it to the broker
+                return ["handle"]
             return ["handle", "lost"]
         if self.coordinator_error[i]:
             moved = b.last_normal.get(e.connection, -1) > b.last_failover
@@ -749,6 +767,7 @@ class Replayer:
                 continue
             del b.parked[rid]
             if rid in b.unchecked:
+                self._check_unanswered(b, rid, resp, at)
                 continue
             ex = self.x[rid]
             actual = ex.event.response
@@ -799,6 +818,22 @@ class Replayer:
                     rule_for(ex.event.api, None),
                     f"the broker answered at {ex.received:.0f} ms, before the reference would",
                 ))
+
+    def _check_unanswered(self, b: _Branch, rid: int, resp: m.Response, at: int) -> None:
+        """The reference answers ``rid``, which the trace shows unanswered, at ``at``: with
+        reliable connections that is a divergence when the client went on sending on the
+        same connection well after ``at`` (the answer would have reached it first)."""
+        if not self.cfg.reliable_connections or rid in self.accept:
+            return
+        open_until = self._open_until[rid]
+        if open_until is None or open_until <= at + self.cfg.slack_ms:
+            return
+        ex = self.x[rid]
+        raise _Fail(self._failure(
+            b, ex, "no answer", f"{summary(resp)} by {at} ms", RULES["AnsweredBeforeLaterRequests"],
+            f"Kafka answers this {ex.event.api} by {at} ms; the client was still sending on "
+            f"connection {ex.event.connection} at {open_until:.0f} ms and the broker never answered it",
+        ))
 
     def _mismatch(self, b: _Branch, ex: Exchange, resp: m.Response, actual: m.Response,
                   mismatch: Mismatch) -> Failure:

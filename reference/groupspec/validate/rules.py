@@ -83,6 +83,10 @@ RULES: dict[str, Rule] = {
         _r("AnsweredWhenDue",
            "a parked JoinGroup or SyncGroup is answered as soon as what completes it happens (the last member's join, the leader's assignment, a timer), not later",
            f"{GMM} (completeClassicGroupJoin, setAndPropagateAssignment); {CG} (completeJoinFuture)"),
+        _r("AnsweredBeforeLaterRequests",
+           "a request Kafka must have answered by some time is answered by then when its connection stays open past it: the broker answers a connection's requests in order, so a request left unanswered while the same client goes on sending on that connection was never answered",
+           "core/src/main/scala/kafka/network/SocketServer.scala (a channel is muted until its in-flight request is answered); "
+           f"{GMM} (completeClassicGroupJoin); {CG} (completeJoinFuture)"),
         _r("SyncGroupAnswer", "SyncGroup is answered as the group's state requires", f"{GMM} (classicGroupSync)"),
         # Heartbeat
         _r("HeartbeatUnknownMember", "a heartbeat from a non-member is UNKNOWN_MEMBER_ID",

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groupspec.gc_pause import paused_gc
-from groupspec.trace.events import FetchEvent, RecordEvent
+from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, RecordEvent
 from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
@@ -47,6 +47,11 @@ def validate_bytes(raw: bytes, source: str = "<trace>", config: ReplayConfig | N
 
 @paused_gc()
 def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> FileReport:
+    if config is None or not config.reliable_connections:
+        header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
+        if header is not None and header.source == RECORDER_SOURCE:
+            # recorded over TCP: a connection delivers everything while it is open
+            config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
     grouped = group_trace(loaded)
     verdicts = tuple(
         validate_group(g, config) for _, g in sorted(grouped.groups.items())
@@ -92,6 +97,17 @@ def _from_client(f: client_rules.ClientFinding) -> Divergence:
                       (f.expected,), f.rule.name, f.rule.summary, f.rule.source, f.detail, side=f.side)
 
 
+def _proved_unanswered(g: GroupTrace) -> set[int]:
+    """Lines of exchanges with no response whose client sent again on the same connection:
+    over a reliable connection the answer would have come first, so the missing response is
+    the broker's, not a hole in the recording."""
+    last: dict[str, float] = {}
+    for x in g.exchanges:
+        last[x.event.connection] = max(last.get(x.event.connection, x.sent), x.sent)
+    return {x.line for x in g.exchanges
+            if x.event.response is None and last[x.event.connection] > x.sent}
+
+
 def _missing(g: Gap) -> Missing:
     return Missing(g.problem.line, f"{g.problem.kind}: {g.problem.message}")
 
@@ -126,9 +142,14 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     explored = result.explored if result else 0
     if result is not None and result.failovers:
         notes.append(f"the replay assumed {result.failovers} coordinator failover(s)")
+    unanswered = _proved_unanswered(g) if (config is not None and config.reliable_connections) else set()
     for gap in g.gaps:
         if gap.problem.kind == "missing_response":
-            notes.append(f"line {gap.problem.line}: no response recorded; replayed without checking the answer")
+            if gap.problem.line in unanswered:
+                notes.append(f"line {gap.problem.line}: no response recorded although the client went on "
+                             "sending on its connection: judged as never answered")
+            else:
+                notes.append(f"line {gap.problem.line}: no response recorded; replayed without checking the answer")
     search_used = max((f.explored for f in result.found), default=explored) if result else 0
     judged = len(g.exchanges)
     if result is not None and result.truncated and result.found:
@@ -158,7 +179,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
         cutoff = f.exchange.received
         why = [_missing(gap) for gap in g.gaps
                if (gap.at_ms is None or gap.at_ms <= cutoff)
-               and gap.problem.kind not in ("out_of_order", "missing_header")]
+               and gap.problem.kind not in ("out_of_order", "missing_header")
+               and not (gap.problem.kind == "missing_response" and gap.problem.line in unanswered)]
         if f.prehistory:
             why.append(Missing(f.exchange.line,
                                "the group's history before the trace started (the request names a "
