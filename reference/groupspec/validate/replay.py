@@ -699,18 +699,33 @@ class Replayer:
         """The id a broker hands a new member is not one in use (ClassicGroup.java
         generateMemberId: client id or instance id, a dash, a random UUID)."""
         if self._in_use(b, req, resp):
+            detail = f"member id {resp.member_id} is already in use"
+            users = [self.x[i] for i in b.processed
+                     if getattr(self.x[i].event.request, "member_id", None) == resp.member_id]
+            other = next((u for u in reversed(users) if u.event.connection != ex.event.connection), None)
+            if other is not None:
+                # two processes (connections) would act as one member
+                who = f" (peer {other.event.peer})" if other.event.peer else ""
+                detail += (f" by the process on connection {other.event.connection}{who}, last at seq "
+                           f"{other.seq}; this JoinGroup came on connection {ex.event.connection}")
+                if req.group_instance_id is not None:
+                    detail += (f": Kafka gives a static member ({req.group_instance_id}) that joins "
+                               "without its id a fresh one and fences the old process")
             raise _Fail(self._failure(
-                b, ex, summary(resp), "a fresh member id", RULES["MemberIdFresh"],
-                f"member id {resp.member_id} is already in use",
+                b, ex, summary(resp), "a fresh member id", RULES["MemberIdFresh"], detail,
             ))
 
     @staticmethod
     def _in_use(b: _Branch, req: m.JoinGroupRequest, resp: m.JoinGroupResponse) -> bool:
+        """Whether the id the broker handed this JoinGroup (sent with no member id) is one
+        in use. No exemption for a static member's own id: Kafka replaces a static member
+        that rejoins without its id by a fresh one and fences the old
+        (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin), so a broker
+        handing the new process the old id lets two processes act as one member."""
         g = b.coord.state.groups.get(req.group_id)
         if g is None or resp.error not in (Error.MEMBER_ID_REQUIRED, Error.NONE):
             return False
-        in_use = resp.member_id in g.members or resp.member_id in g.pending_members
-        return in_use and g.static_members.get(req.group_instance_id or "") != resp.member_id
+        return resp.member_id in g.members or resp.member_id in g.pending_members
 
     def _settle(self, b: _Branch, i: int, cap: int | None = None) -> None:
         """The broker answered parked request ``i`` at its received time: let the reference's
