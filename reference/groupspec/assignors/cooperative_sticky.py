@@ -30,7 +30,13 @@ from groupspec.assignors.base import (
 from groupspec.assignors.inputs import check_input, check_racks, known_subscribed_topics
 from groupspec.assignors.inputs import topic_set as _topic_set
 from groupspec.assignors.kafka_fast import constrained_fast
-from groupspec.assignors.kafka_sticky import KafkaMember, cooperative_adjust, kafka_sticky_assign
+from groupspec.assignors.kafka_sticky import (
+    KafkaMember,
+    cooperative_adjust,
+    kafka_sticky_assign,
+    resolve_claims,
+)
+from groupspec.assignors.ordering import hashmap_order
 from groupspec.assignors.sticky_core import StickyMember, sticky_assign
 from groupspec.gc_pause import paused_gc
 from groupspec.protocol.consumer_protocol import (
@@ -138,6 +144,63 @@ def kafka_member_data(subscription: Subscription) -> tuple[tuple[tuple[str, int]
     """``CooperativeStickyAssignor.memberData``: the owned partitions and the generation."""
     owned = tuple((t, p) for t, ps in subscription.owned_partitions.items() for p in ps)
     return owned, _kafka_generation(subscription)
+
+
+def premature_handovers(
+    subscriptions: Mapping[str, Subscription], given: Mapping[str, set[tuple[str, int]]]
+) -> list[tuple[tuple[str, int], str, str | None]]:
+    """The hand-overs in ``given`` (member -> partitions a leader assigned) that Kafka 4.1's
+    CooperativeStickyAssignor never makes in one rebalance, as (partition, member given it,
+    the member that must revoke it first or None for a partition claimed twice in one
+    generation), in partition order. Subscriptions are in JoinGroup order.
+
+    - All subscriptions equal (``AbstractStickyAssignor.allSubscriptionsEqual``, the
+      constrained path): claims are validated by generation in Java HashMap order of the
+      member ids (:func:`~groupspec.assignors.kafka_sticky.resolve_claims`: the higher
+      generation keeps a partition claimed twice, a lone claim of an older generation
+      stands, two claims in one generation invalidate it for both). A partition validly
+      owned by one member goes to another only after a revocation, and a partition claimed
+      twice in one generation goes to nobody (``assignNewPartition`` puts both in
+      ``partitionsTransferringOwnership``, which ``adjustAssignment`` removes).
+    - Otherwise (the general path, ``partitionsTransferringOwnership`` null):
+      ``computePartitionsTransferringOwnership`` on the raw ``ownedPartitions``: a partition
+      a member did not claim that another member claimed (any generation) is withheld.
+    """
+    ids = list(subscriptions)
+    members: list[KafkaMember] = []
+    for mid in ids:
+        sub = subscriptions[mid]
+        owned, generation = kafka_member_data(sub)
+        members.append(
+            KafkaMember(mid, sub.topics, owned, generation,
+                        sub.generation_id if sub.generation_id >= 0 else None, sub.rack_id, owned)
+        )  # fmt: skip
+    topics = dict.fromkeys((t for m in members for t in m.topics), 0)
+    equal, valid, multi, _ = resolve_claims(topics, members, hashmap_order(ids))
+    owner: dict[tuple[str, int], str] = {}
+    if equal:
+        for mid, tps in valid.items():
+            for tp in tps:
+                owner[tp] = mid
+    else:
+        for m in members:
+            for tp in m.owned:
+                owner.setdefault(tp, m.member_id)
+    raw = {m.member_id: set(m.owned) for m in members}
+    out: list[tuple[tuple[str, int], str, str | None]] = []
+    for mid, parts in given.items():
+        for tp in parts:
+            if equal and tp in multi:
+                out.append((tp, mid, None))
+            elif equal:
+                holder = owner.get(tp)
+                if holder is not None and holder != mid:
+                    out.append((tp, mid, holder))
+            elif tp not in raw.get(mid, ()):
+                claimant = next((c for c in ids if c != mid and tp in raw[c]), None)
+                if claimant is not None:
+                    out.append((tp, mid, claimant))
+    return sorted(out, key=lambda x: (x[0], x[1]))
 
 
 class CooperativeStickyAssignor(CooperativeStickyOptimalAssignor):

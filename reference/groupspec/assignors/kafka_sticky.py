@@ -140,7 +140,7 @@ class RackInfo:
 # ----------------------------------------------------------------------------- claims
 
 
-def _resolve_claims(
+def resolve_claims(
     topics: Mapping[str, int], members: Sequence[KafkaMember], order: Sequence[int]
 ) -> tuple[bool, dict[str, list[TP]], set[TP], int]:
     """``allSubscriptionsEqual``: (all equal?, member -> kept claims, partitions claimed
@@ -851,7 +851,7 @@ def kafka_sticky_assign(
         return KafkaStickyResult({}, {})
     order = hashmap_order([m.member_id for m in members])
     rack = RackInfo(topics, partition_racks or {}, members, order)
-    equal, current, multi, max_generation = _resolve_claims(topics, members, order)
+    equal, current, multi, max_generation = resolve_claims(topics, members, order)
     if equal:
         member_order = [members[i].member_id for i in order]
         return _constrained(topics, rack, current, member_order, multi)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from groupspec.assignors.cooperative_sticky import premature_handovers
 from groupspec.invariants import InvariantMonitor
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
@@ -183,22 +184,21 @@ def _contract(x: Exchange, join: m.JoinGroupResponse, subs: dict[str, Subscripti
             return _finding(x, "AssignSubscribedTopicsOnly", f"only topics {sorted(sub.topics)}",
                             f"{mid} is assigned topic(s) {', '.join(extra)} it did not subscribe to")
     if join.protocol_name in COOPERATIVE_ASSIGNORS and subs:
-        # A claim is valid only from the newest generation among the subscriptions
-        # (AbstractStickyAssignor drops older claims); E2 in PROTOCOL.md section 12.
-        newest = max(s.generation_id for s in subs.values())
-        owned = {mid: pairs(s.owned_partitions) for mid, s in subs.items() if s.generation_id == newest}
-        for mid, parts in sorted(given.items()):
-            added = parts - owned.get(mid, set())
-            for other, theirs in sorted(owned.items()):
-                if other == mid:
-                    continue
-                both = sorted(added & theirs)
-                if both:
-                    return _finding(
-                        x, "CooperativeRevokeFirst",
-                        "a partition moves only after its owner revoked it (a follow-up rebalance)",
-                        f"{', '.join(f'{t}-{p}' for t, p in both)} handed to {mid} while {other} still owns it",
-                    )
+        # Kafka 4.1's claim validation and cooperative adjustment, exactly
+        # (assignors/cooperative_sticky.py premature_handovers; E2 in PROTOCOL.md section 12)
+        early = premature_handovers(subs, {mid: parts for mid, parts in given.items() if mid in subs})
+        if early:
+            (t, p), mid, holder = early[0]
+            more = f" (and {len(early) - 1} more)" if len(early) > 1 else ""
+            if holder is None:
+                what = (f"{t}-{p} handed to {mid} although two members claimed it in the same "
+                        f"generation: Kafka gives it to nobody in this rebalance{more}")
+            else:
+                what = f"{t}-{p} handed to {mid} while {holder} still owns it{more}"
+            return _finding(
+                x, "CooperativeRevokeFirst",
+                "a partition moves only after its owner revoked it (a follow-up rebalance)", what,
+            )
     return None
 
 
