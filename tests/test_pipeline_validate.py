@@ -155,3 +155,28 @@ def test_cli_generate_and_validate(spark: Any, tmp_path: Path, capsys: pytest.Ca
     assert main(["pipeline", "validate", str(gen), "--out", str(tmp_path / "out2")]) == 2
     assert f"error: INPUT: {gen}: no such file or directory" in capsys.readouterr().err
     assert not (tmp_path / "out2").exists()
+
+
+def test_rows_without_spark_match_on_recordings_with_fetches(tmp_path: Path) -> None:
+    """Recorder traces carry fetches (client rules) and are judged as reliable connections
+    (AnsweredBeforeLaterRequests): the executor-side rows give the in-process verdicts, on
+    Kafka's recordings and on one with a client bug and one with a broker that never answered."""
+    recordings = sorted((Path(__file__).parents[1] / "examples/conformance/kafka-4.1.2").glob("*.jsonl"))
+    objs = [json.loads(line) for line in recordings[0].read_text().splitlines() if line]
+    fetches = [o for o in objs if o["kind"] == "fetch"]
+    assert fetches, "the recording has fetches"
+    exchanges = [o for o in objs if o["kind"] == "exchange"]
+    hb = next(o for o in exchanges if o["api"] == "Heartbeat" and o["response"] is not None
+              and any(x["connection"] == o["connection"] and x["sent_ms"] > o["received_ms"] + 1000
+                      for x in exchanges))
+    hb["response"], hb["received_ms"] = None, None
+    silent = tmp_path / "silent-broker.jsonl"
+    silent.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    for path in [*recordings, silent]:
+        rows = list(scan_file(str(path)))
+        assert any(r["role"] == "fetch" for r in rows) == any(
+            json.loads(line)["kind"] == "fetch" for line in path.read_text().splitlines() if line)
+        got = {r["group_id"]: json.loads(r["verdict_json"]) for r in check_rows(rows)}
+        assert got == {g: v for (_, g), v in _in_process([path]).items()}, path.name
+    [verdict] = _in_process([silent]).values()
+    assert verdict["verdict"] == "violation"

@@ -207,7 +207,7 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
             yield pa.RecordBatch.from_pylist([row], schema=group_schema)
 
     n_parts = partitions or max(sc.defaultParallelism * 4, min(n_groups // 25, 400), 1)
-    grouped = (rows.where(F.col("role").isin("group", "gap", "exchange", "record"))
+    grouped = (rows.where(F.col("role").isin("group", "gap", "exchange", "record", "fetch"))
                .select("role", "cluster", "source", "group_id", "ord", "line", "text")
                .repartition(n_parts, "cluster", "source", "group_id")
                .sortWithinPartitions("cluster", "source", "group_id", "ord"))

@@ -25,12 +25,13 @@ one, the file's path. Groups are told apart by (cluster, source, group id), as
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from groupspec.trace.events import RecordEvent, WireExchange
+from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, RecordEvent, WireExchange
 from groupspec.trace.jsonl import event_from_json, parse_line
 from groupspec.validate.grouping import Exchange, Gap, group_trace
 from groupspec.validate.load import parse_lines, read_lines
@@ -87,7 +88,9 @@ DROPPED_KINDS = frozenset({"malformed_json", "truncated", "unknown_api", "bad_ev
 UNREADABLE = "unreadable_file"
 
 _SECTION = 1 << 40
-GROUP_ORD, GAP_ORD, EXCHANGE_ORD, RECORD_ORD = 0, _SECTION, 2 * _SECTION, 3 * _SECTION
+GROUP_ORD, GAP_ORD, EXCHANGE_ORD, RECORD_ORD, FETCH_ORD = (
+    0, _SECTION, 2 * _SECTION, 3 * _SECTION, 4 * _SECTION
+)
 
 Row = dict[str, Any]
 
@@ -126,6 +129,8 @@ def scan_file(source: str) -> Iterator[Row]:
     loaded = parse_lines(lines, source)
     grouped = group_trace(loaded)
     cluster = grouped.header.cluster if grouped.header is not None and grouped.header.cluster else source
+    # recorded over TCP: judged as the in-process validator judges it (validate_loaded)
+    reliable = grouped.header is not None and grouped.header.source == RECORDER_SOURCE
     texts = {no: text for no, text, _ in lines}
     yield _row("file", cluster, source, text=json.dumps({
         "events": grouped.events, "lines": loaded.lines, "groups": len(grouped.groups),
@@ -134,7 +139,8 @@ def scan_file(source: str) -> Iterator[Row]:
         yield _row("problem", cluster, source, group_id=p.group_id, line=p.line, seq=p.seq,
                    text=texts.get(p.line), kind=p.kind, reason=p.message, dropped=_dropped(p))
     for gid, g in grouped.groups.items():
-        yield _row("group", cluster, source, group_id=gid, ord=GROUP_ORD, text=json.dumps({"other": g.other}))
+        yield _row("group", cluster, source, group_id=gid, ord=GROUP_ORD,
+                   text=json.dumps({"other": g.other, "reliable": reliable}))
         for i, gap in enumerate(g.gaps):
             yield _row("gap", cluster, source, group_id=gid, ord=GAP_ORD + i, line=gap.problem.line,
                        seq=gap.problem.seq, text=_gap_json(gap), kind=gap.problem.kind)
@@ -144,6 +150,9 @@ def scan_file(source: str) -> Iterator[Row]:
         for i, (line, rec) in enumerate(g.records):
             yield _row("record", cluster, source, group_id=gid, ord=RECORD_ORD + i, line=line,
                        seq=rec.seq, text=texts[line])
+        for i, (line, fe) in enumerate(g.fetches):
+            yield _row("fetch", cluster, source, group_id=gid, ord=FETCH_ORD + i, line=line,
+                       seq=fe.seq, text=texts[line])
 
 
 # ---------------------------------------------------------------- step 2: per group
@@ -158,6 +167,8 @@ class _Group:
         self.exchanges: list[Exchange] = []
         self.records: list[tuple[int, RecordEvent]] = []
         self.gaps: list[Gap] = []
+        self.fetches: list[tuple[int, FetchEvent]] = []
+        self.reliable = False
 
 
 def _event(text: str) -> Any:
@@ -207,7 +218,12 @@ class GroupChecker:
             return None
         from groupspec.pipeline.validate_metrics import rebalance_metrics
 
-        verdict = validate_group_events(g.group_id, g.exchanges, g.records, g.gaps, g.other, self.config)
+        config = self.config
+        if g.reliable and not (config is not None and config.reliable_connections):
+            config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+        verdict = validate_group_events(
+            g.group_id, g.exchanges, g.records, g.gaps, g.other, config, g.fetches
+        )
         self.groups += 1
         self.exchanges += len(g.exchanges)
         return group_row(g.cluster, g.source, verdict, rebalance_metrics(g.exchanges))
@@ -232,8 +248,14 @@ class GroupChecker:
                 cur.records.append((r["line"], e))
             elif role == "gap":
                 cur.gaps.append(_gap_from_json(r["text"]))
+            elif role == "fetch":
+                e = _event(r["text"])
+                assert isinstance(e, FetchEvent)
+                cur.fetches.append((r["line"], e))
             elif role == "group":
-                cur.other = int(json.loads(r["text"])["other"])
+                head = json.loads(r["text"])
+                cur.other = int(head["other"])
+                cur.reliable = bool(head.get("reliable", False))
 
     def close(self) -> Iterator[Row]:
         done = self._finish()
@@ -243,7 +265,7 @@ class GroupChecker:
 
 def check_rows(rows: Iterable[Row], config: ReplayConfig | None = None) -> list[Row]:
     """The group rows of scan rows (any order: sorted here), without Spark."""
-    order = sorted((r for r in rows if r["role"] in ("group", "gap", "exchange", "record")),
+    order = sorted((r for r in rows if r["role"] in ("group", "gap", "exchange", "record", "fetch")),
                    key=lambda r: (r["cluster"], r["source"], r["group_id"], r["ord"]))
     checker = GroupChecker(config)
     return [*checker.feed(order), *checker.close()]
