@@ -41,3 +41,17 @@ def test_tiny_group_matches_the_jar_and_renders(tmp_path: Path) -> None:
     assert text.startswith("# Bench\n\nkept\n")
     assert text.count(bench.BEGIN) == 1 and text.count(bench.END) == 1
     assert "| overlapping | fresh |" in text and "| disjoint | leave |" in text
+
+
+def test_java_not_finishing_in_time_is_a_lower_bound_row(tmp_path: Path) -> None:
+    """With --java-timeout, a Java answer that does not come in time stops the JVM (the next
+    scenario starts a new one) and the row says so, with the ratio as a lower bound."""
+    shape = bench.Shape(members=12, topics=10, partitions=6, classes=10)
+    rows = bench.run(shape, runs=1, warmup=3_000, java_timeout_s=1e-6)
+    assert [r["scenario"] for r in rows] == ["fresh", "leave"]
+    for r in rows:
+        assert r["java_s"] is None and r["identical"] is None
+        assert r["ratio"] == pytest.approx(r["java_waited_s"] / r["groupspec_s"])
+    text = bench.section(shape, rows, ["--java-timeout", "0"])
+    assert text.count("| did not finish in ") == 2 and "| > " in text
+    assert bench.run(shape, runs=1, warmup=0, scenarios=("leave",))[0]["identical"] is True
