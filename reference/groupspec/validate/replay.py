@@ -195,7 +195,8 @@ class _Decision:
     #: "normal": fire timers due by the request's time; "defer": leave those within slack
     #: for after it; "early": handle it up to slack later, after timers due by then
     timers: str = "normal"
-    #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost";
+    #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost"; for
+    #: a heartbeat answered NONE right after a failover "loading" (answered, not handled);
     #: "failover-first": the coordinator failed over just before this request
     how: str = "handle"
     #: the request is handled before one sent earlier on another connection
@@ -603,6 +604,17 @@ class Replayer:
         if self.coordinator_error[i]:
             moved = b.last_normal.get(e.connection, -1) > b.last_failover
             return ["failover", "noise", "handle"] if moved else ["noise", "failover", "handle"]
+        if (
+            b.failovers
+            and isinstance(e.response, m.HeartbeatResponse)
+            and e.response.error is Error.NONE
+            and all(t <= b.last_failover for t in b.last_normal.values())
+        ):
+            # the new coordinator may still be loading the group: GroupCoordinatorService
+            # answers a heartbeat then NONE without touching the group (heartbeat, the
+            # COORDINATOR_LOAD_IN_PROGRESS branch); nothing handled since the failover
+            # shows that the load has finished
+            return ["handle", "loading"]
         return ["handle"]
 
     def _step(self, b: _Branch, d: _Decision) -> None:
@@ -640,7 +652,7 @@ class Replayer:
         b.processed.append(d.index)
         if d.how == "lost":
             return
-        if d.how in ("failover", "noise"):
+        if d.how in ("failover", "noise", "loading"):
             if d.how == "failover":
                 self._failover(b, t)
             return
