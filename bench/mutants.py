@@ -214,6 +214,10 @@ def _no_session_expiry(mut: Mutant, original: Any) -> Any:
             mem = g.members.get(e.member_id) if g else None
             if mem is not None and not mem.has_satisfied_heartbeat():
                 mut.hits += 1
+                # the timer is dropped, not left due: a due timer that stays due would be
+                # fired again at once, for ever (the campaign's runs of this mutant hung
+                # until their 60 s limit instead of being judged)
+                mem.heartbeat_deadline_ms = None
                 return
         original(txn, e)
     return fire
@@ -225,6 +229,7 @@ def _no_rebalance_timeout(mut: Mutant, original: Any) -> Any:
             g = txn.state.groups.get(e.group_id)
             if g is not None and g.join_timer is not None and not g.join_timer.initial:
                 mut.hits += 1
+                g.join_timer = None  # dropped, not left due (it would fire again at once)
                 return
         original(txn, e)
     return fire

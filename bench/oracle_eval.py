@@ -60,8 +60,20 @@ def _kind(data: dict[str, Any]) -> str:
 #: arrivals and coordinator moves
 ROTATION: tuple[tuple[str, ...], ...] = (
     ("pause",), ("slow-poll",), ("crash", "close-rejoin"), ("scale-out", "pause"),
-    ("static-restart", "slow-poll"), ("failover", "crash"),
+    ("static-restart", "slow-poll"), ("failover", "crash"), ("zombie-close",),
 )
+
+#: fault patterns of this campaign only, built on group_scenario's: ``zombie-close`` is a
+#: member paused past its session timeout (the coordinator removes it) that closes as it
+#: resumes, so its LeaveGroup names an id the coordinator no longer knows
+ZOMBIE_CLOSE = "zombie-close"
+
+
+def _zombie_close(data: dict[str, Any]) -> None:
+    pause = next(f for f in data["faults"] if f["kind"] == "pause")
+    pause["duration_ms"] = 2 * data["defaults"]["session_timeout_ms"]
+    data["faults"] = [pause, {"at_ms": pause["at_ms"] + pause["duration_ms"], "kind": "close",
+                              "member": pause["member"]}]
 
 
 POLL_INTERVAL_MS = 500
@@ -72,10 +84,13 @@ def scenario_data(seed: int, protocols: Sequence[str] | None = None,
     """Seed ``seed``'s random group scenario (faults drawn from ``faults``), redrawn from
     the same generator until its protocol is one of ``protocols``."""
     rng = random.Random(seed)
+    zombie = ZOMBIE_CLOSE in faults
     while True:
-        data = group_scenario(f"g{seed}", rng, faults)
+        data = group_scenario(f"g{seed}", rng, ("pause",) if zombie else faults)
         if protocols is None or _kind(data) in protocols:
             break
+    if zombie:
+        _zombie_close(data)
     if manual_commit:
         data["defaults"]["enable_auto_commit"] = False
     # a poll (and its Fetch) every 500 ms rather than 100: five times fewer events, the
@@ -131,7 +146,10 @@ def run_one(mutant: Mutant | None, seed: int, index: int | None = None) -> Run:
 
 
 def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
-    if mutant is None or index is None:
+    if mutant is None and seed % len(ROTATION) == 0:
+        # the baseline meets this campaign's own pattern too, not only group_scenario's
+        data = scenario_data(seed, None, (ZOMBIE_CLOSE,))
+    elif mutant is None or index is None:
         data = scenario_data(seed, mutant.protocols if mutant else None)
     else:
         data = scenario_data(seed, mutant.protocols, ROTATION[index % len(ROTATION)])
