@@ -175,9 +175,13 @@ def _leave_unknown_ok(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Respo
 
 
 def _leave_top_level_error(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
-    if isinstance(resp, m.LeaveGroupResponse) and resp.error is E.NONE:
-        return dataclasses.replace(resp, error=E.UNKNOWN_MEMBER_ID, members=())
-    return None
+    # Only a leave that succeeded for every member: an unknown member's leave in v0-2 already
+    # reads UNKNOWN_MEMBER_ID at the top level on the wire, so rewriting it changes nothing.
+    if not isinstance(resp, m.LeaveGroupResponse) or resp.error is not E.NONE:
+        return None
+    if any(x.error is not E.NONE for x in resp.members):
+        return None
+    return dataclasses.replace(resp, error=E.UNKNOWN_MEMBER_ID, members=())
 
 
 # ---------------------------------------------------------------------- broker: patches

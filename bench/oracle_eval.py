@@ -309,7 +309,7 @@ def markdown(res: dict[str, Any], command: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.oracle_eval", description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=10, help="runs (seeds) per mutant (default 10)")
+    p.add_argument("--runs", type=int, default=20, help="runs (seeds) per mutant (default 20)")
     p.add_argument("--seeds", type=int, default=200, help="unmutated baseline seeds (default 200)")
     p.add_argument("--mutants", help="comma-separated mutant names (default: all)")
     p.add_argument("--quick", action="store_true", help="the CI profile: 4 mutants, 2 runs, 3 seeds; no files")
