@@ -31,6 +31,18 @@ class CoordinatorConfig:
     offset_metadata_max_bytes: int = 4096
     #: offsets.topic.num.partitions
     offsets_topic_num_partitions: int = 50
+    #: group.consumer.session.timeout.ms (KIP-848 groups)
+    consumer_group_session_timeout_ms: int = 45_000
+    #: group.consumer.heartbeat.interval.ms
+    consumer_group_heartbeat_interval_ms: int = 5_000
+    #: group.consumer.max.size
+    consumer_group_max_size: int = 2**31 - 1
+    #: group.consumer.assignors: the server-side assignors by name, the default first
+    consumer_group_assignors: tuple[str, ...] = ("uniform", "range")
+    #: group.consumer.migration.policy. Kafka's default is "bidirectional"; online
+    #: migration is not modelled yet, so the reference runs as with "disabled" and refuses
+    #: the others (docs/deviations.md)
+    consumer_group_migration_policy: str = "disabled"
 
     def __post_init__(self) -> None:
         for name in (
@@ -47,6 +59,26 @@ class CoordinatorConfig:
                      "offsets_topic_num_partitions"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("consumer_group_session_timeout_ms", "consumer_group_heartbeat_interval_ms",
+                     "consumer_group_max_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.consumer_group_assignors:
+            raise ValueError("consumer_group_assignors must name at least one assignor")
+        from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES
+
+        for name in self.consumer_group_assignors:
+            if name not in SERVER_ASSIGNOR_NAMES:
+                raise ValueError(
+                    f"consumer_group_assignors: unknown server-side assignor {name!r}; "
+                    f"known: {', '.join(SERVER_ASSIGNOR_NAMES)}"
+                )
+        if self.consumer_group_migration_policy != "disabled":
+            raise ValueError(
+                "consumer_group_migration_policy: only 'disabled' is modelled "
+                f"(online migration between the protocols is not), got "
+                f"{self.consumer_group_migration_policy!r}"
+            )
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError(
                 "group_min_session_timeout_ms "

@@ -21,9 +21,10 @@ Contract (the caller's side, as etcd-raft's ``Ready``):
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.admin import (
     handle_delete_groups,
     handle_describe_groups,
@@ -34,6 +35,7 @@ from groupspec.coordinator.classic.join_group import MemberIdGenerator, handle_j
 from groupspec.coordinator.classic.leave_group import handle_leave_group
 from groupspec.coordinator.classic.sync_group import handle_sync_group
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.consumer.heartbeat import handle_consumer_group_heartbeat
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.failover import load_all, unload_all
 from groupspec.coordinator.find_coordinator import coordinator_partition
@@ -42,7 +44,9 @@ from groupspec.coordinator.state import CoordinatorState
 from groupspec.coordinator.timers import Expiry, all_timers, due_timers, fire
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
 
 
 def counting_member_ids() -> MemberIdGenerator:
@@ -72,6 +76,7 @@ class Coordinator:
         self.member_ids = member_ids or counting_member_ids()
         self.node_id, self.host, self.port = node_id, host, port
         self._last_now_ms = 0
+        self._consumer_member_count = 0
         self._next_offsets_check_ms = self.config.offsets_retention_check_interval_ms
 
     # ------------------------------------------------------------------ inputs
@@ -130,6 +135,28 @@ class Coordinator:
         load_all(old, txn)
         return txn.out
 
+    def set_topics(self, topics: Iterable[TopicMetadata]) -> None:
+        """The metadata image's topics (an input, as time is): what consumer groups
+        subscribe to and their assignors see. A change reaches a group at its next
+        heartbeat (its metadata hash changes, so its epoch is bumped), as Kafka's
+        onNewMetadataImage requests a refresh of the groups subscribed to changed topics."""
+        image: dict[str, TopicMetadata] = {}
+        ids: set[int] = set()
+        for t in topics:
+            if t.name in image:
+                raise ValueError(f"topic {t.name!r} listed twice")
+            if int(t.topic_id) in ids:
+                raise ValueError(f"topic {t.name!r}: topic id {t.topic_id} already used")
+            image[t.name] = t
+            ids.add(int(t.topic_id))
+        self.state.topics = image
+
+    def consumer_member_ids(self) -> str:
+        """A member id for a ConsumerGroupHeartbeat v0 that sent none (Kafka's
+        ``Uuid.randomUuid().toString()``): deterministic, in the same 22-character form."""
+        self._consumer_member_count += 1
+        return str(TopicId(self._consumer_member_count | (1 << 127)))
+
     # ------------------------------------------------------------------ helpers
     def _txn(self, now_ms: int) -> Txn:
         if now_ms < self._last_now_ms:
@@ -157,6 +184,11 @@ def _join(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
     handle_join_group(txn, rid, req, c.member_ids)
 
 
+def _consumer_heartbeat(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
+    assert isinstance(req, ConsumerGroupHeartbeatRequest)
+    handle_consumer_group_heartbeat(txn, rid, req, c.consumer_member_ids)
+
+
 def _wrap(fn: Callable[[Txn, int, Any], None]) -> Callable[[Coordinator, Txn, int, msg.Request], None]:
     def call(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
         fn(txn, rid, req)
@@ -180,4 +212,5 @@ _HANDLERS: dict[type, Callable[[Coordinator, Txn, int, msg.Request], None]] = {
     msg.ListGroupsRequest: _wrap(handle_list_groups),
     msg.DescribeGroupsRequest: _wrap(handle_describe_groups),
     msg.DeleteGroupsRequest: _wrap(handle_delete_groups),
+    ConsumerGroupHeartbeatRequest: _consumer_heartbeat,
 }

@@ -10,13 +10,13 @@ not fit the state.
 from __future__ import annotations
 
 from groupspec.coordinator.classic.group import Group, Member
-from groupspec.coordinator.state import CommittedOffset, CoordinatorState
+from groupspec.coordinator.consumer.replay import apply_consumer_record
+from groupspec.coordinator.state import CommittedOffset, CoordinatorState, ReplayError
 from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_records import CONSUMER_GROUP_RECORDS
 from groupspec.protocol.group_state import GroupState, is_valid_transition
 
-
-class ReplayError(Exception):
-    """A record that cannot be applied to the current state."""
+__all__ = ["ReplayError", "apply_record"]
 
 
 def _group(state: CoordinatorState, rec: r.Record) -> Group:
@@ -36,8 +36,12 @@ def _member(g: Group, member_id: str, rec: r.Record) -> Member:
 
 
 def apply_record(state: CoordinatorState, rec: r.Record) -> None:
+    if isinstance(rec, CONSUMER_GROUP_RECORDS):
+        apply_consumer_record(state, rec)
+        return
     if isinstance(rec, r.CoordinatorUnloaded):
         state.groups = {}
+        state.consumer_groups = {}
         return
     if isinstance(rec, r.GroupLoaded):
         _load(state, rec)

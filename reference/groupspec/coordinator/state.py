@@ -1,7 +1,7 @@
 """The coordinator's state: every group it hosts, and the committed offsets' shape.
 
 The group kinds live with their protocol: :mod:`groupspec.coordinator.classic.group` for
-the classic protocol. Changed only by :func:`groupspec.coordinator.replay.apply_record`.
+the classic protocol, :mod:`groupspec.coordinator.consumer.group` for KIP-848's. Changed only by :func:`groupspec.coordinator.replay.apply_record`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from groupspec.assignors.server_spec import TopicMetadata
     from groupspec.coordinator.classic.group import Group
+    from groupspec.coordinator.consumer.group import ConsumerGroup
+
+
+class ReplayError(Exception):
+    """A record that cannot be applied to the current state."""
 
 
 @dataclass
@@ -22,4 +28,10 @@ class CommittedOffset:
 
 @dataclass
 class CoordinatorState:
+    #: classic groups
     groups: dict[str, Group] = field(default_factory=dict)
+    #: consumer groups (KIP-848); a group id is in at most one of the two maps
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    #: the metadata image's topics by name (what a consumer group's assignor sees); an
+    #: input, set by ``Coordinator.set_topics``
+    topics: dict[str, TopicMetadata] = field(default_factory=dict)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.consumer import heartbeat as consumer
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offsets import expire_offsets
 from groupspec.coordinator.state import CoordinatorState
@@ -34,6 +35,10 @@ class TimerKind(Enum):
     ExpireJoin = 2
     ExpireSync = 3
     ExpireOffsets = 4
+    #: a consumer group (KIP-848) member's session timeout
+    ExpireConsumerSession = 5
+    #: a consumer group member's rebalance timeout (it did not revoke in time)
+    ExpireConsumerRebalance = 6
 
 
 @dataclass(frozen=True, order=True)
@@ -64,6 +69,11 @@ def _timers(state: CoordinatorState) -> Iterator[tuple[int, TimerKind, str, str]
             yield g.join_timer.deadline_ms, TimerKind.ExpireJoin, g.group_id, ""
         if g.sync_timer is not None:
             yield g.sync_timer.deadline_ms, TimerKind.ExpireSync, g.group_id, ""
+    for cg in state.consumer_groups.values():
+        for mid, deadline in cg.session_deadlines.items():
+            yield deadline, TimerKind.ExpireConsumerSession, cg.group_id, mid
+        for mid, rt in cg.rebalance_timers.items():
+            yield rt.deadline_ms, TimerKind.ExpireConsumerRebalance, cg.group_id, mid
 
 
 def deadlines(state: CoordinatorState) -> Iterator[int]:
@@ -83,6 +93,17 @@ def due_timers(state: CoordinatorState, now_ms: int) -> list[Expiry]:
 
 
 def fire(txn: Txn, e: Expiry) -> None:
+    if e.kind is TimerKind.ExpireConsumerSession:
+        cg = txn.state.consumer_groups.get(e.group_id)
+        if cg is not None and cg.session_deadlines.get(e.member_id) == e.deadline_ms:
+            consumer.expire_session(txn, e.group_id, e.member_id)
+        return
+    if e.kind is TimerKind.ExpireConsumerRebalance:
+        cg = txn.state.consumer_groups.get(e.group_id)
+        rt = cg.rebalance_timers.get(e.member_id) if cg is not None else None
+        if rt is not None and rt.deadline_ms == e.deadline_ms:
+            consumer.expire_rebalance(txn, e.group_id, e.member_id, rt.member_epoch)
+        return
     group = txn.state.groups.get(e.group_id)
     if group is None:
         return

@@ -1,6 +1,6 @@
 """Requests and responses of the consumer group protocol (KIP-848), as decoded values.
 
-Vocabulary only: no coordinator handles these yet (docs/consumer-protocol.md). Field names
+Handled by :mod:`groupspec.coordinator.consumer.heartbeat`. Field names
 follow Kafka's message JSON in snake_case, as :mod:`groupspec.protocol.messages` does for
 the classic protocol; a test checks them against the schemas in kafka-clients 4.1.2:
 
@@ -71,6 +71,10 @@ class ConsumerGroupHeartbeatRequest:
     server_assignor: str | None = None
     topic_partitions: tuple[HeartbeatTopicPartitions, ...] | None = None
     version: int = CONSUMER_GROUP_HEARTBEAT_MAX_VERSION
+    #: from the request header and the connection, not the body (the member's
+    #: ``ClientId`` / ``ClientHost``, as the classic JoinGroupRequest here)
+    client_id: str = "consumer"
+    client_host: str = "/127.0.0.1"
 
     def __post_init__(self) -> None:
         _check_version("ConsumerGroupHeartbeat", self.version, CONSUMER_GROUP_HEARTBEAT_MAX_VERSION)

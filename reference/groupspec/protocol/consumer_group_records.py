@@ -1,7 +1,6 @@
 """The records a consumer group (KIP-848) persists in ``__consumer_offsets``, as values.
 
-Vocabulary only: the reference coordinator does not write or replay them yet
-(docs/consumer-protocol.md). One key and one value dataclass per record, fields in
+One key and one value dataclass per record, fields in
 snake_case as in the message schemas of kafka-group-coordinator 4.1.2
 (``common/message/ConsumerGroup*Key.json`` / ``*Value.json``; a test checks them against
 the jar). The record type is the key's version in the log (``RECORD_TYPE``); a tombstone
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
+from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 
 
@@ -175,3 +175,84 @@ class ConsumerGroupRegularExpressionValue:
     topics: tuple[str, ...]
     version: int
     timestamp: int
+
+
+# ---------------------------------------------------------------- as coordinator records
+# The reference coordinator writes a consumer group's changes as these records (each holds
+# a key's fields and the value, ``None`` for a tombstone), and replays them into state as
+# GroupMetadataManager.replay does (coordinator/consumer/replay.py). Persisted ones survive a
+# failover; the timers are in memory only, as Kafka's CoordinatorTimer.
+
+
+@dataclass(frozen=True)
+class ConsumerGroupEpochRecord(Record):
+    """``newConsumerGroupEpochRecord`` (``ConsumerGroupMetadataKey``); ``None``: the group
+    is deleted (``newConsumerGroupEpochTombstoneRecord``)."""
+
+    persisted: ClassVar[bool] = True
+    value: ConsumerGroupMetadataValue | None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMemberSubscriptionRecord(Record):
+    """``newConsumerGroupMemberSubscriptionRecord`` (``ConsumerGroupMemberMetadataKey``)."""
+
+    persisted: ClassVar[bool] = True
+    member_id: str
+    value: ConsumerGroupMemberMetadataValue | None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentRecord(Record):
+    """``newConsumerGroupTargetAssignmentRecord`` (``ConsumerGroupTargetAssignmentMemberKey``)."""
+
+    persisted: ClassVar[bool] = True
+    member_id: str
+    value: ConsumerGroupTargetAssignmentMemberValue | None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTargetAssignmentEpochRecord(Record):
+    """``newConsumerGroupTargetAssignmentEpochRecord`` (``...TargetAssignmentMetadataKey``)."""
+
+    persisted: ClassVar[bool] = True
+    value: ConsumerGroupTargetAssignmentMetadataValue | None
+
+
+@dataclass(frozen=True)
+class ConsumerGroupCurrentAssignmentRecord(Record):
+    """``newConsumerGroupCurrentAssignmentRecord`` (``...CurrentMemberAssignmentKey``)."""
+
+    persisted: ClassVar[bool] = True
+    member_id: str
+    value: ConsumerGroupCurrentMemberAssignmentValue | None
+
+
+@dataclass(frozen=True)
+class ConsumerSessionTimerSet(Record):
+    """The member's session timeout armed (``deadline_ms``) or cancelled (``None``):
+    ``scheduleConsumerGroupSessionTimeout`` / ``cancelGroupSessionTimeout``."""
+
+    member_id: str
+    deadline_ms: int | None
+
+
+@dataclass(frozen=True)
+class ConsumerRebalanceTimerSet(Record):
+    """The member's rebalance timeout, bound to the epoch it must leave in time
+    (``scheduleConsumerGroupRebalanceTimeout``), or cancelled (``None``)."""
+
+    member_id: str
+    deadline_ms: int | None
+    member_epoch: int = 0
+
+
+CONSUMER_GROUP_RECORDS: tuple[type[Record], ...] = (
+    ConsumerGroupEpochRecord,
+    ConsumerGroupMemberSubscriptionRecord,
+    ConsumerGroupTargetAssignmentRecord,
+    ConsumerGroupTargetAssignmentEpochRecord,
+    ConsumerGroupCurrentAssignmentRecord,
+    ConsumerSessionTimerSet,
+    ConsumerRebalanceTimerSet,
+)

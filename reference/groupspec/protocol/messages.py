@@ -15,6 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupspec.protocol.errors import Error
 
 #: The member id a new member sends (JoinGroupRequest.UNKNOWN_MEMBER_ID).
@@ -316,6 +320,7 @@ Request: TypeAlias = (
     | ListGroupsRequest
     | DescribeGroupsRequest
     | DeleteGroupsRequest
+    | ConsumerGroupHeartbeatRequest
 )
 Response: TypeAlias = (
     JoinGroupResponse
@@ -328,6 +333,7 @@ Response: TypeAlias = (
     | ListGroupsResponse
     | DescribeGroupsResponse
     | DeleteGroupsResponse
+    | ConsumerGroupHeartbeatResponse
 )
 
 #: The request name used in traces and in the TLA+ spec (Kafka's API name).

@@ -1,0 +1,554 @@
+"""ConsumerGroupHeartbeat (KIP-848): joining, heartbeating, reconciling and leaving.
+
+Sources, Apache Kafka 4.1.2 group-coordinator:
+
+- GroupCoordinatorService.consumerGroupHeartbeat and
+  throwIfConsumerGroupHeartbeatRequestIsInvalid: the request checks made before the shard
+  (INVALID_REQUEST, UNSUPPORTED_ASSIGNOR), answered with no member id and epoch 0;
+- GroupMetadataManager.consumerGroupHeartbeat (both overloads),
+  getOrMaybeCreateConsumerGroup, throwIfConsumerGroupIsFull,
+  getOrMaybeSubscribe{Dynamic,Static}ConsumerGroupMember, throwIfConsumerGroupMemberEpochIsInvalid,
+  hasMemberSubscriptionChanged, updateSubscriptionMetadata, updateTargetAssignment,
+  maybeReconcile, consumerGroupLeave, consumerGroupStaticMemberGroupLeave,
+  consumerGroupFenceMembers, replaceMember, removeMember and the session and rebalance
+  timeouts (schedule/cancel, and what they do when they fire);
+- modern/TargetAssignmentBuilder.build.
+
+As in Kafka, the handler reads the state as it was before the request and writes its
+changes as records at the end (the coordinator runtime replays a write operation's records
+after it returns). Errors are Kafka's exceptions mapped to codes
+(``ApiError.fromThrowable``): the response then carries only the error and its message.
+
+Not modelled yet (docs/deviations.md): online migration between the protocols (the
+coordinator behaves as with ``group.consumer.migration.policy=disabled``: a classic group
+with members is not converted, an empty one is); regular-expression subscriptions resolve
+at once against the metadata image rather than asynchronously; group configs (dynamic
+per-group session timeout and heartbeat interval); authorization.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+
+from groupspec.assignors.registry import get_server_assignor
+from groupspec.assignors.server_spec import (
+    GroupSpec,
+    MemberSpec,
+    PartitionAssignorError,
+    SubscribedTopicMetadata,
+    TopicMetadata,
+    replayed_assignment_order,
+)
+from groupspec.coordinator.consumer.group import (
+    ConsumerGroup,
+    preferred_assignor,
+    subscribed_topic_names,
+    subscription_type,
+)
+from groupspec.coordinator.consumer.member import (
+    Assignment,
+    ConsumerMember,
+    is_subset,
+    to_heartbeat,
+    to_record,
+)
+from groupspec.coordinator.consumer.reconciliation import FencedMemberEpoch, reconcile
+from groupspec.coordinator.context import Txn
+from groupspec.coordinator.find_coordinator import java_string_hash
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_messages import (
+    CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION,
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatAssignment,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+
+#: generates a member id for a v0 member that sent none (Kafka: ``Uuid.randomUuid()``)
+MemberIdSource = Callable[[], str]
+
+
+class ApiError(Exception):
+    """A Kafka ``ApiException`` raised inside the handler: answered with its code."""
+
+    def __init__(self, error: Error, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+        self.message = message
+
+
+# ---------------------------------------------------------------------------- validation
+_JAVA_TRIM = "".join(chr(c) for c in range(33))
+
+
+def _blank(value: str | None) -> bool:
+    """Utils.throwIfEmptyString's test: non-null and empty after Java's ``trim``."""
+    return value is not None and value.strip(_JAVA_TRIM) == ""
+
+
+def request_error(req: ConsumerGroupHeartbeatRequest, assignors: Sequence[str]) -> ApiError | None:
+    """GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid."""
+    bad = Error.INVALID_REQUEST
+    if (req.version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or req.member_epoch > 0
+            or req.member_epoch == LEAVE_GROUP_MEMBER_EPOCH) and _blank(req.member_id):
+        return ApiError(bad, "MemberId can't be empty.")
+    if _blank(req.group_id):
+        return ApiError(bad, "GroupId can't be empty.")
+    if _blank(req.instance_id):
+        return ApiError(bad, "InstanceId can't be empty.")
+    if _blank(req.rack_id):
+        return ApiError(bad, "RackId can't be empty.")
+    if req.member_epoch == 0:
+        if req.rebalance_timeout_ms == -1:
+            return ApiError(bad, "RebalanceTimeoutMs must be provided in first request.")
+        if req.topic_partitions is None or len(req.topic_partitions) > 0:
+            return ApiError(bad, "TopicPartitions must be empty when (re-)joining.")
+        if req.subscribed_topic_names is None and req.subscribed_topic_regex is None:
+            return ApiError(bad, "Either SubscribedTopicNames or SubscribedTopicRegex must be "
+                                 "non-null when (re-)joining.")
+    elif req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if req.instance_id is None:
+            return ApiError(bad, "InstanceId can't be null.")
+    elif req.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return ApiError(bad, "MemberEpoch is invalid.")
+    if req.server_assignor is not None and req.server_assignor not in assignors:
+        return ApiError(
+            Error.UNSUPPORTED_ASSIGNOR,
+            f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
+            f"{', '.join(assignors)}.",
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------- entry point
+def handle_consumer_group_heartbeat(
+    txn: Txn, request_id: int, req: ConsumerGroupHeartbeatRequest, member_ids: MemberIdSource
+) -> None:
+    error = request_error(req, txn.config.consumer_group_assignors)
+    records: list[r.Record] = []
+    try:
+        if error is not None:
+            raise error
+        if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            response = _leave(txn, req, records)
+        else:
+            response = _heartbeat(txn, req, member_ids, records)
+    except ApiError as e:
+        txn.respond(request_id, ConsumerGroupHeartbeatResponse(
+            error=e.error, error_message=e.message, member_epoch=0, heartbeat_interval_ms=0))
+        return
+    except FencedMemberEpoch as e:
+        txn.respond(request_id, ConsumerGroupHeartbeatResponse(
+            error=e.error, error_message=str(e), member_epoch=0, heartbeat_interval_ms=0))
+        return
+    for rec in records:
+        txn.emit(rec)
+    txn.respond(request_id, response)
+
+
+# ---------------------------------------------------------------------------- the group
+def _existing(txn: Txn, group_id: str) -> ConsumerGroup:
+    """consumerGroup(groupId): GROUP_ID_NOT_FOUND unless it is a consumer group."""
+    g = txn.state.consumer_groups.get(group_id)
+    if g is None:
+        if group_id in txn.state.groups:
+            raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    return g
+
+
+def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record]) -> ConsumerGroup:
+    """getOrMaybeCreateConsumerGroup, with the migration policy ``disabled``."""
+    g = txn.state.consumer_groups.get(group_id)
+    if g is not None:
+        return g
+    classic = txn.state.groups.get(group_id)
+    if classic is None:
+        if not create:
+            raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        return ConsumerGroup(group_id)
+    if create and classic.state is GroupState.Empty and not classic.members:
+        # maybeDeleteEmptyClassicGroup: an empty classic group gives way (its offsets stay
+        # with the group id in Kafka; here they move to the new group)
+        records.extend(_classic_tombstones(classic.group_id, classic.state))
+        fresh = ConsumerGroup(group_id)
+        fresh.offsets = dict(classic.offsets)
+        return fresh
+    if create:
+        raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to "
+                       "consumer group because online upgrade is disabled.")
+    raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+
+def _classic_tombstones(group_id: str, state: GroupState) -> list[r.Record]:
+    out: list[r.Record] = [r.GroupTombstoned(group_id)]
+    if state is not GroupState.Dead:
+        out.append(r.StateChanged(group_id, GroupState.Dead, 0))
+    out.append(r.GroupRemoved(group_id))
+    return out
+
+
+def _member(g: ConsumerGroup, member_id: str, create: bool) -> ConsumerMember:
+    """ConsumerGroup.getOrMaybeCreateMember."""
+    m = g.members.get(member_id)
+    if m is not None:
+        return m
+    if not create:
+        raise ApiError(Error.UNKNOWN_MEMBER_ID,
+                       f"Member {member_id} is not a member of group {g.group_id}.")
+    return ConsumerMember(member_id)
+
+
+def _check_epoch(m: ConsumerMember, received: int, owned: Sequence[object] | None,
+                 owned_ok: bool) -> None:
+    """throwIfConsumerGroupMemberEpochIsInvalid."""
+    if received > m.member_epoch:
+        raise FencedMemberEpoch(
+            f"The consumer group member has a greater member epoch ({received}) than the one "
+            f"known by the group coordinator ({m.member_epoch}). The member must abandon all "
+            "its partitions and rejoin.")
+    if received < m.member_epoch and (received != m.previous_member_epoch or not owned_ok):
+        # The previous epoch with a subset of the assignment is accepted: the response
+        # that bumped the epoch may have been lost.
+        raise FencedMemberEpoch(
+            f"The consumer group member has a smaller member epoch ({received}) than the one "
+            f"known by the group coordinator ({m.member_epoch}). The member must abandon all "
+            "its partitions and rejoin.")
+
+
+# ---------------------------------------------------------------------------- heartbeat
+def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberIdSource,
+               records: list[r.Record]) -> ConsumerGroupHeartbeatResponse:
+    cfg = txn.config
+    create = req.member_epoch == 0
+    group = _get_or_create(txn, req.group_id, create, records)
+    member_id = req.member_id
+    if len(group.members) >= cfg.consumer_group_max_size and (
+            member_id == "" or member_id not in group.members):
+        raise ApiError(Error.GROUP_MAX_SIZE_REACHED,
+                       "The consumer group has reached its maximum capacity of "
+                       f"{cfg.consumer_group_max_size} members.")
+    if member_id == "":
+        member_id = member_ids()
+    owned = req.topic_partitions
+    replaced: ConsumerMember | None = None
+    if req.instance_id is None:
+        member = _member(group, member_id, create)
+        _check_epoch(member, req.member_epoch, owned, is_subset(owned, member.assigned))
+    else:
+        existing = group.static_member(req.instance_id)
+        if create:
+            if existing is None:
+                member = _member(group, member_id, True)
+            else:
+                if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                    raise ApiError(
+                        Error.UNRELEASED_INSTANCE_ID,
+                        f"Static member {member_id} with instance id {req.instance_id} cannot "
+                        f"join the group because the instance id is owned by "
+                        f"{existing.member_id} member.")
+                # replaceMember: the new member id takes over the old member's state at epoch 0
+                member = dataclasses.replace(existing, member_id=member_id, member_epoch=0,
+                                             previous_member_epoch=0)
+                replaced = existing
+                _remove_member_records(group.group_id, existing.member_id, records)
+                records.append(cr.ConsumerGroupMemberSubscriptionRecord(
+                    group.group_id, member_id, member.subscription_value()))
+                records.append(cr.ConsumerGroupTargetAssignmentRecord(
+                    group.group_id, member_id, cr.ConsumerGroupTargetAssignmentMemberValue(
+                        to_record(group.target.get(existing.member_id, {})))))
+                records.append(cr.ConsumerGroupCurrentAssignmentRecord(
+                    group.group_id, member_id, member.current_assignment_value()))
+        else:
+            if existing is None:
+                raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+            if existing.member_id != member_id:
+                raise ApiError(
+                    Error.FENCED_INSTANCE_ID,
+                    f"Static member {member_id} with instance id {req.instance_id} was fenced "
+                    f"by member {existing.member_id}.")
+            member = existing
+            _check_epoch(member, req.member_epoch, owned, is_subset(owned, member.assigned))
+
+    updated = dataclasses.replace(
+        member,
+        instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
+        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+        rebalance_timeout_ms=(req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1
+                              else member.rebalance_timeout_ms),
+        server_assignor=(req.server_assignor if req.server_assignor is not None
+                         else member.server_assignor),
+        subscribed_topic_names=(frozenset(req.subscribed_topic_names)
+                                if req.subscribed_topic_names is not None
+                                else member.subscribed_topic_names),
+        subscribed_topic_regex=(req.subscribed_topic_regex
+                                if req.subscribed_topic_regex is not None
+                                else member.subscribed_topic_regex),
+        client_id=req.client_id,
+        client_host=req.client_host,
+    )
+
+    # 1. the member, the group epoch (hasMemberSubscriptionChanged, updateSubscriptionMetadata)
+    bump = group.group_epoch == 0
+    if updated != member:
+        records.append(cr.ConsumerGroupMemberSubscriptionRecord(
+            group.group_id, member_id, updated.subscription_value()))
+        if updated.subscribed_topic_names != member.subscribed_topic_names:
+            bump = True
+    members_after = _members_after(group, updated, replaced)
+    metadata_hash = _metadata_hash(txn, subscribed_topic_names(members_after.values()))
+    group_epoch = group.group_epoch
+    if metadata_hash != group.metadata_hash:
+        bump = True
+    if bump:
+        group_epoch += 1
+        records.append(cr.ConsumerGroupEpochRecord(
+            group.group_id, cr.ConsumerGroupMetadataValue(epoch=group_epoch,
+                                                          metadata_hash=metadata_hash)))
+
+    # 2. the target assignment
+    if group_epoch > group.assignment_epoch:
+        target = _update_target(txn, group, group_epoch, members_after, updated, replaced, records)
+        target_epoch = group_epoch
+    else:
+        target_epoch = group.assignment_epoch
+        target = group.target_of(updated.member_id, updated.instance_id)
+
+    # 3. reconciliation (maybeReconcile)
+    before = updated
+    if not updated.is_reconciled_to(target_epoch):
+        updated = reconcile(updated, target_epoch, target, group.current_partition_epoch, owned)
+        if updated != before:
+            records.append(cr.ConsumerGroupCurrentAssignmentRecord(
+                group.group_id, member_id, updated.current_assignment_value()))
+            if updated.state is cr.MemberState.UNREVOKED_PARTITIONS:
+                records.append(cr.ConsumerRebalanceTimerSet(
+                    group.group_id, member_id, txn.now_ms + updated.rebalance_timeout_ms,
+                    updated.member_epoch))
+            elif member_id in group.rebalance_timers or _armed_in(records, member_id):
+                records.append(cr.ConsumerRebalanceTimerSet(group.group_id, member_id, None))
+
+    records.append(cr.ConsumerSessionTimerSet(
+        group.group_id, member_id, txn.now_ms + cfg.consumer_group_session_timeout_ms))
+
+    full = (req.rebalance_timeout_ms != -1
+            and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
+            and owned is not None)
+    send_assignment = req.member_epoch == 0 or full or updated.assigned != member.assigned
+    return ConsumerGroupHeartbeatResponse(
+        error=Error.NONE,
+        member_id=member_id,
+        member_epoch=updated.member_epoch,
+        heartbeat_interval_ms=cfg.consumer_group_heartbeat_interval_ms,
+        assignment=HeartbeatAssignment(to_heartbeat(updated.assigned)) if send_assignment else None,
+    )
+
+
+def _armed_in(records: Iterable[r.Record], member_id: str) -> bool:
+    return any(isinstance(x, cr.ConsumerRebalanceTimerSet) and x.member_id == member_id
+               and x.deadline_ms is not None for x in records)
+
+
+def _members_after(group: ConsumerGroup, updated: ConsumerMember,
+                   replaced: ConsumerMember | None) -> dict[str, ConsumerMember]:
+    """The members once this request's records are applied (a replaced static member gone)."""
+    out = dict(group.members)
+    if replaced is not None:
+        out.pop(replaced.member_id, None)
+    out[updated.member_id] = updated
+    return out
+
+
+def _metadata_hash(txn: Txn, names: Iterable[str]) -> int:
+    """The subscribed topics' metadata digest (ModernGroup.computeMetadataHash: 0 when no
+    subscribed topic exists). Same inputs as Kafka's (name, id, partitions, racks); a
+    different digest, deterministic across runs."""
+    facts = []
+    for name in sorted(names):
+        t = txn.state.topics.get(name)
+        if t is not None:
+            facts.append((name, int(t.topic_id), t.num_partitions,
+                          tuple(tuple(sorted(rs)) for rs in t.partition_racks)))
+    if not facts:
+        return 0
+    digest = hashlib.blake2b(repr(facts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True) or 1
+
+
+# ---------------------------------------------------------------------------- target
+def _java_map_order(keys: Iterable[str]) -> list[str]:
+    """Iteration order of a ``HashMap<String, ?>`` filled with ``keys`` in this order
+    (Java 17: table 16, doubling past 3/4 full; buckets in index order, a bucket in
+    insertion order). Not reproduced: buckets of eight or more colliding keys (trees)."""
+    ks = list(dict.fromkeys(keys))
+    cap = 16
+    while len(ks) > cap * 3 // 4:
+        cap *= 2
+    pos = {k: i for i, k in enumerate(ks)}
+
+    def bucket(k: str) -> tuple[int, int]:
+        h = java_string_hash(k) & 0xFFFFFFFF
+        return ((h ^ (h >> 16)) & (cap - 1), pos[k])
+
+    return sorted(ks, key=bucket)
+
+
+def _member_spec(txn: Txn, m: ConsumerMember, target: Assignment) -> MemberSpec:
+    by_name = {name: t.topic_id for name, t in txn.state.topics.items()}
+    names = sorted(m.subscribed_topic_names)  # a HashSet<String>: its order below
+    ordered = _java_map_order(names)
+    ids = tuple(by_name[n] for n in ordered if n in by_name)
+    assignment = replayed_assignment_order([(t, sorted(ps)) for t, ps in target.items()])
+    return MemberSpec(m.member_id, ids, assignment, m.rack_id, m.instance_id)
+
+
+def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
+                   members_after: dict[str, ConsumerMember], updated: ConsumerMember,
+                   replaced: ConsumerMember | None, records: list[r.Record]) -> Assignment:
+    """updateTargetAssignment with TargetAssignmentBuilder.build."""
+    name = preferred_assignor(members_after.values()) or txn.config.consumer_group_assignors[0]
+    specs: dict[str, MemberSpec] = {}
+    for mid in _java_map_order([*group.members, updated.member_id]):
+        m = members_after.get(mid)
+        if m is None:
+            continue
+        target = group.target.get(mid, {})
+        if mid == updated.member_id and replaced is not None:
+            # a new static member takes over the departed one's target
+            target = group.target.get(replaced.member_id, {})
+        specs[mid] = _member_spec(txn, m, target)
+    counts = subscribed_topic_names(members_after.values())
+    kind = subscription_type(counts, len(members_after))
+    topics = SubscribedTopicMetadata.of(
+        t for n, t in txn.state.topics.items() if n in counts)
+    try:
+        result = get_server_assignor(name).assign(
+            GroupSpec(tuple(specs.values()), kind), topics)
+    except PartitionAssignorError as e:
+        raise ApiError(Error.UNKNOWN_SERVER_ERROR,
+                       f"Failed to compute a new target assignment for epoch {group_epoch}: {e}.") from e
+    new_targets: dict[str, Assignment] = {}
+    for mid in specs:
+        new = {t: frozenset(ps) for t, ps in result.get(mid, {}).items() if ps}
+        new_targets[mid] = new
+        old = group.target.get(mid)
+        if old is None or new != old:
+            records.append(cr.ConsumerGroupTargetAssignmentRecord(
+                group.group_id, mid, cr.ConsumerGroupTargetAssignmentMemberValue(to_record(new))))
+    records.append(cr.ConsumerGroupTargetAssignmentEpochRecord(
+        group.group_id, cr.ConsumerGroupTargetAssignmentMetadataValue(group_epoch)))
+    return new_targets.get(updated.member_id, {})
+
+
+# ---------------------------------------------------------------------------- leaving
+def _remove_member_records(group_id: str, member_id: str, records: list[r.Record]) -> None:
+    """removeMember: current assignment, target and subscription tombstones, in that order."""
+    records.append(cr.ConsumerGroupCurrentAssignmentRecord(group_id, member_id, None))
+    records.append(cr.ConsumerGroupTargetAssignmentRecord(group_id, member_id, None))
+    records.append(cr.ConsumerGroupMemberSubscriptionRecord(group_id, member_id, None))
+
+
+def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMember],
+                  records: list[r.Record]) -> None:
+    """consumerGroupFenceMembers: remove them, bump the group epoch (with the metadata hash
+    of the members that remain) and cancel their timers."""
+    if not members:
+        return
+    gone = {m.member_id for m in members}
+    for m in members:
+        _remove_member_records(group.group_id, m.member_id, records)
+    rest = [m for mid, m in group.members.items() if mid not in gone]
+    metadata_hash = _metadata_hash(txn, subscribed_topic_names(rest))
+    records.append(cr.ConsumerGroupEpochRecord(group.group_id, cr.ConsumerGroupMetadataValue(
+        epoch=group.group_epoch + 1, metadata_hash=metadata_hash)))
+    for m in members:
+        if m.member_id in group.session_deadlines:
+            records.append(cr.ConsumerSessionTimerSet(group.group_id, m.member_id, None))
+        if m.member_id in group.rebalance_timers:
+            records.append(cr.ConsumerRebalanceTimerSet(group.group_id, m.member_id, None))
+
+
+def _leave(txn: Txn, req: ConsumerGroupHeartbeatRequest,
+           records: list[r.Record]) -> ConsumerGroupHeartbeatResponse:
+    """consumerGroupLeave."""
+    group = _existing(txn, req.group_id)
+    answer = ConsumerGroupHeartbeatResponse(
+        error=Error.NONE, member_id=req.member_id, member_epoch=req.member_epoch,
+        heartbeat_interval_ms=0)
+    if req.instance_id is None:
+        member = _member(group, req.member_id, False)
+        fence_members(txn, group, [member], records)
+        return answer
+    member_or_none = group.static_member(req.instance_id)
+    if member_or_none is None:
+        raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+    member = member_or_none
+    if member.member_id != req.member_id:
+        raise ApiError(
+            Error.FENCED_INSTANCE_ID,
+            f"Static member {req.member_id} with instance id {req.instance_id} was fenced by "
+            f"member {member.member_id}.")
+    if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        # consumerGroupStaticMemberGroupLeave: epoch -2, nothing pending revocation; its
+        # timers keep running (the session timeout removes it unless it comes back)
+        leaving = dataclasses.replace(member, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                      pending_revocation={})
+        records.append(cr.ConsumerGroupCurrentAssignmentRecord(
+            group.group_id, member.member_id, leaving.current_assignment_value()))
+        return dataclasses.replace(answer, member_id=member.member_id)
+    fence_members(txn, group, [member], records)
+    return answer
+
+
+# ---------------------------------------------------------------------------- timers
+def expire_session(txn: Txn, group_id: str, member_id: str) -> None:
+    """The session timeout fired: consumerGroupFenceMemberOperation ("the member session
+    expired"); nothing if the group or member is gone."""
+    group = txn.state.consumer_groups.get(group_id)
+    if group is None:
+        return
+    txn.emit(cr.ConsumerSessionTimerSet(group_id, member_id, None))
+    member = group.members.get(member_id)
+    if member is None:
+        return
+    records: list[r.Record] = []
+    fence_members(txn, group, [member], records)
+    for rec in records:
+        if isinstance(rec, cr.ConsumerSessionTimerSet):
+            continue  # already cancelled above
+        txn.emit(rec)
+
+
+def expire_rebalance(txn: Txn, group_id: str, member_id: str, member_epoch: int) -> None:
+    """The rebalance timeout fired: the member is fenced if it is still in the epoch it
+    had to leave (it did not revoke in time)."""
+    group = txn.state.consumer_groups.get(group_id)
+    if group is None:
+        return
+    txn.emit(cr.ConsumerRebalanceTimerSet(group_id, member_id, None))
+    member = group.members.get(member_id)
+    if member is None or member.member_epoch != member_epoch:
+        return
+    records: list[r.Record] = []
+    fence_members(txn, group, [member], records)
+    for rec in records:
+        if isinstance(rec, cr.ConsumerRebalanceTimerSet):
+            continue
+        txn.emit(rec)
+
+
+__all__ = [
+    "ApiError",
+    "TopicMetadata",
+    "expire_rebalance",
+    "expire_session",
+    "fence_members",
+    "handle_consumer_group_heartbeat",
+    "request_error",
+]

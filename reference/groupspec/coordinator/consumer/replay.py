@@ -1,0 +1,166 @@
+"""Applying a consumer group's records to the coordinator state.
+
+Mirrors the ``replay`` overloads of GroupMetadataManager.java for ConsumerGroupMetadata,
+ConsumerGroupMemberMetadata, ConsumerGroupTargetAssignmentMember,
+ConsumerGroupTargetAssignmentMetadata and ConsumerGroupCurrentMemberAssignment, and
+ConsumerGroup.updateMember / removeMember (partition epochs, static members). A value
+creates the group if needed; a tombstone for a group or member that does not exist is
+ignored; a tombstone out of Kafka's order (a member deleted before its current assignment)
+is a :class:`ReplayError`, as Kafka's IllegalStateException.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from groupspec.coordinator.consumer.group import ConsumerGroup, RebalanceTimer
+from groupspec.coordinator.consumer.member import Assignment, ConsumerMember, from_record
+from groupspec.coordinator.state import CoordinatorState, ReplayError
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol.consumer_group_messages import LEAVE_GROUP_MEMBER_EPOCH
+from groupspec.protocol.records import Record
+
+
+class ConsumerReplayError(ReplayError):
+    """A consumer-group record that does not fit the state."""
+
+
+def _group(state: CoordinatorState, group_id: str, create: bool) -> ConsumerGroup | None:
+    g = state.consumer_groups.get(group_id)
+    if g is None and create:
+        if group_id in state.groups:
+            raise ConsumerReplayError(f"group {group_id!r} is a classic group")
+        g = state.consumer_groups[group_id] = ConsumerGroup(group_id)
+    return g
+
+
+def _add_epochs(g: ConsumerGroup, a: Assignment, epoch: int) -> None:
+    for t, ps in a.items():
+        for p in ps:
+            prev = g.partition_epochs.get((t, p))
+            if prev is not None and prev >= epoch:
+                # ConsumerGroup.addPartitionEpochs: IllegalStateException
+                raise ConsumerReplayError(
+                    f"group {g.group_id!r}: cannot set the epoch of {t}-{p} to {epoch}: "
+                    f"still owned at epoch {prev}"
+                )
+            g.partition_epochs[(t, p)] = epoch
+
+
+def _remove_epochs(g: ConsumerGroup, a: Assignment, epoch: int) -> None:
+    for t, ps in a.items():
+        for p in ps:
+            if g.partition_epochs.get((t, p)) == epoch:
+                del g.partition_epochs[(t, p)]
+
+
+def _update_member(g: ConsumerGroup, new: ConsumerMember) -> None:
+    old = g.members.get(new.member_id)
+    g.members[new.member_id] = new
+    if old is not None:
+        _remove_epochs(g, old.assigned, old.member_epoch)
+        _remove_epochs(g, old.pending_revocation, old.member_epoch)
+    _add_epochs(g, new.assigned, new.member_epoch)
+    _add_epochs(g, new.pending_revocation, new.member_epoch)
+    if new.instance_id is not None:
+        g.static_members[new.instance_id] = new.member_id
+
+
+def _remove_member(g: ConsumerGroup, member_id: str) -> None:
+    old = g.members.pop(member_id)
+    _remove_epochs(g, old.assigned, old.member_epoch)
+    _remove_epochs(g, old.pending_revocation, old.member_epoch)
+    if old.instance_id is not None and g.static_members.get(old.instance_id) == member_id:
+        # ConsumerGroup.removeStaticMember removes the mapping only if it is still this member's
+        del g.static_members[old.instance_id]
+
+
+def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
+    gid = rec.group_id
+    match rec:
+        case cr.ConsumerGroupEpochRecord(value=v):
+            if v is not None:
+                g = _group(state, gid, True)
+                assert g is not None
+                g.group_epoch, g.metadata_hash = v.epoch, v.metadata_hash
+                return
+            g = _group(state, gid, False)
+            if g is None:
+                return
+            if g.members or g.target or g.assignment_epoch != -1:
+                raise ConsumerReplayError(
+                    f"ConsumerGroupEpochRecord tombstone: group {gid!r} still has members, "
+                    "a target assignment or its epoch"
+                )
+            del state.consumer_groups[gid]
+        case cr.ConsumerGroupMemberSubscriptionRecord(member_id=mid, value=v):
+            g = _group(state, gid, v is not None)
+            if g is None:
+                return
+            if v is not None:
+                old = g.members.get(mid) or ConsumerMember(mid)
+                _update_member(g, old.with_subscription(v))
+                return
+            m = g.members.get(mid)
+            if m is None:
+                return
+            if m.member_epoch != LEAVE_GROUP_MEMBER_EPOCH or mid in g.target:
+                raise ConsumerReplayError(
+                    f"member {mid!r} of {gid!r} deleted before its current and target "
+                    "assignments were"
+                )
+            _remove_member(g, mid)
+        case cr.ConsumerGroupTargetAssignmentRecord(member_id=mid, value=v):
+            g = _group(state, gid, v is not None)
+            if g is None:
+                return
+            if v is not None:
+                g.target[mid] = from_record(v.topic_partitions)
+            else:
+                g.target.pop(mid, None)
+        case cr.ConsumerGroupTargetAssignmentEpochRecord(value=v):
+            g = _group(state, gid, v is not None)
+            if g is None:
+                return
+            if v is not None:
+                g.assignment_epoch = v.assignment_epoch
+            else:
+                if g.target:
+                    raise ConsumerReplayError(
+                        f"target assignment epoch of {gid!r} deleted while members have targets"
+                    )
+                g.assignment_epoch = -1
+        case cr.ConsumerGroupCurrentAssignmentRecord(member_id=mid, value=v):
+            g = _group(state, gid, v is not None)
+            if g is None:
+                return
+            if v is not None:
+                old = g.members.get(mid) or ConsumerMember(mid)
+                _update_member(g, old.with_current_assignment(v))
+                return
+            m = g.members.get(mid)
+            if m is None:
+                return
+            _update_member(g, dataclasses.replace(
+                m, member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH, assigned={},
+                pending_revocation={},
+            ))
+        case cr.ConsumerSessionTimerSet(member_id=mid, deadline_ms=d):
+            g = _group(state, gid, False)
+            if g is None:
+                raise ConsumerReplayError(f"ConsumerSessionTimerSet: no consumer group {gid!r}")
+            if d is None:
+                g.session_deadlines.pop(mid, None)
+            else:
+                g.session_deadlines[mid] = d
+        case cr.ConsumerRebalanceTimerSet(member_id=mid, deadline_ms=d, member_epoch=e):
+            g = _group(state, gid, False)
+            if g is None:
+                raise ConsumerReplayError(f"ConsumerRebalanceTimerSet: no consumer group {gid!r}")
+            if d is None:
+                g.rebalance_timers.pop(mid, None)
+            else:
+                g.rebalance_timers[mid] = RebalanceTimer(d, e)
+        case _:
+            raise ConsumerReplayError(f"not a consumer-group record: {type(rec).__name__}")
