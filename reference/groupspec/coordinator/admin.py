@@ -9,7 +9,7 @@ is Stable (their assignment always); DeleteGroups needs an Empty group (NON_EMPT
 from __future__ import annotations
 
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.offsets import delete_group
+from groupspec.coordinator.offsets import delete_consumer_group, delete_group
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (
@@ -32,11 +32,18 @@ S = GroupState
 def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
     # GroupMetadataManager.listGroups lower-cases and trims each filter.
     wanted = {s.strip().lower() for s in req.states_filter}
-    groups = tuple(
+    listed = [
         ListedGroup(g.group_id, g.protocol_type or "", g.state.value)
-        for g in sorted(txn.state.groups.values(), key=lambda g: g.group_id)
+        for g in txn.state.groups.values()
         if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted)
+    ]
+    # ConsumerGroup.asListedGroup: protocol type "consumer", the state's name
+    listed.extend(
+        ListedGroup(g.group_id, "consumer", g.state.value)
+        for g in txn.state.consumer_groups.values()
+        if not wanted or g.state.value.lower() in wanted
     )
+    groups = tuple(sorted(listed, key=lambda g: g.group_id))
     txn.respond(request_id, ListGroupsResponse(error=Error.NONE, groups=groups))
 
 
@@ -80,6 +87,15 @@ def handle_describe_groups(txn: Txn, request_id: int, req: DescribeGroupsRequest
 def handle_delete_groups(txn: Txn, request_id: int, req: DeleteGroupsRequest) -> None:
     results = []
     for gid in req.groups_names:
+        cg = txn.state.consumer_groups.get(gid)
+        if cg is not None:
+            # ConsumerGroup.validateDeleteGroup, then createGroupTombstoneRecords
+            if cg.members:
+                results.append(DeletableGroupResult(gid, Error.NON_EMPTY_GROUP))
+            else:
+                delete_consumer_group(txn, cg)
+                results.append(DeletableGroupResult(gid, Error.NONE))
+            continue
         g = txn.state.groups.get(gid)
         if g is None or g.state is S.Dead:
             results.append(DeletableGroupResult(gid, Error.GROUP_ID_NOT_FOUND))

@@ -12,7 +12,9 @@ from __future__ import annotations
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.classic.membership import validate_member
+from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.context import Txn
+from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
@@ -27,6 +29,9 @@ from groupspec.protocol.messages import (
     OffsetFetchResponse,
 )
 from groupspec.protocol.wire import DecodeError
+
+#: OffsetCommit from this version on for consumer-protocol members (KIP-848)
+OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION = 9
 
 S = GroupState
 
@@ -53,6 +58,22 @@ def validate_offset_commit(group: Group, req: OffsetCommitRequest) -> Error:
     return Error.NONE
 
 
+def validate_consumer_offset_commit(group: ConsumerGroup, req: OffsetCommitRequest) -> Error:
+    """ConsumerGroup.validateOffsetCommit (non-transactional): with epoch -1 only into an
+    empty group; otherwise a member, with OffsetCommit v9 or later, at its current member
+    epoch (STALE_MEMBER_EPOCH otherwise: KIP-848 fences by epoch, not by generation)."""
+    if req.generation_id < 0 and not group.members:
+        return Error.NONE
+    member = group.members.get(req.member_id)
+    if member is None:
+        return Error.UNKNOWN_MEMBER_ID
+    if req.version < OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION:
+        return Error.UNSUPPORTED_VERSION
+    if req.generation_id != member.member_epoch:
+        return Error.STALE_MEMBER_EPOCH
+    return Error.NONE
+
+
 def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) -> None:
     def answer_all(error: Error) -> None:
         txn.respond(
@@ -65,6 +86,12 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
             ),
         )
 
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        error = validate_consumer_offset_commit(consumer_group, req)
+        if error is not Error.NONE:
+            return answer_all(error)
+        return _commit(txn, request_id, req.group_id, req)
     # GroupCoordinatorService.commitOffsets rejects only a null group id: the empty group id
     # is accepted "for backwards compatibility", so "" is an ordinary (simple) group here.
     group = txn.state.groups.get(req.group_id)
@@ -85,6 +112,10 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
         # A commit counts as a heartbeat (KAFKA-3470).
         member = group.members[req.member_id]
         rb.reschedule_heartbeat(txn, group, req.member_id, member.session_timeout_ms)
+    return _commit(txn, request_id, group.group_id, req)
+
+
+def _commit(txn: Txn, request_id: int, group_id: str, req: OffsetCommitRequest) -> None:
     results = []
     for p in req.partitions:
         meta = p.committed_metadata
@@ -97,7 +128,7 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
             continue
         txn.emit(
             r.OffsetCommitted(
-                group.group_id,
+                group_id,
                 p.topic,
                 p.partition,
                 p.committed_offset,
@@ -116,15 +147,36 @@ def _utf16_length(s: str) -> int:
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def validate_consumer_offset_fetch(group: ConsumerGroup, req: OffsetFetchRequest) -> Error:
+    """ConsumerGroup.validateOffsetFetch: no member id and a negative epoch (an admin
+    client, or a client that does not send them) may fetch; else a member at its epoch."""
+    if req.member_id is None and req.member_epoch < 0:
+        return Error.NONE
+    member = group.members.get(req.member_id) if req.member_id is not None else None
+    if member is None:
+        return Error.UNKNOWN_MEMBER_ID
+    if req.member_epoch != member.member_epoch:
+        return Error.STALE_MEMBER_EPOCH
+    return Error.NONE
+
+
 def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> None:
     """OffsetFetch: no member or generation check for classic groups. An unknown or Dead
     group (validateOffsetFetch throws GroupIdNotFoundException) is not an error:
     OffsetMetadataManager.fetchOffsets answers every asked partition with offset -1 and
     fetchAllOffsets answers an empty list."""
-    group = txn.state.groups.get(req.group_id)
-    if group is not None and group.state is S.Dead:
-        group = None
-    offsets = group.offsets if group is not None else {}
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        error = validate_consumer_offset_fetch(consumer_group, req)
+        if error is not Error.NONE:
+            txn.respond(request_id, OffsetFetchResponse(error=error, partitions=()))
+            return
+        offsets = consumer_group.offsets
+    else:
+        group = txn.state.groups.get(req.group_id)
+        if group is not None and group.state is S.Dead:
+            group = None
+        offsets = group.offsets if group is not None else {}
     wanted = sorted(offsets) if req.partitions is None else list(req.partitions)
     parts = []
     for tp in wanted:
@@ -187,3 +239,12 @@ def delete_group(txn: Txn, group: Group) -> None:
     rb.transition(txn, group, S.Dead)
     txn.emit(r.GroupTombstoned(group.group_id))
     txn.emit(r.GroupRemoved(group.group_id))
+
+
+def delete_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
+    """An empty consumer group's offsets and tombstones (ConsumerGroup.
+    createGroupTombstoneRecords: the target assignment's epoch, then the group's epoch)."""
+    if group.offsets:
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(group.offsets)), "group deleted"))
+    txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(group.group_id, None))
+    txn.emit(cr.ConsumerGroupEpochRecord(group.group_id, None))

@@ -47,9 +47,13 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         _load(state, rec)
         return
     if isinstance(rec, r.GroupCreated):
-        if rec.group_id in state.groups:
+        if rec.group_id in state.groups or rec.group_id in state.consumer_groups:
             raise ReplayError(f"GroupCreated: group {rec.group_id!r} already exists")
         state.groups[rec.group_id] = Group(rec.group_id, state_timestamp_ms=rec.now_ms)
+        state.groups[rec.group_id].offsets = state.detached_offsets.pop(rec.group_id, {})
+        return
+    if isinstance(rec, r.OffsetCommitted | r.OffsetsDeleted) and rec.group_id in state.consumer_groups:
+        _apply_offsets(state.consumer_groups[rec.group_id].offsets, rec)
         return
     g = _group(state, rec)
     match rec:
@@ -170,17 +174,15 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             if g.state is not GroupState.Dead:
                 raise ReplayError(f"GroupRemoved: group {g.group_id!r} is {g.state.value}, not Dead")
             del state.groups[g.group_id]
+            if g.offsets:
+                # a group that gives way to the other protocol keeps its offsets by id
+                state.detached_offsets[g.group_id] = g.offsets
         case r.GroupMetadataPersisted(snapshot=snap):
             g.persisted = snap
         case r.GroupTombstoned():
             g.persisted = None
-        case r.OffsetCommitted():
-            g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
-                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
-            )
-        case r.OffsetsDeleted(partitions=parts):
-            for tp in parts:
-                g.offsets.pop(tp, None)
+        case r.OffsetCommitted() | r.OffsetsDeleted():
+            _apply_offsets(g.offsets, rec)
         case _:
             raise ReplayError(f"unknown record type {r.record_name(rec)}")
 
@@ -224,3 +226,16 @@ def replay(records: list[r.Record], state: CoordinatorState | None = None) -> Co
     for rec in records:
         apply_record(st, rec)
     return st
+
+
+def _apply_offsets(offsets: dict[tuple[str, int], CommittedOffset], rec: r.Record) -> None:
+    """Offsets are kept by group id whichever protocol the group speaks (Kafka keeps them
+    apart from the group, in OffsetMetadataManager)."""
+    match rec:
+        case r.OffsetCommitted():
+            offsets[(rec.topic, rec.partition)] = CommittedOffset(
+                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
+            )
+        case r.OffsetsDeleted(partitions=parts):
+            for tp in parts:
+                offsets.pop(tp, None)

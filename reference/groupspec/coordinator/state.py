@@ -32,6 +32,11 @@ class CoordinatorState:
     groups: dict[str, Group] = field(default_factory=dict)
     #: consumer groups (KIP-848); a group id is in at most one of the two maps
     consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    #: offsets of a group id whose group was removed while they stayed (an empty classic
+    #: group converted to a consumer group); the next group of that id takes them
+    detached_offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = field(
+        default_factory=dict
+    )
     #: the metadata image's topics by name (what a consumer group's assignor sees); an
     #: input, set by ``Coordinator.set_topics``
     topics: dict[str, TopicMetadata] = field(default_factory=dict)

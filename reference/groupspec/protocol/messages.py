@@ -201,6 +201,9 @@ class OffsetFetchRequest:
     #: None asks for every committed offset of the group.
     partitions: tuple[tuple[str, int], ...] | None = None
     require_stable: bool = False
+    #: v9 (KIP-848): the member asking, checked by a consumer group (None and -1: anyone)
+    member_id: str | None = None
+    member_epoch: int = -1
 
 
 @dataclass(frozen=True)

@@ -174,22 +174,20 @@ def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record
             raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         return ConsumerGroup(group_id)
     if create and classic.state is GroupState.Empty and not classic.members:
-        # maybeDeleteEmptyClassicGroup: an empty classic group gives way (its offsets stay
-        # with the group id in Kafka; here they move to the new group)
-        records.extend(_classic_tombstones(classic.group_id, classic.state))
-        fresh = ConsumerGroup(group_id)
-        fresh.offsets = dict(classic.offsets)
-        return fresh
+        # maybeDeleteEmptyClassicGroup: an empty classic group gives way; its offsets stay
+        # with the group id (replay hands them to the consumer group)
+        records.extend(_classic_tombstones(classic.group_id, classic.state, txn.now_ms))
+        return ConsumerGroup(group_id)
     if create:
         raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to "
                        "consumer group because online upgrade is disabled.")
     raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
 
-def _classic_tombstones(group_id: str, state: GroupState) -> list[r.Record]:
+def _classic_tombstones(group_id: str, state: GroupState, now_ms: int) -> list[r.Record]:
     out: list[r.Record] = [r.GroupTombstoned(group_id)]
     if state is not GroupState.Dead:
-        out.append(r.StateChanged(group_id, GroupState.Dead, 0))
+        out.append(r.StateChanged(group_id, GroupState.Dead, now_ms))
     out.append(r.GroupRemoved(group_id))
     return out
 

@@ -31,6 +31,7 @@ def _group(state: CoordinatorState, group_id: str, create: bool) -> ConsumerGrou
         if group_id in state.groups:
             raise ConsumerReplayError(f"group {group_id!r} is a classic group")
         g = state.consumer_groups[group_id] = ConsumerGroup(group_id)
+        g.offsets = state.detached_offsets.pop(group_id, {})
     return g
 
 
