@@ -35,16 +35,20 @@ from groupspec.coordinator.classic.join_group import MemberIdGenerator, handle_j
 from groupspec.coordinator.classic.leave_group import handle_leave_group
 from groupspec.coordinator.classic.sync_group import handle_sync_group
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.consumer.describe import handle_consumer_group_describe
 from groupspec.coordinator.consumer.heartbeat import handle_consumer_group_heartbeat
 from groupspec.coordinator.context import Output, Txn
-from groupspec.coordinator.failover import load_all, unload_all
+from groupspec.coordinator.failover import load_all, load_consumer_groups, unload_all
 from groupspec.coordinator.find_coordinator import coordinator_partition
 from groupspec.coordinator.offsets import expire_offsets, handle_offset_commit, handle_offset_fetch
 from groupspec.coordinator.state import CoordinatorState
 from groupspec.coordinator.timers import Expiry, all_timers, due_timers, fire
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
-from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+)
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
 
@@ -131,8 +135,10 @@ class Coordinator:
         txn = self._txn(now_ms)
         unload_all(txn)
         old = self.state.groups
+        old_consumer = self.state.consumer_groups
         txn.emit(r.CoordinatorUnloaded(""))
         load_all(old, txn)
+        load_consumer_groups(old_consumer, txn)
         return txn.out
 
     def set_topics(self, topics: Iterable[TopicMetadata]) -> None:
@@ -213,4 +219,5 @@ _HANDLERS: dict[type, Callable[[Coordinator, Txn, int, msg.Request], None]] = {
     msg.DescribeGroupsRequest: _wrap(handle_describe_groups),
     msg.DeleteGroupsRequest: _wrap(handle_delete_groups),
     ConsumerGroupHeartbeatRequest: _consumer_heartbeat,
+    ConsumerGroupDescribeRequest: _wrap(handle_consumer_group_describe),
 }

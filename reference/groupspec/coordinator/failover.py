@@ -5,14 +5,19 @@ Dead; parked JoinGroups are answered NOT_COORDINATOR if it was PreparingRebalanc
 SyncGroups if it was CompletingRebalance or Stable). The new coordinator rebuilds each
 group from its persisted records alone (onLoaded): Stable if it has members, else Empty,
 every member's session timer armed. In-flight rebalances are lost; members learn it from
-NOT_COORDINATOR, rediscover the coordinator and rejoin.
+NOT_COORDINATOR, rediscover the coordinator and rejoin. A consumer group (KIP-848) keeps
+everything but its timers: its state is all in persisted records, and its members simply
+heartbeat the new coordinator.
 """
 
 from __future__ import annotations
 
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.consumer.group import ConsumerGroup
+from groupspec.coordinator.consumer.member import to_record
 from groupspec.coordinator.context import Txn
+from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -51,3 +56,31 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
             rb.reschedule_heartbeat(txn, loaded, m.member_id, m.session_timeout_ms)
         if len(loaded.members) > txn.config.group_max_size:
             rb.prepare_rebalance(txn, loaded, "freshly loaded group is over group.max.size")
+
+
+def load_consumer_groups(old: dict[str, ConsumerGroup], txn: Txn) -> None:
+    """Rebuild each consumer group from its persisted facts, as replaying its records in
+    ``__consumer_offsets`` does, then GroupMetadataManager.onLoaded: every member's session
+    timeout armed afresh, and the rebalance timeout of each member still revoking."""
+    for g in old.values():
+        gid = g.group_id
+        txn.emit(cr.ConsumerGroupEpochRecord(
+            gid, cr.ConsumerGroupMetadataValue(epoch=g.group_epoch, metadata_hash=g.metadata_hash)))
+        for mid, m in g.members.items():
+            txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, m.subscription_value()))
+        for mid, a in g.target.items():
+            txn.emit(cr.ConsumerGroupTargetAssignmentRecord(
+                gid, mid, cr.ConsumerGroupTargetAssignmentMemberValue(to_record(a))))
+        txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(
+            gid, cr.ConsumerGroupTargetAssignmentMetadataValue(g.assignment_epoch)))
+        for mid, m in g.members.items():
+            txn.emit(cr.ConsumerGroupCurrentAssignmentRecord(gid, mid, m.current_assignment_value()))
+        for (t, p), c in sorted(g.offsets.items()):
+            txn.emit(r.OffsetCommitted(gid, t, p, c.committed_offset, c.metadata,
+                                       c.commit_timestamp_ms, -1, ""))
+        for mid, m in g.members.items():
+            txn.emit(cr.ConsumerSessionTimerSet(
+                gid, mid, txn.now_ms + txn.config.consumer_group_session_timeout_ms))
+            if m.state is cr.MemberState.UNREVOKED_PARTITIONS:
+                txn.emit(cr.ConsumerRebalanceTimerSet(
+                    gid, mid, txn.now_ms + m.rebalance_timeout_ms, m.member_epoch))

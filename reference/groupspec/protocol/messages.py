@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
@@ -324,6 +326,7 @@ Request: TypeAlias = (
     | DescribeGroupsRequest
     | DeleteGroupsRequest
     | ConsumerGroupHeartbeatRequest
+    | ConsumerGroupDescribeRequest
 )
 Response: TypeAlias = (
     JoinGroupResponse
@@ -337,6 +340,7 @@ Response: TypeAlias = (
     | DescribeGroupsResponse
     | DeleteGroupsResponse
     | ConsumerGroupHeartbeatResponse
+    | ConsumerGroupDescribeResponse
 )
 
 #: The request name used in traces and in the TLA+ spec (Kafka's API name).

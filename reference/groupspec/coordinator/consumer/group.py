@@ -129,3 +129,20 @@ def preferred_assignor(members: Iterable[ConsumerMember]) -> str | None:
         if counts[name] > counts[best]:
             best = name
     return best
+
+
+def java_hash_order(keys: Iterable[str]) -> list[str]:
+    """Iteration order of a ``HashMap<String, ?>`` filled with ``keys`` in this order
+    (Java 17: table 16, doubling past 3/4 full; buckets in index order, a bucket in
+    insertion order). Not reproduced: buckets of eight or more colliding keys (trees)."""
+    ks = list(dict.fromkeys(keys))
+    cap = 16
+    while len(ks) > cap * 3 // 4:
+        cap *= 2
+    pos = {k: i for i, k in enumerate(ks)}
+
+    def bucket(k: str) -> tuple[int, int]:
+        h = java_string_hash(k) & 0xFFFFFFFF
+        return ((h ^ (h >> 16)) & (cap - 1), pos[k])
+
+    return sorted(ks, key=bucket)

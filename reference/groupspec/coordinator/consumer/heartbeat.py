@@ -43,6 +43,7 @@ from groupspec.assignors.server_spec import (
 )
 from groupspec.coordinator.consumer.group import (
     ConsumerGroup,
+    java_hash_order,
     preferred_assignor,
     subscribed_topic_names,
     subscription_type,
@@ -56,7 +57,6 @@ from groupspec.coordinator.consumer.member import (
 )
 from groupspec.coordinator.consumer.reconciliation import FencedMemberEpoch, reconcile
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.find_coordinator import java_string_hash
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -380,27 +380,10 @@ def _metadata_hash(txn: Txn, names: Iterable[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- target
-def _java_map_order(keys: Iterable[str]) -> list[str]:
-    """Iteration order of a ``HashMap<String, ?>`` filled with ``keys`` in this order
-    (Java 17: table 16, doubling past 3/4 full; buckets in index order, a bucket in
-    insertion order). Not reproduced: buckets of eight or more colliding keys (trees)."""
-    ks = list(dict.fromkeys(keys))
-    cap = 16
-    while len(ks) > cap * 3 // 4:
-        cap *= 2
-    pos = {k: i for i, k in enumerate(ks)}
-
-    def bucket(k: str) -> tuple[int, int]:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return ((h ^ (h >> 16)) & (cap - 1), pos[k])
-
-    return sorted(ks, key=bucket)
-
-
 def _member_spec(txn: Txn, m: ConsumerMember, target: Assignment) -> MemberSpec:
     by_name = {name: t.topic_id for name, t in txn.state.topics.items()}
     names = sorted(m.subscribed_topic_names)  # a HashSet<String>: its order below
-    ordered = _java_map_order(names)
+    ordered = java_hash_order(names)
     ids = tuple(by_name[n] for n in ordered if n in by_name)
     assignment = replayed_assignment_order([(t, sorted(ps)) for t, ps in target.items()])
     return MemberSpec(m.member_id, ids, assignment, m.rack_id, m.instance_id)
@@ -412,7 +395,7 @@ def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
     """updateTargetAssignment with TargetAssignmentBuilder.build."""
     name = preferred_assignor(members_after.values()) or txn.config.consumer_group_assignors[0]
     specs: dict[str, MemberSpec] = {}
-    for mid in _java_map_order([*group.members, updated.member_id]):
+    for mid in java_hash_order([*group.members, updated.member_id]):
         m = members_after.get(mid)
         if m is None:
             continue

@@ -1,0 +1,101 @@
+"""ConsumerGroupDescribe (KIP-848): a consumer group as ``kafka-consumer-groups.sh`` shows it.
+
+Sources: GroupCoordinatorService.consumerGroupDescribe (an empty group id is answered
+INVALID_GROUP_ID before any shard; the others are grouped by ``__consumer_offsets``
+partition, in a ``HashMap<TopicPartition, List<String>>``, and the answers come back
+empty ids first, then partition by partition in that map's order, each partition's groups
+in request order), GroupMetadataManager.consumerGroupDescribe (GROUP_ID_NOT_FOUND for an
+unknown or classic group), ConsumerGroup.asDescribedGroup and
+ConsumerGroupMember.asConsumerGroupDescribeMember (topics missing from the metadata image
+are left out of the assignments).
+"""
+
+from __future__ import annotations
+
+from groupspec.assignors.java_collections import bucket, topic_partition_hash
+from groupspec.coordinator.consumer.group import ConsumerGroup, java_hash_order, preferred_assignor
+from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
+from groupspec.coordinator.context import Txn
+from groupspec.coordinator.find_coordinator import coordinator_partition
+from groupspec.protocol.consumer_group_messages import (
+    MEMBER_TYPE_CONSUMER,
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    DescribedAssignment,
+    DescribedGroup,
+    DescribedMember,
+    DescribedTopicPartitions,
+)
+from groupspec.protocol.errors import Error
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def _not_found(group_id: str, message: str, error: Error = Error.GROUP_ID_NOT_FOUND) -> DescribedGroup:
+    return DescribedGroup(error=error, error_message=message or None, group_id=group_id,
+                          group_state="", group_epoch=0, assignment_epoch=0, assignor_name="",
+                          members=())
+
+
+def _partitions(txn: Txn, a: Assignment) -> DescribedAssignment:
+    names = {int(t.topic_id): t.name for t in txn.state.topics.values()}
+    out = []
+    for topic, ps in a.items():
+        name = names.get(int(topic))
+        if name is not None:
+            out.append(DescribedTopicPartitions(topic, name, tuple(sorted(ps))))
+    return DescribedAssignment(tuple(out))
+
+
+def _member(txn: Txn, g: ConsumerGroup, m: ConsumerMember) -> DescribedMember:
+    return DescribedMember(
+        member_id=m.member_id,
+        instance_id=m.instance_id,
+        rack_id=m.rack_id,
+        member_epoch=m.member_epoch,
+        client_id=m.client_id,
+        client_host=m.client_host,
+        subscribed_topic_names=tuple(java_hash_order(sorted(m.subscribed_topic_names))),
+        subscribed_topic_regex=m.subscribed_topic_regex,
+        assignment=_partitions(txn, m.assigned),
+        target_assignment=_partitions(txn, g.target.get(m.member_id, {})),
+        member_type=MEMBER_TYPE_CONSUMER,
+    )
+
+
+def describe_group(txn: Txn, group_id: str) -> DescribedGroup:
+    g = txn.state.consumer_groups.get(group_id)
+    if g is None:
+        if group_id in txn.state.groups:
+            return _not_found(group_id, f"Group {group_id} is not a consumer group.")
+        return _not_found(group_id, f"Consumer group {group_id} not found.")
+    return DescribedGroup(
+        error=Error.NONE,
+        group_id=group_id,
+        group_state=g.state.value,
+        group_epoch=g.group_epoch,
+        assignment_epoch=g.assignment_epoch,
+        assignor_name=(preferred_assignor(g.members.values())
+                       or txn.config.consumer_group_assignors[0]),
+        members=tuple(_member(txn, g, m) for m in g.members.values()),
+    )
+
+
+def handle_consumer_group_describe(txn: Txn, request_id: int, req: ConsumerGroupDescribeRequest) -> None:
+    answers: list[DescribedGroup] = []
+    by_partition: dict[int, list[str]] = {}
+    for gid in req.group_ids:
+        if gid == "":
+            answers.append(_not_found("", "", Error.INVALID_GROUP_ID))
+        else:
+            p = coordinator_partition(gid, txn.config.offsets_topic_num_partitions)
+            by_partition.setdefault(p, []).append(gid)
+    # HashMap<TopicPartition, ...> iteration: buckets in order, a bucket in insertion order
+    cap = 16
+    while len(by_partition) > cap * 3 // 4:
+        cap *= 2
+    first_seen = {p: i for i, p in enumerate(by_partition)}
+    for p in sorted(by_partition,
+                    key=lambda q: (bucket(topic_partition_hash((OFFSETS_TOPIC, q)), cap), first_seen[q])):
+        answers.extend(describe_group(txn, gid) for gid in by_partition[p])
+    txn.respond(request_id, ConsumerGroupDescribeResponse(groups=tuple(answers)))

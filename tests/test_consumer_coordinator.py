@@ -1,0 +1,277 @@
+"""The KIP-848 consumer group in the reference coordinator: offsets by member epoch,
+failover, ConsumerGroupDescribe, ListGroups/DeleteGroups, the empty classic group giving
+way, and replay (the records alone rebuild the state). Kafka's own heartbeat and
+reconciliation tests are ported in test_consumer_coordinator_kafka.py and
+test_consumer_reconciliation_kafka.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.consumer.group import ConsumerGroupState
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.replay import apply_record
+from groupspec.coordinator.state import CoordinatorState
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatTopicPartitions,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.records import Record
+from groupspec.protocol.topic_id import TopicId
+
+FOO = TopicId(0x1111)
+BAR = TopicId(0x2222)
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.c = Coordinator()
+        self.c.set_topics([TopicMetadata(FOO, "foo", 6), TopicMetadata(BAR, "bar", 3)])
+        self.rid = 0
+        self.now = 0
+        self.records: list[Record] = []
+
+    def send(self, req: m.Request, dt: int = 10) -> m.Response:
+        self.rid += 1
+        self.now += dt
+        out = self.c.handle(self.rid, req, self.now)
+        self.records.extend(out.records)
+        resp = out.response_to(self.rid)
+        assert resp is not None
+        return resp
+
+    def hb(self, **kw: object) -> ConsumerGroupHeartbeatResponse:
+        kw.setdefault("group_id", "g")
+        resp = self.send(ConsumerGroupHeartbeatRequest(**kw))  # type: ignore[arg-type]
+        assert isinstance(resp, ConsumerGroupHeartbeatResponse)
+        return resp
+
+    def join(self, member_id: str, topics: tuple[str, ...] = ("foo",),
+             instance_id: str | None = None) -> ConsumerGroupHeartbeatResponse:
+        return self.hb(member_id=member_id, member_epoch=0, instance_id=instance_id,
+                       rebalance_timeout_ms=5000, subscribed_topic_names=topics,
+                       topic_partitions=())
+
+    def owned(self, member_id: str) -> tuple[HeartbeatTopicPartitions, ...]:
+        mem = self.c.state.consumer_groups["g"].members[member_id]
+        return tuple(HeartbeatTopicPartitions(t, tuple(sorted(ps))) for t, ps in mem.assigned.items())
+
+    def settle(self, *members: str, rounds: int = 4) -> None:
+        """Each member heartbeats with what it owns until the group is Stable."""
+        for _ in range(rounds):
+            for mid in members:
+                mem = self.c.state.consumer_groups["g"].members[mid]
+                self.hb(member_id=mid, member_epoch=mem.member_epoch,
+                        topic_partitions=self.owned(mid))
+
+    def advance(self, dt: int) -> None:
+        self.now += dt
+        self.records.extend(self.c.advance(self.now).records)
+
+
+def test_two_members_converge_to_the_uniform_target_without_sharing_a_partition() -> None:
+    h = Harness()
+    h.join("a")
+    h.join("b")
+    h.settle("a", "b")
+    g = h.c.state.consumer_groups["g"]
+    assert g.state is ConsumerGroupState.STABLE
+    a, b = g.members["a"].assigned[FOO], g.members["b"].assigned[FOO]
+    assert not a & b and a | b == frozenset(range(6)) and len(a) == len(b) == 3
+    assert g.members["a"].member_epoch == g.members["b"].member_epoch == g.group_epoch == 2
+
+
+def test_commit_needs_the_current_member_epoch_and_version_9() -> None:
+    h = Harness()
+    h.join("a")
+    part = (m.OffsetCommitPartition("foo", 0, 42, None),)
+    stale = h.send(m.OffsetCommitRequest(group_id="g", generation_id=0, member_id="a",
+                                         partitions=part, version=9))
+    assert isinstance(stale, m.OffsetCommitResponse)
+    assert stale.partitions[0].error is Error.STALE_MEMBER_EPOCH
+    old = h.send(m.OffsetCommitRequest(group_id="g", generation_id=1, member_id="a",
+                                       partitions=part, version=8))
+    assert isinstance(old, m.OffsetCommitResponse)
+    assert old.partitions[0].error is Error.UNSUPPORTED_VERSION
+    unknown = h.send(m.OffsetCommitRequest(group_id="g", generation_id=1, member_id="x",
+                                           partitions=part, version=9))
+    assert isinstance(unknown, m.OffsetCommitResponse)
+    assert unknown.partitions[0].error is Error.UNKNOWN_MEMBER_ID
+    ok = h.send(m.OffsetCommitRequest(group_id="g", generation_id=1, member_id="a",
+                                      partitions=part, version=9))
+    assert isinstance(ok, m.OffsetCommitResponse)
+    assert ok.partitions[0].error is Error.NONE
+    fetched = h.send(m.OffsetFetchRequest(group_id="g", partitions=(("foo", 0),), member_id="a",
+                                            member_epoch=1))
+    assert isinstance(fetched, m.OffsetFetchResponse)
+    assert fetched.partitions[0].committed_offset == 42
+    stale_fetch = h.send(m.OffsetFetchRequest(group_id="g", partitions=(("foo", 0),),
+                                                member_id="a", member_epoch=7))
+    assert isinstance(stale_fetch, m.OffsetFetchResponse)
+    assert stale_fetch.error is Error.STALE_MEMBER_EPOCH
+    admin = h.send(m.OffsetFetchRequest(group_id="g", partitions=(("foo", 0),)))
+    assert isinstance(admin, m.OffsetFetchResponse)
+    assert admin.error is Error.NONE and admin.partitions[0].committed_offset == 42
+
+
+def test_a_simple_commit_only_into_an_empty_consumer_group() -> None:
+    h = Harness()
+    h.join("a")
+    part = (m.OffsetCommitPartition("foo", 1, 7, None),)
+    busy = h.send(m.OffsetCommitRequest(group_id="g", partitions=part, version=9))
+    assert isinstance(busy, m.OffsetCommitResponse)
+    assert busy.partitions[0].error is Error.UNKNOWN_MEMBER_ID
+    h.hb(member_id="a", member_epoch=-1)
+    assert h.c.state.consumer_groups["g"].state is ConsumerGroupState.EMPTY
+    ok = h.send(m.OffsetCommitRequest(group_id="g", partitions=part, version=9))
+    assert isinstance(ok, m.OffsetCommitResponse)
+    assert ok.partitions[0].error is Error.NONE
+
+
+def test_failover_keeps_the_group_and_rearms_the_timers() -> None:
+    h = Harness()
+    h.join("a")
+    h.join("b")
+    h.settle("a", "b")
+    before = h.c.state.consumer_groups["g"]
+    snapshot = (before.group_epoch, before.assignment_epoch, dict(before.members), dict(before.target))
+    h.now += 1000
+    h.records.extend(h.c.failover(h.now).records)
+    after = h.c.state.consumer_groups["g"]
+    assert (after.group_epoch, after.assignment_epoch, dict(after.members), dict(after.target)) == snapshot
+    session = h.c.config.consumer_group_session_timeout_ms
+    assert after.session_deadlines == {"a": h.now + session, "b": h.now + session}
+    # both fall silent: the new coordinator's session timeouts remove them
+    h.advance(session + 1)
+    assert h.c.state.consumer_groups["g"].state is ConsumerGroupState.EMPTY
+
+
+def test_a_member_that_does_not_revoke_in_time_is_fenced() -> None:
+    h = Harness()
+    h.join("a")
+    h.settle("a")
+    h.join("b")
+    # a is asked to revoke half of foo; it keeps heartbeating but never lets go
+    resp = h.hb(member_id="a", member_epoch=1, topic_partitions=h.owned("a"))
+    g = h.c.state.consumer_groups["g"]
+    assert g.members["a"].state is cr.MemberState.UNREVOKED_PARTITIONS
+    assert resp.member_epoch == 1 and g.group_epoch == 2
+    for _ in range(3):
+        h.advance(1000)
+        mem = g.members["a"]
+        h.hb(member_id="a", member_epoch=mem.member_epoch,
+             topic_partitions=tuple(HeartbeatTopicPartitions(FOO, tuple(range(6))) for _ in [0]))
+    h.advance(5000)
+    assert "a" not in h.c.state.consumer_groups["g"].members
+    fenced = h.hb(member_id="a", member_epoch=1, topic_partitions=())
+    assert fenced.error is Error.UNKNOWN_MEMBER_ID
+
+
+def test_static_member_leaves_for_a_while_and_its_successor_inherits_the_assignment() -> None:
+    h = Harness()
+    h.join("a1", instance_id="i")
+    h.join("b")
+    h.settle("a1", "b")
+    g = h.c.state.consumer_groups["g"]
+    kept = g.members["a1"].assigned
+    epoch = g.group_epoch
+    left = h.hb(member_id="a1", member_epoch=-2, instance_id="i")
+    assert left.error is Error.NONE and left.member_epoch == -2
+    assert g.group_epoch == epoch  # a temporary leave bumps nothing
+    took = h.join("a9", instance_id="i")  # a new process with the same instance id
+    assert took.error is Error.NONE
+    again = h.join("a2", instance_id="i")  # a9 holds i now: nobody else may take it
+    assert again.error is Error.UNRELEASED_INSTANCE_ID
+    g = h.c.state.consumer_groups["g"]
+    assert "a1" not in g.members and g.members["a9"].assigned == kept
+    assert g.group_epoch == epoch
+
+
+def test_empty_classic_group_gives_way_with_its_offsets_but_a_live_one_does_not() -> None:
+    h = Harness()
+    part = (m.OffsetCommitPartition("foo", 0, 5, None),)
+    h.send(m.OffsetCommitRequest(group_id="g", partitions=part))
+    assert "g" in h.c.state.groups
+    joined = h.join("a")
+    assert joined.error is Error.NONE
+    assert "g" not in h.c.state.groups
+    assert h.c.state.consumer_groups["g"].offsets[("foo", 0)].committed_offset == 5
+    h2 = Harness()
+    proto = (m.JoinGroupProtocol("range", b""),)
+    first = h2.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    # a member only pending (MEMBER_ID_REQUIRED) leaves the group Empty: still convertible,
+    # so it joins for real first
+    h2.rid += 1
+    parked = h2.c.handle(h2.rid, m.JoinGroupRequest(group_id="g", member_id=first.member_id,
+                                                    protocols=proto), h2.now)
+    assert parked.response_to(h2.rid) is None  # waits out the initial rebalance delay
+    refused = h2.join("a")
+    assert refused.error is Error.GROUP_ID_NOT_FOUND
+    assert refused.member_id is None and refused.member_epoch == 0
+
+
+def test_describe_lists_members_with_target_and_answers_unknown_and_empty_ids() -> None:
+    h = Harness()
+    h.join("a", topics=("foo", "bar"))
+    resp = h.send(ConsumerGroupDescribeRequest(group_ids=("g", "nope", "")))
+    assert isinstance(resp, ConsumerGroupDescribeResponse)
+    by_id = {d.group_id: d for d in resp.groups}
+    assert by_id[""].error is Error.INVALID_GROUP_ID
+    assert resp.groups[0].group_id == ""  # the service answers empty ids first
+    assert by_id["nope"].error is Error.GROUP_ID_NOT_FOUND
+    g = by_id["g"]
+    assert (g.error, g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name) == (
+        Error.NONE, "Stable", 1, 1, "uniform")
+    (member,) = g.members
+    assert member.member_id == "a" and member.member_epoch == 1
+    assert {tp.topic_name: tp.partitions for tp in member.assignment.topic_partitions} == {
+        "foo": tuple(range(6)), "bar": (0, 1, 2)}
+    assert member.target_assignment == member.assignment
+
+
+def test_list_and_delete_groups_see_consumer_groups() -> None:
+    h = Harness()
+    h.join("a")
+    listed = h.send(m.ListGroupsRequest())
+    assert isinstance(listed, m.ListGroupsResponse)
+    assert [(x.group_id, x.protocol_type, x.group_state) for x in listed.groups] == [
+        ("g", "consumer", "Stable")]
+    busy = h.send(m.DeleteGroupsRequest(groups_names=("g",)))
+    assert isinstance(busy, m.DeleteGroupsResponse)
+    assert busy.results[0].error is Error.NON_EMPTY_GROUP
+    h.hb(member_id="a", member_epoch=-1)
+    gone = h.send(m.DeleteGroupsRequest(groups_names=("g",)))
+    assert isinstance(gone, m.DeleteGroupsResponse)
+    assert gone.results[0].error is Error.NONE
+    assert "g" not in h.c.state.consumer_groups
+
+
+def test_the_records_alone_rebuild_the_state() -> None:
+    h = Harness()
+    h.join("a", instance_id="i")
+    h.join("b", topics=("foo", "bar"))
+    h.settle("a", "b")
+    h.hb(member_id="a", member_epoch=-2, instance_id="i")
+    h.join("a2", instance_id="i")
+    h.settle("a2", "b")
+    h.advance(60_000)  # everyone's session expires
+    state = CoordinatorState()
+    for rec in h.records:
+        apply_record(state, rec)
+    assert state.consumer_groups == h.c.state.consumer_groups
+
+
+@pytest.mark.parametrize("epoch", [-3, -100])
+def test_an_epoch_below_minus_two_is_an_invalid_request(epoch: int) -> None:
+    h = Harness()
+    resp = h.hb(member_id="a", member_epoch=epoch)
+    assert resp.error is Error.INVALID_REQUEST
+    assert resp.error_message == "MemberEpoch is invalid."
