@@ -74,6 +74,7 @@ class Coordinator:
         node_id: int = 0,
         host: str = "localhost",
         port: int = 9092,
+        consumer_member_ids: Callable[[], str] | None = None,
     ) -> None:
         self.config = config or CoordinatorConfig()
         self.state = CoordinatorState()
@@ -81,6 +82,7 @@ class Coordinator:
         self.node_id, self.host, self.port = node_id, host, port
         self._last_now_ms = 0
         self._consumer_member_count = 0
+        self._consumer_member_ids = consumer_member_ids
         self._next_offsets_check_ms = self.config.offsets_retention_check_interval_ms
 
     # ------------------------------------------------------------------ inputs
@@ -160,6 +162,8 @@ class Coordinator:
     def consumer_member_ids(self) -> str:
         """A member id for a ConsumerGroupHeartbeat v0 that sent none (Kafka's
         ``Uuid.randomUuid().toString()``): deterministic, in the same 22-character form."""
+        if self._consumer_member_ids is not None:
+            return self._consumer_member_ids()
         self._consumer_member_count += 1
         return str(TopicId(self._consumer_member_count | (1 << 127)))
 

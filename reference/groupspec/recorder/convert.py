@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from groupspec.protocol import consumer_group_messages as cgm
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
 
 
 class NotRepresentable(ValueError):
@@ -123,8 +125,13 @@ def _offset_fetch_request(b: Mapping[str, Any], v: int, client_id: str, client_h
         partitions = tuple(
             (_topic_name(t), int(p)) for t in topics for p in t["partition_indexes"]
         )
+    member: dict[str, Any] = {}
+    if "groups" in b and "member_id" in group:
+        # v9 (KIP-848): the member asking, checked by a consumer group
+        member = {"member_id": group.get("member_id"), "member_epoch": group.get("member_epoch", -1)}
     return m.OffsetFetchRequest(
-        group_id=group_id, partitions=partitions, require_stable=bool(b.get("require_stable", False))
+        group_id=group_id, partitions=partitions, require_stable=bool(b.get("require_stable", False)),
+        **member,
     )
 
 
@@ -261,6 +268,102 @@ def _delete_groups_response(b: Mapping[str, Any], v: int) -> m.Response:
     )
 
 
+def _topic_id(raw: Any) -> TopicId:
+    if isinstance(raw, bytes | bytearray) and len(raw) == 16:
+        return TopicId(int.from_bytes(raw, "big"))
+    if isinstance(raw, str):
+        return TopicId.parse(raw)
+    raise NotRepresentable(f"not a topic id: {raw!r}")
+
+
+def _heartbeat_partitions(items: Any) -> tuple[cgm.HeartbeatTopicPartitions, ...] | None:
+    if items is None:
+        return None
+    return tuple(cgm.HeartbeatTopicPartitions(_topic_id(t["topic_id"]), tuple(t["partitions"]))
+                 for t in items)
+
+
+def _consumer_group_heartbeat_request(b: Mapping[str, Any], v: int, client_id: str,
+                                      client_host: str) -> m.Request:
+    names = b.get("subscribed_topic_names")
+    return cgm.ConsumerGroupHeartbeatRequest(
+        group_id=b["group_id"],
+        member_id=b["member_id"],
+        member_epoch=b["member_epoch"],
+        instance_id=b.get("instance_id"),
+        rack_id=b.get("rack_id"),
+        rebalance_timeout_ms=b.get("rebalance_timeout_ms", -1),
+        subscribed_topic_names=tuple(names) if names is not None else None,
+        subscribed_topic_regex=b.get("subscribed_topic_regex"),
+        server_assignor=b.get("server_assignor"),
+        topic_partitions=_heartbeat_partitions(b.get("topic_partitions")),
+        version=v,
+        client_id=client_id,
+        client_host=client_host,
+    )
+
+
+def _consumer_group_heartbeat_response(b: Mapping[str, Any], v: int) -> m.Response:
+    a = b.get("assignment")
+    parts = _heartbeat_partitions(a["topic_partitions"]) if a is not None else None
+    return cgm.ConsumerGroupHeartbeatResponse(
+        error=_error(b["error_code"]),
+        error_message=b.get("error_message"),
+        member_id=b.get("member_id"),
+        member_epoch=b["member_epoch"],
+        heartbeat_interval_ms=b["heartbeat_interval_ms"],
+        assignment=cgm.HeartbeatAssignment(parts or ()) if a is not None else None,
+        throttle_time_ms=b.get("throttle_time_ms", 0),
+    )
+
+
+def _consumer_group_describe_request(b: Mapping[str, Any], v: int, client_id: str,
+                                     client_host: str) -> m.Request:
+    return cgm.ConsumerGroupDescribeRequest(
+        group_ids=tuple(b["group_ids"]),
+        include_authorized_operations=bool(b.get("include_authorized_operations", False)),
+        version=v,
+    )
+
+
+def _described_assignment(a: Mapping[str, Any]) -> cgm.DescribedAssignment:
+    return cgm.DescribedAssignment(tuple(
+        cgm.DescribedTopicPartitions(_topic_id(t["topic_id"]), t["topic_name"], tuple(t["partitions"]))
+        for t in a["topic_partitions"]))
+
+
+def _consumer_group_describe_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return cgm.ConsumerGroupDescribeResponse(
+        groups=tuple(
+            cgm.DescribedGroup(
+                error=_error(g["error_code"]),
+                error_message=g.get("error_message"),
+                group_id=g["group_id"],
+                group_state=g["group_state"],
+                group_epoch=g["group_epoch"],
+                assignment_epoch=g["assignment_epoch"],
+                assignor_name=g["assignor_name"],
+                members=tuple(
+                    cgm.DescribedMember(
+                        member_id=x["member_id"], instance_id=x.get("instance_id"),
+                        rack_id=x.get("rack_id"), member_epoch=x["member_epoch"],
+                        client_id=x["client_id"], client_host=x["client_host"],
+                        subscribed_topic_names=tuple(x["subscribed_topic_names"]),
+                        subscribed_topic_regex=x.get("subscribed_topic_regex"),
+                        assignment=_described_assignment(x["assignment"]),
+                        target_assignment=_described_assignment(x["target_assignment"]),
+                        member_type=x.get("member_type", cgm.MEMBER_TYPE_UNKNOWN),
+                    )
+                    for x in g["members"]
+                ),
+                authorized_operations=g.get("authorized_operations", cgm.AUTHORIZED_OPERATIONS_OMITTED),
+            )
+            for g in b["groups"]
+        ),
+        throttle_time_ms=b.get("throttle_time_ms", 0),
+    )
+
+
 RequestConverter = Callable[[Mapping[str, Any], int, str, str], m.Request]
 ResponseConverter = Callable[[Mapping[str, Any], int], m.Response]
 
@@ -276,6 +379,10 @@ CONVERTERS: dict[int, tuple[RequestConverter, ResponseConverter]] = {
     15: (_describe_groups_request, _describe_groups_response),
     16: (_list_groups_request, _list_groups_response),
     42: (_delete_groups_request, _delete_groups_response),
+    cgm.CONSUMER_GROUP_HEARTBEAT_API_KEY: (_consumer_group_heartbeat_request,
+                                           _consumer_group_heartbeat_response),
+    cgm.CONSUMER_GROUP_DESCRIBE_API_KEY: (_consumer_group_describe_request,
+                                          _consumer_group_describe_response),
 }
 
 

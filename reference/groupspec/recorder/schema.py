@@ -24,6 +24,7 @@ import importlib.resources
 import json
 import re
 import struct
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -166,7 +167,30 @@ def all_specs() -> dict[tuple[int, str], MessageSpec]:
         if data.get("type") in ("request", "response") and "apiKey" in data:
             spec = _spec_from_json(data)
             out[(spec.api_key, spec.kind)] = spec
+    for text in _kafka_clients_schemas():
+        data = json.loads(_strip_comments(text))
+        if data.get("type") in ("request", "response") and "apiKey" in data:
+            spec = _spec_from_json(data)
+            # kafka-python's schemas first; the jar adds the APIs it lacks (KIP-848's)
+            out.setdefault((spec.api_key, spec.kind), spec)
     return out
+
+
+def _kafka_clients_schemas() -> list[str]:
+    """The message schemas inside the kafka-clients jar ``ci/setup`` installs
+    (``common/message/*.json``), or none when it is not there."""
+    from groupspec.brokers.common import BrokerError
+    from groupspec.brokers.kafka import KAFKA_VERSION, kafka_libs
+
+    try:
+        jar = kafka_libs() / f"kafka-clients-{KAFKA_VERSION}.jar"
+    except BrokerError:
+        return []
+    if not jar.is_file():
+        return []
+    with zipfile.ZipFile(jar) as z:
+        return [z.read(n).decode("utf-8") for n in z.namelist()
+                if n.startswith("common/message/") and n.endswith(("Request.json", "Response.json"))]
 
 
 def spec_for(api_key: int, kind: str) -> MessageSpec | None:

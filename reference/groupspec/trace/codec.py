@@ -24,6 +24,8 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from groupspec.protocol.topic_id import TopicId
+
 T = TypeVar("T")
 
 
@@ -36,6 +38,9 @@ class CodecError(ValueError):
 
 
 def to_json(value: Any) -> Any:
+    if isinstance(value, TopicId):
+        # Kafka's text form (Uuid.toString), as its tools print topic ids
+        return str(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, bytes):
@@ -238,7 +243,17 @@ def _str(data: Any, path: str) -> Any:
     return data
 
 
+def _topic_id(data: Any, path: str) -> Any:
+    if not isinstance(data, str):
+        raise CodecError(path, f"expected a topic id (22 characters of base64), got {_kind(data)}")
+    try:
+        return TopicId.parse(data)
+    except ValueError as e:
+        raise CodecError(path, str(e)) from None
+
+
 _PRIMITIVES: dict[type, Decoder] = {
+    TopicId: _topic_id,
     bytes: _bytes, bool: _bool, int: _int, float: _float, str: _str,
 }
 

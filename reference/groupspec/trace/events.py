@@ -41,6 +41,13 @@ connection come from one process; the validator tells processes apart by these.
 Version 1.1 only adds event kinds and optional fields: the header says ``version`` 1 and
 ``minor`` 1, and a v1 trace (no ``minor``) reads exactly as before.
 
+Version 1.2 adds the consumer group protocol (KIP-848): ``exchange`` events of the APIs
+``ConsumerGroupHeartbeat`` (68) and ``ConsumerGroupDescribe`` (69), topic ids in Kafka's
+text form (``Uuid.toString``, 22 characters), OffsetFetch's v9 ``member_id`` and
+``member_epoch`` (optional: absent reads as None and -1), the consumer group's records, and
+``metadata`` events: the topics (name, id, partitions) known from a time on, the metadata
+image a consumer group's assignor sees, which the validator gives the reference.
+
 Every event carries ``seq``, its position in the file (0 for the header). Order in the file
 is the order the writer saw events; requests on different connections are only ordered
 by their time intervals.
@@ -51,14 +58,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from groupspec.protocol import consumer_group_messages as cgm
+from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
+from groupspec.protocol.topic_id import TopicId
 
 FORMAT = "groupspec-trace"
 VERSION = 1
-#: the minor version written (1: fetch and api_versions events, ``peer``); readers accept
-#: any minor version of :data:`VERSION` (a minor version only adds)
-MINOR = 1
+#: the minor version written (1: fetch and api_versions events, ``peer``; 2: KIP-848);
+#: readers accept any minor version of :data:`VERSION` (a minor version only adds)
+MINOR = 2
 
 #: Kafka API name -> (api key, request class, response class)
 APIS: dict[str, tuple[int, type, type]] = {
@@ -72,13 +82,15 @@ APIS: dict[str, tuple[int, type, type]] = {
     "DescribeGroups": (15, m.DescribeGroupsRequest, m.DescribeGroupsResponse),
     "ListGroups": (16, m.ListGroupsRequest, m.ListGroupsResponse),
     "DeleteGroups": (42, m.DeleteGroupsRequest, m.DeleteGroupsResponse),
+    "ConsumerGroupHeartbeat": (68, cgm.ConsumerGroupHeartbeatRequest, cgm.ConsumerGroupHeartbeatResponse),
+    "ConsumerGroupDescribe": (69, cgm.ConsumerGroupDescribeRequest, cgm.ConsumerGroupDescribeResponse),
 }
 API_BY_KEY: dict[int, str] = {key: name for name, (key, _, _) in APIS.items()}
 
 #: record type name -> record class
 RECORD_TYPES: dict[str, type[r.Record]] = {
     cls.__name__: cls
-    for cls in vars(r).values()
+    for cls in [*vars(r).values(), *cr.CONSUMER_GROUP_RECORDS]
     if isinstance(cls, type) and issubclass(cls, r.Record) and cls is not r.Record
 }
 
@@ -95,7 +107,7 @@ class Header:
     cluster: str | None = None
     note: str | None = None
     seq: int = 0
-    #: 0 for a v1 trace (the field absent), 1 for v1.1
+    #: 0 for a v1 trace (the field absent), 1 for v1.1, 2 for v1.2
     minor: int = 0
 
 
@@ -212,8 +224,30 @@ class ApiVersionsEvent:
     peer: str | None = None
 
 
+@dataclass(frozen=True)
+class MetadataTopic:
+    """v1.2: one topic of the cluster's metadata: its name, id and partition count."""
+
+    name: str
+    topic_id: TopicId
+    partitions: int
+
+
+@dataclass(frozen=True)
+class MetadataEvent:
+    """v1.2: the topics known from this time on (the whole image, not a delta): what a
+    consumer group's server-side assignor sees. The recorder writes one whenever a Metadata
+    response changes what it knows; the validator hands the image to the reference."""
+
+    seq: int
+    at_ms: float
+    topics: tuple[MetadataTopic, ...]
+    cluster: str | None = None
+
+
 Event: TypeAlias = (
-    Header | WireExchange | DecodeErrorEvent | RecordEvent | ExpiryEvent | FetchEvent | ApiVersionsEvent
+    Header | WireExchange | DecodeErrorEvent | RecordEvent | ExpiryEvent | FetchEvent
+    | ApiVersionsEvent | MetadataEvent
 )
 
 KINDS: dict[type, str] = {
@@ -224,6 +258,7 @@ KINDS: dict[type, str] = {
     ExpiryEvent: "expiry",
     FetchEvent: "fetch",
     ApiVersionsEvent: "api_versions",
+    MetadataEvent: "metadata",
 }
 
 

@@ -29,6 +29,7 @@ from groupspec.trace.events import (
     ExpiryEvent,
     FetchEvent,
     Header,
+    MetadataEvent,
     RecordEvent,
     WireExchange,
 )
@@ -80,6 +81,7 @@ _DECODE_ERROR = dataclass_decoder(DecodeErrorEvent, extra=("kind",))
 _EXPIRY = dataclass_decoder(ExpiryEvent, extra=("kind",))
 _FETCH = dataclass_decoder(FetchEvent, extra=("kind",))
 _API_VERSIONS = dataclass_decoder(ApiVersionsEvent, extra=("kind",))
+_METADATA = dataclass_decoder(MetadataEvent, extra=("kind",))
 #: an exchange's fields other than its bodies, which the caller decodes by ``api``
 _EXCHANGE = dataclass_decoder(WireExchange, given=("request", "response"), extra=("kind",))
 #: a record event's fields other than its record, which the caller decodes by ``type``
@@ -132,6 +134,8 @@ def event_from_json(obj: Any) -> Event:
         return _FETCH(obj, "")  # type: ignore[no-any-return]
     if kind == "api_versions":
         return _API_VERSIONS(obj, "")  # type: ignore[no-any-return]
+    if kind == "metadata":
+        return _METADATA(obj, "")  # type: ignore[no-any-return]
     raise CodecError("kind", f"unknown event kind {kind!r} (known: {', '.join(sorted(KINDS.values()))})")
 
 

@@ -11,6 +11,7 @@ import types
 from enum import Enum
 from typing import Any, Union, get_args, get_origin
 
+from groupspec.protocol.topic_id import TopicId
 from groupspec.trace.codec import _hints
 from groupspec.trace.events import (
     APIS,
@@ -21,6 +22,7 @@ from groupspec.trace.events import (
     ExpiryEvent,
     FetchEvent,
     Header,
+    MetadataEvent,
     RecordEvent,
     WireExchange,
 )
@@ -45,6 +47,9 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         }
     if tp is type(None):
         return {"type": "null"}
+    if tp is TopicId:
+        return {"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$",
+                "description": "a Kafka topic id as Uuid.toString writes it"}
     if tp is bool:
         return {"type": "boolean"}
     if tp is int:
@@ -118,7 +123,9 @@ def trace_schema() -> dict[str, Any]:
     variants.append(_object_schema(ExpiryEvent, defs, {"kind": const("expiry")}))
     variants.append(_object_schema(FetchEvent, defs, {"kind": const("fetch")}))
     variants.append(_object_schema(ApiVersionsEvent, defs, {"kind": const("api_versions")}))
-    assert set(kind) == {"header", "exchange", "decode_error", "record", "expiry", "fetch", "api_versions"}
+    variants.append(_object_schema(MetadataEvent, defs, {"kind": const("metadata")}))
+    assert set(kind) == {"header", "exchange", "decode_error", "record", "expiry", "fetch", "api_versions",
+                         "metadata"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,

@@ -12,6 +12,10 @@ import base64
 from dataclasses import dataclass
 
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatAssignment,
+)
 from groupspec.protocol.consumer_protocol import Assignment
 from groupspec.protocol.errors import Error
 from groupspec.protocol.wire import DecodeError
@@ -91,8 +95,45 @@ def summary(resp: m.Response | None) -> str:
         return f"DescribeGroups [{gs}]"
     if isinstance(resp, m.DeleteGroupsResponse):
         return "DeleteGroups [" + ", ".join(f"{x.group_id}:{x.error.name}" for x in resp.results) + "]"
+    if isinstance(resp, ConsumerGroupHeartbeatResponse):
+        if resp.error is not Error.NONE:
+            return f"ConsumerGroupHeartbeat {resp.error.name}"
+        a = "" if resp.assignment is None else " assignment=" + _heartbeat_assignment_text(resp.assignment)
+        return (f"ConsumerGroupHeartbeat NONE member_id={resp.member_id} "
+                f"member_epoch={resp.member_epoch}{a}")
     err = main_error(resp)
     return f"{m.api_name(resp)} {err.name if err else ''}".strip()
+
+
+def _heartbeat_assignment_text(a: HeartbeatAssignment) -> str:
+    parts = ", ".join(f"{t.topic_id}-{p}" for t in a.topic_partitions for p in sorted(t.partitions))
+    return "{" + parts + "}"
+
+
+def _heartbeat_assignment(a: HeartbeatAssignment | None) -> frozenset[tuple[int, int]] | None:
+    if a is None:
+        return None
+    return frozenset((int(t.topic_id), p) for t in a.topic_partitions for p in t.partitions)
+
+
+def _consumer_heartbeat(e: ConsumerGroupHeartbeatResponse,
+                        a: ConsumerGroupHeartbeatResponse) -> Mismatch | None:
+    """Errors alike; on NONE the member id, the member epoch, and the assignment (as a set
+    of partitions, sent or not as the reference sends it). The heartbeat interval is broker
+    configuration the trace does not carry, so it is not compared."""
+    if e.error is not a.error:
+        return Mismatch("error")
+    if e.error is not Error.NONE:
+        return None
+    if e.member_id != a.member_id:
+        return Mismatch("member_id")
+    if e.member_epoch != a.member_epoch:
+        return Mismatch("member_epoch")
+    if (e.assignment is None) != (a.assignment is None):
+        return Mismatch("whether the assignment is sent")
+    if _heartbeat_assignment(e.assignment) != _heartbeat_assignment(a.assignment):
+        return Mismatch("assignment")
+    return None
 
 
 def compare(api_version: int, expected: m.Response, actual: m.Response) -> Mismatch | None:
@@ -154,6 +195,8 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
         e4 = sorted((x.group_id, x.error.value) for x in expected.results)
         a4 = sorted((x.group_id, x.error.value) for x in actual.results)
         return None if e4 == a4 else Mismatch("results")
+    if isinstance(expected, ConsumerGroupHeartbeatResponse) and isinstance(actual, ConsumerGroupHeartbeatResponse):
+        return _consumer_heartbeat(expected, actual)
     return None if expected == actual else Mismatch("response")
 
 

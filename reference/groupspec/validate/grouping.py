@@ -18,6 +18,7 @@ from groupspec.trace.events import (
     ExpiryEvent,
     FetchEvent,
     Header,
+    MetadataEvent,
     RecordEvent,
     WireExchange,
 )
@@ -28,7 +29,7 @@ from groupspec.validate.problems import InputProblem
 #: cluster-wide; FindCoordinator only locates the coordinator).
 REPLAYED_APIS = frozenset(
     {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
-     "DescribeGroups", "DeleteGroups"}
+     "DescribeGroups", "DeleteGroups", "ConsumerGroupHeartbeat"}
 )
 #: the api keys of the replayed APIs (an undecodable frame with one of these keys may have
 #: changed a group)
@@ -180,7 +181,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 coordinator_wide.append((loc.line, ev))
         elif isinstance(ev, DecodeErrorEvent):
             decode_errors.append((loc.line, ev))
-        elif isinstance(ev, ExpiryEvent | ApiVersionsEvent):
+        elif isinstance(ev, ExpiryEvent | ApiVersionsEvent | MetadataEvent):
             pass  # the reference fires its own timers; expiries are informational
         elif isinstance(ev, FetchEvent):
             if ev.group_id:

@@ -51,6 +51,7 @@ import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
@@ -58,9 +59,14 @@ from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
 from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
+from groupspec.trace.events import MetadataEvent
 from groupspec.validate.compare import Mismatch, compare, main_error, summary
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
@@ -104,6 +110,9 @@ class ReplayConfig:
     #: any trace whose source is not the recorder) are judged without this premise.
     reliable_connections: bool = False
     coordinator: CoordinatorConfig = field(default_factory=CoordinatorConfig)
+    #: the trace's metadata events (v1.2), in time order: the topics a consumer group's
+    #: assignor sees from each time on
+    metadata: tuple[MetadataEvent, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -320,7 +329,11 @@ class Replayer:
             # a plain function (not a bound method), so copies of the state share it
             return self._member_id(client_id, group_instance_id)
 
-        coord = Coordinator(cc, member_ids=member_ids)
+        def consumer_member_ids() -> str:
+            return self._member_id("", None)
+
+        coord = Coordinator(cc, member_ids=member_ids, consumer_member_ids=consumer_member_ids)
+        self._set_metadata(coord, -math.inf)
         branch = _Branch(coord, list(range(len(self.x))))
         self._rebase(copy_state(branch), self.fallback)
         stack: list[tuple[int, _Mark, list[_Decision]]] = []
@@ -457,6 +470,21 @@ class Replayer:
             if self.x[i].received >= f.exchange.sent:
                 start = min(start, self.x[i].sent)
         return start - self.cfg.slack_ms
+
+    def _set_metadata(self, coord: Coordinator, t: float) -> None:
+        """The metadata image of the latest metadata event at or before ``t`` (or the
+        first one, before it), given to the reference when it changed."""
+        events = self.cfg.metadata
+        if not events:
+            return
+        latest = events[0]
+        for ev in events:
+            if ev.at_ms > t:
+                break
+            latest = ev
+        image = {x.name: TopicMetadata(x.topic_id, x.name, x.partitions) for x in latest.topics}
+        if image != coord.state.topics:
+            coord.set_topics(image.values())
 
     def _member_id(self, client_id: str, group_instance_id: str | None) -> str:
         chosen = self.slot["next"]
@@ -684,6 +712,16 @@ class Replayer:
                 self.slot["next"] = resp.member_id
             elif not self._in_use(b, req, resp):
                 self.slot["next"] = resp.member_id
+        if (
+            isinstance(req, ConsumerGroupHeartbeatRequest)
+            and req.member_id == ""
+            and isinstance(resp, ConsumerGroupHeartbeatResponse)
+            and resp.member_id
+        ):
+            # v0: the broker names the member (as JoinGroup's MEMBER_ID_REQUIRED does)
+            self.slot["next"] = resp.member_id
+        if isinstance(req, ConsumerGroupHeartbeatRequest):
+            self._set_metadata(b.coord, t)
         if resp is None:
             b.unchecked.add(rid)
         b.parked[rid] = None
@@ -703,6 +741,13 @@ class Replayer:
         b.last_normal[e.connection] = t
         if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
             b.introduced.add(resp.member_id)
+        if isinstance(req, ConsumerGroupHeartbeatRequest) and req.member_epoch == 0:
+            # a consumer-protocol member is introduced by its joining heartbeat (v1: with
+            # the id it generated; v0: with the one the broker answers)
+            joined = req.member_id or (resp.member_id if isinstance(resp, ConsumerGroupHeartbeatResponse)
+                                       else None)
+            if joined:
+                b.introduced.add(joined)
         self._absorb(b, out, t, by=ex.received, trigger=d.index)
 
     def _check_fresh(

@@ -21,6 +21,9 @@ CC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/Consumer
 APA = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignor.java"
 AC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractCoordinator.java"
 HB = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/Heartbeat.java"
+CSG = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/modern/consumer/ConsumerGroup.java"
+CAB = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/modern/consumer/CurrentAssignmentBuilder.java"
+TAB = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/modern/TargetAssignmentBuilder.java"
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,32 @@ RULES: dict[str, Rule] = {
            f"{GMM} (deleteGroups)"),
         _r("MemberIdFresh", "a member id handed out by the coordinator is not already in use",
            f"{CG} (generateMemberId); {GMM}"),
+        # ConsumerGroupHeartbeat (KIP-848): GroupMetadataManager.consumerGroupHeartbeat
+        _r("ConsumerHeartbeatRequestValid",
+           "a ConsumerGroupHeartbeat missing what its epoch requires (member id, rebalance timeout, subscription, empty owned partitions on joining) is INVALID_REQUEST, and an unknown server assignor UNSUPPORTED_ASSIGNOR, before any group is looked at",
+           f"{GCS} (throwIfConsumerGroupHeartbeatRequestIsInvalid)"),
+        _r("ConsumerMemberEpochCheck",
+           "a heartbeat ahead of the member's epoch, or behind it other than at the previous epoch with a subset of the assignment, is FENCED_MEMBER_EPOCH",
+           f"{GMM} (throwIfConsumerGroupMemberEpochIsInvalid)"),
+        _r("ConsumerUnknownMember",
+           "a heartbeat (or leave) naming a member or instance id the consumer group does not have is UNKNOWN_MEMBER_ID",
+           f"{CSG} (getOrMaybeCreateMember); {GMM} (throwIfStaticMemberIsUnknown)"),
+        _r("ConsumerStaticMembership",
+           "an instance id held by a member that did not leave with epoch -2 cannot be taken (UNRELEASED_INSTANCE_ID); a request naming another member id for it is FENCED_INSTANCE_ID",
+           f"{GMM} (throwIfInstanceIdIsUnreleased, throwIfInstanceIdIsFenced)"),
+        _r("ConsumerGroupIdNotFound",
+           "a heartbeat other than a join for a group that is not a consumer group, or a join to a classic group that cannot be converted, is GROUP_ID_NOT_FOUND",
+           f"{GMM} (getOrMaybeCreateConsumerGroup, consumerGroup)"),
+        _r("ConsumerGroupMaxSize", "a consumer group never grows beyond group.consumer.max.size",
+           f"{GMM} (throwIfConsumerGroupIsFull)"),
+        _r("ConsumerReconciliation",
+           "an accepted heartbeat answers the member's epoch after reconciliation and, when it changed (or on a full request), its assignment: partitions join it only once no other member holds them, and a member stays in its epoch until it stops reporting the partitions it must revoke",
+           f"{GMM} (consumerGroupHeartbeat, updateTargetAssignment, maybeReconcile); {CAB}; {TAB}"),
+        _r("ConsumerHeartbeatAnswer", "a ConsumerGroupHeartbeat is answered as the consumer group's state requires",
+           f"{GMM} (consumerGroupHeartbeat, consumerGroupLeave)"),
+        _r("CommitMemberEpoch",
+           "an OffsetCommit to a consumer group must carry the member's current epoch (STALE_MEMBER_EPOCH) and use version 9 or later (UNSUPPORTED_VERSION)",
+           f"{CSG} (validateOffsetCommit); {OMM} (validateOffsetCommit)"),
         # replay-free checks (groupspec.validate.checks)
         _r("StaleCommitAccepted",
            "an OffsetCommit carrying a generation older than one the group had already completed must not be accepted",
@@ -220,6 +249,17 @@ _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("OffsetCommit", Error.REBALANCE_IN_PROGRESS): "CommitDuringCompletingRebalance",
     ("OffsetCommit", Error.NONE): "CommitAccepted",
     ("OffsetCommit", Error.GROUP_ID_NOT_FOUND): "CommitUnknownGroup",
+    ("OffsetCommit", Error.STALE_MEMBER_EPOCH): "CommitMemberEpoch",
+    ("OffsetCommit", Error.UNSUPPORTED_VERSION): "CommitMemberEpoch",
+    ("ConsumerGroupHeartbeat", Error.INVALID_REQUEST): "ConsumerHeartbeatRequestValid",
+    ("ConsumerGroupHeartbeat", Error.UNSUPPORTED_ASSIGNOR): "ConsumerHeartbeatRequestValid",
+    ("ConsumerGroupHeartbeat", Error.FENCED_MEMBER_EPOCH): "ConsumerMemberEpochCheck",
+    ("ConsumerGroupHeartbeat", Error.UNKNOWN_MEMBER_ID): "ConsumerUnknownMember",
+    ("ConsumerGroupHeartbeat", Error.UNRELEASED_INSTANCE_ID): "ConsumerStaticMembership",
+    ("ConsumerGroupHeartbeat", Error.FENCED_INSTANCE_ID): "ConsumerStaticMembership",
+    ("ConsumerGroupHeartbeat", Error.GROUP_ID_NOT_FOUND): "ConsumerGroupIdNotFound",
+    ("ConsumerGroupHeartbeat", Error.GROUP_MAX_SIZE_REACHED): "ConsumerGroupMaxSize",
+    ("ConsumerGroupHeartbeat", Error.NONE): "ConsumerReconciliation",
 }
 
 #: rules decided by what the broker answered, whatever the reference's answer
@@ -236,6 +276,7 @@ _DEFAULT: dict[str, str] = {
     "OffsetFetch": "FetchReturnsCommitted",
     "DescribeGroups": "DescribeGroupAnswer",
     "DeleteGroups": "DeleteGroupAnswer",
+    "ConsumerGroupHeartbeat": "ConsumerHeartbeatAnswer",
 }
 
 

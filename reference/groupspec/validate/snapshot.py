@@ -24,13 +24,14 @@ S = TypeVar("S", bound=HoldsCoordinator)
 
 
 def copy_state(state: S) -> S:
-    """A deep copy of ``state``, whose coordinator shares the original's member-id callback."""
-    ids = state.coord.member_ids
+    """A deep copy of ``state``, whose coordinator shares the original's member-id callbacks."""
+    ids, consumer_ids = state.coord.member_ids, state.coord._consumer_member_ids
     state.coord.member_ids = None  # type: ignore[assignment]
+    state.coord._consumer_member_ids = None
     try:
         data = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
     finally:
-        state.coord.member_ids = ids
+        state.coord.member_ids, state.coord._consumer_member_ids = ids, consumer_ids
     copied: S = pickle.loads(data)
-    copied.coord.member_ids = ids
+    copied.coord.member_ids, copied.coord._consumer_member_ids = ids, consumer_ids
     return copied

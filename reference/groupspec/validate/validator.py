@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groupspec.gc_pause import paused_gc
-from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, RecordEvent
+from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, MetadataEvent, RecordEvent
 from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
@@ -52,6 +52,10 @@ def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> 
         if header is not None and header.source == RECORDER_SOURCE:
             # recorded over TCP: a connection delivers everything while it is open
             config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+    metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
+                            key=lambda e: (e.at_ms, e.seq)))
+    if metadata:
+        config = dataclasses.replace(config or ReplayConfig(), metadata=metadata)
     grouped = group_trace(loaded)
     verdicts = tuple(
         validate_group(g, config) for _, g in sorted(grouped.groups.items())

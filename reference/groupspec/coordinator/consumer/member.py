@@ -82,7 +82,7 @@ class ConsumerMember:
             client_id=self.client_id,
             client_host=self.client_host,
             subscribed_topic_names=tuple(sorted(self.subscribed_topic_names)),
-            subscribed_topic_regex=self.subscribed_topic_regex or None,
+            subscribed_topic_regex=self.subscribed_topic_regex,
             rebalance_timeout_ms=self.rebalance_timeout_ms,
             server_assignor=self.server_assignor,
         )

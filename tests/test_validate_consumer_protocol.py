@@ -1,0 +1,141 @@
+"""The validator judges KIP-848 consumer groups: ConsumerGroupHeartbeat exchanges (trace v1.2)
+are replayed on the reference coordinator with the metadata image the trace's ``metadata``
+events give, and a broker that answers otherwise is named with the rule and Kafka's source.
+
+The traces are written from the reference's own answers (so the unmutated trace must be
+conforming), then one answer is changed as a deviating broker would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+
+from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatAssignment,
+    HeartbeatTopicPartitions,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace.events import Header, MetadataEvent, MetadataTopic, WireExchange
+from groupspec.trace.jsonl import event_to_json
+from groupspec.validate import CONFORMING, VIOLATION, validate_bytes
+
+FOO = TopicId(0x51F00)
+TOPICS = (MetadataTopic("foo", FOO, 4),)
+
+Tamper = Callable[[int, m.Response], m.Response]
+
+
+def _owned(resp: ConsumerGroupHeartbeatResponse,
+           before: tuple[HeartbeatTopicPartitions, ...]) -> tuple[HeartbeatTopicPartitions, ...]:
+    return before if resp.assignment is None else resp.assignment.topic_partitions
+
+
+def recorded(tamper: Tamper | None = None, metadata: bool = True, commit_epoch_delta: int = 0) -> bytes:
+    """Two members join, reconcile, one commits and leaves: the reference's own answers as a
+    recorded trace (``tamper`` may change the n-th answer)."""
+    c = Coordinator()
+    c.set_topics([TopicMetadata(FOO, "foo", 4)])
+    events: list[object] = [Header(source="test", minor=2)]
+    if metadata:
+        events.append(MetadataEvent(1, 0.0, TOPICS))
+    owned = {"a": (), "b": ()}  # type: dict[str, tuple[HeartbeatTopicPartitions, ...]]
+    epoch = {"a": 0, "b": 0}
+    now = 1000
+    n = 0
+
+    def send(member: str, req: m.Request) -> m.Response:
+        nonlocal now, n
+        n += 1
+        now += 100
+        resp = c.handle(n, req, now).response_to(n)
+        assert resp is not None
+        wire = tamper(n, resp) if tamper is not None else resp
+        api = "OffsetCommit" if isinstance(req, m.OffsetCommitRequest) else "ConsumerGroupHeartbeat"
+        events.append(WireExchange(
+            seq=len(events), connection=f"{member}#1", client_id=member, api=api,
+            api_key=8 if api == "OffsetCommit" else 68, api_version=9 if api == "OffsetCommit" else 1,
+            correlation_id=n, group_id="g", sent_ms=float(now), received_ms=now + 1.0,
+            request=req, response=wire))
+        return resp
+
+    def hb(member: str, **kw: object) -> None:
+        req = ConsumerGroupHeartbeatRequest(group_id="g", member_id=member, member_epoch=epoch[member],
+                                            topic_partitions=owned[member], **kw)  # type: ignore[arg-type]
+        resp = send(member, req)
+        assert isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.error is Error.NONE
+        epoch[member] = resp.member_epoch
+        owned[member] = _owned(resp, owned[member])
+
+    for who in ("a", "b"):
+        hb(who, rebalance_timeout_ms=5000, subscribed_topic_names=("foo",))
+    for _ in range(3):
+        hb("a")
+        hb("b")
+    send("a", m.OffsetCommitRequest(group_id="g", generation_id=epoch["a"] + commit_epoch_delta,
+                                    member_id="a", version=9,
+                                    partitions=(m.OffsetCommitPartition("foo", 0, 7, None),)))
+    send("a", ConsumerGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=-1))
+    hb("b")
+    hb("b")
+    lines = [event_to_json(e) for e in events]  # type: ignore[arg-type]
+    return "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+
+def test_the_reference_answers_are_conforming() -> None:
+    [g] = validate_bytes(recorded()).groups
+    assert g.verdict == CONFORMING, g
+
+
+def _epoch_plus_one(n: int, resp: m.Response) -> m.Response:
+    if n == 4 and isinstance(resp, ConsumerGroupHeartbeatResponse):
+        return dataclasses.replace(resp, member_epoch=resp.member_epoch + 1)
+    return resp
+
+
+def test_a_wrong_member_epoch_is_a_reconciliation_violation() -> None:
+    [g] = validate_bytes(recorded(_epoch_plus_one)).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "ConsumerReconciliation"
+    assert "member_epoch" in g.violation.detail or "member_epoch" in g.violation.broker_answered
+
+
+def _give_everything(n: int, resp: m.Response) -> m.Response:
+    # the second member is handed every partition at once, while the first still owns them
+    if n == 2 and isinstance(resp, ConsumerGroupHeartbeatResponse):
+        return dataclasses.replace(resp, assignment=HeartbeatAssignment(
+            (HeartbeatTopicPartitions(FOO, (0, 1, 2, 3)),)))
+    return resp
+
+
+def test_a_partition_handed_over_before_its_release_is_a_violation() -> None:
+    [g] = validate_bytes(recorded(_give_everything)).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "ConsumerReconciliation"
+
+
+def _accept_stale_commit(n: int, resp: m.Response) -> m.Response:
+    if isinstance(resp, m.OffsetCommitResponse):
+        return m.OffsetCommitResponse(partitions=tuple(
+            dataclasses.replace(p, error=Error.NONE) for p in resp.partitions))
+    return resp
+
+
+def test_a_commit_at_a_stale_member_epoch_must_be_refused() -> None:
+    [g] = validate_bytes(recorded(commit_epoch_delta=-1)).groups
+    assert g.verdict == CONFORMING, g  # the reference refuses it with STALE_MEMBER_EPOCH too
+    [g] = validate_bytes(recorded(_accept_stale_commit, commit_epoch_delta=-1)).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "CommitMemberEpoch"
+
+
+def test_without_the_metadata_image_the_assignments_cannot_be_judged() -> None:
+    [g] = validate_bytes(recorded(metadata=False)).groups
+    assert g.verdict != CONFORMING
