@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupspec.trace.events import ApiVersionRange, FetchPartition
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace.events import ApiVersionRange, FetchPartition, MetadataTopic
 
 FETCH_KEY = 1
 API_VERSIONS_KEY = 18
@@ -39,12 +40,27 @@ class TopicNames:
     """Topic id (16 raw bytes) -> name, learnt from Metadata responses."""
 
     names: dict[bytes, str] = field(default_factory=dict)
+    #: name -> (topic id, partition count): the metadata image as the responses showed it
+    image: dict[str, tuple[bytes, int]] = field(default_factory=dict)
 
-    def learn_metadata(self, body: Mapping[str, Any]) -> None:
+    def learn_metadata(self, body: Mapping[str, Any]) -> bool:
+        """Learn from a Metadata response; whether the image (names, ids, partition counts
+        of the topics it described without error) changed."""
+        changed = False
         for t in body.get("topics", ()):
             tid, name = t.get("topic_id"), t.get("name")
             if isinstance(tid, bytes) and isinstance(name, str) and any(tid):
                 self.names[tid] = name
+                if t.get("error_code", 0) == 0:
+                    entry = (tid, len(t.get("partitions") or ()))
+                    if self.image.get(name) != entry:
+                        self.image[name] = entry
+                        changed = True
+        return changed
+
+    def topics(self) -> tuple[MetadataTopic, ...]:
+        return tuple(MetadataTopic(name, TopicId(int.from_bytes(tid, "big")), n)
+                     for name, (tid, n) in sorted(self.image.items()))
 
     def name(self, topic: Mapping[str, Any]) -> str:
         if isinstance(topic.get("topic"), str):

@@ -56,6 +56,7 @@ from groupspec.trace.events import (
     ApiVersionsEvent,
     DecodeErrorEvent,
     FetchEvent,
+    MetadataEvent,
     WireExchange,
     request_group_id,
 )
@@ -222,7 +223,8 @@ class Recorder:
         return None
 
     # -- events --------------------------------------------------------------------------
-    def _emit(self, event: WireExchange | DecodeErrorEvent | FetchEvent | ApiVersionsEvent) -> None:
+    def _emit(self, event: WireExchange | DecodeErrorEvent | FetchEvent | ApiVersionsEvent
+              | MetadataEvent) -> None:
         if self.writer is None:
             return
         self.writer.write(event)
@@ -359,7 +361,11 @@ class Recorder:
         if key == METADATA_KEY:
             # a Metadata response that does not decode only costs later Fetch events their names
             with contextlib.suppress(SchemaError):
-                self.topic_names.learn_metadata(decode_response(frame, key, version))
+                if self.topic_names.learn_metadata(decode_response(frame, key, version)):
+                    # v1.2: what a consumer group's server-side assignor sees from now on
+                    self._emit(MetadataEvent(
+                        seq=self.writer.next_seq() if self.writer else 0, at_ms=at,
+                        topics=self.topic_names.topics(), cluster=self.cluster))
         if p.body is not None:
             try:
                 body = decode_response(frame, key, version)

@@ -281,4 +281,6 @@ def request_group_id(request: m.Request) -> str:
         return request.groups[0] if len(request.groups) == 1 else ""
     if isinstance(request, m.DeleteGroupsRequest):
         return request.groups_names[0] if len(request.groups_names) == 1 else ""
+    if isinstance(request, cgm.ConsumerGroupDescribeRequest):
+        return request.group_ids[0] if len(request.group_ids) == 1 else ""
     return getattr(request, "group_id", "")
