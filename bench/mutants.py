@@ -10,7 +10,7 @@ Three ways to mutate:
   rewrites responses as they leave it; the group state stays the reference's.
 - :class:`Patch`: a function or method of the coordinator is replaced while the simulation
   runs (a timer that never fires, a join phase that never waits).
-- :class:`Client`: a :class:`~groupspec.client.consumer.Consumer` subclass with one bug.
+- :class:`Client`: a :class:`~groupspec.client.classic.consumer.Consumer` subclass with one bug.
 
 Every mutant counts ``hits``, the times its bug changed something, so the table can tell a
 mutant the oracle missed from one the runs never exercised.
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from groupspec.client.config import ConsumerConfig
-from groupspec.client.consumer import ClusterView, Consumer, MemberState, Outgoing
+from groupspec.client.classic.consumer import ClusterView, Consumer, MemberState, Outgoing
 from groupspec.coordinator import coordinator as coordinator_module
 from groupspec.coordinator import timers
 from groupspec.coordinator.classic import group, rebalance

@@ -77,7 +77,7 @@ VARIABLES
     \* Requests and responses in flight.
     \* @type: Set({type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION)});
     msgs,
-    \* "down", "unjoined", "joining", "syncing" or "stable" (client/consumer.py MemberState).
+    \* "down", "unjoined", "joining", "syncing" or "stable" (client/classic/consumer.py MemberState).
     \* @type: CLIENT -> Str;
     client_state,
     \* The member id a consumer uses (NoMember: UNKNOWN_MEMBER_ID).
@@ -593,7 +593,7 @@ DeleteGroup ==
     /\ UNCHANGED <<protocol, msgs, client_vars, early_timer>>
 
 -----------------------------------------------------------------------------
-(* Consumers: client/consumer.py (AbstractCoordinator, ConsumerCoordinator). *)
+(* Consumers: client/classic/consumer.py (AbstractCoordinator, ConsumerCoordinator). *)
 
 Request(type, c) ==
     [Msg(type, c, client_inc[c]) EXCEPT !.member = client_member[c],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from groupspec.client.config import ConsumerConfig
-from groupspec.client.consumer import ClusterView, Consumer, MemberState
+from groupspec.client.classic.consumer import ClusterView, Consumer, MemberState
 from groupspec.client.delayed_imbalance import DelayedImbalance
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
