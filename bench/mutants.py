@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
-from groupspec.client.config import ConsumerConfig
 from groupspec.client.classic.consumer import ClusterView, Consumer, MemberState, Outgoing
+from groupspec.client.config import ConsumerConfig
 from groupspec.coordinator import coordinator as coordinator_module
 from groupspec.coordinator import timers
 from groupspec.coordinator.classic import group, rebalance

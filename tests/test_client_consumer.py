@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from groupspec.client.config import ConsumerConfig
 from groupspec.client.classic.consumer import ClusterView, Consumer, MemberState
+from groupspec.client.config import ConsumerConfig
 from groupspec.client.delayed_imbalance import DelayedImbalance
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator

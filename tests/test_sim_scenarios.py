@@ -11,8 +11,8 @@ import pytest
 
 from groupspec.cli.main import main
 from groupspec.cli.simulate import bundled_scenarios
-from groupspec.client.config import ConsumerConfig
 from groupspec.client.classic.consumer import Consumer, Outgoing
+from groupspec.client.config import ConsumerConfig
 from groupspec.protocol.consumer_protocol import Assignment
 from groupspec.sim.render import write_trace
 from groupspec.sim.runner import Simulation, SimulationResult, simulate

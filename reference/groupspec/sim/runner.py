@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
+from groupspec.client.classic.consumer import ClientEvent, ClusterView, Consumer
 from groupspec.client.config import ConsumerConfig
-from groupspec.client.consumer import ClientEvent, ClusterView, Consumer
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.timers import Expiry
