@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.replay import apply_record
 from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import records as r
@@ -140,10 +141,29 @@ def check_record(
                 f"generation {g.generation_id} followed by {rec.generation_id}",
             )
     elif isinstance(rec, r.OffsetCommitted):
-        detail = stale_commit(g, rec)
+        cg = before.consumer_groups.get(rec.group_id)
+        detail = stale_consumer_commit(cg, rec) if cg is not None else stale_commit(g, rec)
         if detail is not None:
             bad("NoStaleCommitInv", detail)
     return out
+
+
+def stale_consumer_commit(g: ConsumerGroup, rec: r.OffsetCommitted) -> str | None:
+    """NoStaleCommitInv for a consumer group (KIP-848): a stored commit came from a member
+    at its current member epoch, or is an epoch-less commit to an empty group (a commit
+    replayed by a coordinator loading the group carries epoch -1 and no member)."""
+    where = f"{rec.topic}-{rec.partition}@{rec.committed_offset}"
+    if rec.generation_id < 0:
+        if g.members and rec.member_id:
+            return f"epoch-less commit {where} stored while the group has members"
+        return None
+    m = g.members.get(rec.member_id)
+    if m is None:
+        return f"commit {where} stored from non-member {rec.member_id!r}"
+    if rec.generation_id != m.member_epoch:
+        return (f"commit {where} at member epoch {rec.generation_id} stored while "
+                f"{rec.member_id} is at epoch {m.member_epoch}")
+    return None
 
 
 def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:

@@ -86,6 +86,9 @@ def register(sub: Any) -> None:
     p.add_argument("--assignor", metavar="NAME",
                    help="range, roundrobin, sticky or cooperative-sticky for every member")
     p.add_argument("--static", action="store_true", help="every member gets a group.instance.id")
+    p.add_argument("--group-protocol", choices=("classic", "consumer"),
+                   help="the group protocol of every member: classic (JoinGroup/SyncGroup) or "
+                        "consumer (KIP-848, ConsumerGroupHeartbeat, assigned by the broker)")
     p.add_argument("--seed", type=int_in(-(2**63), 2**63 - 1), metavar="N", help="seed of the network's randomness (loss)")
     p.add_argument("--until", type=int_in(0, MAX_SIMULATED_MS), metavar="MS",
                    help=f"stop the simulated clock at MS (at most {MAX_SIMULATED_MS:,}, seven days)")
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             data = apply_overrides(
                 data, members=args.members, protocol=args.protocol, assignor=args.assignor,
                 static=args.static, seed=args.seed, until_ms=args.until,
-                faults=faults, replace_faults=args.no_faults,
+                faults=faults, replace_faults=args.no_faults, group_protocol=args.group_protocol,
             )
             text = json.dumps(data)
             # the faults given here are the last ones: errors in them name --fault, not the file

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from groupspec.assignors.base import RebalanceProtocol
 from groupspec.assignors.registry import get_assignor
 
+#: group.protocol values (ConsumerConfig.GROUP_PROTOCOL_CONFIG)
+GROUP_PROTOCOLS = ("classic", "consumer")
+
 
 @dataclass(frozen=True)
 class ConsumerConfig:
@@ -44,8 +47,14 @@ class ConsumerConfig:
     #: KIP-415 scheduled.rebalance.max.delay.ms (Connect's option; 0 = off): as leader, hold
     #: a departed member's partitions back this long (client/delayed_imbalance.py)
     scheduled_rebalance_max_delay_ms: int = 0
+    #: group.protocol: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848,
+    #: ConsumerGroupHeartbeat; the assignors above are then not used: the broker assigns)
+    group_protocol: str = "classic"
 
     def __post_init__(self) -> None:
+        if self.group_protocol not in GROUP_PROTOCOLS:
+            raise ValueError(f"{self.client_id}: group.protocol must be one of "
+                             f"{', '.join(GROUP_PROTOCOLS)}, got {self.group_protocol!r}")
         if not self.assignors:
             raise ValueError(f"{self.client_id}: partition.assignment.strategy is empty")
         for name in self.assignors:

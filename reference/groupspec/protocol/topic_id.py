@@ -9,6 +9,7 @@ in Python, which costs seconds at a million partitions).
 from __future__ import annotations
 
 import base64
+import hashlib
 
 
 class TopicId(int):
@@ -21,6 +22,12 @@ class TopicId(int):
         if not 0 <= value < 1 << 128:
             raise ValueError(f"a topic id is 128 bits, got {value}")
         return super().__new__(cls, value)
+
+    @classmethod
+    def for_name(cls, name: str) -> TopicId:
+        """A deterministic id for a topic known only by name (simulated clusters; Kafka
+        gives a new topic a random id)."""
+        return cls(int.from_bytes(hashlib.blake2b(name.encode(), digest_size=16).digest(), "big"))
 
     @classmethod
     def parse(cls, text: str) -> TopicId:

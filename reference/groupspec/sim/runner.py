@@ -24,8 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
+from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.client.classic.consumer import ClientEvent, ClusterView, Consumer
 from groupspec.client.config import ConsumerConfig
+from groupspec.client.consumer.consumer import ConsumerProtocolConsumer
+from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.timers import Expiry
@@ -34,16 +37,31 @@ from groupspec.invariants import (
     concurrent_owners,
     one_owner_per_generation,
 )
+from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupspec.protocol.consumer_protocol import Assignment, pairs
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.topic_id import TopicId
 from groupspec.sim.scenario import Fault, MemberSpec, Scenario
 from groupspec.trace import events as ev
 
 TP = tuple[str, int]
-ConsumerFactory = Callable[[ConsumerConfig, int, Callable[[], int]], Consumer]
+#: a member's client model: the classic consumer or the consumer-protocol (KIP-848) one
+GroupMember = Consumer | ConsumerProtocolConsumer
+ConsumerFactory = Callable[[ConsumerConfig, int, Callable[[], int]], GroupMember]
+
+
+def default_consumer(config: ConsumerConfig, now_ms: int, next_rid: Callable[[], int]) -> GroupMember:
+    """The client model of the member's group.protocol."""
+    if config.group_protocol == "consumer":
+        return ConsumerProtocolConsumer(config, now_ms, next_rid)
+    return Consumer(config, now_ms, next_rid)
 
 
 @dataclass(frozen=True)
@@ -96,7 +114,7 @@ class _Msg:
 @dataclass
 class _Member:
     spec: MemberSpec
-    consumer: Consumer | None = None
+    consumer: GroupMember | None = None
     incarnation: int = 0
     alive: bool = False
     frozen_until: int = 0
@@ -124,6 +142,8 @@ def not_coordinator(req: m.Request) -> m.Response:
         return m.OffsetFetchResponse(error=e)
     if isinstance(req, m.FindCoordinatorRequest):
         return m.FindCoordinatorResponse(error=Error.COORDINATOR_NOT_AVAILABLE)
+    if isinstance(req, ConsumerGroupHeartbeatRequest):
+        return ConsumerGroupHeartbeatResponse(error=e, member_epoch=0, heartbeat_interval_ms=0)
     raise TypeError(type(req).__name__)
 
 
@@ -139,7 +159,7 @@ class Simulation:
     ) -> None:
         self.sc = scenario
         #: builds each member's consumer (tests pass deliberately broken ones)
-        self.consumer_factory: ConsumerFactory = consumer_factory or Consumer
+        self.consumer_factory: ConsumerFactory = consumer_factory or default_consumer
         self.progress = progress
         self.rng = random.Random(scenario.seed)
         self.now = 0
@@ -175,6 +195,9 @@ class Simulation:
         self.converged_at: int | None = None
         self.last_fault_ms = max((f.at_ms for f in scenario.faults), default=0)
         self.faults = list(scenario.faults)
+        #: KIP-848: the broker's metadata image (what its server-side assignor sees)
+        self.consumer_protocol = any(ms.config.group_protocol == "consumer" for ms in scenario.members)
+        self._publish_topics()
 
     # ------------------------------------------------------------------ plumbing
     def _next_rid(self) -> int:
@@ -183,6 +206,17 @@ class Simulation:
 
     def _cluster(self) -> ClusterView:
         return ClusterView(self.topics, {tp: int(v) for tp, v in self.leo.items()})
+
+    def _publish_topics(self) -> None:
+        """Give the coordinator the topics (consumer groups assign on the broker), and write
+        them to the trace as a metadata event (v1.2) so the validator sees them too."""
+        if not self.consumer_protocol:
+            return
+        self.coordinator.set_topics(
+            TopicMetadata(TopicId.for_name(t), t, n) for t, n in sorted(self.topics.items()))
+        self.trace.append(ev.MetadataEvent(
+            len(self.trace) + 1, float(self.now),
+            tuple(ev.MetadataTopic(t, TopicId.for_name(t), n) for t, n in sorted(self.topics.items()))))
 
     def _note(self, who: str, what: str) -> None:
         self.timeline.append(TimelineEntry(self.now, who, what))
@@ -261,6 +295,16 @@ class Simulation:
         elif isinstance(rec, r.GroupLoaded):
             state = "Stable" if rec.snapshot and rec.snapshot.members else "Empty"
             self._note("coordinator", f"group reloaded from persisted records as {state}")
+        elif isinstance(rec, cr.ConsumerGroupEpochRecord) and rec.value is not None:
+            cg = self.coordinator.state.consumer_groups.get(rec.group_id)
+            self._note("coordinator", f"group epoch {rec.value.epoch}")
+            if self.rebalances and self.rebalances[-1].ended_ms is None:
+                self.rebalances[-1].generation = rec.value.epoch
+            else:
+                self.rebalances.append(RebalanceMetrics(self.now, rec.value.epoch,
+                                                        members=len(cg.members) if cg else 0))
+        elif isinstance(rec, cr.ConsumerGroupMemberSubscriptionRecord) and rec.value is None:
+            self._note("coordinator", f"removed {rec.member_id}")
 
     def _deliver_to_coordinator(self, msg: _Msg) -> None:
         req = cast(m.Request, msg.payload)  # messages to the coordinator are requests
@@ -287,7 +331,7 @@ class Simulation:
                     client_id=name,
                     api=m.api_name(req),
                     api_key=ev.APIS[m.api_name(req)][0],
-                    api_version=9 if isinstance(req, m.JoinGroupRequest) else 0,
+                    api_version=_api_version(req),
                     correlation_id=msg.rid,
                     group_id=ev.request_group_id(req),
                     sent_ms=float(sent),
@@ -317,7 +361,7 @@ class Simulation:
         self._drain_events(c, mem)
         self._send_all(msg.member, out)
 
-    def _drain_events(self, c: Consumer, mem: _Member) -> None:
+    def _drain_events(self, c: GroupMember, mem: _Member) -> None:
         for e in c.events:
             self._client_event(e)
         c.events.clear()
@@ -405,11 +449,32 @@ class Simulation:
             self.loss, self.loss_until = f.probability, self.now + f.duration_ms
         elif f.kind in ("new_topic", "add_partitions") and f.topic is not None:
             self.topics[f.topic] = f.partitions
+            self._publish_topics()
 
     # ------------------------------------------------------------------ checks
-    def _current_owners(self) -> dict[str, set[TP]]:
+    def _group_members(self) -> set[str]:
         g = self.coordinator.state.groups.get(self.sc.group_id)
-        members = set(g.members) if g is not None else set()
+        if g is not None:
+            return set(g.members)
+        cg = self.coordinator.state.consumer_groups.get(self.sc.group_id)
+        return set(cg.members) if cg is not None else set()
+
+    def _group_stable(self) -> bool:
+        g = self.coordinator.state.groups.get(self.sc.group_id)
+        if g is not None:
+            return g.state is GroupState.Stable
+        cg = self.coordinator.state.consumer_groups.get(self.sc.group_id)
+        return cg is not None and cg.state is ConsumerGroupState.STABLE
+
+    def _group_empty(self) -> bool:
+        g = self.coordinator.state.groups.get(self.sc.group_id)
+        if g is not None:
+            return g.state is GroupState.Empty
+        cg = self.coordinator.state.consumer_groups.get(self.sc.group_id)
+        return cg is None or cg.state is ConsumerGroupState.EMPTY
+
+    def _current_owners(self) -> dict[str, set[TP]]:
+        members = self._group_members()
         out: dict[str, set[TP]] = {}
         for name, mem in self.members.items():
             c = mem.consumer
@@ -440,11 +505,13 @@ class Simulation:
                     self.unowned_ms += self.now - start
             else:
                 self.unowned_since.setdefault(tp, self.now)
-        g = self.coordinator.state.groups.get(self.sc.group_id)
-        stable = g is not None and g.state is GroupState.Stable
+        stable = self._group_stable()
+        if stable and self.rebalances and self.rebalances[-1].ended_ms is None \
+                and self.sc.group_id in self.coordinator.state.consumer_groups:
+            self.rebalances[-1].ended_ms = self.now  # KIP-848: reconciled to the new epoch
         if not any(mem.alive for mem in self.members.values()):
             # Nobody left to consume: the group settling as Empty (or never created) is the goal.
-            stable = g is None or g.state is GroupState.Empty
+            stable = self._group_empty()
         if stable and expected <= set(held) and self.now >= self.last_fault_ms:
             if self.converged_at is None:
                 self.converged_at = self.now
@@ -477,6 +544,8 @@ class Simulation:
         heartbeat interval per round and the network delay."""
         cfgs = [ms.config for ms in self.sc.members]
         session = max(c.session_timeout_ms for c in cfgs)
+        if self.consumer_protocol:  # the broker's session timeout for consumer groups
+            session = max(session, self.sc.coordinator.consumer_group_session_timeout_ms)
         rebalance = max(c.max_poll_interval_ms for c in cfgs)
         heartbeat = max(c.heartbeat_interval_ms for c in cfgs)
         longest = max((f.duration_ms + f.downtime_ms for f in self.sc.faults), default=0)
@@ -584,7 +653,7 @@ class Simulation:
             self.trace.append(ev.WireExchange(
                 seq=len(self.trace) + 1, connection=f"{name}#{incarnation}", client_id=name,
                 api=m.api_name(req), api_key=ev.APIS[m.api_name(req)][0],
-                api_version=9 if isinstance(req, m.JoinGroupRequest) else 0, correlation_id=rid,
+                api_version=_api_version(req), correlation_id=rid,
                 group_id=ev.request_group_id(req), sent_ms=float(sent), received_ms=None,
                 request=req, response=None,
             ))
@@ -644,13 +713,33 @@ class Simulation:
             + sum(self.now - s for s in self.unowned_since.values()),
             "partitions_moved": float(self._moves()),
             "records_processed_twice": float(self.duplicates),
-            "final_generation": float(self.coordinator.state.groups[self.sc.group_id].generation_id)
-            if self.sc.group_id in self.coordinator.state.groups
-            else -1.0,
+            "final_generation": self._final_generation(),
         }
         return SimulationResult(
             self.sc, self.timeline, verdicts, self.rebalances, metrics, self.trace
         )
+
+    def _final_generation(self) -> float:
+        """The last generation (classic) or group epoch (KIP-848); -1 without a group."""
+        g = self.coordinator.state.groups.get(self.sc.group_id)
+        if g is not None:
+            return float(g.generation_id)
+        cg = self.coordinator.state.consumer_groups.get(self.sc.group_id)
+        return float(cg.group_epoch) if cg is not None else -1.0
+
+
+def _api_version(req: m.Request) -> int:
+    """The version the simulated clients speak: JoinGroup v9 and v0 for the other classic
+    APIs; ConsumerGroupHeartbeat v1 with OffsetCommit/OffsetFetch v9 (KIP-848)."""
+    if isinstance(req, m.JoinGroupRequest):
+        return 9
+    if isinstance(req, ConsumerGroupHeartbeatRequest):
+        return req.version
+    if isinstance(req, m.OffsetCommitRequest) and req.version >= 9:
+        return req.version
+    if isinstance(req, m.OffsetFetchRequest) and req.member_id is not None:
+        return 9
+    return 0
 
 
 def simulate(

@@ -338,13 +338,15 @@ def apply_overrides(
     until_ms: int | None = None,
     faults: list[dict[str, Any]] | None = None,
     replace_faults: bool = False,
+    group_protocol: str | None = None,
 ) -> Any:
     """The scenario JSON with command-line overrides applied (a new object).
 
     ``members``: keep the first N members, or add dynamic members ``cK`` started 200 ms apart
     after the last one. ``protocol`` eager / cooperative: every member uses ``range`` /
     ``cooperative-sticky`` unless ``assignor`` names one. ``static``: every member gets a
-    group.instance.id. ``faults`` are added to the scenario's (or replace them)."""
+    group.instance.id. ``faults`` are added to the scenario's (or replace them).
+    ``group_protocol`` "consumer": every member speaks KIP-848 (``group.protocol``)."""
     if not isinstance(data, dict):
         return data
     if (not isinstance(data.get("faults", []), list) or not isinstance(data.get("members", []), list)
@@ -392,6 +394,13 @@ def apply_overrides(
         for x in out.get("members", []):
             if isinstance(x, dict):
                 x["static"] = True
+    if group_protocol is not None:
+        if group_protocol not in ("classic", "consumer"):
+            raise ScenarioError(f"--group-protocol: expected classic or consumer, got {group_protocol!r}")
+        out.setdefault("defaults", {})["group_protocol"] = group_protocol
+        for x in out.get("members", []):
+            if isinstance(x, dict):
+                x.pop("group_protocol", None)
     if seed is not None:
         out["seed"] = seed
     if until_ms is not None:

@@ -28,6 +28,7 @@ from groupspec.client.delayed_imbalance import DelayedImbalance
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
 
 TP = tuple[str, int]
 
@@ -43,10 +44,22 @@ class MemberState(Enum):
 
 @dataclass(frozen=True)
 class ClusterView:
-    """What the consumer's metadata says: topic -> partition count, and log end offsets."""
+    """What the consumer's metadata says: topic -> partition count, log end offsets, and
+    (for the consumer protocol, which names topics by id) topic ids."""
 
     partitions: Mapping[str, int]
     log_end_offsets: Mapping[TP, int] = field(default_factory=dict)
+    topic_ids: Mapping[str, TopicId] = field(default_factory=dict)
+
+    def topic_id(self, name: str) -> TopicId:
+        """The topic's id: from the metadata, else the one :meth:`TopicId.for_name` derives."""
+        return self.topic_ids.get(name) or TopicId.for_name(name)
+
+    def topic_name(self, topic_id: TopicId) -> str:
+        for name in self.partitions:
+            if self.topic_id(name) == topic_id:
+                return name
+        return str(topic_id)
 
 
 @dataclass(frozen=True)

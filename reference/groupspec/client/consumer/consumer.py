@@ -1,0 +1,394 @@
+"""The KIP-848 consumer: a consumer-protocol member's state machine (sans-IO).
+
+Mirrors the Java client's new consumer (clients/src/main/java/org/apache/kafka/clients/
+consumer/internals/): ConsumerHeartbeatRequestManager (the heartbeat at the interval the
+broker gives, at once when an assignment was reconciled; the fields a heartbeat carries
+only when they changed, HeartbeatState.buildRequestData), AbstractMembershipManager and
+ConsumerMembershipManager (states JOINING, RECONCILING, ACKNOWLEDGING, STABLE, FENCED,
+LEAVING; reconciliation: the partitions to revoke are committed and revoked first, in the
+application thread, then the new ones assigned; fencing loses every partition and rejoins
+at epoch 0 with the same member id; leaving with epoch -1, or -2 for a static member),
+and the commits by member epoch (CommitRequestManager: OffsetCommit v9).
+
+Same interface as the classic model (:class:`groupspec.client.classic.consumer.Consumer`):
+``tick``, ``on_response``, ``close``, ``next_deadline``, :attr:`events`, :attr:`owned`,
+:attr:`processed`, so the simulator drives either. The member id is generated once per
+consumer, as the Java client does from ConsumerGroupHeartbeat v1 (KIP-1082).
+
+Simplifications (docs/deviations.md): the revocation and assignment callbacks take no time
+unless the application is stalled (``poll_blocked_until_ms``: callbacks run in poll);
+regular-expression subscriptions are resolved on the client and sent as topic names.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from enum import Enum
+
+from groupspec.client.classic.consumer import ClientEvent, ClusterView
+from groupspec.client.config import ConsumerConfig
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    LEAVE_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatTopicPartitions,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
+
+TP = tuple[str, int]
+Outgoing = tuple[int, m.Request]
+
+#: OffsetCommit and OffsetFetch versions a consumer-protocol member uses (KIP-848)
+COMMIT_VERSION = 9
+
+
+class MemberState(Enum):
+    """clients/.../consumer/internals/MemberState.java (the states modelled)."""
+
+    UNSUBSCRIBED = "UNSUBSCRIBED"
+    JOINING = "JOINING"
+    RECONCILING = "RECONCILING"
+    ACKNOWLEDGING = "ACKNOWLEDGING"
+    STABLE = "STABLE"
+    FENCED = "FENCED"
+    LEAVING = "LEAVING"
+    UNJOINED = "UNJOINED"
+
+
+class ConsumerProtocolConsumer:
+    def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
+        self.config = config
+        self.name = config.client_id
+        self._rid = next_request_id
+        # Uuid.randomUuid().toString() in the Java client; here derived from the client id
+        # and the start time, so runs are reproducible
+        self.member_id = str(TopicId(uuid.uuid5(uuid.NAMESPACE_URL, f"{config.client_id}@{now_ms}").int))
+        self.member_epoch = 0
+        self.state = MemberState.JOINING
+        self.closed = False
+        self.fatal: str | None = None
+        self.coordinator_known = False
+        self.owned: set[TP] = set()
+        #: the assignment the broker sent last and not yet reconciled
+        self.target: set[TP] | None = None
+        self.positions: dict[TP, int] = {}
+        self.awaiting_position: set[TP] = set()
+        self.committed: dict[TP, int] = {}
+        self.sent_offsets: dict[tuple[int, TP], int] = {}
+        self.events: list[ClientEvent] = []
+        self.processed: list[tuple[TP, int, int]] = []
+        self.inflight: dict[int, tuple[str, int]] = {}  # rid -> (api, epoch sent)
+        self.request_deadline: dict[int, int] = {}
+        self.heartbeat_rid: int | None = None
+        self.find_rid: int | None = None
+        self.fetch_rid: int | None = None
+        self.heartbeat_interval_ms = config.heartbeat_interval_ms
+        self.next_heartbeat_ms = now_ms
+        self.next_poll_ms = now_ms
+        self.last_poll_ms = now_ms
+        self.next_auto_commit_ms = now_ms + config.auto_commit_interval_ms
+        self.poll_blocked_until_ms = now_ms
+        #: HeartbeatState.sentFields: what the last heartbeat carried
+        self._sent_topics: tuple[str, ...] | None = None
+        self._sent_owned: frozenset[TP] | None = None
+        self._send_all = True
+        self._now = now_ms
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def generation_id(self) -> int:
+        """The member epoch, as the simulator reads a classic member's generation."""
+        return self.member_epoch
+
+    def _event(self, kind: str, parts: set[TP] | None = None, detail: str = "") -> None:
+        self.events.append(ClientEvent(self._now, self.name, kind, tuple(sorted(parts or ())), detail))
+
+    def _send(self, api: str, req: m.Request) -> Outgoing:
+        rid = self._rid()
+        self.inflight[rid] = (api, self.member_epoch)
+        self.request_deadline[rid] = self._now + self.config.request_timeout_ms
+        if isinstance(req, m.OffsetCommitRequest):
+            for p in req.partitions:
+                self.sent_offsets[(rid, (p.topic, p.partition))] = p.committed_offset
+        return rid, req
+
+    def _lose_all(self, why: str) -> None:
+        """onPartitionsLost: ownership is gone and nothing is committed."""
+        if self.owned:
+            self._event("lost", self.owned, why)
+        self._drop(set(self.owned))
+
+    def _drop(self, parts: set[TP]) -> None:
+        for tp in parts:
+            self.positions.pop(tp, None)
+            self.awaiting_position.discard(tp)
+        self.owned -= parts
+
+    def _commit(self, parts: set[TP]) -> list[Outgoing]:
+        if self.member_epoch <= 0:
+            return []
+        offsets = tuple(
+            m.OffsetCommitPartition(t, p, self.positions[(t, p)])
+            for (t, p) in sorted(parts)
+            if (t, p) in self.positions and self.positions[(t, p)] != self.committed.get((t, p))
+        )
+        if not offsets:
+            return []
+        return [self._send("OffsetCommit", m.OffsetCommitRequest(
+            group_id=self.config.group_id, generation_id=self.member_epoch,
+            member_id=self.member_id, group_instance_id=self.config.group_instance_id,
+            partitions=offsets, version=COMMIT_VERSION))]
+
+    def _wire(self, parts: set[TP], cluster: ClusterView) -> tuple[HeartbeatTopicPartitions, ...]:
+        by_topic: dict[str, list[int]] = {}
+        for t, p in sorted(parts):
+            by_topic.setdefault(t, []).append(p)
+        return tuple(HeartbeatTopicPartitions(cluster.topic_id(t), tuple(ps))
+                     for t, ps in sorted(by_topic.items()))
+
+    # ------------------------------------------------------------------ inputs
+    def next_deadline(self) -> int | None:
+        if self.closed or self.fatal is not None:
+            return None
+        times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
+        times.extend(self.request_deadline.values())
+        if self.coordinator_known and self.heartbeat_rid is None:
+            times.append(self.next_heartbeat_ms)
+        return min(times)
+
+    def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+        if self.closed or self.fatal is not None:
+            return []
+        self._now = now
+        out: list[Outgoing] = []
+        for rid, deadline in list(self.request_deadline.items()):
+            if deadline <= now:
+                # NetworkClient's request timeout: the coordinator is looked up again
+                self.inflight.pop(rid, None)
+                del self.request_deadline[rid]
+                if rid == self.heartbeat_rid:
+                    self.heartbeat_rid = None
+                    self._send_all = True  # after a failed heartbeat the next one is full
+                if rid == self.fetch_rid:
+                    self.fetch_rid = None
+                if rid == self.find_rid:
+                    self.find_rid = None
+                self.coordinator_known = False
+        if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
+            out += self._poll(now, cluster)
+        out += self._heartbeat(now, cluster)
+        return out
+
+    def _poll(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+        """One application poll(): callbacks of a pending reconciliation, then records."""
+        out: list[Outgoing] = []
+        self.last_poll_ms = now
+        self.next_poll_ms = now + self.config.poll_interval_ms
+        if not self.coordinator_known:
+            if self.find_rid is None:
+                self.find_rid, req = self._send("FindCoordinator",
+                                                m.FindCoordinatorRequest(key=self.config.group_id))
+                out.append((self.find_rid, req))
+            return out
+        if self.state is MemberState.UNJOINED:
+            # a member that left after a poll timeout rejoins on the next poll
+            self.state, self.member_epoch, self._send_all = MemberState.JOINING, 0, True
+            self.next_heartbeat_ms = now
+        out += self._reconcile(now)
+        out += self._fetch_positions()
+        for tp in sorted(self.owned - self.awaiting_position):
+            pos = self.positions.get(tp, 0)
+            end = min(cluster.log_end_offsets.get(tp, 0), pos + self.config.max_poll_records_per_partition)
+            if end > pos:
+                self.processed.append((tp, pos, end))
+                self.positions[tp] = end
+        if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
+            out += self._commit(set(self.owned))
+        elif self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
+            self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
+            out += self._commit(set(self.owned))
+        return out
+
+    def _reconcile(self, now: int) -> list[Outgoing]:
+        """AbstractMembershipManager.maybeReconcile: revoke first (committing what was
+        consumed), then assign; the next heartbeat acknowledges at once."""
+        if self.target is None or self.state not in (MemberState.RECONCILING, MemberState.STABLE):
+            return []
+        target, self.target = self.target, None
+        revoked, added = self.owned - target, target - self.owned
+        out: list[Outgoing] = []
+        if revoked:
+            out += self._commit(revoked)
+            self._event("revoked", revoked, f"epoch {self.member_epoch}")
+            self._drop(revoked)
+        if added:
+            self.owned |= added
+            self.awaiting_position |= added
+            self._event("assigned", added, f"epoch {self.member_epoch}")
+        self.state = MemberState.ACKNOWLEDGING
+        self.next_heartbeat_ms = now
+        return out
+
+    def _fetch_positions(self) -> list[Outgoing]:
+        if not self.awaiting_position or self.fetch_rid is not None or not self.coordinator_known:
+            return []
+        self.fetch_rid, req = self._send("OffsetFetch", m.OffsetFetchRequest(
+            group_id=self.config.group_id, partitions=tuple(sorted(self.awaiting_position)),
+            member_id=self.member_id, member_epoch=self.member_epoch))
+        return [(self.fetch_rid, req)]
+
+    def _heartbeat(self, now: int, cluster: ClusterView) -> list[Outgoing]:
+        if not self.coordinator_known or self.heartbeat_rid is not None:
+            return []
+        if self.state in (MemberState.UNJOINED, MemberState.LEAVING, MemberState.UNSUBSCRIBED):
+            return []
+        if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.state is not MemberState.JOINING:
+            # the poll timer expired: leave (epoch -1, or -2 for a static member) and rejoin
+            # on the next poll (ConsumerMembershipManager.transitionToSendingLeaveGroup)
+            self._lose_all("max.poll.interval.ms expired")
+            out = self._leave("poll timeout")
+            self.state = MemberState.UNJOINED
+            return out
+        due = self.state in (MemberState.JOINING, MemberState.ACKNOWLEDGING) or now >= self.next_heartbeat_ms
+        if not due:
+            return []
+        topics = self.config.subscribed(frozenset(cluster.partitions))
+        full = self._send_all or self.state is MemberState.JOINING
+        owned = frozenset(self.owned)
+        req = ConsumerGroupHeartbeatRequest(
+            group_id=self.config.group_id,
+            member_id=self.member_id,
+            member_epoch=self.member_epoch,
+            instance_id=self.config.group_instance_id,
+            rebalance_timeout_ms=self.config.max_poll_interval_ms if full else -1,
+            subscribed_topic_names=topics if full or topics != self._sent_topics else None,
+            topic_partitions=(self._wire(set(owned), cluster)
+                              if full or owned != self._sent_owned else None),
+            client_id=self.config.client_id,
+        )
+        self._sent_topics = topics
+        self._sent_owned = owned
+        self._send_all = False
+        if self.state is MemberState.ACKNOWLEDGING:
+            self.state = MemberState.STABLE
+        self.heartbeat_rid, req2 = self._send("ConsumerGroupHeartbeat", req)
+        self.next_heartbeat_ms = now + self.heartbeat_interval_ms
+        return [(self.heartbeat_rid, req2)]
+
+    def _leave(self, why: str) -> list[Outgoing]:
+        epoch = (LEAVE_GROUP_STATIC_MEMBER_EPOCH if self.config.group_instance_id is not None
+                 else LEAVE_GROUP_MEMBER_EPOCH)
+        if self.member_epoch <= 0 and self.state is MemberState.JOINING:
+            return []
+        self._event("left", detail=why)
+        req = ConsumerGroupHeartbeatRequest(
+            group_id=self.config.group_id, member_id=self.member_id, member_epoch=epoch,
+            instance_id=self.config.group_instance_id, client_id=self.config.client_id)
+        self.member_epoch = 0
+        self._send_all = True
+        rid, req2 = self._send("ConsumerGroupHeartbeat", req)
+        return [(rid, req2)]
+
+    def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
+        self._now = now
+        sent = self.inflight.pop(rid, None)
+        self.request_deadline.pop(rid, None)
+        if sent is None or self.closed:
+            return []
+        if isinstance(resp, m.FindCoordinatorResponse):
+            self.find_rid = None
+            self.coordinator_known = resp.error is Error.NONE
+            return []
+        if isinstance(resp, ConsumerGroupHeartbeatResponse):
+            if rid == self.heartbeat_rid:
+                self.heartbeat_rid = None
+            return self._on_heartbeat(resp, sent[1], now, cluster)
+        if isinstance(resp, m.OffsetCommitResponse):
+            self._on_commit(rid, resp)
+            return []
+        if isinstance(resp, m.OffsetFetchResponse):
+            if rid == self.fetch_rid:
+                self.fetch_rid = None
+            if resp.error is not Error.NONE:
+                return []  # retried on the next poll
+            for p in resp.partitions:
+                tp = (p.topic, p.partition)
+                if tp in self.awaiting_position:
+                    self.awaiting_position.discard(tp)
+                    self.positions[tp] = max(p.committed_offset, 0)
+                    if p.committed_offset >= 0:
+                        self.committed[tp] = p.committed_offset
+        return []
+
+    def _on_heartbeat(self, resp: ConsumerGroupHeartbeatResponse, epoch_sent: int, now: int,
+                      cluster: ClusterView) -> list[Outgoing]:
+        e = resp.error
+        if self.state is MemberState.UNJOINED or epoch_sent < 0:
+            return []  # the answer to a leave
+        if e is Error.NONE:
+            self.member_epoch = resp.member_epoch
+            self.heartbeat_interval_ms = resp.heartbeat_interval_ms or self.heartbeat_interval_ms
+            self.next_heartbeat_ms = now + self.heartbeat_interval_ms
+            if self.state is MemberState.JOINING:
+                self.state = MemberState.STABLE
+            if resp.assignment is not None:
+                target = {(cluster.topic_name(tp.topic_id), p) for tp in resp.assignment.topic_partitions
+                          for p in tp.partitions}
+                if target != self.owned or self.target is not None:
+                    self.target = target
+                    self.state = MemberState.RECONCILING
+            return []
+        if e in (Error.FENCED_MEMBER_EPOCH, Error.UNKNOWN_MEMBER_ID):
+            # transitionToFenced: lose everything, rejoin at epoch 0 with the same id
+            if epoch_sent != self.member_epoch:
+                return []
+            self._lose_all(f"ConsumerGroupHeartbeat: {e.name}")
+            self.target = None
+            self.member_epoch, self.state, self._send_all = 0, MemberState.JOINING, True
+            self.next_heartbeat_ms = now
+            return []
+        if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS):
+            self.coordinator_known = False
+            self._send_all = True
+            return []
+        if e in (Error.FENCED_INSTANCE_ID, Error.UNRELEASED_INSTANCE_ID, Error.GROUP_MAX_SIZE_REACHED,
+                 Error.INVALID_REQUEST, Error.UNSUPPORTED_ASSIGNOR):
+            self.fatal = e.name
+            self._lose_all(e.name)
+            self._event("fatal", detail=f"ConsumerGroupHeartbeat: {e.name}")
+            return []
+        self.next_heartbeat_ms = now + self.config.retry_backoff_ms
+        return []
+
+    def _on_commit(self, rid: int, resp: m.OffsetCommitResponse) -> None:
+        errors = resp.errors()
+        if errors == {Error.NONE}:
+            for p in resp.partitions:
+                tp = (p.topic, p.partition)
+                self.committed[tp] = self.sent_offsets.pop((rid, tp), self.committed.get(tp, 0))
+            return
+        e = next(iter(errors - {Error.NONE}))
+        self._event("commit_failed", detail=f"OffsetCommit: {e.name}")
+        if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
+            self.coordinator_known = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self, now: int) -> list[Outgoing]:
+        """KafkaConsumer.close: commit and revoke (onPartitionsRevoked), then leave."""
+        out: list[Outgoing] = []
+        if self.closed:
+            return out
+        self._now = now
+        out += self._commit(set(self.owned))
+        if self.owned:
+            self._event("revoked", self.owned, "close")
+        self._drop(set(self.owned))
+        if self.coordinator_known:
+            out += self._leave("the consumer is being closed")
+        self.state = MemberState.LEAVING
+        self.closed = True
+        return out
