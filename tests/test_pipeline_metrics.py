@@ -104,3 +104,23 @@ def test_kip415_delay_holds_the_crashed_members_partitions() -> None:
     assert 2 * delay <= extra <= 2 * delay + 2 * 6000
     assert held["churn_rebalances"] == base["churn_rebalances"] + 1  # the delayed follow-up
     assert held["verdicts_ok"]
+
+
+def test_kip848_cells_run_consumer_protocol_members_assigned_by_the_broker() -> None:
+    rec = one(churn="scale-out", protocol="consumer", assignor="uniform")
+    assert rec.run["verdicts_ok"]
+    # the scale-out moves partitions to the new members, counted from the epochs' assignments
+    assert rec.run["churn_partitions_moved"] > 0
+    static = one(churn="crash-restart", protocol="static-consumer", assignor="range").run
+    assert static["verdicts_ok"]
+
+
+def test_kip848_cells_need_a_server_side_assignor() -> None:
+    cfg = parse_config({"seeds": 1, "grid": [{"churn": "crash", "protocol": ["consumer", "cooperative"],
+                                               "assignor": ["uniform", "cooperative-sticky"],
+                                               "group_size": 3, "partitions": 6}]}, "s")
+    kept = {(c.protocol, c.assignor) for c in cfg.cells}
+    assert kept == {("consumer", "uniform"), ("cooperative", "cooperative-sticky")}
+    reasons = {(s.cell.protocol, s.cell.assignor): s.reason for s in cfg.skipped}
+    assert "assigned by the broker" in reasons[("consumer", "cooperative-sticky")]
+    assert "runs on the broker" in reasons[("cooperative", "uniform")]

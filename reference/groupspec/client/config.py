@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from groupspec.assignors.base import RebalanceProtocol
-from groupspec.assignors.registry import get_assignor
+from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES, get_assignor
 
 #: group.protocol values (ConsumerConfig.GROUP_PROTOCOL_CONFIG)
 GROUP_PROTOCOLS = ("classic", "consumer")
@@ -50,11 +50,17 @@ class ConsumerConfig:
     #: group.protocol: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848,
     #: ConsumerGroupHeartbeat; the assignors above are then not used: the broker assigns)
     group_protocol: str = "classic"
+    #: group.remote.assignor: the server-side assignor a consumer-protocol member asks for
+    #: (None: the broker's default, the first of group.consumer.assignors)
+    remote_assignor: str | None = None
 
     def __post_init__(self) -> None:
         if self.group_protocol not in GROUP_PROTOCOLS:
             raise ValueError(f"{self.client_id}: group.protocol must be one of "
                              f"{', '.join(GROUP_PROTOCOLS)}, got {self.group_protocol!r}")
+        if self.remote_assignor is not None and self.remote_assignor not in SERVER_ASSIGNOR_NAMES:
+            raise ValueError(f"{self.client_id}: group.remote.assignor {self.remote_assignor!r} is not a "
+                             f"server-side assignor ({', '.join(SERVER_ASSIGNOR_NAMES)})")
         if not self.assignors:
             raise ValueError(f"{self.client_id}: partition.assignment.strategy is empty")
         for name in self.assignors:

@@ -8,6 +8,11 @@ makes the last two possible for both libraries (librdkafka runs its own threads;
 frozen thread inside the test process would freeze nothing else), and keeps each
 library's global state apart.
 
+With ``group_protocol`` ``consumer`` (KIP-848) the member is confluent-kafka with
+``group.protocol=consumer`` here, or kafka-clients' Java consumer in a JVM
+(``groupspec/jvm/java/groupspec/conformance/ConsumerDriver.java``, the same commands and
+events; :func:`groupspec.conformance.members.member_command` starts either).
+
 Run as ``python -m groupspec.conformance.drivers CONFIG_JSON``. The member polls every
 100 ms while it is *polling*; it prints ``{"ev": "status", ...}`` whenever its assignment
 or its count of consumed records changes, and answers each command with
@@ -20,6 +25,8 @@ or its count of consumed records changes, and answers each command with
   failed locally because the coordinator was not known yet);
 - ``{"op": "remember"}`` then later ``{"op": "zombie_commit"}``: commit the positions
   noted at ``remember`` as a member that missed a rebalance would (see each driver);
+- ``{"op": "subscribe", "topics": [...]}`` (or ``"regex": ...``): change the
+  subscription (consumer protocol);
 - ``{"op": "close"}``: close the consumer (a dynamic member sends LeaveGroup; a static
   one does not) and exit;
 - ``{"op": "status"}``: print the status now.
@@ -37,6 +44,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 CLIENTS = ("kafka-python", "confluent-kafka")
+#: the client libraries of the consumer-protocol suite (``group.protocol=consumer``)
+CONSUMER_CLIENTS = ("confluent-kafka", "java")
+#: the group protocols a member may speak
+GROUP_PROTOCOLS = ("classic", "consumer")
 STRATEGIES = ("range", "roundrobin", "cooperative-sticky")
 
 
@@ -54,6 +65,12 @@ class MemberConfig:
     heartbeat_interval_ms: int = 500
     max_poll_interval_ms: int = 10000
     group_instance_id: str | None = None
+    #: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848: the session timeout and
+    #: heartbeat interval are the broker's; max.poll.interval.ms is the rebalance timeout)
+    group_protocol: str = "classic"
+    #: subscribe to this regular expression (consumer protocol, the broker resolves it)
+    #: rather than to ``topics``
+    topic_regex: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -127,7 +144,7 @@ class _KafkaPython:
         gen = self._remembered[0]
         return {"generation": gen.generation_id, "member_id": gen.member_id}
 
-    def zombie_commit(self) -> None:
+    def zombie_commit(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Commit the remembered positions with the remembered generation and member id,
         as a member that missed the rebalance would: kafka-python's own commit path, with
         its generation set back to the remembered one for this commit."""
@@ -143,6 +160,7 @@ class _KafkaPython:
         finally:
             with coordinator._lock:
                 coordinator._generation, coordinator.state = current
+        return {}
 
 
 class _Confluent:
@@ -198,13 +216,140 @@ class _Confluent:
         self._positions = [tp for tp in self.consumer.position(assigned) if tp.offset >= 0]
         return {"member_id": self.consumer.memberid()}
 
-    def zombie_commit(self) -> None:
+    def zombie_commit(self, cmd: dict[str, Any]) -> dict[str, Any]:
         """Commit the remembered positions: librdkafka sends them with the generation it
         holds (it has no way to set one); after a freeze that is the old one until it has
         noticed that its session expired."""
         if not self._positions:
             raise RuntimeError("nothing was remembered to commit")
         self.consumer.commit(offsets=self._positions, asynchronous=False)
+        return {}
+
+
+class CommitRefused(RuntimeError):
+    """The broker refused a commit the driver sent itself; ``args[0]`` is the error's name."""
+
+    def name(self) -> str:
+        return str(self.args[0])
+
+
+def raw_offset_commit(
+    bootstrap: str, client_id: str, group_id: str, member_id: str, member_epoch: int,
+    instance_id: str | None, offsets: list[tuple[str, int, int]], timeout_s: float = 15.0,
+) -> list[tuple[str, int, str]]:
+    """Send one OffsetCommit v9 (the first version with a member epoch, KIP-848) on a
+    connection of its own to the first bootstrap address, under ``client_id``, and return
+    the broker's error per partition: the commit of a member at an epoch of the caller's
+    choosing, which no consumer API offers."""
+    import socket
+    import struct
+
+    from groupspec.protocol.errors import Error
+    from groupspec.recorder.frames import decode_response
+    from groupspec.recorder.schema import encode_body, spec_for
+
+    version = 9
+    spec = spec_for(8, "request")
+    if spec is None:
+        raise RuntimeError("no OffsetCommit schema")
+    topics: dict[str, list[dict[str, Any]]] = {}
+    for topic, partition, offset in offsets:
+        topics.setdefault(topic, []).append({
+            "partition_index": partition, "committed_offset": offset,
+            "committed_leader_epoch": -1, "committed_metadata": ""})
+    body = encode_body(spec, version, {
+        "group_id": group_id, "generation_id_or_member_epoch": member_epoch,
+        "member_id": member_id, "group_instance_id": instance_id,
+        "topics": [{"name": t, "partitions": ps} for t, ps in sorted(topics.items())],
+    })
+    cid = client_id.encode("utf-8")
+    # request header v2 (OffsetCommit v8+ is flexible): key, version, correlation id,
+    # client id (a plain nullable string), no tagged fields
+    frame = struct.pack(">hhih", 8, version, 1, len(cid)) + cid + b"\x00" + body
+    host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
+        sock.sendall(struct.pack(">i", len(frame)) + frame)
+
+        def read(n: int) -> bytes:
+            buf = b""
+            while len(buf) < n:
+                chunk = sock.recv(n - len(buf))
+                if not chunk:
+                    raise ConnectionError("the broker closed the connection before answering")
+                buf += chunk
+            return buf
+
+        (size,) = struct.unpack(">i", read(4))
+        answer = decode_response(read(size), 8, version)
+    out: list[tuple[str, int, str]] = []
+    for t in answer["topics"]:
+        for p in t["partitions"]:
+            out.append((t["name"], p["partition_index"], Error(p["error_code"]).name))
+    return out
+
+
+class _ConfluentConsumer(_Confluent):
+    """confluent-kafka's Consumer with ``group.protocol=consumer`` (librdkafka's KIP-848
+    client). The session timeout and heartbeat interval are the broker's (librdkafka
+    refuses its classic settings); ``max.poll.interval.ms`` is the rebalance timeout. The
+    subscription carries rebalance callbacks, so revocations complete in the application's
+    poll: a member that stops polling keeps its partitions."""
+
+    def __init__(self, cfg: MemberConfig) -> None:
+        from confluent_kafka import Consumer
+
+        self.cfg = cfg
+        conf: dict[str, Any] = {
+            "bootstrap.servers": cfg.bootstrap,
+            "group.id": cfg.group_id,
+            "client.id": cfg.client_id,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "max.poll.interval.ms": cfg.max_poll_interval_ms,
+            "topic.metadata.refresh.interval.ms": 10000,
+        }
+        if cfg.group_instance_id is not None:
+            conf["group.instance.id"] = cfg.group_instance_id
+        self.consumer = Consumer(conf)
+        self._positions = []
+        self._member_id = ""
+        self.subscribe(list(cfg.topics), cfg.topic_regex)
+
+    def subscribe(self, topics: list[str], regex: str | None) -> None:
+        # librdkafka takes a topic starting with "^" as a regular expression
+        wanted = [regex if regex.startswith("^") else "^" + regex] if regex is not None else topics
+        self.consumer.subscribe(wanted, on_assign=_noop_rebalance, on_revoke=_noop_rebalance)
+
+    def remember(self) -> dict[str, Any]:
+        out = super().remember()
+        self._member_id = str(out.get("member_id") or "")
+        return out
+
+    def zombie_commit(self, cmd: dict[str, Any]) -> dict[str, Any]:
+        """The remembered positions committed with the member id and epoch the command
+        names (the scenario reads them from the recording: librdkafka does not tell its
+        member epoch), sent by :func:`raw_offset_commit`: librdkafka commits only with
+        the epoch it holds."""
+        if not self._positions:
+            raise RuntimeError("nothing was remembered to commit")
+        member_id = str(cmd.get("member_id") or self._member_id)
+        epoch = int(cmd["member_epoch"])
+        answers = raw_offset_commit(
+            self.cfg.bootstrap, self.cfg.client_id, self.cfg.group_id, member_id, epoch,
+            self.cfg.group_instance_id,
+            [(tp.topic, tp.partition, tp.offset) for tp in self._positions])
+        info = {"member_id": member_id, "member_epoch": epoch,
+                "partitions": [f"{t}-{p}: {e}" for t, p, e in answers]}
+        refused = [e for _, _, e in answers if e != "NONE"]
+        if refused:
+            raise CommitRefused(refused[0], info)
+        return info
+
+
+def _noop_rebalance(consumer: Any, partitions: Any) -> None:
+    """A rebalance callback that does nothing: confluent-kafka then (un)assigns itself, in
+    the application's poll."""
 
 
 def _error_name(e: BaseException) -> str:
@@ -229,10 +374,16 @@ def _retryable(name: str) -> bool:
                     "KafkaConnectionError", "_TRANSPORT"}
 
 
+def _driver(cfg: MemberConfig) -> _KafkaPython | _Confluent:
+    if cfg.group_protocol == "consumer":
+        if cfg.client != "confluent-kafka":
+            raise ValueError(f"no Python driver for {cfg.client} with group.protocol=consumer")
+        return _ConfluentConsumer(cfg)
+    return _KafkaPython(cfg) if cfg.client == "kafka-python" else _Confluent(cfg)
+
+
 def run(cfg: MemberConfig) -> int:
-    driver: _KafkaPython | _Confluent = (
-        _KafkaPython(cfg) if cfg.client == "kafka-python" else _Confluent(cfg)
-    )
+    driver = _driver(cfg)
     commands: queue.Queue[dict[str, Any] | None] = queue.Queue()
     threading.Thread(target=_reader, args=(commands,), daemon=True).start()
     state = _State()
@@ -256,22 +407,32 @@ def run(cfg: MemberConfig) -> int:
             _emit({"ev": "reply", "op": op, "ok": True})
         elif op == "remember":
             _emit({"ev": "reply", "op": op, "ok": True, **driver.remember()})
+        elif op == "subscribe" and isinstance(driver, _ConfluentConsumer):
+            try:
+                driver.subscribe(list(cmd.get("topics") or []), cmd.get("regex"))
+                _emit({"ev": "reply", "op": op, "ok": True, "error": None})
+            except Exception as e:
+                _emit({"ev": "reply", "op": op, "ok": False, "error": _error_name(e)})
         elif op in ("commit", "zombie_commit"):
             error: str | None = None
+            extra: dict[str, Any] = {}
             for attempt in range(int(cmd.get("retries", 0)) + 1):
                 try:
                     if op == "commit":
                         driver.commit()
                     else:
-                        driver.zombie_commit()
+                        extra = driver.zombie_commit(cmd)
                     error = None
+                    break
+                except CommitRefused as e:
+                    error, extra = e.name(), e.args[1]
                     break
                 except Exception as e:
                     error = _error_name(e)
                     if not _retryable(error) or attempt == int(cmd.get("retries", 0)):
                         break
                     time.sleep(0.2)
-            _emit({"ev": "reply", "op": op, "ok": error is None, "error": error})
+            _emit({"ev": "reply", "op": op, "ok": error is None, "error": error, **extra})
         elif op == "close":
             try:
                 driver.close()

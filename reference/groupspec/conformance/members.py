@@ -18,6 +18,41 @@ from typing import IO, Any
 
 from groupspec.conformance.drivers import MemberConfig
 
+#: the class the JVM of a Java member starts (compiled with the JVM oracle: groupspec.jvm.build)
+JAVA_DRIVER_CLASS = "groupspec.conformance.ConsumerDriver"
+#: JVM options of a Java member: a small heap and a quick start
+JAVA_MEMBER_FLAGS = ("-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                     "-Djava.awt.headless=true")
+
+_LOG4J2 = """\
+status = warn
+appender.err.type = Console
+appender.err.name = ERR
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.err.ref = ERR
+logger.consumer.name = org.apache.kafka.clients.consumer.internals
+logger.consumer.level = INFO
+"""
+
+
+def member_command(cfg: MemberConfig, log_dir: Path) -> list[str]:
+    """The command line of a member's process: the Python driver, or for the Java client
+    the JVM running kafka-clients' consumer (ConsumerDriver.java; compiled on first use,
+    as ci/setup.d/40-jvm-oracle.sh does at set-up), its log lines to stderr."""
+    if cfg.client != "java":
+        return [sys.executable, "-m", "groupspec.conformance.drivers", cfg.to_json()]
+    from groupspec.brokers.kafka import java_executable
+    from groupspec.jvm.build import classpath
+
+    log4j = log_dir / "log4j2.properties"
+    if not log4j.is_file():
+        log4j.write_text(_LOG4J2, encoding="utf-8")
+    return [java_executable(), *JAVA_MEMBER_FLAGS, f"-Dlog4j2.configurationFile={log4j}",
+            "-cp", classpath(), JAVA_DRIVER_CLASS, cfg.to_json()]
+
 
 def partitions_text(assignment: Sequence[tuple[str, int]]) -> str:
     """``topic-0, topic-1`` (``none`` when empty): partitions as Kafka's logs print them."""
@@ -37,7 +72,7 @@ class Member:
         self.name = cfg.client_id
         self._log: IO[bytes] = open(log_dir / f"{cfg.client_id}.log", "ab")  # noqa: SIM115 - closed in _reap
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "groupspec.conformance.drivers", cfg.to_json()],
+            member_command(cfg, log_dir),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1,
         )
         self.assignment: list[tuple[str, int]] = []

@@ -22,9 +22,17 @@ A sweep names the grid's axes, each a list (a single value stands for a list of 
     [report]
     baseline = "eager/range"        # the strategy the report's summary compares against
 
+The protocols ``consumer`` and ``static-consumer`` are KIP-848's: members speak
+ConsumerGroupHeartbeat and the broker assigns with the server-side assignor the cell names
+(``uniform`` or ``range``); unless ``[coordinator]`` sets ``consumer_group_session_timeout_ms``
+and ``consumer_group_heartbeat_interval_ms``, the broker uses the classic members' own
+session timeout and heartbeat interval, so protocols are compared like for like
+(examples/sweeps/kip848.toml).
+
 Every error names the key, e.g. ``sweep.toml: grid[1].assignor: unknown assignor 'rnage'``.
 Cells that cannot exist (a cooperative protocol with an eager-only assignor, a KIP-415 delay
-under the eager protocol) are not errors: they are skipped, each kind with its reason.
+under the eager protocol, a client-side assignor for a KIP-848 group) are not errors: they
+are skipped, each kind with its reason.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.assignors.base import RebalanceProtocol
-from groupspec.assignors.registry import ASSIGNOR_NAMES, get_assignor
+from groupspec.assignors.registry import ASSIGNOR_NAMES, SERVER_ASSIGNOR_NAMES, get_assignor
 from groupspec.client.config import ConsumerConfig
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.sim.scenario import MAX_MEMBERS, MAX_PARTITIONS, MAX_SIMULATED_MS
@@ -53,6 +61,8 @@ PROTOCOLS: dict[str, tuple[str, bool, str]] = {
     "cooperative": ("cooperative", False, "incremental: only the partitions that move are revoked (KIP-429)"),
     "static-eager": ("eager", True, "eager, every member with a group.instance.id (KIP-345)"),
     "static-cooperative": ("cooperative", True, "cooperative, every member with a group.instance.id"),
+    "consumer": ("consumer", False, "KIP-848: ConsumerGroupHeartbeat, the broker assigns, incremental reconciliation"),
+    "static-consumer": ("consumer", True, "KIP-848, every member with a group.instance.id"),
 }
 
 #: churn pattern -> its settings and their defaults (milliseconds of simulated time, or counts)
@@ -118,6 +128,17 @@ class Cell:
     def skip_reason(self) -> str | None:
         """Why this cell cannot exist, or None."""
         base, _, _ = PROTOCOLS[self.protocol]
+        if base == "consumer":
+            if self.assignor not in SERVER_ASSIGNOR_NAMES:
+                return (f"a KIP-848 group is assigned by the broker ({', '.join(SERVER_ASSIGNOR_NAMES)}), "
+                        f"not by the {self.assignor} client assignor")
+            if self.delay_ms > 0:
+                return "a KIP-415 delay belongs to a client-side assignor, not to a KIP-848 group"
+            if self.churn in ("crash", "crash-restart", "flapping") and self.group_size < 2:
+                return f"{self.churn} picks a member other than c1, so it needs a group of at least 2"
+            return None
+        if self.assignor not in ASSIGNOR_NAMES:
+            return f"the {self.assignor} assignor runs on the broker (KIP-848 protocols only)"
         supported = get_assignor(self.assignor).supported_protocols
         if base == "cooperative" and RebalanceProtocol.COOPERATIVE not in supported:
             return f"the {self.assignor} assignor supports only the eager protocol"
@@ -350,7 +371,7 @@ def parse_config(data: Any, source: str = "sweep") -> SweepConfig:
         axes = (
             _axis(grid, "churn", where, tuple(CHURNS)),
             _axis(grid, "protocol", where, tuple(PROTOCOLS)),
-            _axis(grid, "assignor", where, ASSIGNOR_NAMES),
+            _axis(grid, "assignor", where, tuple(dict.fromkeys((*ASSIGNOR_NAMES, *SERVER_ASSIGNOR_NAMES)))),
             _axis(grid, "group_size", where, minimum=1, maximum=MAX_MEMBERS),
             _axis(grid, "partitions", where, minimum=1, maximum=MAX_PARTITIONS),
             _axis(grid, "delay_ms", where, minimum=0, default=[0]),

@@ -135,8 +135,10 @@ def rolling_restart_summary(by_strategy: list[Row], baseline: str, seeds: int,
         assignor = base["assignor"]
         for protocol, what in (("cooperative", "Cooperative rebalancing"),
                                ("static-eager", "Static membership (eager)"),
-                               ("static-cooperative", "Static membership (cooperative)")):
-            r = _pick(here, protocol, [assignor, "cooperative-sticky"])
+                               ("static-cooperative", "Static membership (cooperative)"),
+                               ("consumer", "The consumer protocol (KIP-848)"),
+                               ("static-consumer", "The consumer protocol, static (KIP-848)")):
+            r = _pick(here, protocol, [assignor, "cooperative-sticky", "uniform"])
             if r is None or r is base:
                 continue
             out.append(

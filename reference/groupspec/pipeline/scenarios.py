@@ -95,5 +95,15 @@ def build_scenario(run: RunSpec) -> BuiltScenario:
         "faults": faults,
     }
     base, static, _ = PROTOCOLS[cell.protocol]
-    data = apply_overrides(data, protocol=base, assignor=cell.assignor, static=static)
+    if base == "consumer":
+        # KIP-848: the broker assigns with the server-side assignor the members ask for, and
+        # sets the session timeout and heartbeat interval; unless the sweep says otherwise,
+        # they are the classic members' own, so the protocols are compared like for like
+        data["defaults"]["remote_assignor"] = cell.assignor
+        coord = data["coordinator"]
+        coord.setdefault("consumer_group_session_timeout_ms", st.consumer.get("session_timeout_ms", 45_000))
+        coord.setdefault("consumer_group_heartbeat_interval_ms", st.consumer.get("heartbeat_interval_ms", 5_000))
+        data = apply_overrides(data, static=static, group_protocol="consumer")
+    else:
+        data = apply_overrides(data, protocol=base, assignor=cell.assignor, static=static)
     return BuiltScenario(parse_scenario(data, run.run_id), start, end)

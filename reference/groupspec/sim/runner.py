@@ -349,6 +349,19 @@ class Simulation:
                 parts = pairs(Assignment.decode(msg.payload.assignment).partitions)
                 self.received.setdefault(req.generation_id, {})[owner_key] = parts
                 self.history.setdefault(req.generation_id, {})[owner_key] = parts
+            elif (
+                isinstance(req, ConsumerGroupHeartbeatRequest)
+                and isinstance(msg.payload, ConsumerGroupHeartbeatResponse)
+                and msg.payload.error is Error.NONE
+                and msg.payload.assignment is not None
+            ):
+                # KIP-848: what the member is told it holds, by member epoch; a member keeps
+                # its epoch while it revokes, so an epoch's entry is everything it held in it
+                view = self._cluster()
+                owner_key = req.instance_id or req.member_id
+                self.history.setdefault(msg.payload.member_epoch, {}).setdefault(owner_key, set()).update(
+                    (view.topic_name(tp.topic_id), p)
+                    for tp in msg.payload.assignment.topic_partitions for p in tp.partitions)
         if not mem.alive or mem.incarnation != msg.incarnation or mem.consumer is None:
             return
         if self.now < mem.frozen_until:

@@ -265,6 +265,7 @@ class ConsumerProtocolConsumer:
             member_epoch=self.member_epoch,
             instance_id=self.config.group_instance_id,
             rebalance_timeout_ms=self.config.max_poll_interval_ms if full else -1,
+            server_assignor=self.config.remote_assignor if full else None,
             subscribed_topic_names=topics if full or topics != self._sent_topics else None,
             topic_partitions=(self._wire(set(owned), cluster)
                               if full or owned != self._sent_owned else None),
