@@ -275,3 +275,15 @@ def test_an_epoch_below_minus_two_is_an_invalid_request(epoch: int) -> None:
     resp = h.hb(member_id="a", member_epoch=epoch)
     assert resp.error is Error.INVALID_REQUEST
     assert resp.error_message == "MemberEpoch is invalid."
+
+
+def test_an_epoch_one_ahead_of_the_members_is_fenced() -> None:
+    """throwIfConsumerGroupMemberEpochIsInvalid: any epoch above the member's fences it, the
+    next one too (the boundary Kafka's own test, with an epoch far ahead, does not probe)."""
+    h = Harness()
+    h.join("a")
+    assert h.c.state.consumer_groups["g"].members["a"].member_epoch == 1
+    ahead = h.hb(member_id="a", member_epoch=2, topic_partitions=h.owned("a"))
+    assert ahead.error is Error.FENCED_MEMBER_EPOCH
+    same = h.hb(member_id="a", member_epoch=1, topic_partitions=h.owned("a"))
+    assert same.error is Error.NONE and same.member_epoch == 1

@@ -247,3 +247,26 @@ def test_concurrent_owners_and_unassigned() -> None:
     assert concurrent_owners({"a": [("t", 0)], "b": [("t", 1)]}) == {}
     assert unassigned([("t", 0), ("t", 1), ("t", 2)], owned) == {("t", 2)}
     assert unassigned([("t", 0)], owned) == set()
+
+
+def test_no_stale_commit_in_a_consumer_group_is_by_member_epoch() -> None:
+    """KIP-848: a stored commit carries its member's current epoch (NoStaleCommitInv)."""
+    from groupspec.coordinator.consumer.group import ConsumerGroup
+    from groupspec.coordinator.consumer.member import ConsumerMember
+    from groupspec.invariants import check_record
+
+    state = CoordinatorState()
+    g = ConsumerGroup("cg", group_epoch=3, assignment_epoch=3)
+    g.members["m"] = ConsumerMember("m", member_epoch=3, previous_member_epoch=2)
+    state.consumer_groups["cg"] = g
+
+    def commit(epoch: int, member: str = "m") -> r.OffsetCommitted:
+        return r.OffsetCommitted("cg", "t", 0, 10, None, 0, epoch, member)
+
+    assert check_record(state, commit(3)) == []
+    [stale] = check_record(state, commit(2))
+    assert stale.invariant == "NoStaleCommitInv" and "member epoch 2" in stale.detail
+    [stranger] = check_record(state, commit(3, "x"))
+    assert "non-member" in stranger.detail
+    # the coordinator loading a group replays its commits with epoch -1 and no member
+    assert check_record(state, commit(-1, "")) == []
