@@ -98,7 +98,9 @@ class ReplayConfig:
     #: other requests tried at one step besides the one sent first
     max_reorder: int = 3
     #: alternatives explored per group and configuration before giving up (per divergence:
-    #: after one, the search starts afresh from where it resynchronised)
+    #: after one, the search starts afresh from where it resynchronised); a small group (at
+    #: most SMALL_GROUP_EXCHANGES exchanges) gets PER_EXCHANGE_BUDGET per exchange if that is
+    #: more, so that a divergence in a few dozen exchanges is decided, not left to the bound
     budget: int = 2_000
     #: divergences of one group reported before the replay stops (it resynchronises after
     #: each one and goes on judging)
@@ -244,6 +246,34 @@ class _Seen(Exception):
 #: earlier matters only to its own answer
 _NO_EFFECT = frozenset({"OffsetFetch", "DescribeGroups", "ListGroups", "FindCoordinator"})
 
+#: APIs whose handling never adds or removes a member, changes the generation or starts a
+#: rebalance (a SyncGroup parks, completes the join's second phase, or is answered): a
+#: broker answer that needs such a change is not explained by moving one of them
+_NO_MEMBERSHIP_EFFECT = frozenset({"SyncGroup"})
+#: broker errors that say the group's members, generation or state differed from the
+#: reference's: a rebalance in progress, another generation, an unknown or fenced member
+_MEMBERSHIP_ERRORS = frozenset({Error.REBALANCE_IN_PROGRESS, Error.ILLEGAL_GENERATION,
+                                Error.UNKNOWN_MEMBER_ID, Error.FENCED_INSTANCE_ID})
+
+
+#: groups of at most this many exchanges get a budget of PER_EXCHANGE_BUDGET per exchange
+SMALL_GROUP_EXCHANGES = 200
+PER_EXCHANGE_BUDGET = 100
+
+
+def effective_budget(cfg: ReplayConfig, exchanges: int) -> int:
+    """The search budget of a group of ``exchanges`` exchanges (see ReplayConfig.budget)."""
+    if exchanges <= SMALL_GROUP_EXCHANGES:
+        return max(cfg.budget, PER_EXCHANGE_BUDGET * exchanges)
+    return cfg.budget
+
+
+def _needs_membership_change(f: Failure) -> bool:
+    """Whether the broker's answer of the diverging exchange is an error only a change of
+    the group's members, generation or rebalance state can explain."""
+    return main_error(f.exchange.event.response) in _MEMBERSHIP_ERRORS
+
+
 #: APIs whose answers change nothing the later exchanges depend on: a divergence there
 #: leaves the reference's state as the broker's
 _READ_ONLY = frozenset({"Heartbeat", "OffsetFetch", "DescribeGroups", "ListGroups", "FindCoordinator"})
@@ -263,6 +293,7 @@ class Replayer:
     def __init__(self, exchanges: list[Exchange], config: ReplayConfig) -> None:
         self.x = exchanges
         self.cfg = config
+        self.budget = effective_budget(config, len(exchanges))
         self.slot: dict[str, str | None] = {"next": None}
         self.fallback = 0
         #: every answer the reference gave each exchange (by seq) in the branches explored
@@ -370,10 +401,14 @@ class Replayer:
                     stack.pop()
                     continue
                 pending = alts.pop(0)
-                if (pending.moved and self.x[pending.index].event.api in _NO_EFFECT
-                        and pending.index != self._index.get(id(fail.exchange))):
+                if (pending.moved and pending.index != self._index.get(id(fail.exchange))
+                        and (self.x[pending.index].event.api in _NO_EFFECT
+                             or (self.x[pending.index].event.api in _NO_MEMBERSHIP_EFFECT
+                                 and _needs_membership_change(fail)))):
                     # what the failure rules out: moving a request that changes nothing
-                    # earlier cannot change the answer that diverged (another exchange's)
+                    # earlier cannot change the answer that diverged (another exchange's);
+                    # nor can moving one that never changes the group's members, generation
+                    # or rebalance state, when only such a change explains the broker's answer
                     self.pruned += 1
                     pending = None
                     continue
@@ -381,7 +416,7 @@ class Replayer:
                 explored += 1
                 segment += 1
                 break
-            if pending is not None and segment <= self.cfg.budget:
+            if pending is not None and segment <= self.budget:
                 continue
             # No explanation: the divergence stands. Record it, then resynchronise: take the
             # branch that went furthest back to just before the step that broke, and take
@@ -389,7 +424,7 @@ class Replayer:
             # protocol state can be derived from), so the rest of the trace is judged too.
             assert best is not None
             fail, mark, decision, after = best
-            bound = segment > self.cfg.budget
+            bound = segment > self.budget
             found.append(Found(fail, self._allowed(fail), bound, segment, after))
             index = self._index.get(id(fail.exchange))
             if (len(found) >= self.cfg.max_divergences or bound or index is None
@@ -574,7 +609,12 @@ class Replayer:
             seen_conn.add(e.event.connection)
             min_received = min(min_received, e.received)
         out: list[_Decision] = []
-        for i in cands:
+        for k, i in enumerate(cands):
+            if any(self._commute(b, j, i) for j in cands[:k]):
+                # partial-order reduction: i commutes with a request sent before it, so
+                # handling i first reaches the same state and answers as the send order;
+                # commuting requests are only tried in send order
+                continue
             for how in self._hows(b, i):
                 out.append(_Decision(i, "normal", how, i != cands[0]))
         # a failover that a later coordinator error reveals may have happened before this
@@ -599,6 +639,24 @@ class Replayer:
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
         return out
+
+    def _commute(self, b: _Branch, i: int, j: int) -> bool:
+        """Whether exchanges ``i`` and ``j`` commute: two answered SyncGroups of one group
+        from two members, neither the leader nor carrying assignments. Such a SyncGroup
+        parks, is answered from the stored assignment, or is refused (another generation, a
+        rebalance in progress, an unknown member) and takes its member off the pending-sync
+        set: neither changes what the other is answered, nor any timer but the sync timer,
+        which the last of them cancels whichever it is."""
+        ei, ej = self.x[i].event, self.x[j].event
+        ri, rj = ei.request, ej.request
+        if not (isinstance(ri, m.SyncGroupRequest) and isinstance(rj, m.SyncGroupRequest)):
+            return False
+        if ei.response is None or ej.response is None or ri.assignments or rj.assignments:
+            return False
+        if ri.group_id != rj.group_id or ri.member_id == rj.member_id:
+            return False
+        g = b.coord.state.groups.get(ri.group_id)
+        return g is not None and not g.is_leader(ri.member_id) and not g.is_leader(rj.member_id)
 
     def _failover_window_open(self, b: _Branch, i: int) -> bool:
         """Whether a coordinator failover may have happened just before exchange ``i``: a

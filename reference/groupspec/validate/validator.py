@@ -18,7 +18,13 @@ from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, Metadata
 from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
-from groupspec.validate.replay import Failure, ReplayConfig, ReplayResult, replay_group
+from groupspec.validate.replay import (
+    Failure,
+    ReplayConfig,
+    ReplayResult,
+    effective_budget,
+    replay_group,
+)
 from groupspec.validate.rules import FIRST_CAUSE
 from groupspec.validate.verdict import (
     CONFORMING,
@@ -169,7 +175,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
         coverage["record invariants"] = (rec_cov.checked, rec_cov.total)
     base = {"group_id": g.group_id, "exchanges": len(g.exchanges), "records": len(g.records),
             "assumed": assumed, "alternatives_explored": explored,
-            "search_budget": (config or ReplayConfig()).budget, "search_used": search_used,
+            "search_budget": effective_budget(config or ReplayConfig(), len(g.exchanges)),
+            "search_used": search_used,
             "divergences_truncated": bool(result and result.truncated), "coverage": coverage}
 
     # Every divergence the replay found, each judged on its own: decisive unless something
