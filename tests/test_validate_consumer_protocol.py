@@ -12,6 +12,9 @@ import dataclasses
 import json
 from collections.abc import Callable
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
@@ -139,3 +142,41 @@ def test_a_commit_at_a_stale_member_epoch_must_be_refused() -> None:
 def test_without_the_metadata_image_the_assignments_cannot_be_judged() -> None:
     [g] = validate_bytes(recorded(metadata=False)).groups
     assert g.verdict != CONFORMING
+
+
+# ---------------------------------------------------------------- no input crashes it
+_IDS = st.sampled_from(["a", "b", "", "zz"])
+_TOPICS = st.sampled_from([FOO, TopicId(7)])
+_PARTS = st.lists(st.builds(HeartbeatTopicPartitions, _TOPICS,
+                            st.lists(st.integers(-1, 5), max_size=3).map(tuple)), max_size=2).map(tuple)
+
+
+@st.composite
+def _exchange(draw: st.DrawFn, seq: int) -> WireExchange:
+    req = ConsumerGroupHeartbeatRequest(
+        group_id=draw(st.sampled_from(["g", ""])), member_id=draw(_IDS),
+        member_epoch=draw(st.integers(-3, 4)), instance_id=draw(st.sampled_from([None, "i"])),
+        rebalance_timeout_ms=draw(st.sampled_from([-1, 5000])),
+        subscribed_topic_names=draw(st.sampled_from([None, (), ("foo",), ("foo", "nope")])),
+        server_assignor=draw(st.sampled_from([None, "uniform", "bogus"])),
+        topic_partitions=draw(st.one_of(st.none(), _PARTS)))
+    resp = ConsumerGroupHeartbeatResponse(
+        error=draw(st.sampled_from([Error.NONE, Error.FENCED_MEMBER_EPOCH, Error.UNKNOWN_MEMBER_ID,
+                                    Error.NOT_COORDINATOR])),
+        member_id=draw(_IDS), member_epoch=draw(st.integers(-2, 4)), heartbeat_interval_ms=5000,
+        assignment=draw(st.one_of(st.none(), _PARTS.map(HeartbeatAssignment))))
+    at = 1000.0 + 100 * seq
+    return WireExchange(seq=seq, connection=draw(st.sampled_from(["c1", "c2"])), client_id="c",
+                        api="ConsumerGroupHeartbeat", api_key=68, api_version=1, correlation_id=seq,
+                        group_id=req.group_id, sent_ms=at, received_ms=at + 1, request=req, response=resp)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_any_heartbeat_trace_gets_a_verdict_not_a_crash(data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, 8))
+    events: list[object] = [Header(source="fuzz", minor=2), MetadataEvent(1, 0.0, TOPICS)]
+    events += [data.draw(_exchange(seq)) for seq in range(2, n + 2)]
+    raw = "".join(json.dumps(event_to_json(e)) + "\n" for e in events).encode()  # type: ignore[arg-type]
+    report = validate_bytes(raw, "fuzz")
+    assert all(g.verdict in ("conforming", "violation", "inconclusive") for g in report.groups)
