@@ -29,9 +29,13 @@ from groupspec.client.config import ConsumerConfig
 from groupspec.coordinator import coordinator as coordinator_module
 from groupspec.coordinator import timers
 from groupspec.coordinator.classic import group, rebalance
+from groupspec.coordinator.consumer import heartbeat as consumer_heartbeat
+from groupspec.coordinator.consumer import reconciliation
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
+from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatResponse
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
 from groupspec.protocol.errors import Error
 
@@ -60,8 +64,13 @@ class Mutant:
         return None
 
     def consumer_factory(self) -> Callable[[ConsumerConfig, int, Callable[[], int]], Consumer] | None:
-        """Broker mutants run with :class:`Prober` clients; client mutants with their own."""
-        return Prober
+        """Broker mutants run with :class:`Prober` clients; client mutants with their own;
+        KIP-848 mutants with the consumer-protocol model (the simulator's default)."""
+        return None if KIP848[0] in self.protocols else Prober
+
+
+#: the protocols of KIP-848 mutants' runs: consumer-protocol members only
+KIP848: tuple[str, ...] = ("consumer",)
 
 
 # ---------------------------------------------------------------------- broker: answers
@@ -246,6 +255,44 @@ def _no_leave_rebalance(mut: Mutant, original: Any) -> Any:
             return
         original(txn, group, reason)
     return maybe_prepare
+
+
+def _revoked_at_once(mut: Mutant, original: Any) -> Any:
+    def owns_any(owned: Any, revoking: Any) -> bool:
+        if original(owned, revoking):
+            mut.hits += 1
+        return False  # a partition the member still reports is taken as revoked
+    return owns_any
+
+
+def _no_consumer_session_expiry(mut: Mutant, original: Any) -> Any:
+    def expire_session(txn: Any, group_id: str, member_id: str) -> None:
+        g = txn.state.consumer_groups.get(group_id)
+        if g is not None and member_id in g.members:
+            mut.hits += 1
+            # the timer is dropped, not left due (it would fire again at once, for ever)
+            txn.emit(cr.ConsumerSessionTimerSet(group_id, member_id, None))
+            return
+        original(txn, group_id, member_id)
+    return expire_session
+
+
+def _leave_ignored(mut: Mutant, original: Any) -> Any:
+    def leave(txn: Any, req: Any, records: list[Any]) -> Any:
+        g = txn.state.consumer_groups.get(req.group_id)
+        if req.member_epoch == -1 and g is not None and req.member_id in g.members:
+            mut.hits += 1  # answered, but the member stays until its session expires
+            return ConsumerGroupHeartbeatResponse(error=E.NONE, member_id=req.member_id,
+                                                  member_epoch=-1, heartbeat_interval_ms=0)
+        return original(txn, req, records)
+    return leave
+
+
+def _epoch_ahead(mut: Rewrite, req: m.Request, resp: m.Response) -> m.Response | None:
+    if (isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.error is E.NONE
+            and resp.assignment is not None and resp.member_epoch > 0):
+        return dataclasses.replace(resp, member_epoch=resp.member_epoch + 1)
+    return None
 
 
 def _leader_kept(mut: Mutant, original: Any) -> Any:
@@ -594,6 +641,22 @@ def all_mutants() -> list[Mutant]:
         Patch("departed-leader-stays-leader", "broker", "JoinCompletion",
               "a leader that did not rejoin stays leader of the next generation (no one assigns)",
               target=(rebalance, "maybe_elect_new_joined_leader", _leader_kept)),
+        # ---- broker: the consumer protocol (KIP-848)
+        Patch("consumer-hands-over-before-release", "broker", "ConsumerReconciliation",
+              "partitions a member still reports owning are taken as revoked and handed to their next owner",
+              protocols=KIP848, target=(reconciliation, "_owns_any", _revoked_at_once)),
+        Patch("consumer-session-never-expires", "broker", "ConsumerUnknownMember (session expiry)",
+              "a consumer-protocol member whose heartbeats stop is never fenced: its partitions stay with it",
+              protocols=KIP848, target=(consumer_heartbeat, "expire_session", _no_consumer_session_expiry)),
+        Patch("consumer-leave-ignored", "broker", "ConsumerReconciliation",
+              "a leave (epoch -1) is answered but the member stays: no epoch bump, its partitions wait for its session",
+              protocols=KIP848, target=(consumer_heartbeat, "_leave", _leave_ignored)),
+        Rewrite("consumer-epoch-ahead", "broker", "ConsumerReconciliation",
+                "a heartbeat that carries an assignment answers a member epoch one ahead of the member's",
+                protocols=KIP848, rewrite=_epoch_ahead),
+        Rewrite("consumer-commit-accepts-unknown-member", "broker", "CommitUnknownMember",
+                "an OffsetCommit from a fenced consumer-protocol member accepted",
+                protocols=KIP848, rewrite=_swap(commit, E.UNKNOWN_MEMBER_ID, E.NONE)),
         # ---- clients
         Client("eager-consumes-across-rebalance", "client", "ClientFetchesOwnedOnly",
                "an eager member keeps consuming its partitions after sending JoinGroup",

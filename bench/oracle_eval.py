@@ -36,6 +36,7 @@ from typing import Any
 
 from bench.mutants import Mutant, Prober, all_mutants
 from groupspec.pipeline.generate import FAULTS, group_scenario
+from groupspec.sim.render import broker_config
 from groupspec.sim.runner import Simulation
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import events as ev
@@ -50,6 +51,8 @@ QUICK_MUTANTS = ("commit-accepts-stale-generation", "join-never-waits", "eager-c
 
 
 def _kind(data: dict[str, Any]) -> str:
+    if data["defaults"].get("group_protocol") == "consumer":
+        return "consumer"
     if any(mem.get("static") for mem in data["members"]):
         return "static"
     return "cooperative" if "cooperative-sticky" in data["defaults"]["assignors"] else "eager"
@@ -79,14 +82,27 @@ def _zombie_close(data: dict[str, Any]) -> None:
 POLL_INTERVAL_MS = 500
 
 
+def _to_consumer_protocol(data: dict[str, Any]) -> None:
+    """The scenario with KIP-848 members: the broker assigns, with the members' own session
+    timeout and heartbeat interval as its consumer-group settings."""
+    d = data["defaults"]
+    d["group_protocol"] = "consumer"
+    coord = data.setdefault("coordinator", {})
+    coord["consumer_group_session_timeout_ms"] = d.get("session_timeout_ms", 45_000)
+    coord["consumer_group_heartbeat_interval_ms"] = d.get("heartbeat_interval_ms", 5_000)
+
+
 def scenario_data(seed: int, protocols: Sequence[str] | None = None,
                   faults: tuple[str, ...] = FAULTS, manual_commit: bool = False) -> dict[str, Any]:
     """Seed ``seed``'s random group scenario (faults drawn from ``faults``), redrawn from
     the same generator until its protocol is one of ``protocols``."""
     rng = random.Random(seed)
     zombie = ZOMBIE_CLOSE in faults
+    kip848 = protocols is not None and "consumer" in protocols
     while True:
         data = group_scenario(f"g{seed}", rng, ("pause",) if zombie else faults)
+        if kip848:
+            _to_consumer_protocol(data)
         if protocols is None or _kind(data) in protocols:
             break
     if zombie:
@@ -111,12 +127,13 @@ class Run:
     error: str = ""
 
 
-def wire_trace(trace: list[ev.Event]) -> bytes:
-    """What a recorder would have written: exchanges and fetches, renumbered."""
+def wire_trace(trace: list[ev.Event], broker_config: dict[str, int] | None = None) -> bytes:
+    """What a recorder would have written: exchanges, fetches and metadata, renumbered (and
+    the broker settings the wire does not show, as a recording made with them given)."""
     out = io.StringIO()
-    w = TraceWriter(out, source="simulator")
+    w = TraceWriter(out, source="simulator", broker_config=broker_config)
     for e in trace:
-        if isinstance(e, ev.WireExchange | ev.FetchEvent):
+        if isinstance(e, ev.WireExchange | ev.FetchEvent | ev.MetadataEvent):
             w.write(dataclasses.replace(e, seq=w.next_seq()))
     return out.getvalue().encode()
 
@@ -149,6 +166,9 @@ def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
     if mutant is None and seed % len(ROTATION) == 0:
         # the baseline meets this campaign's own pattern too, not only group_scenario's
         data = scenario_data(seed, None, (ZOMBIE_CLOSE,))
+    elif mutant is None and seed % 5 == 1:
+        # and KIP-848 members, one seed in five
+        data = scenario_data(seed, ("consumer",))
     elif mutant is None or index is None:
         data = scenario_data(seed, mutant.protocols if mutant else None)
     else:
@@ -159,7 +179,8 @@ def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
     try:
         if mutant is None:
             # even seeds: plain clients; odd seeds: clients that also send stale requests
-            result = Simulation(sc, consumer_factory=Prober if seed % 2 else None).run()
+            probe = seed % 2 and _kind(data) != "consumer"  # Prober speaks the classic protocol
+            result = Simulation(sc, consumer_factory=Prober if probe else None).run()
         else:
             with mutant.applied():
                 sim = Simulation(sc, consumer_factory=mutant.consumer_factory())
@@ -167,7 +188,7 @@ def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
                 if coordinator is not None:
                     sim.coordinator = coordinator
                 result = sim.run()
-        report = validate_bytes(wire_trace(result.trace), f"seed-{seed}")
+        report = validate_bytes(wire_trace(result.trace, broker_config(sc.coordinator)), f"seed-{seed}")
     except RunTimeout as e:
         return Run(seed, _kind(data), "timeout", "", "", (mutant.hits if mutant else 0) - before,
                    time.perf_counter() - t0, str(e))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -180,3 +181,42 @@ def test_any_heartbeat_trace_gets_a_verdict_not_a_crash(data: st.DataObject) -> 
     raw = "".join(json.dumps(event_to_json(e)) + "\n" for e in events).encode()  # type: ignore[arg-type]
     report = validate_bytes(raw, "fuzz")
     assert all(g.verdict in ("conforming", "violation", "inconclusive") for g in report.groups)
+
+
+def _paused_member_trace() -> bytes:
+    """KIP-848 members under a broker whose consumer session timeout is 10 s (not Kafka's
+    45 s): one member pauses past it and is fenced."""
+    import io
+
+    from groupspec.cli.simulate import bundled_scenarios
+    from groupspec.sim.render import write_trace
+    from groupspec.sim.runner import simulate
+    from groupspec.sim.scenario import apply_overrides, parse_scenario
+
+    data = apply_overrides(json.loads(bundled_scenarios()["default"]), group_protocol="consumer",
+                           members=3, until_ms=60_000, replace_faults=True,
+                           faults=[{"at_ms": 20_000, "kind": "pause", "member": "c2", "duration_ms": 15_000}])
+    data["coordinator"] = {**data.get("coordinator", {}), "consumer_group_session_timeout_ms": 10_000,
+                           "consumer_group_heartbeat_interval_ms": 3_000}
+    out = io.StringIO()
+    write_trace(simulate(parse_scenario(data, "paused")), out)
+    return out.getvalue().encode()
+
+
+def test_the_broker_session_timeout_comes_from_the_header_or_the_command_line(tmp_path: Path) -> None:
+    raw = _paused_member_trace()
+    [g] = validate_bytes(raw).groups
+    assert g.verdict == CONFORMING, g.violation or g.divergence
+    # without the broker's setting the reference waits Kafka's 45 s and fences nobody
+    lines = raw.decode().splitlines(keepends=True)
+    head = json.loads(lines[0])
+    assert head["broker_config"]["group.consumer.session.timeout.ms"] == 10_000
+    head["broker_config"] = {}
+    bare = (json.dumps(head) + "\n" + "".join(lines[1:])).encode()
+    [g] = validate_bytes(bare).groups
+    assert g.verdict != CONFORMING
+    path = tmp_path / "bare.jsonl"
+    path.write_bytes(bare)
+    from groupspec.cli.main import main
+    assert main(["validate", str(path), "--consumer-session-timeout-ms", "10000",
+                 "--consumer-heartbeat-interval-ms", "3000"]) == 0

@@ -4,10 +4,12 @@ coordinator and print a verdict per group (docs/validator.md)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
 from groupspec.cli.inputs import fail, int_in, output_file
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.validate import ReplayConfig, TraceInputError, exit_code, validate_path
 from groupspec.validate.report import render_json, render_text
 from groupspec.validate.verdict import FileReport
@@ -56,6 +58,12 @@ def register(sub: Any) -> None:
     p.add_argument("--max-divergences", type=int_in(1, 1_000_000), default=ReplayConfig.max_divergences, metavar="N",
                    help="divergences listed per group: the replay resynchronises after each and goes on "
                         f"judging, up to N (default {ReplayConfig.max_divergences})")
+    p.add_argument("--consumer-session-timeout-ms", type=int_in(1, MAX_MS), metavar="MS",
+                   help="group.consumer.session.timeout.ms of the broker, for KIP-848 groups (default: "
+                        "the trace header's, else Kafka's 45000)")
+    p.add_argument("--consumer-heartbeat-interval-ms", type=int_in(1, MAX_MS), metavar="MS",
+                   help="group.consumer.heartbeat.interval.ms of the broker (default: the trace "
+                        "header's, else Kafka's 5000)")
     p.set_defaults(func=run)
 
 
@@ -63,8 +71,14 @@ def run(args: argparse.Namespace) -> int:
     delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
     if args.report:  # before the work
         output_file(args.report, "--report")
+    coordinator = CoordinatorConfig()
+    if args.consumer_session_timeout_ms is not None:
+        coordinator = dataclasses.replace(coordinator, consumer_group_session_timeout_ms=args.consumer_session_timeout_ms)
+    if args.consumer_heartbeat_interval_ms is not None:
+        coordinator = dataclasses.replace(coordinator,
+                                          consumer_group_heartbeat_interval_ms=args.consumer_heartbeat_interval_ms)
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
-                          max_divergences=args.max_divergences)
+                          max_divergences=args.max_divergences, coordinator=coordinator)
     reports: list[FileReport] = []
     for path in args.traces:
         try:

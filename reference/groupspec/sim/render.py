@@ -10,10 +10,19 @@ from __future__ import annotations
 import re
 from typing import IO, Any
 
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.sim.runner import SimulationResult
 from groupspec.trace.jsonl import TraceWriter
 
 _COUNTED_ID = re.compile(r"^(?P<prefix>.+)-(?P<uuid>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+
+
+def broker_config(c: CoordinatorConfig) -> dict[str, int]:
+    """The broker settings a trace header carries (trace v1.2), by Kafka's names."""
+    return {
+        "group.consumer.session.timeout.ms": c.consumer_group_session_timeout_ms,
+        "group.consumer.heartbeat.interval.ms": c.consumer_group_heartbeat_interval_ms,
+    }
 
 
 def short_member_id(member_id: str) -> str:
@@ -75,7 +84,8 @@ def result_json(result: SimulationResult) -> dict[str, Any]:
 def write_trace(result: SimulationResult, stream: IO[str]) -> int:
     """Write the run as a trace (format v1: header, exchanges, records, expiries) to an
     open text stream; returns the number of events written after the header."""
-    writer = TraceWriter(stream, source="simulator", note=f"scenario {result.scenario.name}, seed {result.scenario.seed}")
+    writer = TraceWriter(stream, source="simulator", note=f"scenario {result.scenario.name}, seed {result.scenario.seed}",
+                         broker_config=broker_config(result.scenario.coordinator))
     for event in result.trace:
         writer.write(event)
     return len(result.trace)

@@ -46,7 +46,9 @@ Version 1.2 adds the consumer group protocol (KIP-848): ``exchange`` events of t
 text form (``Uuid.toString``, 22 characters), OffsetFetch's v9 ``member_id`` and
 ``member_epoch`` (optional: absent reads as None and -1), the consumer group's records, and
 ``metadata`` events: the topics (name, id, partitions) known from a time on, the metadata
-image a consumer group's assignor sees, which the validator gives the reference.
+image a consumer group's assignor sees, which the validator gives the reference; and the
+header's ``broker_config`` (Kafka's setting names: ``group.consumer.session.timeout.ms``,
+``group.consumer.heartbeat.interval.ms``), broker settings the wire does not carry.
 
 Every event carries ``seq``, its position in the file (0 for the header). Order in the file
 is the order the writer saw events; requests on different connections are only ordered
@@ -55,7 +57,7 @@ by their time intervals.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from groupspec.protocol import consumer_group_messages as cgm
@@ -109,6 +111,10 @@ class Header:
     seq: int = 0
     #: 0 for a v1 trace (the field absent), 1 for v1.1, 2 for v1.2
     minor: int = 0
+    #: v1.2: broker settings the wire does not show, by Kafka's names, when the writer knows
+    #: them (the simulator; a recording made with them given): a consumer group's session
+    #: timeout and heartbeat interval are the broker's, not the member's
+    broker_config: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

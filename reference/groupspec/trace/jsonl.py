@@ -162,10 +162,12 @@ def read_events(
 class TraceWriter:
     """Writes events as JSON Lines, numbering them; the header first."""
 
-    def __init__(self, stream: IO[str], source: str, cluster: str | None = None, note: str | None = None) -> None:
+    def __init__(self, stream: IO[str], source: str, cluster: str | None = None, note: str | None = None,
+                 broker_config: dict[str, int] | None = None) -> None:
         self._stream = stream
         self._seq = 0
-        self.write_raw(event_to_json(Header(source=source, cluster=cluster, note=note, minor=MINOR)))
+        self.write_raw(event_to_json(Header(source=source, cluster=cluster, note=note, minor=MINOR,
+                                            broker_config=dict(broker_config or {}))))
 
     def next_seq(self) -> int:
         self._seq += 1

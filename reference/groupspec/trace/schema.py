@@ -47,6 +47,8 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         }
     if tp is type(None):
         return {"type": "null"}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _type_schema(get_args(tp)[1], defs)}
     if tp is TopicId:
         return {"type": "string", "pattern": "^[A-Za-z0-9_-]{22}$",
                 "description": "a Kafka topic id as Uuid.toString writes it"}

@@ -10,9 +10,11 @@ cannot be read raises :class:`~groupspec.validate.problems.TraceInputError`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.gc_pause import paused_gc
 from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, MetadataEvent, RecordEvent
 from groupspec.validate import checks, client_rules
@@ -51,6 +53,29 @@ def validate_bytes(raw: bytes, source: str = "<trace>", config: ReplayConfig | N
     return validate_loaded(load_bytes(raw, source), config)
 
 
+#: broker settings a trace header may carry -> the reference's CoordinatorConfig fields
+BROKER_CONFIG_FIELDS = {
+    "group.consumer.session.timeout.ms": "consumer_group_session_timeout_ms",
+    "group.consumer.heartbeat.interval.ms": "consumer_group_heartbeat_interval_ms",
+}
+
+
+def with_broker_config(config: ReplayConfig, settings: Mapping[str, int]) -> ReplayConfig:
+    """``config`` with the broker settings a trace names (unknown names are ignored: they
+    change nothing the reference models); a setting ``config`` already gives (not Kafka's
+    default) is kept."""
+    default = CoordinatorConfig()
+    changes: dict[str, Any] = {
+        BROKER_CONFIG_FIELDS[k]: int(v) for k, v in settings.items()
+        if k in BROKER_CONFIG_FIELDS and int(v) > 0
+        # a value given on the command line (not the default) wins over the trace's
+        and getattr(config.coordinator, BROKER_CONFIG_FIELDS[k]) == getattr(default, BROKER_CONFIG_FIELDS[k])
+    }
+    if not changes:
+        return config
+    return dataclasses.replace(config, coordinator=dataclasses.replace(config.coordinator, **changes))
+
+
 @paused_gc()
 def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> FileReport:
     if config is None or not config.reliable_connections:
@@ -58,6 +83,9 @@ def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> 
         if header is not None and header.source == RECORDER_SOURCE:
             # recorded over TCP: a connection delivers everything while it is open
             config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+    header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
+    if header is not None and header.broker_config:
+        config = with_broker_config(config or ReplayConfig(), header.broker_config)
     metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
                             key=lambda e: (e.at_ms, e.seq)))
     if metadata:
