@@ -96,3 +96,25 @@ def render_in_browser(tmp_path: Path) -> Callable[[Path, tuple[int, int]], Rende
         return Rendered(png, dom.stdout)
 
     return render
+
+
+@pytest.fixture(scope="session")
+def kip848_paused_trace() -> bytes:
+    """KIP-848 members under a broker whose consumer session timeout is 10 s (not Kafka's
+    45 s): one member pauses past it and is fenced."""
+    import io
+    import json
+
+    from groupspec.cli.simulate import bundled_scenarios
+    from groupspec.sim.render import write_trace
+    from groupspec.sim.runner import simulate
+    from groupspec.sim.scenario import apply_overrides, parse_scenario
+
+    data = apply_overrides(json.loads(bundled_scenarios()["default"]), group_protocol="consumer",
+                           members=3, until_ms=60_000, replace_faults=True,
+                           faults=[{"at_ms": 20_000, "kind": "pause", "member": "c2", "duration_ms": 15_000}])
+    data["coordinator"] = {**data.get("coordinator", {}), "consumer_group_session_timeout_ms": 10_000,
+                           "consumer_group_heartbeat_interval_ms": 3_000}
+    out = io.StringIO()
+    write_trace(simulate(parse_scenario(data, "paused")), out)
+    return out.getvalue().encode()

@@ -180,3 +180,13 @@ def test_rows_without_spark_match_on_recordings_with_fetches(tmp_path: Path) -> 
         assert got == {g: v for (_, g), v in _in_process([path]).items()}, path.name
     [verdict] = _in_process([silent]).values()
     assert verdict["verdict"] == "violation"
+
+
+def test_rows_carry_the_kip848_metadata_and_broker_settings(tmp_path: Path, kip848_paused_trace: bytes) -> None:
+    """A KIP-848 trace's metadata events and broker settings reach the per-group check of
+    the pipeline as they reach the in-process validator: the same verdict."""
+    path = tmp_path / "kip848.jsonl"
+    path.write_bytes(kip848_paused_trace)
+    [row] = check_rows(list(scan_file(str(path))))
+    [g] = validate_path(path).groups
+    assert row["verdict"] == g.verdict == "conforming"

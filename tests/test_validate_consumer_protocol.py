@@ -183,28 +183,10 @@ def test_any_heartbeat_trace_gets_a_verdict_not_a_crash(data: st.DataObject) -> 
     assert all(g.verdict in ("conforming", "violation", "inconclusive") for g in report.groups)
 
 
-def _paused_member_trace() -> bytes:
-    """KIP-848 members under a broker whose consumer session timeout is 10 s (not Kafka's
-    45 s): one member pauses past it and is fenced."""
-    import io
-
-    from groupspec.cli.simulate import bundled_scenarios
-    from groupspec.sim.render import write_trace
-    from groupspec.sim.runner import simulate
-    from groupspec.sim.scenario import apply_overrides, parse_scenario
-
-    data = apply_overrides(json.loads(bundled_scenarios()["default"]), group_protocol="consumer",
-                           members=3, until_ms=60_000, replace_faults=True,
-                           faults=[{"at_ms": 20_000, "kind": "pause", "member": "c2", "duration_ms": 15_000}])
-    data["coordinator"] = {**data.get("coordinator", {}), "consumer_group_session_timeout_ms": 10_000,
-                           "consumer_group_heartbeat_interval_ms": 3_000}
-    out = io.StringIO()
-    write_trace(simulate(parse_scenario(data, "paused")), out)
-    return out.getvalue().encode()
-
-
-def test_the_broker_session_timeout_comes_from_the_header_or_the_command_line(tmp_path: Path) -> None:
-    raw = _paused_member_trace()
+def test_the_broker_session_timeout_comes_from_the_header_or_the_command_line(
+    tmp_path: Path, kip848_paused_trace: bytes,
+) -> None:
+    raw = kip848_paused_trace
     [g] = validate_bytes(raw).groups
     assert g.verdict == CONFORMING, g.violation or g.divergence
     # without the broker's setting the reference waits Kafka's 45 s and fences nobody

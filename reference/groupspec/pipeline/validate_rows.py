@@ -31,13 +31,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, RecordEvent, WireExchange
-from groupspec.trace.jsonl import event_from_json, parse_line
+from groupspec.trace.events import (
+    RECORDER_SOURCE,
+    FetchEvent,
+    MetadataEvent,
+    RecordEvent,
+    WireExchange,
+)
+from groupspec.trace.jsonl import event_from_json, event_to_json, parse_line
 from groupspec.validate.grouping import Exchange, Gap, group_trace
 from groupspec.validate.load import parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
 from groupspec.validate.replay import ReplayConfig
-from groupspec.validate.validator import validate_group_events
+from groupspec.validate.validator import validate_group_events, with_broker_config
 from groupspec.validate.verdict import GroupVerdict
 
 #: (column, arrow type name) of a scan row
@@ -132,6 +138,9 @@ def scan_file(source: str) -> Iterator[Row]:
     # recorded over TCP: judged as the in-process validator judges it (validate_loaded)
     reliable = grouped.header is not None and grouped.header.source == RECORDER_SOURCE
     texts = {no: text for no, text, _ in lines}
+    # KIP-848: the broker settings and metadata images every group of the file is judged with
+    broker = dict(grouped.header.broker_config) if grouped.header is not None else {}
+    metadata = [event_to_json(x.event) for x in loaded.events if isinstance(x.event, MetadataEvent)]
     yield _row("file", cluster, source, text=json.dumps({
         "events": grouped.events, "lines": loaded.lines, "groups": len(grouped.groups),
         "problems": len(grouped.problems), "error": None}))
@@ -140,7 +149,8 @@ def scan_file(source: str) -> Iterator[Row]:
                    text=texts.get(p.line), kind=p.kind, reason=p.message, dropped=_dropped(p))
     for gid, g in grouped.groups.items():
         yield _row("group", cluster, source, group_id=gid, ord=GROUP_ORD,
-                   text=json.dumps({"other": g.other, "reliable": reliable}))
+                   text=json.dumps({"other": g.other, "reliable": reliable, "broker_config": broker,
+                                    "metadata": metadata}))
         for i, gap in enumerate(g.gaps):
             yield _row("gap", cluster, source, group_id=gid, ord=GAP_ORD + i, line=gap.problem.line,
                        seq=gap.problem.seq, text=_gap_json(gap), kind=gap.problem.kind)
@@ -169,6 +179,8 @@ class _Group:
         self.gaps: list[Gap] = []
         self.fetches: list[tuple[int, FetchEvent]] = []
         self.reliable = False
+        self.broker_config: dict[str, int] = {}
+        self.metadata: tuple[MetadataEvent, ...] = ()
 
 
 def _event(text: str) -> Any:
@@ -221,6 +233,10 @@ class GroupChecker:
         config = self.config
         if g.reliable and not (config is not None and config.reliable_connections):
             config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+        if g.broker_config:
+            config = with_broker_config(config or ReplayConfig(), g.broker_config)
+        if g.metadata:
+            config = dataclasses.replace(config or ReplayConfig(), metadata=g.metadata)
         verdict = validate_group_events(
             g.group_id, g.exchanges, g.records, g.gaps, g.other, config, g.fetches
         )
@@ -256,6 +272,10 @@ class GroupChecker:
                 head = json.loads(r["text"])
                 cur.other = int(head["other"])
                 cur.reliable = bool(head.get("reliable", False))
+                cur.broker_config = {str(k): int(v) for k, v in head.get("broker_config", {}).items()}
+                cur.metadata = tuple(sorted(
+                    (e for e in map(event_from_json, head.get("metadata", [])) if isinstance(e, MetadataEvent)),
+                    key=lambda e: (e.at_ms, e.seq)))
 
     def close(self) -> Iterator[Row]:
         done = self._finish()
