@@ -186,6 +186,8 @@ def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
                 sim = Simulation(sc, consumer_factory=mutant.consumer_factory())
                 coordinator = mutant.coordinator(sc.coordinator)
                 if coordinator is not None:
+                    # the topics the simulation gave its own coordinator (KIP-848 groups)
+                    coordinator.set_topics(sim.coordinator.state.topics.values())
                     sim.coordinator = coordinator
                 result = sim.run()
         report = validate_bytes(wire_trace(result.trace, broker_config(sc.coordinator)), f"seed-{seed}")

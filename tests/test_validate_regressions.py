@@ -52,3 +52,30 @@ def test_failover_before_a_pending_member_joins_is_conforming(tmp_path: Path) ->
     unloads = [e for e in result.trace
                if isinstance(e, RecordEvent) and isinstance(e.record, CoordinatorUnloaded)]
     assert unloads  # the failover happened
+
+
+KIP848 = ROOT / "examples" / "validator-false-positives" / "kip848"
+#: the broker the conformance suite starts: consumer groups with 6 s sessions, 1 s heartbeats
+KIP848_BROKER = ["--consumer-session-timeout-ms", "6000", "--consumer-heartbeat-interval-ms", "1000"]
+
+
+def test_a_heartbeat_answered_before_a_concurrent_join_is_conforming() -> None:
+    """Apache Kafka 4.1.2 recorded: a member's heartbeat sent 3 ms after another member's
+    join is answered first. The search once dropped that order: its choice point was dated
+    by the clock before it rather than when it took effect, and fell behind the failure's
+    horizon (a ConsumerReconciliation violation, now and then, in the conformance suite)."""
+    from groupspec.cli.main import main
+
+    assert main(["validate", str(KIP848 / "heartbeat-before-a-join-kafka-4.1.2.jsonl"), *KIP848_BROKER]) == 0
+
+
+def test_what_the_reference_does_not_model_is_inconclusive_not_a_violation() -> None:
+    """Apache Kafka 4.1.2 recorded: a topic subscribed before any Metadata response the
+    recorder saw named it, and a regular-expression subscription. The reference cannot
+    judge either (it has no metadata for the topic; it does not resolve regexes): the
+    verdict says so, instead of a violation."""
+    for name, why in (("topic-not-yet-in-metadata-kafka-4.1.2.jsonl", "no Metadata response"),
+                      ("regex-subscription-kafka-4.1.2.jsonl", "regular-expression")):
+        [g] = validate_path(KIP848 / name).groups
+        assert g.verdict == "inconclusive", (name, g.violation)
+        assert g.divergence is not None and why in g.divergence.undecided_because

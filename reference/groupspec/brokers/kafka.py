@@ -140,6 +140,14 @@ def random_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
 
 
+#: group.consumer.session.timeout.ms of the broker groupspec starts (KIP-848 consumer groups;
+#: Kafka's default is 45000, and its minimum, group.consumer.min.session.timeout.ms, too):
+#: short, so that a crashed member is found in seconds (the conformance suite;
+#: groupspec.conformance.runner.validation_config gives the reference the same)
+CONSUMER_GROUP_SESSION_TIMEOUT_MS = 6000
+#: group.consumer.heartbeat.interval.ms (Kafka's default 5000, its minimum 5000)
+CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS = 1000
+
 #: JVM options: a small heap and a quick start matter more here than peak throughput.
 JVM_OPTIONS: tuple[str, ...] = (
     "-Xms128m",
@@ -156,7 +164,10 @@ class KafkaBroker(BrokerProcess):
     ``group_initial_rebalance_delay_ms`` (Kafka's default is 3000) is 0 by default so a
     test group forms at once; ``offsets_topic_partitions`` is 1 by default (the
     ``__consumer_offsets`` topic is created on the first FindCoordinator, and one
-    partition creates fastest). ``properties`` adds or overrides any broker setting.
+    partition creates fastest). Consumer groups (KIP-848) get a session timeout of
+    :data:`CONSUMER_GROUP_SESSION_TIMEOUT_MS` and a heartbeat interval of
+    :data:`CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS` (Kafka's defaults are 45 s and 5 s).
+    ``properties`` adds or overrides any broker setting.
     """
 
     kind = "kafka"
@@ -205,6 +216,11 @@ class KafkaBroker(BrokerProcess):
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": str(self.group_initial_rebalance_delay_ms),
+            # consumer groups (KIP-848): a shorter session and heartbeat interval
+            "group.consumer.min.session.timeout.ms": str(CONSUMER_GROUP_SESSION_TIMEOUT_MS),
+            "group.consumer.session.timeout.ms": str(CONSUMER_GROUP_SESSION_TIMEOUT_MS),
+            "group.consumer.min.heartbeat.interval.ms": str(CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS),
+            "group.consumer.heartbeat.interval.ms": str(CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS),
             "auto.create.topics.enable": "true",
         }
         props.update(self.extra_properties)

@@ -27,6 +27,8 @@ or its count of consumed records changes, and answers each command with
   noted at ``remember`` as a member that missed a rebalance would (see each driver);
 - ``{"op": "subscribe", "topics": [...]}`` (or ``"regex": ...``): change the
   subscription (consumer protocol);
+- ``{"op": "metadata", "topics": [...]}``: look the topics up (a Metadata request on
+  the member's connections; consumer protocol);
 - ``{"op": "close"}``: close the consumer (a dynamic member sends LeaveGroup; a static
   one does not) and exit;
 - ``{"op": "status"}``: print the status now.
@@ -312,14 +314,27 @@ class _ConfluentConsumer(_Confluent):
         if cfg.group_instance_id is not None:
             conf["group.instance.id"] = cfg.group_instance_id
         self.consumer = Consumer(conf)
-        self._positions = []
+        self._positions: list[Any] = []
         self._member_id = ""
+        self.subscribed = False
         self.subscribe(list(cfg.topics), cfg.topic_regex)
 
     def subscribe(self, topics: list[str], regex: str | None) -> None:
+        """Subscribe (again); with no topics and no regex, not yet (the member waits)."""
         # librdkafka takes a topic starting with "^" as a regular expression
         wanted = [regex if regex.startswith("^") else "^" + regex] if regex is not None else topics
+        if not wanted:
+            return
         self.consumer.subscribe(wanted, on_assign=_noop_rebalance, on_revoke=_noop_rebalance)
+        self.subscribed = True
+
+    def metadata(self, topics: list[str]) -> dict[str, int]:
+        """Partitions per topic, as a Metadata request for each topic answers."""
+        out: dict[str, int] = {}
+        for t in topics:
+            meta = self.consumer.list_topics(topic=t, timeout=10)
+            out[t] = len(meta.topics[t].partitions) if t in meta.topics else -1
+        return out
 
     def remember(self) -> dict[str, Any]:
         out = super().remember()
@@ -407,6 +422,12 @@ def run(cfg: MemberConfig) -> int:
             _emit({"ev": "reply", "op": op, "ok": True})
         elif op == "remember":
             _emit({"ev": "reply", "op": op, "ok": True, **driver.remember()})
+        elif op == "metadata" and isinstance(driver, _ConfluentConsumer):
+            try:
+                found = driver.metadata(list(cmd.get("topics") or []))
+                _emit({"ev": "reply", "op": op, "ok": True, "error": None, "partitions": found})
+            except Exception as e:
+                _emit({"ev": "reply", "op": op, "ok": False, "error": _error_name(e)})
         elif op == "subscribe" and isinstance(driver, _ConfluentConsumer):
             try:
                 driver.subscribe(list(cmd.get("topics") or []), cmd.get("regex"))
@@ -442,7 +463,7 @@ def run(cfg: MemberConfig) -> int:
             return 0
         elif op == "status":
             last = None
-        if polling:
+        if polling and getattr(driver, "subscribed", True):
             try:
                 state.consumed += driver.poll()
             except Exception as e:

@@ -32,7 +32,7 @@ from groupspec.conformance.findings import (
     findings_of,
     short_ids,
 )
-from groupspec.conformance.scenarios import BY_NAME
+from groupspec.conformance.scenarios import BY_NAME, Scenario
 
 _MARK = {"conforming": "conforming", "violation": "VIOLATION", "inconclusive": "inconclusive",
          "error": "ERROR"}
@@ -106,14 +106,27 @@ def _cell(run: dict[str, Any], scenario: str, client: str) -> dict[str, Any] | N
     return None
 
 
+def _scenario(name: str) -> Scenario | None:
+    from groupspec.conformance.consumer_scenarios import CONSUMER_BY_NAME
+
+    return BY_NAME.get(name) or CONSUMER_BY_NAME.get(name)
+
+
 def _why(name: str) -> str:
-    s = BY_NAME.get(name)
+    s = _scenario(name)
     return s.why if s is not None else ""
 
 
 def _title(name: str, fallback: str) -> str:
-    s = BY_NAME.get(name)
+    s = _scenario(name)
     return s.title if s is not None else fallback
+
+
+def _protocol_line(run: dict[str, Any]) -> list[str]:
+    """The group protocol of a consumer-protocol run (a classic run says nothing)."""
+    if run.get("group_protocol") == "consumer":
+        return ["group protocol: consumer (KIP-848, group.protocol=consumer)"]
+    return []
 
 
 def findings(run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -212,6 +225,7 @@ def render_markdown(runs: Iterable[dict[str, Any]]) -> str:
         clients = list(run["clients"])
         lines += [f"## Broker: {run['broker']}", ""]
         lines += [f"- broker: {run['broker_detail']}",
+                  *(f"- {x}" for x in _protocol_line(run)),
                   f"- clients: {', '.join(clients)}",
                   f"- started: {run.get('started', '')}; took {run.get('duration_s', 0)} s",
                   f"- verdicts: {_verdict_counts(run)}", ""]
@@ -354,6 +368,7 @@ def render_html(runs: Iterable[dict[str, Any]]) -> str:
         clients = list(run["clients"])
         parts.append(f"<h2>Broker: {_esc(run['broker'])}</h2><ul>"
                      f"<li>broker: {_esc(run['broker_detail'])}</li>"
+                     + "".join(f"<li>{_esc(x)}</li>" for x in _protocol_line(run)) +
                      f"<li>clients: {_esc(', '.join(clients))}</li>"
                      f"<li>started: {_esc(run.get('started', ''))}; took {_esc(run.get('duration_s', 0))} s</li>"
                      f"<li>verdicts: {_esc(_verdict_counts(run))}</li></ul>")

@@ -21,10 +21,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groupspec.conformance.drivers import CLIENTS
+from groupspec.conformance.drivers import CLIENTS, CONSUMER_CLIENTS, GROUP_PROTOCOLS
 from groupspec.conformance.findings import findings_of
 from groupspec.conformance.members import ScenarioError
 from groupspec.conformance.scenarios import RECORDS_PER_PARTITION, SCENARIOS, Context, Scenario
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.recorder import BackgroundRecorder, parse_address
 from groupspec.validate import ReplayConfig, TraceInputError, validate_path
 from groupspec.validate.verdict import INCONCLUSIVE, FileReport
@@ -66,9 +67,11 @@ class RunResult:
     results: list[ScenarioResult] = field(default_factory=list)
     started: str = ""
     duration_s: float = 0.0
+    #: "classic" or "consumer" (KIP-848)
+    group_protocol: str = "classic"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "broker": self.broker,
             "broker_detail": self.broker_detail,
             "clients": self.clients,
@@ -77,6 +80,9 @@ class RunResult:
             "summary": self.summary(),
             "results": [r.to_json() for r in self.results],
         }
+        if self.group_protocol != "classic":
+            out["group_protocol"] = self.group_protocol
+        return out
 
     def summary(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -165,9 +171,24 @@ def wire_summary(trace: Path, limit: int = 20) -> dict[str, Any]:
     return {"exchanges": counts, "errors": errors}
 
 
-def validation_config(broker: str) -> ReplayConfig:
-    # the Kafka broker groupspec starts has group.initial.rebalance.delay.ms 0
-    # (groupspec.brokers.kafka.KafkaBroker); elsewhere, try Kafka's default first
+def validation_config(broker: str, group_protocol: str = "classic") -> ReplayConfig:
+    """How the traces of a run against ``broker`` are validated.
+
+    The Kafka broker groupspec starts has group.initial.rebalance.delay.ms 0 and, for
+    consumer groups, a shorter session timeout and heartbeat interval than Kafka's
+    defaults (groupspec.brokers.kafka.KafkaBroker); the reference is given the same. A
+    broker groupspec did not start is assumed to run Kafka's defaults."""
+    if group_protocol == "consumer":
+        from groupspec.brokers.kafka import (
+            CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS,
+            CONSUMER_GROUP_SESSION_TIMEOUT_MS,
+        )
+
+        if broker == "kafka":
+            return ReplayConfig(initial_delays_ms=(0, 3000), coordinator=CoordinatorConfig(
+                consumer_group_session_timeout_ms=CONSUMER_GROUP_SESSION_TIMEOUT_MS,
+                consumer_group_heartbeat_interval_ms=CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS))
+        return ReplayConfig()
     return ReplayConfig(initial_delays_ms=(0, 3000)) if broker == "kafka" else ReplayConfig()
 
 
@@ -214,7 +235,12 @@ def _run_once(
         with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
             (host, port), out, cluster=label, note=f"conformance {scenario.name} with {client}",
         ) as rec:
-            ctx = Context(rec.address, client, group, topics, logs, trace=trace)
+            if scenario.group_protocol == "consumer":
+                from groupspec.conformance.consumer_scenarios import ConsumerContext
+
+                ctx = ConsumerContext(rec.address, client, group, topics, logs, trace=trace)
+            else:
+                ctx = Context(rec.address, client, group, topics, logs, trace=trace)
             try:
                 scenario.run(ctx)
             finally:
@@ -257,6 +283,7 @@ def run_conformance(
     parallel: bool = True,
     label: str | None = None,
     config: ReplayConfig | None = None,
+    group_protocol: str = "classic",
 ) -> RunResult:
     """Run every scenario with every client against ``broker`` and write the traces and
     ``summary.json`` under ``out_dir`` (the reports are :mod:`.report`'s).
@@ -264,17 +291,27 @@ def run_conformance(
     With ``parallel`` the clients run side by side (each client's scenarios one after the
     other, each scenario on its own group and topics): a scenario spends most of its time
     waiting for a timeout, so this halves the run. ``label`` names a running broker in the
-    report (default: its address); ``config`` overrides how traces are validated."""
+    report (default: its address); ``config`` overrides how traces are validated.
+
+    ``group_protocol`` ``consumer`` runs the KIP-848 suite: pass its clients
+    (``CONSUMER_CLIENTS``) and scenarios (``consumer_scenarios.CONSUMER_SCENARIOS``)."""
+    if group_protocol not in GROUP_PROTOCOLS:
+        raise ValueError(f"unknown group protocol {group_protocol} (known: {', '.join(GROUP_PROTOCOLS)})")
+    known = CONSUMER_CLIENTS if group_protocol == "consumer" else CLIENTS
     for c in clients:
-        if c not in CLIENTS:
-            raise ValueError(f"unknown client {c} (known: {', '.join(CLIENTS)})")
+        if c not in known:
+            raise ValueError(f"unknown client {c} (known: {', '.join(known)})")
+    for s in scenarios:
+        if s.group_protocol != group_protocol:
+            raise ValueError(f"scenario {s.name} is of the {s.group_protocol} protocol, not {group_protocol}")
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     with provide_broker(broker) as (host, port, given, detail):
         name = label or given
-        run = RunResult(broker=name, broker_detail=detail, clients=list(clients), started=started)
-        cfg = config or validation_config(broker)
+        run = RunResult(broker=name, broker_detail=detail, clients=list(clients), started=started,
+                        group_protocol=group_protocol)
+        cfg = config or validation_config(broker, group_protocol)
         total = len(clients) * len(scenarios)
         done: dict[tuple[str, str], ScenarioResult] = {}
         lock = threading.Lock()

@@ -154,6 +154,9 @@ class Scenario:
     #: topic suffix -> partitions
     topics: dict[str, int]
     strategy: str = "range"
+    #: the group protocol its members speak: "classic" or "consumer" (KIP-848;
+    #: groupspec.conformance.consumer_scenarios)
+    group_protocol: str = "classic"
 
 
 # -- the scenarios -----------------------------------------------------------------------

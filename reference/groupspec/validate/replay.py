@@ -131,6 +131,8 @@ class Failure:
     prehistory: bool = False
     #: the reference could not process the request at all (a malformed request)
     unprocessable: bool = False
+    #: what the reference does not model that this answer may depend on ("" if nothing)
+    unmodelled: str = ""
 
 
 @dataclass(frozen=True)
@@ -583,7 +585,10 @@ class Replayer:
                         if key in self._seen:
                             raise _Seen()
                         self._seen.add(key)
-                    stack.append((b.clock, self._mark(b), options[1:]))
+                    # the choice takes effect when its first request is handled (not at the
+                    # clock before it): the horizon compares with that time
+                    at = max(b.clock, _floor(self.x[options[0].index].sent))
+                    stack.append((at, self._mark(b), options[1:]))
             self._current = d
             self._step(b, d)
             self._note(d)
@@ -1145,7 +1150,27 @@ class Replayer:
             mid = next((x.member_id for x in req.members if x.member_id not in b.introduced), "")
         if isinstance(mid, str) and mid and mid not in b.introduced:
             prehistory = True
-        return Failure(len(b.processed), ex, broker, allowed, rule, detail, prehistory, unprocessable)
+        return Failure(len(b.processed), ex, broker, allowed, rule, detail, prehistory, unprocessable,
+                       self._unmodelled(b, ex))
+
+    def _unmodelled(self, b: _Branch, ex: Exchange) -> str:
+        """What a consumer group's answer may depend on that the reference does not have: a
+        regular-expression subscription (not resolved by the reference yet), or a subscribed
+        topic no Metadata response had named by then (the broker knew it; the recording
+        did not yet)."""
+        req = ex.event.request
+        if not isinstance(req, ConsumerGroupHeartbeatRequest):
+            return ""
+        g = b.coord.state.consumer_groups.get(req.group_id)
+        members = list(g.members.values()) if g is not None else []
+        if req.subscribed_topic_regex or any(m.subscribed_topic_regex for m in members):
+            return "a regular-expression subscription (the reference does not resolve them yet)"
+        names = set(req.subscribed_topic_names or ()).union(*(m.subscribed_topic_names for m in members))
+        unknown = sorted(n for n in names if n not in b.coord.state.topics)
+        if unknown and self.cfg.metadata:
+            return (f"the metadata of subscribed topic(s) {', '.join(unknown)}, which no Metadata "
+                    "response had named by then")
+        return ""
 
     @staticmethod
     def _state_text(b: _Branch, group_id: str) -> str:

@@ -224,6 +224,8 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
             why.append(Missing(f.exchange.line,
                                "the group's history before the trace started (the request names a "
                                "member or offset the trace never introduced)"))
+        if f.unmodelled:
+            why.append(Missing(f.exchange.line, f.unmodelled))
         if f.unprocessable:
             why.append(Missing(f.exchange.line, f"a request the reference can process: {f.detail}"))
         if found.bound_hit:

@@ -52,7 +52,7 @@ import java.util.concurrent.LinkedBlockingQueue;
  * stdin, events as JSON Lines on stdout ({@code started}, {@code status} whenever the
  * assignment or the count of consumed records changes, {@code reply} per command,
  * {@code poll_error}). Commands: pause, resume, commit, remember, zombie_commit,
- * subscribe, close, status. Kafka's log lines go to stderr.
+ * subscribe, metadata, close, status. Kafka's log lines go to stderr.
  */
 public final class ConsumerDriver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -74,6 +74,7 @@ public final class ConsumerDriver {
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
         }
     };
+    private boolean subscribed;
     private Map<TopicPartition, Long> remembered = new LinkedHashMap<>();
     private String rememberedMemberId = "";
     private int rememberedEpoch = -1;
@@ -109,12 +110,16 @@ public final class ConsumerDriver {
         return list;
     }
 
+    /** Subscribe (again); with no topics and no regex, not yet (the member waits). */
     private void subscribe(List<String> topics, String regex) {
         if (regex != null) {
             consumer.subscribe(new SubscriptionPattern(regex), listener);
-        } else {
+        } else if (topics != null && !topics.isEmpty()) {
             consumer.subscribe(topics, listener);
+        } else {
+            return;
         }
+        subscribed = true;
     }
 
     private void emit(ObjectNode event) {
@@ -304,6 +309,20 @@ public final class ConsumerDriver {
                     }
                     emit(reply(op, error));
                 }
+                case "metadata" -> {
+                    ObjectNode answer;
+                    try {
+                        ObjectNode found = JSON.createObjectNode();
+                        for (String topic : strings(cmd.path("topics"))) {
+                            found.put(topic, consumer.partitionsFor(topic, Duration.ofSeconds(10)).size());
+                        }
+                        answer = reply(op, null);
+                        answer.set("partitions", found);
+                    } catch (Exception e) {
+                        answer = reply(op, errorName(e));
+                    }
+                    emit(answer);
+                }
                 case "commit", "zombie_commit" -> {
                     int retries = cmd.path("retries").asInt(0);
                     ObjectNode answer = null;
@@ -340,7 +359,7 @@ public final class ConsumerDriver {
                 default -> {
                 }
             }
-            if (polling) {
+            if (polling && subscribed) {
                 try {
                     consumed += consumer.poll(Duration.ofMillis(100)).count();
                 } catch (Exception e) {
