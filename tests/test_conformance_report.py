@@ -215,3 +215,15 @@ def test_the_html_report_renders_in_a_real_browser(tmp_path: Path, render_in_bro
     for n in (1, 2, 3, 4):
         assert f"<b>Finding {n}</b>" in shown.dom
     assert "<mark>generation=0</mark>" in shown.dom and "◀ finding" in shown.dom
+
+
+def test_a_broker_without_the_consumer_protocol_is_named_as_such() -> None:
+    """Tansu 0.6 recorded with KIP-848 clients: its ApiVersions answers offer no
+    ConsumerGroupHeartbeat, which the run names first (not only that no one joined)."""
+    from groupspec.conformance.runner import apis_not_offered
+
+    tansu = ROOT / "examples" / "conformance" / "tansu-kip848-crash-java.jsonl"
+    assert apis_not_offered(tansu, {68: "ConsumerGroupHeartbeat"}) == ["ConsumerGroupHeartbeat (API key 68)"]
+    assert apis_not_offered(tansu, {69: "ConsumerGroupDescribe"}) == []
+    recorded_kafka = ROOT / "examples" / "validator-false-positives" / "kip848" / "heartbeat-before-a-join-kafka-4.1.2.jsonl"
+    assert apis_not_offered(recorded_kafka, {68: "ConsumerGroupHeartbeat"}) == []

@@ -26,6 +26,7 @@ from groupspec.conformance.findings import findings_of
 from groupspec.conformance.members import ScenarioError
 from groupspec.conformance.scenarios import RECORDS_PER_PARTITION, SCENARIOS, Context, Scenario
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.protocol.consumer_group_messages import CONSUMER_GROUP_HEARTBEAT_API_KEY
 from groupspec.recorder import BackgroundRecorder, parse_address
 from groupspec.validate import ReplayConfig, TraceInputError, validate_path
 from groupspec.validate.verdict import INCONCLUSIVE, FileReport
@@ -171,6 +172,26 @@ def wire_summary(trace: Path, limit: int = 20) -> dict[str, Any]:
     return {"exchanges": counts, "errors": errors}
 
 
+def apis_not_offered(trace: Path, wanted: dict[int, str]) -> list[str]:
+    """The APIs of ``wanted`` (key -> name) that no ApiVersions answer in the trace offers,
+    when the trace has answered ApiVersions exchanges at all (none: nothing is known)."""
+    from groupspec.trace.events import ApiVersionsEvent
+    from groupspec.trace.jsonl import read_events
+
+    offered: set[int] = set()
+    answered = False
+    try:
+        with open(trace, encoding="utf-8") as fh:
+            for e in read_events(fh, str(trace)):
+                if isinstance(e, ApiVersionsEvent) and e.error_code == 0:
+                    answered = True
+                    offered.update(r.api_key for r in e.api_keys)
+    except OSError:
+        return []
+    return [f"{name} (API key {key})" for key, name in sorted(wanted.items())
+            if answered and key not in offered]
+
+
 def validation_config(broker: str, group_protocol: str = "classic") -> ReplayConfig:
     """How the traces of a run against ``broker`` are validated.
 
@@ -253,6 +274,14 @@ def _run_once(
         run_error = f"{type(e).__name__}: {e}"
         (logs / "run-error.log").write_text(traceback.format_exc(), encoding="utf-8")
     notes = list(ctx.notes) if ctx is not None else []
+    if scenario.group_protocol == "consumer":
+        lacking = apis_not_offered(trace, {CONSUMER_GROUP_HEARTBEAT_API_KEY: "ConsumerGroupHeartbeat"})
+        if lacking:
+            # the first cause, named before what followed from it (members that never joined)
+            what = (f"the broker does not offer {', '.join(lacking)} in its ApiVersions answers: "
+                    "consumer-protocol (KIP-848) members cannot join")
+            notes.insert(0, what)
+            run_error = f"{what}; {run_error}" if run_error else what
     try:
         report = validate_path(trace, config)
     except TraceInputError as e:
