@@ -24,6 +24,7 @@ from enum import Enum
 from groupspec.assignors.base import MemberSubscription, RebalanceProtocol
 from groupspec.assignors.registry import get_assignor
 from groupspec.client.config import ConsumerConfig
+from groupspec.client.consumption import Consumption
 from groupspec.client.delayed_imbalance import DelayedImbalance
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
@@ -77,7 +78,7 @@ Outgoing = tuple[int, m.Request]
 NO_GENERATION = (-1, m.UNKNOWN_MEMBER_ID)
 
 
-class Consumer:
+class Consumer(Consumption):
     def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
         self.config = config
         self.name = config.client_id
@@ -90,15 +91,8 @@ class Consumer:
         self.coordinator_known = False
         self.fatal: str | None = None
         self.closed = False
-        self.owned: set[TP] = set()
-        self.positions: dict[TP, int] = {}
-        self.awaiting_position: set[TP] = set()
-        self.committed: dict[TP, int] = {}
-        #: offsets carried by commits in flight, to record them when acknowledged
-        self.sent_offsets: dict[tuple[int, TP], int] = {}
+        self._init_consumption()
         self.events: list[ClientEvent] = []
-        #: (partition, first offset, end offset) processed by the last poll (drained by the sim)
-        self.processed: list[tuple[TP, int, int]] = []
         self.subscription: tuple[str, ...] = ()
         self.leader_metadata_snapshot: dict[str, int] | None = None
         self.inflight: dict[int, tuple[str, int, str]] = {}  # rid -> (api, generation, member)
@@ -138,8 +132,7 @@ class Consumer:
             timeout = max(timeout, self.config.max_poll_interval_ms + 5_000)
         self.request_deadline[rid] = now + timeout
         if isinstance(req, m.OffsetCommitRequest):
-            for p in req.partitions:
-                self.sent_offsets[(rid, (p.topic, p.partition))] = p.committed_offset
+            self._note_sent(rid, req)
         return rid, req
 
     def _reset_generation(self, keep_member_id: bool) -> None:
@@ -156,18 +149,8 @@ class Consumer:
             self._event(now, "lost", self.owned, why)
         self._drop(self.owned)
 
-    def _drop(self, parts: set[TP]) -> None:
-        for tp in parts:
-            self.positions.pop(tp, None)
-            self.awaiting_position.discard(tp)
-        self.owned -= parts
-
     def _commit_request(self, parts: set[TP], generation: int) -> m.OffsetCommitRequest | None:
-        offsets = tuple(
-            m.OffsetCommitPartition(t, p, self.positions[(t, p)])
-            for (t, p) in sorted(parts)
-            if (t, p) in self.positions and self.positions[(t, p)] != self.committed.get((t, p))
-        )
+        offsets = self._uncommitted(parts)
         if not offsets:
             return None
         return m.OffsetCommitRequest(
@@ -308,12 +291,7 @@ class Consumer:
         return out
 
     def _process(self, now: int, cluster: ClusterView) -> list[Outgoing]:
-        for tp in sorted(self.owned - self.awaiting_position):
-            pos = self.positions.get(tp, 0)
-            end = min(cluster.log_end_offsets.get(tp, 0), pos + self.config.max_poll_records_per_partition)
-            if end > pos:
-                self.processed.append((tp, pos, end))
-                self.positions[tp] = end
+        self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
         return []
 
     def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
@@ -394,13 +372,7 @@ class Consumer:
         if isinstance(resp, m.OffsetFetchResponse):
             if rid == self.fetch_rid:
                 self.fetch_rid = None
-            for p in resp.partitions:
-                tp = (p.topic, p.partition)
-                if tp in self.awaiting_position:
-                    self.awaiting_position.discard(tp)
-                    self.positions[tp] = max(p.committed_offset, 0)
-                    if p.committed_offset >= 0:
-                        self.committed[tp] = p.committed_offset
+            self._fetched(resp)
             return []
         return []
 
@@ -600,10 +572,7 @@ class Consumer:
     def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> None:
         errors = resp.errors()
         if errors == {Error.NONE}:
-            for p in resp.partitions:
-                tp = (p.topic, p.partition)
-                # The committed offset is what was sent; positions may have moved on since.
-                self.committed[tp] = self.sent_offsets.pop((rid, tp), self.committed.get(tp, 0))
+            self._acknowledged(rid, resp)
             return
         e = next(iter(errors - {Error.NONE}))
         if e is Error.REBALANCE_IN_PROGRESS:

@@ -28,6 +28,7 @@ from enum import Enum
 
 from groupspec.client.classic.consumer import ClientEvent, ClusterView
 from groupspec.client.config import ConsumerConfig
+from groupspec.client.consumption import Consumption
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -59,7 +60,7 @@ class MemberState(Enum):
     UNJOINED = "UNJOINED"
 
 
-class ConsumerProtocolConsumer:
+class ConsumerProtocolConsumer(Consumption):
     def __init__(self, config: ConsumerConfig, now_ms: int, next_request_id: Callable[[], int]) -> None:
         self.config = config
         self.name = config.client_id
@@ -72,15 +73,10 @@ class ConsumerProtocolConsumer:
         self.closed = False
         self.fatal: str | None = None
         self.coordinator_known = False
-        self.owned: set[TP] = set()
+        self._init_consumption()
         #: the assignment the broker sent last and not yet reconciled
         self.target: set[TP] | None = None
-        self.positions: dict[TP, int] = {}
-        self.awaiting_position: set[TP] = set()
-        self.committed: dict[TP, int] = {}
-        self.sent_offsets: dict[tuple[int, TP], int] = {}
         self.events: list[ClientEvent] = []
-        self.processed: list[tuple[TP, int, int]] = []
         self.inflight: dict[int, tuple[str, int]] = {}  # rid -> (api, epoch sent)
         self.request_deadline: dict[int, int] = {}
         self.heartbeat_rid: int | None = None
@@ -112,8 +108,7 @@ class ConsumerProtocolConsumer:
         self.inflight[rid] = (api, self.member_epoch)
         self.request_deadline[rid] = self._now + self.config.request_timeout_ms
         if isinstance(req, m.OffsetCommitRequest):
-            for p in req.partitions:
-                self.sent_offsets[(rid, (p.topic, p.partition))] = p.committed_offset
+            self._note_sent(rid, req)
         return rid, req
 
     def _lose_all(self, why: str) -> None:
@@ -122,20 +117,10 @@ class ConsumerProtocolConsumer:
             self._event("lost", self.owned, why)
         self._drop(set(self.owned))
 
-    def _drop(self, parts: set[TP]) -> None:
-        for tp in parts:
-            self.positions.pop(tp, None)
-            self.awaiting_position.discard(tp)
-        self.owned -= parts
-
     def _commit(self, parts: set[TP]) -> list[Outgoing]:
         if self.member_epoch <= 0:
             return []
-        offsets = tuple(
-            m.OffsetCommitPartition(t, p, self.positions[(t, p)])
-            for (t, p) in sorted(parts)
-            if (t, p) in self.positions and self.positions[(t, p)] != self.committed.get((t, p))
-        )
+        offsets = self._uncommitted(parts)
         if not offsets:
             return []
         return [self._send("OffsetCommit", m.OffsetCommitRequest(
@@ -200,12 +185,7 @@ class ConsumerProtocolConsumer:
             self.next_heartbeat_ms = now
         out += self._reconcile(now)
         out += self._fetch_positions()
-        for tp in sorted(self.owned - self.awaiting_position):
-            pos = self.positions.get(tp, 0)
-            end = min(cluster.log_end_offsets.get(tp, 0), pos + self.config.max_poll_records_per_partition)
-            if end > pos:
-                self.processed.append((tp, pos, end))
-                self.positions[tp] = end
+        self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
         if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
             out += self._commit(set(self.owned))
         elif self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
@@ -316,13 +296,7 @@ class ConsumerProtocolConsumer:
                 self.fetch_rid = None
             if resp.error is not Error.NONE:
                 return []  # retried on the next poll
-            for p in resp.partitions:
-                tp = (p.topic, p.partition)
-                if tp in self.awaiting_position:
-                    self.awaiting_position.discard(tp)
-                    self.positions[tp] = max(p.committed_offset, 0)
-                    if p.committed_offset >= 0:
-                        self.committed[tp] = p.committed_offset
+            self._fetched(resp)
         return []
 
     def _on_heartbeat(self, resp: ConsumerGroupHeartbeatResponse, epoch_sent: int, now: int,
@@ -368,9 +342,7 @@ class ConsumerProtocolConsumer:
     def _on_commit(self, rid: int, resp: m.OffsetCommitResponse) -> None:
         errors = resp.errors()
         if errors == {Error.NONE}:
-            for p in resp.partitions:
-                tp = (p.topic, p.partition)
-                self.committed[tp] = self.sent_offsets.pop((rid, tp), self.committed.get(tp, 0))
+            self._acknowledged(rid, resp)
             return
         e = next(iter(errors - {Error.NONE}))
         self._event("commit_failed", detail=f"OffsetCommit: {e.name}")
