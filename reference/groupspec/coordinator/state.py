@@ -1,7 +1,9 @@
-"""The coordinator's state: every group it hosts, and the committed offsets' shape.
+"""The coordinator's state: every group it hosts, and the metadata image.
 
 The group kinds live with their protocol: :mod:`groupspec.coordinator.classic.group` for
-the classic protocol, :mod:`groupspec.coordinator.consumer.group` for KIP-848's. Changed only by :func:`groupspec.coordinator.replay.apply_record`.
+the classic protocol, :mod:`groupspec.coordinator.consumer.group` for KIP-848's; committed
+offsets in :mod:`groupspec.coordinator.committed_offset`. Changed only by
+:func:`groupspec.coordinator.replay.apply_record`.
 """
 
 from __future__ import annotations
@@ -9,21 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from groupspec.coordinator.committed_offset import CommittedOffset
+
 if TYPE_CHECKING:
     from groupspec.assignors.server_spec import TopicMetadata
     from groupspec.coordinator.classic.group import Group
     from groupspec.coordinator.consumer.group import ConsumerGroup
 
 
+__all__ = ["CommittedOffset", "CoordinatorState", "ReplayError"]
+
+
 class ReplayError(Exception):
     """A record that cannot be applied to the current state."""
-
-
-@dataclass
-class CommittedOffset:
-    committed_offset: int
-    metadata: str | None
-    commit_timestamp_ms: int
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from groupspec.coordinator.state import CommittedOffset
+from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponseMember
 from groupspec.protocol.records import GroupSnapshot, JoinTimer, MemberInfo, SyncTimer

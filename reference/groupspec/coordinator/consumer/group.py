@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from groupspec.assignors.server_spec import SubscriptionType
+from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.find_coordinator import java_string_hash
-from groupspec.coordinator.state import CommittedOffset
 from groupspec.protocol.topic_id import TopicId
 
 

@@ -1,0 +1,13 @@
+"""A committed offset as the coordinator keeps it (OffsetMetadataManager's OffsetAndMetadata),
+whichever protocol the group speaks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class CommittedOffset:
+    committed_offset: int
+    metadata: str | None
+    commit_timestamp_ms: int
