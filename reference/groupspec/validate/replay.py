@@ -404,6 +404,9 @@ class Replayer:
                     continue
                 pending = alts.pop(0)
                 if (pending.moved and pending.index != self._index.get(id(fail.exchange))
+                        # a request ahead of the diverging one on its connection is moved to
+                        # let that one move too: never pruned
+                        and self.x[pending.index].event.connection != fail.exchange.event.connection
                         and (self.x[pending.index].event.api in _NO_EFFECT
                              or (self.x[pending.index].event.api in _NO_MEMBERSHIP_EFFECT
                                  and _needs_membership_change(fail)))):
