@@ -28,6 +28,8 @@ LEAVE_MEMBERS_MIN_VERSION = 3
 @dataclass(frozen=True)
 class Mismatch:
     what: str
+    #: the difference itself, where naming the field is not enough
+    how: str = ""
     #: the broker knew something from before the trace started (an offset, a member)
     prehistory: bool = False
 
@@ -216,8 +218,25 @@ def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Misma
         return Mismatch("protocol_type")
     if version >= SKIP_ASSIGNMENT_MIN_VERSION and a.skip_assignment != e.skip_assignment:
         return Mismatch("skip_assignment")
-    em = sorted((x.member_id, x.metadata) for x in e.members)
-    am = sorted((x.member_id, x.metadata) for x in a.members)
+    em = dict((x.member_id, x.metadata) for x in e.members)
+    am = dict((x.member_id, x.metadata) for x in a.members)
     if em != am:
-        return Mismatch("members")
+        return Mismatch("members", how=_members_difference(em, am))
     return None
+
+
+def _members_difference(expected: dict[str, bytes], actual: dict[str, bytes]) -> str:
+    """What differs between two JoinGroup member lists, named member by member (the
+    summary of an answer shows the ids only: a difference in metadata alone is otherwise
+    invisible)."""
+    extra = sorted(set(actual) - set(expected))
+    missing = sorted(set(expected) - set(actual))
+    meta = sorted(x for x in set(expected) & set(actual) if expected[x] != actual[x])
+    parts = []
+    if extra:
+        parts.append(f"listed but not a member: {', '.join(extra)}")
+    if missing:
+        parts.append(f"a member but not listed: {', '.join(missing)}")
+    for x in meta[:3]:
+        parts.append(f"{x}'s metadata {actual[x].hex()[:80]} where its join sent {expected[x].hex()[:80]}")
+    return "; ".join(parts)

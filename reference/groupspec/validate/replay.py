@@ -978,7 +978,7 @@ class Replayer:
         """The divergence of the broker's answer ``actual`` from the reference's ``resp``,
         named after its first cause."""
         api = ex.event.api
-        detail = f"{mismatch.what} differs"
+        detail = f"{mismatch.what} differs" + (f": {mismatch.how}" if mismatch.how else "")
         fixed = broker_rule(api, main_error(actual))
         if fixed is not None:
             # wrong in every state: no history before the trace explains it
