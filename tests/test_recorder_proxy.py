@@ -6,6 +6,7 @@ and a stream that is not Kafka at all is still forwarded."""
 from __future__ import annotations
 
 import io
+import random
 import socket
 import struct
 import threading
@@ -277,3 +278,42 @@ def test_a_frame_cut_off_by_a_disconnect_leaves_an_event(
     assert error.direction == "request" and error.size == len(cut)
     assert "cut off" in error.error and "api key 12, correlation id 7" in error.error
     assert not [e for e in events_of(out) if isinstance(e, WireExchange)]
+
+
+def test_jitter_delays_requests_on_their_way_and_keeps_their_order() -> None:
+    """With ``jitter_ms`` each request waits a random time (seeded) before the broker gets
+    it; one connection's requests arrive in the order sent, the bytes unchanged, and each
+    is stamped when the proxy read it, so the recorded interval holds the broker's turn."""
+    arrivals: list[float] = []
+
+    def answer(frame: bytes) -> list[bytes]:
+        arrivals.append(time.time() * 1000.0)
+        cid = struct.unpack_from(">i", frame, 4)[0]
+        return [response(HeartbeatResponse[2](throttle_time_ms=0, error_code=0), cid)]
+
+    broker = FakeBroker(answer)
+    out = io.StringIO()
+    rec = BackgroundRecorder(broker.address, out, jitter_ms=40.0, jitter_seed=7).start()
+    beats = [request(HeartbeatRequest(group_id="g", generation_id=1, member_id="m", version=2), i)
+             for i in range(1, 6)]
+    try:
+        with connect(rec) as sock:
+            start = time.time() * 1000.0
+            sock.sendall(b"".join(beats))
+            wait_for(lambda: len(arrivals) == len(beats))
+            for _ in beats:
+                (size,) = struct.unpack(">i", recv_exact(sock, 4))
+                recv_exact(sock, size)
+    finally:
+        rec.stop()
+        broker.close()
+    assert bytes(broker.received) == b"".join(beats)
+    seeded = random.Random(7)
+    waits = [seeded.uniform(0.0, 40.0) for _ in beats]
+    # the pump waits before each request in turn: the last reached the broker no earlier
+    # than the sum of the waits after the first was sent
+    assert arrivals[-1] - start >= sum(waits) - 1.0
+    exchanges = [e for e in events_of(out) if isinstance(e, WireExchange)]
+    assert [e.correlation_id for e in exchanges] == [1, 2, 3, 4, 5]
+    for e, at in zip(exchanges, arrivals, strict=True):
+        assert e.received_ms is not None and e.sent_ms <= at <= e.received_ms

@@ -65,6 +65,10 @@ def register(sub: Any) -> None:
     p.add_argument("--label", metavar="NAME", help="the broker's name in the report (default: --broker)")
     p.add_argument("--sequential", action="store_true",
                    help="run the clients one after the other rather than side by side")
+    p.add_argument("--jitter-ms", type=float, default=0.0, metavar="MS",
+                   help="delay each request on its way to the broker by up to MS ms at random, so "
+                        "the same scenario reaches the broker in other interleavings (default 0: "
+                        "none); the traces stay exact, since each request is stamped before the wait")
     p.set_defaults(func=run)
 
 
@@ -104,11 +108,14 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"error: --broker: {e} (or kafka, tansu)", file=sys.stderr)
             return 2
+    if not (0 <= args.jitter_ms <= 60_000):
+        print(f"error: --jitter-ms: {args.jitter_ms} is not between 0 and 60000", file=sys.stderr)
+        return 2
     out = output_dir(args.out, "--out")
     try:
         result = run_conformance(args.broker, clients, scenarios, out,
                                  parallel=not args.sequential, label=args.label,
-                                 group_protocol=args.group_protocol)
+                                 group_protocol=args.group_protocol, jitter_ms=args.jitter_ms)
     except BrokerError as e:
         return fail("--broker", str(e))
     md, page = write_reports(out, [result.to_json()])

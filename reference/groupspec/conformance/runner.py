@@ -215,7 +215,7 @@ def validation_config(broker: str, group_protocol: str = "classic") -> ReplayCon
 
 def run_scenario(
     scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
-    config: ReplayConfig, attempts: int = 2,
+    config: ReplayConfig, attempts: int = 2, jitter_ms: float = 0.0,
 ) -> ScenarioResult:
     """Run one scenario with one client; when the clients could not be driven as scripted
     and yet the broker did nothing the validator calls a violation, the failure is the
@@ -224,7 +224,7 @@ def run_scenario(
     disk (``...attemptN.jsonl``); a run error with a violation is never retried."""
     earlier: list[dict[str, Any]] = []
     for attempt in range(1, attempts + 1):
-        result = _run_once(scenario, client, host, port, label, out_dir, config)
+        result = _run_once(scenario, client, host, port, label, out_dir, config, jitter_ms)
         if result.run_error is None or result.verdict == "violation" or attempt == attempts:
             result.earlier = earlier
             return result
@@ -239,7 +239,7 @@ def run_scenario(
 
 def _run_once(
     scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
-    config: ReplayConfig,
+    config: ReplayConfig, jitter_ms: float = 0.0,
 ) -> ScenarioResult:
     tag = uuid.uuid4().hex[:6]
     topics = {f"{scenario.name}-{client}-{suffix}-{tag}": n for suffix, n in scenario.topics.items()}
@@ -255,6 +255,7 @@ def _run_once(
         prepare_topics(f"{host}:{port}", topics)
         with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
             (host, port), out, cluster=label, note=f"conformance {scenario.name} with {client}",
+            jitter_ms=jitter_ms,
         ) as rec:
             if scenario.group_protocol == "consumer":
                 from groupspec.conformance.consumer_scenarios import ConsumerContext
@@ -313,6 +314,7 @@ def run_conformance(
     label: str | None = None,
     config: ReplayConfig | None = None,
     group_protocol: str = "classic",
+    jitter_ms: float = 0.0,
 ) -> RunResult:
     """Run every scenario with every client against ``broker`` and write the traces and
     ``summary.json`` under ``out_dir`` (the reports are :mod:`.report`'s).
@@ -321,6 +323,10 @@ def run_conformance(
     other, each scenario on its own group and topics): a scenario spends most of its time
     waiting for a timeout, so this halves the run. ``label`` names a running broker in the
     report (default: its address); ``config`` overrides how traces are validated.
+
+    ``jitter_ms`` delays each request on its way to the broker by up to that long, at
+    random (the recorder's ``jitter_ms``): other interleavings of the same scenario, to
+    look for what a plain run rarely shows.
 
     ``group_protocol`` ``consumer`` runs the KIP-848 suite: pass its clients
     (``CONSUMER_CLIENTS``) and scenarios (``consumer_scenarios.CONSUMER_SCENARIOS``)."""
@@ -352,7 +358,8 @@ def run_conformance(
                     counter[0] += 1
                     i = counter[0]
                 progress(f"[{i}/{total}] {name} / {client} / {scenario.name} ...")
-                result = run_scenario(scenario, client, host, port, name, out_dir, cfg)
+                result = run_scenario(scenario, client, host, port, name, out_dir, cfg,
+                                      jitter_ms=jitter_ms)
                 with lock:
                     done[(client, scenario.name)] = result
                 extra = f"; run error: {result.run_error.splitlines()[0]}" if result.run_error else ""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import random
 import socket
 import struct
 import threading
@@ -157,8 +158,17 @@ class Recorder:
         rewrite: bool = True,
         cluster: str | None = None,
         log: Callable[[str], None] | None = None,
+        jitter_ms: float = 0.0,
+        jitter_seed: int | None = None,
     ) -> None:
         self.upstream = upstream
+        #: each request waits up to this long (uniformly at random) before it goes on to the
+        #: broker: requests of different connections then reach the broker in orders a
+        #: plain run rarely shows, to shake out validator false positives. A request is
+        #: stamped when read, before the wait, so the recorded interval still holds the
+        #: broker's handling; one connection's requests keep their order.
+        self.jitter_ms = jitter_ms
+        self._jitter = random.Random(jitter_seed)
         self.writer = writer
         self.listen = listen
         self._advertise = advertise
@@ -422,6 +432,8 @@ class Recorder:
                     self._on_request(conn, frame, now_ms())
                 else:
                     self._cut_off(conn, "request", head, frame)
+                if self.jitter_ms > 0:
+                    await asyncio.sleep(self._jitter.uniform(0.0, self.jitter_ms) / 1000.0)
                 writer.write(head + frame)
                 await writer.drain()
         except _RawMode as e:
