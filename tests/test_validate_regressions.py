@@ -90,3 +90,24 @@ def test_what_the_reference_does_not_model_is_inconclusive_not_a_violation() -> 
         [g] = validate_path(KIP848 / name).groups
         assert g.verdict == "inconclusive", (name, g.violation)
         assert g.divergence is not None and why in g.divergence.undecided_because
+
+
+ZERO_DELAY = ROOT / "examples" / "validator-false-positives" / "zero-delay-timer"
+
+
+def test_a_zero_delay_initial_rebalance_timer_may_fire_before_the_next_join() -> None:
+    """Kafka 4.1.2 with group.initial.rebalance.delay.ms 0 (recorded with `conformance
+    --jitter-ms 40`): a's JoinGroup, sent first, reached the broker after b's; b's join
+    armed the initial-delay timer with no delay, which fired before a's join was read, so
+    generation 1 was b alone and a's join started generation 2. The replay fired a timer due
+    at the clock's own millisecond only after the next request and reported a violation
+    (GenerationIncrements) on both traces."""
+    from groupspec.conformance.runner import validation_config
+
+    paths = sorted(ZERO_DELAY.glob("*.jsonl"))
+    assert len(paths) == 2
+    for path in paths:
+        report = validate_path(path, validation_config("kafka"))
+        assert report.worst() == "conforming", path.name
+        [group] = report.groups
+        assert group.exchanges > 30

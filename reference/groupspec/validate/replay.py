@@ -739,7 +739,10 @@ class Replayer:
             elif xi.event.connection == e.connection and xi.received <= ex.sent:
                 self._settle(b, i, cap=t)
         upto = t - s if d.timers == "defer" else t
-        if upto > b.clock:
+        # a timer due at the clock itself (armed with no delay by the request just handled,
+        # e.g. group.initial.rebalance.delay.ms 0) fires before this one unless deferred:
+        # Kafka runs it as its own event, before or after the next request
+        if upto > b.clock or (upto == b.clock and any(dl <= upto for dl in deadlines(b.coord.state))):
             self._absorb(b, self._advance(b, upto), upto, by=upto)
             b.clock = upto
         b.remaining.remove(d.index)
