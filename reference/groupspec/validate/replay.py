@@ -16,7 +16,8 @@ What is nondeterministic, and how it is handled:
 - **Time.** The broker's clock reading for a request lies inside its interval. The replay
   handles a request at its send time; a coordinator timer (session, rebalance, sync, initial
   delay) falling within ``slack_ms`` of a request may have fired before or after it, and
-  both are tried. A response the broker sent while the reference would still wait is a
+  both are tried; one due at the clock's own millisecond (armed with no delay by the
+  request just handled) fires first unless deferred. A response the broker sent while the reference would still wait is a
   divergence (rule JoinWaitsForAllMembers, SyncWaitsForLeader).
 - **Broker configuration** the trace does not carry: group.initial.rebalance.delay.ms is
   tried at each of ``initial_delays_ms`` (Kafka's default 3000 first, then 0).
