@@ -101,11 +101,11 @@ def test_a_zero_delay_initial_rebalance_timer_may_fire_before_the_next_join() ->
     armed the initial-delay timer with no delay, which fired before a's join was read, so
     generation 1 was b alone and a's join started generation 2. The replay fired a timer due
     at the clock's own millisecond only after the next request and reported a violation
-    (GenerationIncrements) on both traces."""
+    (GenerationIncrements) on all three traces (a static group among them)."""
     from groupspec.conformance.runner import validation_config
 
     paths = sorted(ZERO_DELAY.glob("*.jsonl"))
-    assert len(paths) == 2
+    assert len(paths) == 3
     for path in paths:
         report = validate_path(path, validation_config("kafka"))
         assert report.worst() == "conforming", path.name
