@@ -111,3 +111,14 @@ def test_a_zero_delay_initial_rebalance_timer_may_fire_before_the_next_join() ->
         assert report.worst() == "conforming", path.name
         [group] = report.groups
         assert group.exchanges > 30
+
+
+def test_the_target_follows_the_order_kafkas_members_map_iterates_in() -> None:
+    """Apache Kafka 4.1.2 recorded (`conformance --group-protocol consumer --jitter-ms 40`,
+    the Java consumer): b, a and c join, a leaves; b and c share a bucket of the HashMap
+    TargetAssignmentBuilder fills from the group's members, so who gets a's partition
+    depends on the order the members map (a TimelineHashMap) iterates in: c before b here.
+    The reference iterated in join order and gave it to c (ConsumerReconciliation)."""
+    from groupspec.cli.main import main
+
+    assert main(["validate", str(KIP848 / "member-order-tie-break-kafka-4.1.2.jsonl"), *KIP848_BROKER]) == 0

@@ -84,3 +84,8 @@ def load_consumer_groups(old: dict[str, ConsumerGroup], txn: Txn) -> None:
             if m.state is cr.MemberState.UNREVOKED_PARTITIONS:
                 txn.emit(cr.ConsumerRebalanceTimerSet(
                     gid, mid, txn.now_ms + m.rebalance_timeout_ms, m.member_epoch))
+        # the members map is rebuilt from the records above, as from a compacted log: one
+        # subscription and one assignment record per member. Kafka replays whatever of the
+        # member's history the log still holds, so the order the reloaded map iterates in
+        # (coordinator/consumer/timeline_order.py) can differ from the reference's here
+        # (docs/deviations.md)

@@ -23,6 +23,7 @@ from enum import Enum
 from groupspec.assignors.server_spec import SubscriptionType
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
+from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.find_coordinator import java_string_hash
 from groupspec.protocol.topic_id import TopicId
 
@@ -60,6 +61,9 @@ class ConsumerGroup:
     session_deadlines: dict[str, int] = field(default_factory=dict)
     rebalance_timers: dict[str, RebalanceTimer] = field(default_factory=dict)
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    #: the order Kafka's members map (a TimelineHashMap) iterates the members in, kept
+    #: with every put and remove of a member as the records are replayed
+    member_order: TimelineOrder = field(default_factory=TimelineOrder)
 
     # ------------------------------------------------------------------ derived
     @property

@@ -395,7 +395,10 @@ def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
     """updateTargetAssignment with TargetAssignmentBuilder.build."""
     name = preferred_assignor(members_after.values()) or txn.config.consumer_group_assignors[0]
     specs: dict[str, MemberSpec] = {}
-    for mid in java_hash_order([*group.members, updated.member_id]):
+    # TargetAssignmentBuilder.build puts the group's members into a HashMap in the order
+    # its members map (a TimelineHashMap) iterates them, then the updated member: members
+    # that share a bucket of the HashMap keep that order, and the assignor sees it
+    for mid in java_hash_order([*group.member_order.order(), updated.member_id]):
         m = members_after.get(mid)
         if m is None:
             continue

@@ -58,6 +58,7 @@ def _remove_epochs(g: ConsumerGroup, a: Assignment, epoch: int) -> None:
 def _update_member(g: ConsumerGroup, new: ConsumerMember) -> None:
     old = g.members.get(new.member_id)
     g.members[new.member_id] = new
+    g.member_order.put(new.member_id)
     if old is not None:
         _remove_epochs(g, old.assigned, old.member_epoch)
         _remove_epochs(g, old.pending_revocation, old.member_epoch)
@@ -69,6 +70,7 @@ def _update_member(g: ConsumerGroup, new: ConsumerMember) -> None:
 
 def _remove_member(g: ConsumerGroup, member_id: str) -> None:
     old = g.members.pop(member_id)
+    g.member_order.remove(member_id)
     _remove_epochs(g, old.assigned, old.member_epoch)
     _remove_epochs(g, old.pending_revocation, old.member_epoch)
     if old.instance_id is not None and g.static_members.get(old.instance_id) == member_id:
