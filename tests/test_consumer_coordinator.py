@@ -287,3 +287,25 @@ def test_an_epoch_one_ahead_of_the_members_is_fenced() -> None:
     assert ahead.error is Error.FENCED_MEMBER_EPOCH
     same = h.hb(member_id="a", member_epoch=1, topic_partitions=h.owned("a"))
     assert same.error is Error.NONE and same.member_epoch == 1
+
+
+def test_describe_and_the_target_follow_the_members_maps_order() -> None:
+    """Kafka keeps a consumer group's members in a TimelineHashMap; ConsumerGroupDescribe
+    lists them, and TargetAssignmentBuilder hands them to the assignor, in its order, not
+    in join order. b, a and c join (ids of a Kafka 4.1.2 recording), a leaves: the map
+    iterates c before b, and c and b share a bucket of the assignor's HashMap, so b, second
+    in that order, takes a's partition (what Kafka answered in the recording)."""
+    b, a, c = "2JhMtJI7Q7WS3LvaAGKCTA", "x4pDVEtISGaXb6Cr4CR19w", "lOy1_-LnRO6Vc2BJyOl_9w"
+    h = Harness()
+    for mid in (b, a, c):
+        h.join(mid, topics=("bar",))  # three partitions, as in the recording
+        h.settle(*[x for x in (b, a, c) if x in h.c.state.consumer_groups["g"].members])
+    before = {mid: h.owned(mid) for mid in (b, c)}
+    h.hb(member_id=a, member_epoch=-1)
+    h.settle(b, c)
+    resp = h.send(ConsumerGroupDescribeRequest(group_ids=("g",)))
+    assert isinstance(resp, ConsumerGroupDescribeResponse)
+    assert [x.member_id for x in resp.groups[0].members] == [c, b]
+    gained = {mid: {(t.topic_id, p) for t in h.owned(mid) for p in t.partitions}
+              - {(t.topic_id, p) for t in before[mid] for p in t.partitions} for mid in (b, c)}
+    assert gained[c] == set() and len(gained[b]) > 0

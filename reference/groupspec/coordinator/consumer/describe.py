@@ -77,7 +77,9 @@ def describe_group(txn: Txn, group_id: str) -> DescribedGroup:
         assignment_epoch=g.assignment_epoch,
         assignor_name=(preferred_assignor(g.members.values())
                        or txn.config.consumer_group_assignors[0]),
-        members=tuple(_member(txn, g, m) for m in g.members.values()),
+        # ConsumerGroup.asDescribedGroup iterates the members map as of the committed
+        # offset; with everything committed, in the map's own order (timeline_order.py)
+        members=tuple(_member(txn, g, g.members[mid]) for mid in g.member_order.order()),
     )
 
 
