@@ -43,6 +43,9 @@ class CoordinatorConfig:
     #: migration is not modelled yet, so the reference runs as with "disabled" and refuses
     #: the others (docs/deviations.md)
     consumer_group_migration_policy: str = "disabled"
+    #: group.consumer.regex.refresh.interval.ms (an internal config, at least 10 s): the
+    #: longest a group's resolved regexes go unrefreshed while its members heartbeat
+    consumer_group_regex_refresh_interval_ms: int = 600_000
 
     def __post_init__(self) -> None:
         for name in (
@@ -63,6 +66,10 @@ class CoordinatorConfig:
                      "consumer_group_max_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.consumer_group_regex_refresh_interval_ms < 10_000:
+            # GroupCoordinatorConfig: atLeast(10 * 1000)
+            raise ValueError("consumer_group_regex_refresh_interval_ms must be >= 10000, got "
+                             f"{self.consumer_group_regex_refresh_interval_ms}")
         if not self.consumer_group_assignors:
             raise ValueError("consumer_group_assignors must name at least one assignor")
         from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES

@@ -14,6 +14,11 @@ Contract (the caller's side, as etcd-raft's ``Ready``):
 - Responses in one output are in the order Kafka would complete them; records are in the
   order they were applied. Persisted records (``record.persisted``) are what survives
   :meth:`failover`.
+- Consumer groups subscribing by regular expression (KIP-848) resolve their regexes off the
+  request path, as Kafka's executor does: a heartbeat may schedule the group's resolution
+  (``pending_regex_resolutions``); the driver runs it with
+  :meth:`Coordinator.complete_regex_resolution` whenever it chooses after that (Kafka: a few
+  milliseconds later, on another thread), with the topics as they are then.
 - Protocol errors are values in responses. Exceptions (ValueError, AssertionError,
   ReplayError) mean a bug in the caller or in this package, never a protocol outcome.
 """
@@ -36,7 +41,10 @@ from groupspec.coordinator.classic.leave_group import handle_leave_group
 from groupspec.coordinator.classic.sync_group import handle_sync_group
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.describe import handle_consumer_group_describe
-from groupspec.coordinator.consumer.heartbeat import handle_consumer_group_heartbeat
+from groupspec.coordinator.consumer.heartbeat import (
+    complete_regex_resolution,
+    handle_consumer_group_heartbeat,
+)
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.failover import load_all, load_consumer_groups, unload_all
 from groupspec.coordinator.find_coordinator import coordinator_partition
@@ -143,11 +151,40 @@ class Coordinator:
         load_consumer_groups(old_consumer, txn)
         return txn.out
 
-    def set_topics(self, topics: Iterable[TopicMetadata]) -> None:
+    def pending_regex_resolutions(self) -> dict[str, int]:
+        """The groups whose regex resolution waits in the executor, with the time each was
+        scheduled (a ConsumerRegexResolutionScheduled record)."""
+        return {gid: t.scheduled_ms for gid, t in self.state.regex_tasks.items()}
+
+    def complete_regex_resolution(self, group_id: str, now_ms: int) -> Output:
+        """Run the group's pending regex resolution at ``now_ms`` against the topics known
+        now, and write its result (GroupMetadataManager.refreshRegularExpressions, then
+        handleRegularExpressionsResult): ConsumerGroupRegularExpression records and, if the
+        resolved topics changed, a group epoch bump; the members see it at their next
+        heartbeat. Drivers call it for each of :meth:`pending_regex_resolutions`, after the
+        heartbeat that scheduled it and before or between later inputs, as Kafka's executor
+        thread would finish (usually within milliseconds). A failover cancels it."""
+        txn = self._txn(now_ms)
+        complete_regex_resolution(txn, group_id)
+        return txn.out
+
+    def complete_regex_resolutions(self, now_ms: int) -> Output:
+        """Every pending regex resolution, in the order they were scheduled."""
+        out = Output()
+        for gid in sorted(self.state.regex_tasks, key=lambda g: self.state.regex_tasks[g].scheduled_ms):
+            out.extend(self.complete_regex_resolution(gid, now_ms))
+        return out
+
+    def set_topics(self, topics: Iterable[TopicMetadata], version: int | None = None) -> None:
         """The metadata image's topics (an input, as time is): what consumer groups
         subscribe to and their assignors see. A change reaches a group at its next
         heartbeat (its metadata hash changes, so its epoch is bumped), as Kafka's
-        onNewMetadataImage requests a refresh of the groups subscribed to changed topics."""
+        onNewMetadataImage requests a refresh of the groups subscribed to changed topics.
+
+        ``version`` is the image's offset (Kafka's ``lastContainedOffset``; by default one
+        more than the last when something changed). An image that creates topics is
+        remembered (``lastMetadataImageWithNewTopics``): groups with regexes refresh them at
+        their next heartbeat once the 10 s minimum interval has passed."""
         image: dict[str, TopicMetadata] = {}
         ids: set[int] = set()
         for t in topics:
@@ -157,7 +194,17 @@ class Coordinator:
                 raise ValueError(f"topic {t.name!r}: topic id {t.topic_id} already used")
             image[t.name] = t
             ids.add(int(t.topic_id))
-        self.state.topics = image
+        st = self.state
+        old_ids = {int(t.topic_id) for t in st.topics.values()}
+        if version is None:
+            version = st.metadata_version + (1 if image != st.topics else 0)
+        st.metadata_version = version
+        # GroupMetadataManager.onNewMetadataImage
+        if st.metadata_version_with_new_topics == -1:
+            st.metadata_version_with_new_topics = version
+        if ids - old_ids:
+            st.metadata_version_with_new_topics = version
+        st.topics = image
 
     def consumer_member_ids(self) -> str:
         """A member id for a ConsumerGroupHeartbeat v0 that sent none (Kafka's

@@ -61,13 +61,18 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
 def load_consumer_groups(old: dict[str, ConsumerGroup], txn: Txn) -> None:
     """Rebuild each consumer group from its persisted facts, as replaying its records in
     ``__consumer_offsets`` does, then GroupMetadataManager.onLoaded: every member's session
-    timeout armed afresh, and the rebalance timeout of each member still revoking."""
+    timeout armed afresh, and the rebalance timeout of each member still revoking. Resolved
+regexes come back from their records; a pending resolution does not (the executor's
+tasks are cancelled on unload), the next heartbeat schedules it again."""
     for g in old.values():
         gid = g.group_id
         txn.emit(cr.ConsumerGroupEpochRecord(
             gid, cr.ConsumerGroupMetadataValue(epoch=g.group_epoch, metadata_hash=g.metadata_hash)))
         for mid, m in g.members.items():
             txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, m.subscription_value()))
+        for rx, rr in g.resolved_regexes.items():
+            txn.emit(cr.ConsumerGroupRegularExpressionRecord(gid, rx, cr.ConsumerGroupRegularExpressionValue(
+                topics=tuple(sorted(rr.topics)), version=rr.version, timestamp=rr.timestamp_ms)))
         for mid, a in g.target.items():
             txn.emit(cr.ConsumerGroupTargetAssignmentRecord(
                 gid, mid, cr.ConsumerGroupTargetAssignmentMemberValue(to_record(a))))

@@ -42,6 +42,8 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
     if isinstance(rec, r.CoordinatorUnloaded):
         state.groups = {}
         state.consumer_groups = {}
+        # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
+        state.regex_tasks = {}
         return
     if isinstance(rec, r.GroupLoaded):
         _load(state, rec)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from groupspec.coordinator.consumer.group import ConsumerGroup
 
 
-__all__ = ["CommittedOffset", "CoordinatorState", "ReplayError"]
+__all__ = ["CommittedOffset", "CoordinatorState", "RegexTask", "ReplayError"]
 
 
 class ReplayError(Exception):
@@ -40,3 +40,22 @@ class CoordinatorState:
     #: the metadata image's topics by name (what a consumer group's assignor sees); an
     #: input, set by ``Coordinator.set_topics``
     topics: dict[str, TopicMetadata] = field(default_factory=dict)
+    #: the metadata image's version (Kafka: ``image.provenance().lastContainedOffset()``),
+    #: moved on by ``Coordinator.set_topics``
+    metadata_version: int = 0
+    #: the last image version that created topics (GroupMetadataManager's
+    #: ``lastMetadataImageWithNewTopics``): a group whose regexes were resolved against an
+    #: older image refreshes them at its next heartbeat
+    metadata_version_with_new_topics: int = -1
+    #: group id -> the regex resolution waiting in the executor (in memory, lost on unload)
+    regex_tasks: dict[str, RegexTask] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RegexTask:
+    """A pending ``<group>-regex`` executor task: refreshRegularExpressions over
+    ``regexes``, scheduled by ``member_id``'s heartbeat at ``scheduled_ms``."""
+
+    member_id: str
+    regexes: tuple[str, ...]
+    scheduled_ms: int

@@ -247,6 +247,29 @@ class ConsumerRebalanceTimerSet(Record):
     member_epoch: int = 0
 
 
+@dataclass(frozen=True)
+class ConsumerGroupRegularExpressionRecord(Record):
+    """``newConsumerGroupRegularExpressionRecord`` (``ConsumerGroupRegularExpressionKey``):
+    the topics a subscribed regular expression resolved to; ``None``: the regex is no
+    longer subscribed (``newConsumerGroupRegularExpressionTombstone``)."""
+
+    persisted: ClassVar[bool] = True
+    regular_expression: str
+    value: ConsumerGroupRegularExpressionValue | None
+
+
+@dataclass(frozen=True)
+class ConsumerRegexResolutionScheduled(Record):
+    """The group's regex resolution handed to the executor (in memory, as Kafka's
+    ``CoordinatorExecutor`` task keyed ``<group>-regex``): the regexes to resolve, the
+    member whose heartbeat scheduled it and when; ``regexes`` ``None``: the task completed
+    or was cancelled. The driver runs it: ``Coordinator.complete_regex_resolution``."""
+
+    member_id: str
+    regexes: tuple[str, ...] | None
+    scheduled_ms: int = 0
+
+
 CONSUMER_GROUP_RECORDS: tuple[type[Record], ...] = (
     ConsumerGroupEpochRecord,
     ConsumerGroupMemberSubscriptionRecord,
@@ -255,4 +278,6 @@ CONSUMER_GROUP_RECORDS: tuple[type[Record], ...] = (
     ConsumerGroupCurrentAssignmentRecord,
     ConsumerSessionTimerSet,
     ConsumerRebalanceTimerSet,
+    ConsumerGroupRegularExpressionRecord,
+    ConsumerRegexResolutionScheduled,
 )

@@ -10,8 +10,11 @@ groups.
 Deliberate differences from Kafka: the metadata hash (``ModernGroup.computeMetadataHash``,
 a Murmur3 digest of the subscribed topics' names, ids, partition counts and racks) is a
 deterministic hash of the same facts here; it is compared, never shown, so only its
-changes matter and those are the same. Regular-expression subscriptions resolve at once
-against the metadata image (Kafka resolves them asynchronously, off the request path).
+changes matter and those are the same. Regular-expression subscriptions: the resolved
+regexes (``resolved_regexes``, ConsumerGroup.resolvedRegularExpressions) are replayed from
+ConsumerGroupRegularExpression records; who subscribes to which regex is derived from the
+members (ConsumerGroup.subscribedRegularExpressions); the asynchronous resolution is
+coordinator/consumer/regex.py.
 """
 
 from __future__ import annotations
@@ -36,6 +39,20 @@ class ConsumerGroupState(Enum):
     RECONCILING = "Reconciling"
     STABLE = "Stable"
     DEAD = "Dead"
+
+
+@dataclass(frozen=True)
+class ResolvedRegex:
+    """modern/consumer/ResolvedRegularExpression: the topics a regex matched, the metadata
+    image version it was resolved against and when."""
+
+    topics: frozenset[str]
+    version: int
+    timestamp_ms: int
+
+
+#: ResolvedRegularExpression.EMPTY
+EMPTY_RESOLVED_REGEX = ResolvedRegex(frozenset(), -1, -1)
 
 
 @dataclass(frozen=True)
@@ -64,6 +81,8 @@ class ConsumerGroup:
     #: the order Kafka's members map (a TimelineHashMap) iterates the members in, kept
     #: with every put and remove of a member as the records are replayed
     member_order: TimelineOrder = field(default_factory=TimelineOrder)
+    #: regex -> its resolution (ConsumerGroup.resolvedRegularExpressions), in put order
+    resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ derived
     @property
@@ -86,6 +105,26 @@ class ConsumerGroup:
         mid = self.static_members.get(instance_id)
         return None if mid is None else self.members.get(mid)
 
+    def subscribed_regexes(self) -> dict[str, int]:
+        """ConsumerGroup.subscribedRegularExpressions: regex -> number of members."""
+        return subscribed_regexes(self.members.values())
+
+    def num_subscribed_members(self, regex: str) -> int:
+        return sum(1 for m in self.members.values() if m.subscribed_topic_regex == regex)
+
+    def last_regex_refresh_ms(self) -> int:
+        """lastResolvedRegularExpressionRefreshTimeMs: the first resolution's timestamp (they
+        are resolved together), Long.MIN_VALUE when none."""
+        for rr in self.resolved_regexes.values():
+            return rr.timestamp_ms
+        return -(2**63)
+
+    def last_regex_version(self) -> int:
+        """lastResolvedRegularExpressionVersion: the first resolution's version, 0 if none."""
+        for rr in self.resolved_regexes.values():
+            return rr.version
+        return 0
+
     def target_of(self, member_id: str, instance_id: str | None) -> Assignment:
         """ConsumerGroup.targetAssignment(memberId, instanceId): a static member's target is
         that of the member id its instance id maps to."""
@@ -104,12 +143,51 @@ def subscribed_topic_names(members: Iterable[ConsumerMember]) -> dict[str, int]:
     return counts
 
 
-def subscription_type(counts: Mapping[str, int], num_members: int) -> SubscriptionType:
-    """ConsumerGroup.subscriptionType without regular expressions: HOMOGENEOUS when every
-    subscribed topic has every member as a subscriber."""
-    if all(c == num_members for c in counts.values()):
-        return SubscriptionType.HOMOGENEOUS
-    return SubscriptionType.HETEROGENEOUS
+def subscribed_regexes(members: Iterable[ConsumerMember]) -> dict[str, int]:
+    """Regex -> number of members subscribing to it (ConsumerGroup.subscribedRegularExpressions;
+    "" is no regex)."""
+    counts: dict[str, int] = {}
+    for m in members:
+        if m.subscribed_topic_regex:
+            counts[m.subscribed_topic_regex] = counts.get(m.subscribed_topic_regex, 0) + 1
+    return counts
+
+
+def subscription_counts(members: Iterable[ConsumerMember],
+                        resolved: Iterable[ResolvedRegex]) -> dict[str, tuple[int, int]]:
+    """ModernGroup.subscribedTopicNames as ConsumerGroup keeps it: topic name -> (members
+    subscribing by name, resolved regexes that matched it) (SubscriptionCount)."""
+    names = subscribed_topic_names(members)
+    out = {t: (c, 0) for t, c in names.items()}
+    for rr in resolved:
+        for t in rr.topics:
+            by_name, by_regex = out.get(t, (0, 0))
+            out[t] = (by_name, by_regex + 1)
+    return out
+
+
+def subscription_type(counts: Mapping[str, int] | Mapping[str, tuple[int, int]], num_members: int,
+                      regexes: Mapping[str, int] | None = None) -> SubscriptionType:
+    """ConsumerGroup.subscriptionType: without regexes, HOMOGENEOUS when every subscribed
+    topic has every member as a subscriber by name; with regexes, HOMOGENEOUS only when
+    every member subscribes to the same (first) regex and every topic comes from exactly one
+    regex and from no name. ``counts`` values are name counts or (by name, by regex)."""
+    def split(c: int | tuple[int, int]) -> tuple[int, int]:
+        return (c, 0) if isinstance(c, int) else c
+
+    if not regexes:
+        if all(split(c)[0] == num_members for c in counts.values()):
+            return SubscriptionType.HOMOGENEOUS
+        return SubscriptionType.HETEROGENEOUS
+    # subscribedRegularExpressions.values().iterator().next(): the first regex's count
+    first = next(iter(regexes.values()))
+    if first != num_members:
+        return SubscriptionType.HETEROGENEOUS
+    for c in counts.values():
+        by_name, by_regex = split(c)
+        if by_regex != 1 or by_name > 0:
+            return SubscriptionType.HETEROGENEOUS
+    return SubscriptionType.HOMOGENEOUS
 
 
 def preferred_assignor(members: Iterable[ConsumerMember]) -> str | None:

@@ -21,9 +21,15 @@ after it returns). Errors are Kafka's exceptions mapped to codes
 
 Not modelled yet (docs/deviations.md): online migration between the protocols (the
 coordinator behaves as with ``group.consumer.migration.policy=disabled``: a classic group
-with members is not converted, an empty one is); regular-expression subscriptions resolve
-at once against the metadata image rather than asynchronously; group configs (dynamic
-per-group session timeout and heartbeat interval); authorization.
+with members is not converted, an empty one is); group configs (dynamic per-group session
+timeout and heartbeat interval); authorization (a regex resolves to every matching topic).
+
+Regular-expression subscriptions (maybeUpdateRegularExpressions,
+handleRegularExpressionsResult, maybeDeleteResolvedRegularExpressions): a heartbeat
+validates a new regex (INVALID_REGULAR_EXPRESSION) and may schedule the group's resolution
+(a ConsumerRegexResolutionScheduled record: the executor task, in memory); the driver runs
+it with ``Coordinator.complete_regex_resolution`` (:func:`complete_regex_resolution` here),
+whose records persist the resolved topics and bump the group epoch when they changed.
 """
 
 from __future__ import annotations
@@ -38,14 +44,17 @@ from groupspec.assignors.server_spec import (
     MemberSpec,
     PartitionAssignorError,
     SubscribedTopicMetadata,
+    SubscriptionType,
     TopicMetadata,
     replayed_assignment_order,
 )
 from groupspec.coordinator.consumer.group import (
+    EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
     java_hash_order,
     preferred_assignor,
-    subscribed_topic_names,
+    subscribed_regexes,
+    subscription_counts,
     subscription_type,
 )
 from groupspec.coordinator.consumer.member import (
@@ -56,6 +65,7 @@ from groupspec.coordinator.consumer.member import (
     to_record,
 )
 from groupspec.coordinator.consumer.reconciliation import FencedMemberEpoch, reconcile
+from groupspec.coordinator.consumer.regex import invalid_regex_message, regex_error, resolve
 from groupspec.coordinator.context import Txn
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
@@ -69,6 +79,10 @@ from groupspec.protocol.consumer_group_messages import (
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
+
+#: GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: at most one refresh of a
+#: group's regexes per 10 s
+REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
 
 #: generates a member id for a v0 member that sent none (Kafka: ``Uuid.randomUuid()``)
 MemberIdSource = Callable[[], str]
@@ -292,27 +306,42 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
         client_host=req.client_host,
     )
 
-    # 1. the member, the group epoch (hasMemberSubscriptionChanged, updateSubscriptionMetadata)
+    # 1. the member, the group epoch (hasMemberSubscriptionChanged,
+    # maybeUpdateRegularExpressions, updateSubscriptionMetadata)
     bump = group.group_epoch == 0
     if updated != member:
         records.append(cr.ConsumerGroupMemberSubscriptionRecord(
             group.group_id, member_id, updated.subscription_value()))
         if updated.subscribed_topic_names != member.subscribed_topic_names:
             bump = True
+    bump = _maybe_update_regexes(txn, group, member, updated, records) or bump
     members_after = _members_after(group, updated, replaced)
-    metadata_hash = _metadata_hash(txn, subscribed_topic_names(members_after.values()))
     group_epoch = group.group_epoch
-    if metadata_hash != group.metadata_hash:
-        bump = True
-    if bump:
-        group_epoch += 1
-        records.append(cr.ConsumerGroupEpochRecord(
-            group.group_id, cr.ConsumerGroupMetadataValue(epoch=group_epoch,
-                                                          metadata_hash=metadata_hash)))
+    # the subscription type the target is computed with: the group's own
+    # (group.subscriptionType(), as of its members before this request) unless
+    # updateSubscriptionMetadata runs
+    kind = subscription_type(_group_counts(group), len(group.members), group.subscribed_regexes())
+    if bump or _metadata_expired(txn, group):
+        old_regex = member.subscribed_topic_regex
+        dropped = (old_regex if old_regex and old_regex != updated.subscribed_topic_regex
+                   and group.num_subscribed_members(old_regex) == 1 else None)
+        counts = subscription_counts(
+            members_after.values(),
+            (rr for rx, rr in group.resolved_regexes.items() if rx != dropped))
+        metadata_hash = _metadata_hash(txn, counts)
+        kind = subscription_type(counts, len(members_after), subscribed_regexes(members_after.values()))
+        if metadata_hash != group.metadata_hash:
+            bump = True
+        if bump:
+            group_epoch += 1
+            records.append(cr.ConsumerGroupEpochRecord(
+                group.group_id, cr.ConsumerGroupMetadataValue(epoch=group_epoch,
+                                                              metadata_hash=metadata_hash)))
 
     # 2. the target assignment
     if group_epoch > group.assignment_epoch:
-        target = _update_target(txn, group, group_epoch, members_after, updated, replaced, records)
+        target = _update_target(txn, group, group_epoch, members_after, updated, replaced, kind,
+                                records)
         target_epoch = group_epoch
     else:
         target_epoch = group.assignment_epoch
@@ -363,6 +392,103 @@ def _members_after(group: ConsumerGroup, updated: ConsumerMember,
     return out
 
 
+def _group_counts(group: ConsumerGroup) -> dict[str, tuple[int, int]]:
+    """The group's subscribedTopicNames: members' names and its resolved regexes' topics."""
+    return subscription_counts(group.members.values(), group.resolved_regexes.values())
+
+
+def _metadata_expired(txn: Txn, group: ConsumerGroup) -> bool:
+    """ModernGroup.hasMetadataExpired, without its deadline: Kafka recomputes a group's
+    metadata hash when the image changed a topic the group subscribes to (or the group was
+    just loaded); here, when the hash of the group's subscribed topics in today's image is
+    no longer the one it holds (docs/deviations.md)."""
+    return _metadata_hash(txn, _group_counts(group)) != group.metadata_hash
+
+
+# ---------------------------------------------------------------------------- regexes
+def _maybe_update_regexes(txn: Txn, group: ConsumerGroup, member: ConsumerMember,
+                          updated: ConsumerMember, records: list[r.Record]) -> bool:
+    """GroupMetadataManager.maybeUpdateRegularExpressions: the tombstone of a regex its last
+    member leaves, a new regex compiled (INVALID_REGULAR_EXPRESSION), the epoch bumped when
+    the member moves to a regex already resolved or drops its regex; then the group's
+    resolution scheduled when none is running, the last one is more than 10 s old and a
+    regex is unresolved, topics were created since, or the refresh interval passed."""
+    gid = group.group_id
+    old, new = member.subscribed_topic_regex, updated.subscribed_topic_regex
+    bump = require_refresh = False
+    if old != new:
+        if old and group.num_subscribed_members(old) == 1:
+            records.append(cr.ConsumerGroupRegularExpressionRecord(gid, old, None))
+        if new:
+            if group.num_subscribed_members(new) == 0:
+                description = regex_error(new)
+                if description is not None:
+                    raise ApiError(Error.INVALID_REGULAR_EXPRESSION,
+                                   invalid_regex_message(new, description))
+                require_refresh = True
+            else:
+                bump = new in group.resolved_regexes
+        elif old:
+            bump = True
+    subscribed = group.subscribed_regexes()
+    if not require_refresh and not subscribed:
+        return bump
+    if gid in txn.state.regex_tasks:  # executor.isScheduled(groupId + "-regex")
+        return bump
+    last_refresh_ms = group.last_regex_refresh_ms()
+    if txn.now_ms <= last_refresh_ms + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS:
+        return bump
+    if old:
+        subscribed[old] -= 1
+        if subscribed[old] == 0:
+            del subscribed[old]
+    if new:
+        subscribed[new] = subscribed.get(new, 0) + 1
+    require_refresh |= len(subscribed) != len(group.resolved_regexes)
+    require_refresh |= group.last_regex_version() < txn.state.metadata_version_with_new_topics
+    require_refresh |= txn.now_ms > last_refresh_ms + txn.config.consumer_group_regex_refresh_interval_ms
+    if require_refresh and subscribed:
+        records.append(cr.ConsumerRegexResolutionScheduled(
+            gid, updated.member_id, tuple(sorted(subscribed)), txn.now_ms))
+    return bump
+
+
+def complete_regex_resolution(txn: Txn, group_id: str) -> None:
+    """The group's executor task runs now (refreshRegularExpressions, against the image as
+    it is) and its result is written (handleRegularExpressionsResult): a record per regex
+    still subscribed, and the group epoch bumped when a regex's topics or the metadata hash
+    changed. Nothing but the task's end if the group is gone."""
+    task = txn.state.regex_tasks.get(group_id)
+    if task is None:
+        raise ValueError(f"no regex resolution is pending for group {group_id!r}")
+    txn.emit(cr.ConsumerRegexResolutionScheduled(group_id, task.member_id, None))
+    result = resolve(task.regexes, txn.state.topics, txn.state.metadata_version, txn.now_ms)
+    group = txn.state.consumer_groups.get(group_id)
+    if group is None:
+        return  # GroupIdNotFoundException: logged and ignored
+    resolved = dict(group.resolved_regexes)
+    bump = False
+    records: list[r.Record] = []
+    for rx in java_hash_order(result):  # a HashMap<String, ResolvedRegularExpression>
+        if group.num_subscribed_members(rx) == 0:
+            continue
+        new = result[rx]
+        if resolved.get(rx, EMPTY_RESOLVED_REGEX).topics != new.topics:
+            bump = True
+        resolved[rx] = new
+        records.append(cr.ConsumerGroupRegularExpressionRecord(
+            group_id, rx, cr.ConsumerGroupRegularExpressionValue(
+                topics=tuple(sorted(new.topics)), version=new.version, timestamp=new.timestamp_ms)))
+    metadata_hash = _metadata_hash(txn, subscription_counts(group.members.values(), resolved.values()))
+    if metadata_hash != group.metadata_hash:
+        bump = True
+    if bump:
+        records.append(cr.ConsumerGroupEpochRecord(group_id, cr.ConsumerGroupMetadataValue(
+            epoch=group.group_epoch + 1, metadata_hash=metadata_hash)))
+    for rec in records:
+        txn.emit(rec)
+
+
 def _metadata_hash(txn: Txn, names: Iterable[str]) -> int:
     """The subscribed topics' metadata digest (ModernGroup.computeMetadataHash: 0 when no
     subscribed topic exists). Same inputs as Kafka's (name, id, partitions, racks); a
@@ -380,10 +506,21 @@ def _metadata_hash(txn: Txn, names: Iterable[str]) -> int:
 
 
 # ---------------------------------------------------------------------------- target
-def _member_spec(txn: Txn, m: ConsumerMember, target: Assignment) -> MemberSpec:
+def _member_spec(txn: Txn, group: ConsumerGroup, m: ConsumerMember, target: Assignment) -> MemberSpec:
     by_name = {name: t.topic_id for name, t in txn.state.topics.items()}
     names = sorted(m.subscribed_topic_names)  # a HashSet<String>: its order below
     ordered = java_hash_order(names)
+    rr = group.resolved_regexes.get(m.subscribed_topic_regex) if m.subscribed_topic_regex else None
+    if rr is not None:
+        # ConsumerTargetAssignmentBuilder.newMemberSubscriptionAndAssignment: the regex's
+        # topics alone, or a UnionSet (the larger set, then what the smaller adds)
+        by_regex = java_hash_order(sorted(rr.topics))
+        if not ordered:
+            ordered = by_regex
+        elif by_regex:
+            large, small = (ordered, by_regex) if len(ordered) > len(by_regex) else (by_regex, ordered)
+            seen = set(large)
+            ordered = [*large, *(t for t in small if t not in seen)]
     ids = tuple(by_name[n] for n in ordered if n in by_name)
     assignment = replayed_assignment_order([(t, sorted(ps)) for t, ps in target.items()])
     return MemberSpec(m.member_id, ids, assignment, m.rack_id, m.instance_id)
@@ -391,7 +528,8 @@ def _member_spec(txn: Txn, m: ConsumerMember, target: Assignment) -> MemberSpec:
 
 def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
                    members_after: dict[str, ConsumerMember], updated: ConsumerMember,
-                   replaced: ConsumerMember | None, records: list[r.Record]) -> Assignment:
+                   replaced: ConsumerMember | None, kind: SubscriptionType,
+                   records: list[r.Record]) -> Assignment:
     """updateTargetAssignment with TargetAssignmentBuilder.build."""
     name = preferred_assignor(members_after.values()) or txn.config.consumer_group_assignors[0]
     specs: dict[str, MemberSpec] = {}
@@ -406,9 +544,8 @@ def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
         if mid == updated.member_id and replaced is not None:
             # a new static member takes over the departed one's target
             target = group.target.get(replaced.member_id, {})
-        specs[mid] = _member_spec(txn, m, target)
-    counts = subscribed_topic_names(members_after.values())
-    kind = subscription_type(counts, len(members_after))
+        specs[mid] = _member_spec(txn, group, m, target)
+    counts = subscription_counts(members_after.values(), group.resolved_regexes.values())
     topics = SubscribedTopicMetadata.of(
         t for n, t in txn.state.topics.items() if n in counts)
     try:
@@ -447,8 +584,16 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
     gone = {m.member_id for m in members}
     for m in members:
         _remove_member_records(group.group_id, m.member_id, records)
+    # maybeDeleteResolvedRegularExpressions: the regexes only these members subscribed to
+    leaving = subscribed_regexes(members)
+    deleted = set()
+    for rx in java_hash_order(leaving):
+        if group.num_subscribed_members(rx) == leaving[rx]:
+            records.append(cr.ConsumerGroupRegularExpressionRecord(group.group_id, rx, None))
+            deleted.add(rx)
     rest = [m for mid, m in group.members.items() if mid not in gone]
-    metadata_hash = _metadata_hash(txn, subscribed_topic_names(rest))
+    metadata_hash = _metadata_hash(txn, subscription_counts(
+        rest, (rr for rx, rr in group.resolved_regexes.items() if rx not in deleted)))
     records.append(cr.ConsumerGroupEpochRecord(group.group_id, cr.ConsumerGroupMetadataValue(
         epoch=group.group_epoch + 1, metadata_hash=metadata_hash)))
     for m in members:
@@ -530,6 +675,7 @@ def expire_rebalance(txn: Txn, group_id: str, member_id: str, member_epoch: int)
 __all__ = [
     "ApiError",
     "TopicMetadata",
+    "complete_regex_resolution",
     "expire_rebalance",
     "expire_session",
     "fence_members",

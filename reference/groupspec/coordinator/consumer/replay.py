@@ -2,7 +2,9 @@
 
 Mirrors the ``replay`` overloads of GroupMetadataManager.java for ConsumerGroupMetadata,
 ConsumerGroupMemberMetadata, ConsumerGroupTargetAssignmentMember,
-ConsumerGroupTargetAssignmentMetadata and ConsumerGroupCurrentMemberAssignment, and
+ConsumerGroupTargetAssignmentMetadata, ConsumerGroupCurrentMemberAssignment and
+ConsumerGroupRegularExpression (ConsumerGroup.updateResolvedRegularExpression /
+removeResolvedRegularExpression), and
 ConsumerGroup.updateMember / removeMember (partition epochs, static members). A value
 creates the group if needed; a tombstone for a group or member that does not exist is
 ignored; a tombstone out of Kafka's order (a member deleted before its current assignment)
@@ -13,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from groupspec.coordinator.consumer.group import ConsumerGroup, RebalanceTimer
+from groupspec.coordinator.consumer.group import ConsumerGroup, RebalanceTimer, ResolvedRegex
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember, from_record
-from groupspec.coordinator.state import CoordinatorState, ReplayError
+from groupspec.coordinator.state import CoordinatorState, RegexTask, ReplayError
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol.consumer_group_messages import LEAVE_GROUP_MEMBER_EPOCH
 from groupspec.protocol.records import Record
@@ -165,5 +167,21 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                 g.rebalance_timers.pop(mid, None)
             else:
                 g.rebalance_timers[mid] = RebalanceTimer(d, e)
+        case cr.ConsumerGroupRegularExpressionRecord(regular_expression=rx, value=v):
+            # GroupMetadataManager.replay(ConsumerGroupRegularExpressionKey, ...): a value
+            # creates the group; a tombstone for a missing group is ignored
+            g = _group(state, gid, v is not None)
+            if g is None:
+                return
+            g.resolved_regexes.pop(rx, None)
+            if v is not None:
+                g.resolved_regexes[rx] = ResolvedRegex(frozenset(v.topics), v.version, v.timestamp)
+        case cr.ConsumerRegexResolutionScheduled(member_id=mid, regexes=rxs, scheduled_ms=at):
+            if rxs is None:
+                state.regex_tasks.pop(gid, None)
+            elif gid in state.regex_tasks:
+                raise ConsumerReplayError(f"a regex resolution of {gid!r} is already scheduled")
+            else:
+                state.regex_tasks[gid] = RegexTask(mid, rxs, at)
         case _:
             raise ConsumerReplayError(f"not a consumer-group record: {type(rec).__name__}")
