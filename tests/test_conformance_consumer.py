@@ -143,6 +143,14 @@ def test_consumer_scenarios_exercise_what_they_say(consumer_run: tuple[Path, int
             t2_only = [e for e in beats if e["client_id"] == "a" and e["request"]["subscribed_topic_names"]
                        and all(t.split("-")[-2] == "t2" for t in e["request"]["subscribed_topic_names"])]
             assert t2_only, where
+        elif name == "regex-subscription":
+            # both subscribe by regex, never by name, and end up with both topics between them
+            regexes = {e["client_id"] for e in beats if e["request"].get("subscribed_topic_regex")}
+            assert regexes == {"a", "b"}, where
+            assert not any(e["request"]["subscribed_topic_names"] for e in beats), where
+            topics = {t["topic_id"] for e in ok for t in ((e["response"].get("assignment") or {})
+                                                          .get("topic_partitions") or [])}
+            assert len(topics) == 2, where
         else:
             raise AssertionError(f"no check for scenario {name}")
 

@@ -384,3 +384,33 @@ def test_failover_cancels_a_pending_resolution() -> None:
 
 
 _ = (CLIENT_HOST, CLIENT_ID, parts)
+
+
+def test_simulated_regex_members_get_new_topics_and_their_trace_conforms() -> None:
+    """The bundled subscription-change story with KIP-848 members subscribing by the
+    pattern 'events-.*' (sent as SubscribedTopicRegex): the simulator completes each
+    resolution a few ms after it was scheduled, the topic created at 20 s reaches the
+    members at their first heartbeat 10 s after the last refresh, and the validator,
+    choosing when each resolution completed, finds the trace conforming."""
+    import io
+    import json
+
+    from groupspec.cli.simulate import bundled_scenarios
+    from groupspec.sim.render import write_trace
+    from groupspec.sim.runner import simulate
+    from groupspec.sim.scenario import apply_overrides, parse_scenario
+    from groupspec.trace.events import RecordEvent
+    from groupspec.validate import CONFORMING, validate_bytes
+
+    data = apply_overrides(json.loads(bundled_scenarios()["subscription-change"]),
+                           group_protocol="consumer")
+    result = simulate(parse_scenario(data, "subscription-change"))
+    resolved = [e.record for e in result.trace if isinstance(e, RecordEvent)
+                and isinstance(e.record, cr.ConsumerGroupRegularExpressionRecord)]
+    assert resolved and resolved[-1].value is not None
+    assert "events-mobile" in resolved[-1].value.topics
+    buf = io.StringIO()
+    write_trace(result, buf)
+    report = validate_bytes(buf.getvalue().encode(), "regex")
+    assert all(g.verdict == CONFORMING for g in report.groups), [
+        (g.group_id, g.verdict, g.divergence) for g in report.groups]

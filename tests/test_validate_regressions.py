@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from groupspec.protocol.records import CoordinatorUnloaded
 from groupspec.sim.render import write_trace
 from groupspec.sim.runner import simulate
@@ -82,14 +84,28 @@ def test_a_join_answered_after_a_later_heartbeat_is_conforming() -> None:
 
 def test_what_the_reference_does_not_model_is_inconclusive_not_a_violation() -> None:
     """Apache Kafka 4.1.2 recorded: a topic subscribed before any Metadata response the
-    recorder saw named it, and a regular-expression subscription. The reference cannot
-    judge either (it has no metadata for the topic; it does not resolve regexes): the
-    verdict says so, instead of a violation."""
-    for name, why in (("topic-not-yet-in-metadata-kafka-4.1.2.jsonl", "no Metadata response"),
-                      ("regex-subscription-kafka-4.1.2.jsonl", "regular-expression")):
+    recorder saw named it. The reference cannot judge it (it has no metadata for the
+    topic): the verdict says so, instead of a violation."""
+    for name, why in (("topic-not-yet-in-metadata-kafka-4.1.2.jsonl", "no Metadata response"),):
         [g] = validate_path(KIP848 / name).groups
         assert g.verdict == "inconclusive", (name, g.violation)
         assert g.divergence is not None and why in g.divergence.undecided_because
+
+
+def test_a_regex_subscription_is_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apache Kafka 4.1.2 recorded (confluent-kafka, two members subscribing by one regex
+    to two topics): the reference resolves the regex when the search lets the executor's
+    resolution complete, and the trace conforms. Without that step the members would get
+    nothing for the regex, and the trace is not conforming."""
+    path = KIP848 / "regex-subscription-kafka-4.1.2.jsonl"
+    [g] = validate_path(path).groups
+    assert g.verdict == "conforming", g.violation
+    from groupspec.coordinator.context import Output
+    from groupspec.coordinator.coordinator import Coordinator
+
+    monkeypatch.setattr(Coordinator, "complete_regex_resolutions", lambda self, now_ms: Output())
+    [g] = validate_path(path).groups
+    assert g.verdict != "conforming"
 
 
 ZERO_DELAY = ROOT / "examples" / "validator-false-positives" / "zero-delay-timer"

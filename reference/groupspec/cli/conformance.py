@@ -31,14 +31,12 @@ exit status:
 
 
 def register(sub: Any) -> None:
-    from groupspec.conformance.consumer_scenarios import CONSUMER_SCENARIOS, REGEX_SCENARIO
+    from groupspec.conformance.consumer_scenarios import CONSUMER_SCENARIOS
     from groupspec.conformance.drivers import CLIENTS, CONSUMER_CLIENTS
     from groupspec.conformance.scenarios import SCENARIOS
 
     listing = "\n".join(f"  {s.name:<22}{s.title}" for s in SCENARIOS)
     consumer_listing = "\n".join(f"  {s.name:<22}{s.title}" for s in CONSUMER_SCENARIOS)
-    consumer_listing += (f"\n  ({REGEX_SCENARIO.name}: by name only; the reference does not resolve "
-                         "regular expressions yet)")
     p: argparse.ArgumentParser = sub.add_parser(
         "conformance",
         help="run scripted scenarios with real clients against a broker and report verdicts",

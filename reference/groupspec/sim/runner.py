@@ -581,6 +581,8 @@ class Simulation:
         d = self.coordinator.next_deadline()
         if d is not None:
             times.append(max(d, self.now + 1))
+        for at in self.coordinator.pending_regex_resolutions().values():
+            times.append(max(at + self.sc.regex_resolution_ms, self.now + 1))
         for mem in self.members.values():
             if mem.alive and mem.consumer is not None:
                 nd = mem.consumer.next_deadline()
@@ -640,6 +642,11 @@ class Simulation:
                     self._note("timer", e.describe())
 
             self._coordinator_output(self.coordinator.advance(self.now, on_fire))
+            # the coordinator's executor finishes a regex resolution (KIP-848) this long
+            # after the heartbeat that scheduled it
+            for gid, at in sorted(self.coordinator.pending_regex_resolutions().items()):
+                if at + self.sc.regex_resolution_ms <= self.now:
+                    self._coordinator_output(self.coordinator.complete_regex_resolution(gid, self.now))
             while self.queue and self.queue[0].at_ms <= self.now:
                 msg = heapq.heappop(self.queue)
                 if msg.to_coordinator:

@@ -102,13 +102,17 @@ class Scenario:
     faults: tuple[Fault, ...]
     #: records appended per partition per second (the producers)
     produce_rate_per_s: int = 20
+    #: KIP-848: how long after the heartbeat that scheduled it the coordinator's executor
+    #: finishes a group's regex resolution (Kafka: a few milliseconds)
+    regex_resolution_ms: int = 5
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 _CONSUMER_KEYS = {f.name for f in fields(ConsumerConfig)} - {"group_id", "client_id", "group_instance_id"}
 _COORD_KEYS = {f.name for f in fields(CoordinatorConfig)}
 _TOP_KEYS = {"name", "description", "group_id", "seed", "until_ms", "topics", "defaults", "members",
-             "coordinator", "network", "faults", "produce_rate_per_s"}
+             "coordinator", "network", "faults", "produce_rate_per_s",
+             "regex_resolution_ms"}
 
 
 def _at(where: str, key: str) -> str:
@@ -271,6 +275,7 @@ def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, 
         raise ScenarioError(f"{source}: network: unknown setting(s) {sorted(unknown_net)}; known: ['delay_ms']")
     delay_ms = _bounded(network.get("delay_ms", 1), f"{source}: network.delay_ms", 0, MAX_SIMULATED_MS)
     rate = _bounded(data.get("produce_rate_per_s", 20), f"{source}: produce_rate_per_s", 0, 100_000)
+    regex_ms = _bounded(data.get("regex_resolution_ms", 5), f"{source}: regex_resolution_ms", 0, 600_000)
     seed = _bounded(data.get("seed", 0), f"{source}: seed", -(2**63), 2**63 - 1)
     return Scenario(
         name=data.get("name", source),
@@ -284,6 +289,7 @@ def parse_scenario(data: Any, source: str = "scenario", fault_places: dict[int, 
         network_delay_ms=delay_ms,
         faults=tuple(sorted(faults, key=lambda f: f.at_ms)),
         produce_rate_per_s=rate,
+        regex_resolution_ms=regex_ms,
     )
 
 

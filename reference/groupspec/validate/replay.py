@@ -116,6 +116,13 @@ class ReplayConfig:
     #: the trace's metadata events (v1.2), in time order: the topics a consumer group's
     #: assignor sees from each time on
     metadata: tuple[MetadataEvent, ...] = ()
+    #: the metadata events are what the recorder saw clients learn (a topic appears once a
+    #: client asked about it), not the broker's image as it changed (the simulator's)
+    metadata_as_learned: bool = False
+    #: a consumer group's regex resolution (Kafka's executor task, not visible on the
+    #: wire) completes before the group's next request or, if that one comes within this
+    #: many ms of the heartbeat that scheduled it, possibly after it: both are tried
+    regex_resolution_ms: int = 100
 
 
 @dataclass(frozen=True)
@@ -215,6 +222,9 @@ class _Decision:
     how: str = "handle"
     #: the request is handled before one sent earlier on another connection
     moved: bool = False
+    #: a consumer group's pending regex resolution: "complete" just before this request,
+    #: "wait" (it completes later); "" when none is pending
+    regex: str = ""
 
 
 #: The decisions a branch took since its checkpoint, newest first (shared tails).
@@ -343,6 +353,9 @@ class Replayer:
         self._memo_depth = -1
         #: branches abandoned because their state had been explored (memoised)
         self.pruned = 0
+        #: some member subscribes by regular expression (KIP-848)
+        self._regex = any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest)
+                          and x.event.request.subscribed_topic_regex for x in exchanges)
 
     # ------------------------------------------------------------------ search
     def run(self, initial_delay_ms: int) -> ReplayResult:
@@ -524,6 +537,15 @@ class Replayer:
                 break
             latest = ev
         image = {x.name: TopicMetadata(x.topic_id, x.name, x.partitions) for x in latest.topics}
+        if self._regex and self.cfg.metadata_as_learned:
+            # a group subscribing by regex: the broker resolves it against every topic it
+            # has, the recorder learns a topic only once a client asks for it (after it was
+            # assigned): topics the trace names later are taken to exist already (a
+            # divergence that may come from one created later is inconclusive: _unmodelled)
+            for ev in events:
+                for x in ev.topics:
+                    if x.name not in image:
+                        image[x.name] = TopicMetadata(x.topic_id, x.name, x.partitions)
         if image != coord.state.topics:
             coord.set_topics(image.values())
 
@@ -647,6 +669,17 @@ class Replayer:
             how0 = out[0].how
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
+        tasks = b.coord.state.regex_tasks
+        if tasks:
+            # the executor's regex resolution ends at a time the wire does not show: before
+            # this request (Kafka's usual case: it takes milliseconds), or, when this request
+            # comes soon after the heartbeat that scheduled it, after it
+            now = [dataclasses.replace(d, regex="complete") for d in out]
+            scheduled = min(task.scheduled_ms for task in tasks.values())
+            if t <= scheduled + self.cfg.regex_resolution_ms:
+                out = now + [dataclasses.replace(d, regex="wait") for d in out]
+            else:
+                out = now
         return out
 
     def _commute(self, b: _Branch, i: int, j: int) -> bool:
@@ -746,6 +779,12 @@ class Replayer:
         if upto > b.clock or (upto == b.clock and any(dl <= upto for dl in deadlines(b.coord.state))):
             self._absorb(b, self._advance(b, upto), upto, by=upto)
             b.clock = upto
+        if d.regex == "complete" and b.coord.state.regex_tasks:
+            # the pending regex resolution ends now, against the topics known now
+            at = max(b.clock, upto)
+            self._set_metadata(b.coord, at)
+            self._absorb(b, b.coord.complete_regex_resolutions(at), at)
+            b.clock = at
         b.remaining.remove(d.index)
         b.processed.append(d.index)
         if d.how == "lost":
@@ -1162,16 +1201,29 @@ class Replayer:
 
     def _unmodelled(self, b: _Branch, ex: Exchange) -> str:
         """What a consumer group's answer may depend on that the reference does not have: a
-        regular-expression subscription (not resolved by the reference yet), or a subscribed
-        topic no Metadata response had named by then (the broker knew it; the recording
-        did not yet)."""
+        subscribed topic no Metadata response had named by then (the broker knew it; the
+        recording did not yet), by name or, for a group subscribing by regex, any topic
+        (the broker resolves regexes against every topic it has)."""
         req = ex.event.request
         if not isinstance(req, ConsumerGroupHeartbeatRequest):
             return ""
         g = b.coord.state.consumer_groups.get(req.group_id)
         members = list(g.members.values()) if g is not None else []
-        if req.subscribed_topic_regex or any(m.subscribed_topic_regex for m in members):
-            return "a regular-expression subscription (the reference does not resolve them yet)"
+        if self._regex and self.cfg.metadata and self.cfg.metadata_as_learned:
+            first_seen: dict[str, float] = {}
+            for ev in self.cfg.metadata:
+                for x in ev.topics:
+                    first_seen.setdefault(x.name, ev.at_ms)
+            if not first_seen:
+                return ("the topics a regular-expression subscription matches, of which no "
+                        "Metadata response named any")
+            first = min(first_seen.values())
+            late = sorted(n for n, at in first_seen.items() if at > first + self.cfg.slack_ms
+                          and at > ex.sent)
+            if late:
+                # taken to exist from the start (_set_metadata); they may have been created later
+                return (f"when topic(s) {', '.join(late)}, first named by a Metadata response "
+                        "after this request, were created (the group subscribes by regex)")
         names = set(req.subscribed_topic_names or ()).union(*(m.subscribed_topic_names for m in members))
         unknown = sorted(n for n in names if n not in b.coord.state.topics)
         if unknown and self.cfg.metadata:

@@ -90,6 +90,9 @@ def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> 
                             key=lambda e: (e.at_ms, e.seq)))
     if metadata:
         config = dataclasses.replace(config or ReplayConfig(), metadata=metadata)
+        if header is not None and header.source == RECORDER_SOURCE:
+            # a recording's metadata events are what clients asked about, not the image
+            config = dataclasses.replace(config, metadata_as_learned=True)
     grouped = group_trace(loaded)
     verdicts = tuple(
         validate_group(g, config) for _, g in sorted(grouped.groups.items())

@@ -236,7 +236,10 @@ class ConsumerProtocolConsumer(Consumption):
         due = self.state in (MemberState.JOINING, MemberState.ACKNOWLEDGING) or now >= self.next_heartbeat_ms
         if not due:
             return []
-        topics = self.config.subscribed(frozenset(cluster.partitions))
+        # a pattern is sent as SubscribedTopicRegex (RE2, resolved by the broker: Java's
+        # subscribe(SubscriptionPattern)); topic names otherwise
+        regex = self.config.pattern
+        topics = () if regex is not None else self.config.subscribed(frozenset(cluster.partitions))
         full = self._send_all or self.state is MemberState.JOINING
         owned = frozenset(self.owned)
         req = ConsumerGroupHeartbeatRequest(
@@ -246,7 +249,9 @@ class ConsumerProtocolConsumer(Consumption):
             instance_id=self.config.group_instance_id,
             rebalance_timeout_ms=self.config.max_poll_interval_ms if full else -1,
             server_assignor=self.config.remote_assignor if full else None,
-            subscribed_topic_names=topics if full or topics != self._sent_topics else None,
+            subscribed_topic_names=(None if regex is not None else
+                                    topics if full or topics != self._sent_topics else None),
+            subscribed_topic_regex=regex if regex is not None and full else None,
             topic_partitions=(self._wire(set(owned), cluster)
                               if full or owned != self._sent_owned else None),
             client_id=self.config.client_id,
