@@ -138,3 +138,16 @@ def test_the_target_follows_the_order_kafkas_members_map_iterates_in() -> None:
     from groupspec.cli.main import main
 
     assert main(["validate", str(KIP848 / "member-order-tie-break-kafka-4.1.2.jsonl"), *KIP848_BROKER]) == 0
+
+
+def test_a_leaders_sync_moved_ahead_may_let_its_rejoin_start_a_rebalance() -> None:
+    """Kafka 4.1.2, cooperative-sticky with kafka-python (`conformance --jitter-ms 80`):
+    the three SyncGroups of generation 4 were sent together; the leader's reached the broker
+    first and its member rejoined at once (it had revoked partitions), which started a
+    rebalance before the two other SyncGroups were read: both got REBALANCE_IN_PROGRESS.
+    The search pruned moving the leader's SyncGroup, as a SyncGroup changes no membership,
+    though the JoinGroup behind it on its connection does."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "validator-false-positives" / "leader-sync-unblocks-rejoin-kafka-4.1.2.jsonl"
+    assert validate_path(path, validation_config("kafka")).worst() == "conforming"

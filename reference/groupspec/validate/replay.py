@@ -423,7 +423,8 @@ class Replayer:
                         and self.x[pending.index].event.connection != fail.exchange.event.connection
                         and (self.x[pending.index].event.api in _NO_EFFECT
                              or (self.x[pending.index].event.api in _NO_MEMBERSHIP_EFFECT
-                                 and _needs_membership_change(fail)))):
+                                 and _needs_membership_change(fail)
+                                 and not self._unblocks_membership_change(pending.index, fail)))):
                     # what the failure rules out: moving a request that changes nothing
                     # earlier cannot change the answer that diverged (another exchange's);
                     # nor can moving one that never changes the group's members, generation
@@ -462,6 +463,22 @@ class Replayer:
             segment = 0
             self._seen = None
             self._memo_depth = -1
+
+    def _unblocks_membership_change(self, i: int, fail: Failure) -> bool:
+        """Whether handling exchange ``i`` earlier can let a request behind it on its
+        connection, one that may change the group's members, generation or rebalance state,
+        be handled before the diverging request: a leader's SyncGroup moved ahead lets its
+        member's next JoinGroup start a rebalance before the other members' SyncGroups
+        (recorded against Kafka 4.1.2 with `conformance --jitter-ms 80`)."""
+        conn = self.x[i].event.connection
+        quiet = _NO_EFFECT | _NO_MEMBERSHIP_EFFECT
+        for j in range(i + 1, len(self.x)):
+            e = self.x[j]
+            if e.sent >= fail.exchange.received:
+                return False
+            if e.event.connection == conn and e.event.api not in quiet:
+                return True
+        return False
 
     def _merged(self, found: list[Found]) -> list[Found]:
         """The divergences in the order found, each followed by those found at the same
