@@ -65,7 +65,16 @@ CONSTANTS
     MaxFaults,
     \* Whether an administrator may delete the group when it is Empty (the group becomes Dead).
     \* @type: Bool;
-    AllowDeleteGroup
+    AllowDeleteGroup,
+    \* Offsets: each partition's log holds the records 0..MaxOffset-1; 0 turns
+    \* consumption, positions and OffsetFetch off (the commits then carry no
+    \* offsets, and the models without offsets keep their state counts).
+    \* @type: Int;
+    MaxOffset,
+    \* Whether a coordinator failover (unload, then reload from the persisted
+    \* records) is a fault a behaviour may have.
+    \* @type: Bool;
+    FailoverFaults
 
 VARIABLES
     \* The coordinator's state of the group (coordinator/classic/group.py Group).
@@ -75,7 +84,7 @@ VARIABLES
     \* @type: Str;
     protocol,
     \* Requests and responses in flight.
-    \* @type: Set({type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION)});
+    \* @type: Set({type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION), offsets: PARTITION -> Int});
     msgs,
     \* "down", "unjoined", "joining", "syncing" or "stable" (client/classic/consumer.py MemberState).
     \* @type: CLIENT -> Str;
@@ -110,17 +119,46 @@ VARIABLES
     \* The last action and its parameters: for readable counterexamples and
     \* trace validation; models leave it out of their VIEW.
     \* @type: {name: Str, client: CLIENT, member: MEMBER, error: Str};
-    last_action
+    last_action,
+    \* The committed offset of each partition (OffsetMetadataManager's offsets
+    \* of the group; -1: none committed).
+    \* @type: PARTITION -> Int;
+    committed,
+    \* The position of a consumer on each partition: the next offset it will
+    \* consume (SubscriptionState); -1 when it does not own the partition or is
+    \* still fetching the committed offset (client/consumption.py).
+    \* @type: CLIENT -> (PARTITION -> Int);
+    position,
+    \* History: the offsets of each partition some consumer has processed, and
+    \* those processed more than once (the duplicates).  They influence no step.
+    \* @type: PARTITION -> Set(Int);
+    processed,
+    \* @type: PARTITION -> Set(Int);
+    redelivered,
+    \* The last group metadata record written (GroupMetadataValue): what a
+    \* failover reloads.  Kept only when FailoverFaults.
+    \* @type: $persisted;
+    persisted
 
 \* Apalache's name for the type of the group record (the type of variable group).
 \* @typeAlias: group = {state: Str, previous_state: Str, generation_id: Int, leader_id: MEMBER, members: Set(MEMBER), static_members: CLIENT -> MEMBER, pending_members: Set(MEMBER), metadata: MEMBER -> Set(PARTITION), assignment: MEMBER -> Set(PARTITION), join_request: MEMBER -> {client: CLIENT, inc: Int}, sync_request: MEMBER -> {client: CLIENT, inc: Int}, pending_sync_members: Set(MEMBER), join_timer: Str, sync_timer: Bool, used_ids: Set(MEMBER)};
 ConsumerGroup_typedefs == TRUE
+\* The persisted group record (GroupCoordinatorRecordHelpers.newGroupMetadataRecord).
+\* @typeAlias: persisted = {generation_id: Int, leader_id: MEMBER, members: Set(MEMBER), static_members: CLIENT -> MEMBER, metadata: MEMBER -> Set(PARTITION), assignment: MEMBER -> Set(PARTITION)};
+ConsumerGroup_typedefs_persisted == TRUE
+\* A message, and a coordinator step in progress (Start).
+\* @typeAlias: msg = {type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION), offsets: PARTITION -> Int};
+\* @typeAlias: step = {g: $group, out: Set($msg), ok: Bool, committed: PARTITION -> Int};
+ConsumerGroup_typedefs_msg == TRUE
 
 vars == <<group, protocol, msgs, client_state, client_member, client_generation,
           client_busy, client_inc, owned, received, received_generation, faults, early_timer,
-          last_action>>
+          last_action, committed, position, processed, redelivered, persisted>>
 client_vars == <<client_state, client_member, client_generation, client_busy, client_inc,
-                 owned, received, received_generation>>
+                 owned, received, received_generation, position>>
+\* What the coordinator persists, and the consumption history.
+store_vars == <<committed, persisted>>
+consumed_vars == <<processed, redelivered>>
 
 -----------------------------------------------------------------------------
 (* Values *)
@@ -136,22 +174,27 @@ NoConn == [client |-> NoClient, inc |-> 0]
 \* @type: MEMBER -> Set(PARTITION);
 NoPlan == [m \in AllIds |-> {}]
 
+\* No offsets: a commit without offsets, an OffsetFetch answer with none committed.
+\* @type: PARTITION -> Int;
+NoOffsets == [p \in Partitions |-> -1]
+
 \* A message with every field at its default; constructors override fields.
-\* @type: (Str, CLIENT, Int) => {type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION)};
+\* @type: (Str, CLIENT, Int) => {type: Str, client: CLIENT, inc: Int, member: MEMBER, static: Bool, generation: Int, error: Str, meta: Set(PARTITION), plan: MEMBER -> Set(PARTITION), leader: MEMBER, joined: Set(MEMBER), meta_of: MEMBER -> Set(PARTITION), skip: Bool, assigned: Set(PARTITION), offsets: PARTITION -> Int};
 Msg(type, c, inc) ==
     [type |-> type, client |-> c, inc |-> inc, member |-> NoMember, static |-> FALSE,
      generation |-> -1, error |-> "NONE", meta |-> {}, plan |-> NoPlan, leader |-> NoMember,
-     joined |-> {}, meta_of |-> NoPlan, skip |-> FALSE, assigned |-> {}]
+     joined |-> {}, meta_of |-> NoPlan, skip |-> FALSE, assigned |-> {}, offsets |-> NoOffsets]
 
 \* The connection a request came on, to answer it.
 ConnOf(req) == [client |-> req.client, inc |-> req.inc]
 
 \* A response of the given kind on conn.
+\* @type: (Str, {client: CLIENT, inc: Int}, Str) => $msg;
 Resp(type, conn, err) == [Msg(type, conn.client, conn.inc) EXCEPT !.error = err]
 
 \* A coordinator step in progress: the group so far, the responses so far, and
 \* whether the nondeterministic choices it used were valid ones.
-Start == [g |-> group, out |-> {}, ok |-> TRUE]
+Start == [g |-> group, out |-> {}, ok |-> TRUE, committed |-> committed]
 
 IsStatic(g, m) == \E i \in StaticClients : g.static_members[i] = m
 \* @type: ($group, MEMBER) => Bool;
@@ -479,9 +522,90 @@ CommitError(g, req) ==
     ELSE IF g.state = "CompletingRebalance" THEN "REBALANCE_IN_PROGRESS"
     ELSE "NONE"
 
+\* An accepted commit stores the offsets it carries (OffsetMetadataManager
+\* commitOffset: one OffsetCommit record per partition, whatever the offset
+\* stored before; Kafka never compares it with the new one).
 HandleOffsetCommit(s, req) ==
-    [s EXCEPT !.out = {[Resp("OffsetCommitResponse", ConnOf(req), CommitError(s.g, req))
-                          EXCEPT !.member = req.member, !.generation = req.generation]}]
+    LET err == CommitError(s.g, req)
+    IN [s EXCEPT !.out = {[Resp("OffsetCommitResponse", ConnOf(req), err)
+                             EXCEPT !.member = req.member, !.generation = req.generation]},
+                 !.committed = IF err = "NONE"
+                               THEN [p \in Partitions |-> IF req.offsets[p] >= 0 THEN req.offsets[p]
+                                                          ELSE s.committed[p]]
+                               ELSE @]
+
+\* OffsetFetch (coordinator/offsets.py handle_offset_fetch; OffsetMetadataManager
+\* fetchOffsets): a classic group checks no member or generation; a Dead group
+\* (ClassicGroup.validateOffsetFetch throws GroupIdNotFoundException) answers
+\* -1, none committed, for every partition.
+HandleOffsetFetch(s, req) ==
+    [s EXCEPT !.out = {[Resp("OffsetFetchResponse", ConnOf(req), "NONE")
+                          EXCEPT !.member = req.member,
+                                 !.offsets = IF s.g.state = "Dead" THEN NoOffsets ELSE s.committed]}]
+
+-----------------------------------------------------------------------------
+(* Coordinator failover (coordinator/failover.py; GroupCoordinatorShard.onUnloaded /
+   onLoaded, GroupMetadataManager.onUnloaded / onLoaded and the replay of a
+   GroupMetadataValue, Kafka 4.1.2). *)
+
+\* @type: $persisted;
+NoPersisted == [generation_id |-> 0, leader_id |-> NoMember, members |-> {},
+                static_members |-> [i \in StaticClients |-> NoMember],
+                metadata |-> [m \in AllIds |-> {}], assignment |-> [m \in AllIds |-> {}]]
+
+\* newGroupMetadataRecord: the members with the selected protocol's metadata
+\* and their assignment, the generation and the leader.
+Snapshot(g) ==
+    [generation_id |-> g.generation_id, leader_id |-> g.leader_id, members |-> g.members,
+     static_members |-> g.static_members, metadata |-> g.metadata, assignment |-> g.assignment]
+
+\* The steps after which Kafka writes the group's record (rebalance.py persist):
+\* a join phase that ends with no members (completeClassicGroupJoin, the empty
+\* group's record), the leader's SyncGroup (the assignment), and a static
+\* member replaced in Stable (KAFKA-10284).  A join phase that ends with
+\* members writes nothing: its generation is not persisted until the leader's
+\* SyncGroup.
+Persists(g, g2) ==
+    \/ g2.state = "Empty" /\ g2.generation_id = g.generation_id + 1
+    \/ g.state = "CompletingRebalance" /\ g2.state = "Stable"
+    \/ g.state = "Stable" /\ g2.state = "Stable" /\ g2.members # g.members
+
+\* persisted after a coordinator step to group g2.
+Persist(g2) ==
+    persisted' = IF FailoverFaults /\ Persists(group, g2) THEN Snapshot(g2) ELSE persisted
+
+\* onUnloaded: the group goes Dead and its parked requests are answered
+\* NOT_COORDINATOR: JoinGroups if it was PreparingRebalance, SyncGroups if it
+\* was CompletingRebalance or Stable.  (The consumers rediscover the
+\* coordinator and rejoin.)
+\* @type: ($step) => $step;
+Unload(s) ==
+    LET g == s.g
+        joins == IF g.state = "PreparingRebalance" THEN {m \in g.members : AwaitingJoin(g, m)} ELSE {}
+        syncs == IF g.state \in {"CompletingRebalance", "Stable"}
+                 THEN {m \in g.members : AwaitingSync(g, m)} ELSE {}
+    IN [s EXCEPT !.out = {[Resp("JoinGroupResponse", g.join_request[m], "NOT_COORDINATOR")
+                             EXCEPT !.member = m] : m \in joins}
+                         \cup {[Resp("SyncGroupResponse", g.sync_request[m], "NOT_COORDINATOR")
+                                EXCEPT !.member = m] : m \in syncs}]
+
+\* The replay of the persisted record (GroupMetadataManager.replay of a
+\* GroupMetadataValue): Stable with the recorded members, or Empty; the
+\* constructor's previous state is Dead.  Nothing else survives: no pending
+\* member, parked request, pending SyncGroup or join / sync timer.  onLoaded
+\* arms every member's session timer afresh (ExpireHeartbeat is enabled for
+\* every member that is not parked).  Committed offsets are records too and
+\* survive unchanged.  Member ids stay spent (the new coordinator's are fresh
+\* UUIDs).
+\* @type: ($persisted, Set(MEMBER)) => $group;
+LoadGroup(snap, used) ==
+    [state |-> IF snap.members = {} THEN "Empty" ELSE "Stable", previous_state |-> "Dead",
+     generation_id |-> snap.generation_id,
+     leader_id |-> IF snap.leader_id \in snap.members THEN snap.leader_id ELSE NoMember,
+     members |-> snap.members, static_members |-> snap.static_members, pending_members |-> {},
+     metadata |-> snap.metadata, assignment |-> snap.assignment,
+     join_request |-> [m \in AllIds |-> NoConn], sync_request |-> [m \in AllIds |-> NoConn],
+     pending_sync_members |-> {}, join_timer |-> "none", sync_timer |-> FALSE, used_ids |-> used]
 
 -----------------------------------------------------------------------------
 (* Actions *)
@@ -491,6 +615,7 @@ HandleOffsetCommit(s, req) ==
 Choices == [id: (MemberIds \ group.used_ids) \cup {NoMember},
             leader: group.members \cup {NoMember}]
 
+\* @type: (Str, CLIENT, MEMBER, Str) => Bool;
 Label(name, c, m, e) == last_action' = [name |-> name, client |-> c, member |-> m, error |-> e]
 
 \* The coordinator takes the step res for request req.
@@ -502,7 +627,9 @@ Apply(req, res, name) ==
              IF \E o \in res.out : o.client = req.client /\ o.inc = req.inc
              THEN (CHOOSE o \in res.out : o.client = req.client /\ o.inc = req.inc).error
              ELSE "PARKED")
-    /\ UNCHANGED <<protocol, client_vars, faults, early_timer>>
+    /\ committed' = res.committed
+    /\ Persist(res.g)
+    /\ UNCHANGED <<protocol, client_vars, faults, early_timer, consumed_vars>>
 
 JoinGroup ==
     \E req \in msgs, ch \in Choices :
@@ -529,6 +656,11 @@ OffsetCommit ==
         /\ req.type = "OffsetCommitRequest"
         /\ Apply(req, HandleOffsetCommit(Start, req), "OffsetCommit")
 
+OffsetFetch ==
+    \E req \in msgs :
+        /\ req.type = "OffsetFetchRequest"
+        /\ Apply(req, HandleOffsetFetch(Start, req), "OffsetFetch")
+
 \* A timer step: the fault budget is spent when the timer fires early.
 Fire(res, name, m, isFault) ==
     /\ res.ok
@@ -538,7 +670,8 @@ Fire(res, name, m, isFault) ==
     /\ faults' = IF isFault THEN faults + 1 ELSE faults
     /\ early_timer' = (early_timer \/ isFault)
     /\ Label(name, NoClient, m, "NONE")
-    /\ UNCHANGED <<protocol, client_vars>>
+    /\ Persist(res.g)
+    /\ UNCHANGED <<protocol, client_vars, committed, consumed_vars>>
 
 \* The session timeout of a member that is not parked in JoinGroup or SyncGroup
 \* (hasSatisfiedHeartbeat).  Early if a live consumer still uses the id.
@@ -582,15 +715,31 @@ ExpireSync ==
         /\ Fire(ExpireSyncStep(ch), "ExpireSync", NoMember,
                 \E m \in group.pending_sync_members : HeldByLiveClient(m))
 
-\* An administrator deletes the Empty group (DeleteGroups): it is Dead.
+\* An administrator deletes the Empty group (DeleteGroups): it is Dead, and its
+\* offsets are deleted with it (GroupCoordinatorShard.deleteGroups calls
+\* OffsetMetadataManager.deleteAllOffsets).  Dead is terminal here, so the
+\* group's tombstone is not modelled: a Dead group is never reloaded.
 DeleteGroup ==
     /\ AllowDeleteGroup
     /\ group.state = "Empty"
     /\ faults < MaxFaults
     /\ group' = Transition(Start, "Dead").g
+    /\ committed' = NoOffsets
     /\ faults' = faults + 1
     /\ Label("DeleteGroup", NoClient, NoMember, "NONE")
-    /\ UNCHANGED <<protocol, msgs, client_vars, early_timer>>
+    /\ UNCHANGED <<protocol, msgs, client_vars, early_timer, persisted, consumed_vars>>
+
+\* The coordinator fails over (the __consumer_offsets partition moves): the old
+\* one unloads the group, the new one reloads it from its persisted records.
+Failover ==
+    /\ FailoverFaults
+    /\ faults < MaxFaults
+    /\ group.state # "Dead"
+    /\ group' = LoadGroup(persisted, group.used_ids)
+    /\ msgs' = msgs \cup Unload(Start).out
+    /\ faults' = faults + 1
+    /\ Label("Failover", NoClient, NoMember, "NOT_COORDINATOR")
+    /\ UNCHANGED <<protocol, client_vars, early_timer, store_vars, consumed_vars>>
 
 -----------------------------------------------------------------------------
 (* Consumers: client/classic/consumer.py (AbstractCoordinator, ConsumerCoordinator). *)
@@ -600,6 +749,23 @@ Request(type, c) ==
                                         !.static = c \in StaticClients,
                                         !.generation = client_generation[c]]
 
+\* Offsets are modelled (MaxOffset > 0).
+OffsetsOn == MaxOffset > 0
+
+\* A consumer keeps its position only on the partitions it still owns; one it
+\* gives up or loses loses its position (client/consumption.py _drop), and one
+\* it is newly given has none until OffsetFetch answers.  Every step that
+\* does not set positions itself takes this one.
+FollowOwned ==
+    position' = [c \in Clients |-> [p \in Partitions |->
+                    IF p \in owned'[c] THEN position[c][p] ELSE -1]]
+
+\* What a commit carries: the position of every owned partition that has one
+\* (ConsumerCoordinator commits the positions of what poll returned, records
+\* the application has processed).  Without offsets: nothing.
+CommitOffsets(c) ==
+    [p \in Partitions |-> IF p \in owned[c] THEN position[c][p] ELSE -1]
+
 \* onJoinPrepare, then JoinGroup: an eager consumer gives up everything first;
 \* a cooperative one keeps what it owns and reports it.
 SendJoinGroup(c) ==
@@ -608,8 +774,9 @@ SendJoinGroup(c) ==
     /\ owned' = IF protocol = "eager" THEN [owned EXCEPT ![c] = {}] ELSE owned
     /\ client_state' = [client_state EXCEPT ![c] = "joining"]
     /\ Label("SendJoinGroup", c, client_member[c], "NONE")
+    /\ FollowOwned
     /\ UNCHANGED <<group, protocol, client_member, client_generation, client_busy, client_inc,
-                   received, received_generation, faults, early_timer>>
+                   received, received_generation, faults, early_timer, store_vars, consumed_vars>>
 
 \* Answers for an older incarnation are ignored.
 Mine(resp, c) == resp.client = c /\ resp.inc = client_inc[c] /\ client_state[c] # "down"
@@ -667,7 +834,9 @@ ReceiveJoinGroup(c) ==
               /\ msgs' = msgs \ {resp}
               /\ Rejoin(c)
         /\ Label("ReceiveJoinGroup", c, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_busy, client_inc, received, received_generation, faults, early_timer>>
+        /\ FollowOwned
+        /\ UNCHANGED <<group, protocol, client_busy, client_inc, received, received_generation, faults,
+                       early_timer, store_vars, consumed_vars>>
 
 \* onJoinComplete: a cooperative consumer revokes what it lost and, if it lost
 \* anything, rejoins at once (KIP-429's second round).
@@ -692,7 +861,9 @@ ReceiveSyncGroup(c) ==
               /\ Rejoin(c)
               /\ UNCHANGED <<received, received_generation>>
         /\ Label("ReceiveSyncGroup", c, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_busy, client_inc, faults, early_timer>>
+        /\ FollowOwned
+        /\ UNCHANGED <<group, protocol, client_busy, client_inc, faults, early_timer, store_vars,
+                       consumed_vars>>
 
 \* A stable consumer heartbeats or commits the offsets of what it owns.
 SendHeartbeat(c) ==
@@ -701,15 +872,65 @@ SendHeartbeat(c) ==
     /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
     /\ Label("SendHeartbeat", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
-                   owned, received, received_generation, faults, early_timer>>
+                   owned, received, received_generation, faults, early_timer, position, store_vars,
+                   consumed_vars>>
 
 SendOffsetCommit(c) ==
     /\ client_state[c] = "stable" /\ ~client_busy[c] /\ owned[c] # {}
-    /\ msgs' = msgs \cup {Request("OffsetCommitRequest", c)}
+    /\ msgs' = msgs \cup {[Request("OffsetCommitRequest", c) EXCEPT !.offsets = CommitOffsets(c)]}
     /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
     /\ Label("SendOffsetCommit", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
-                   owned, received, received_generation, faults, early_timer>>
+                   owned, received, received_generation, faults, early_timer, position, store_vars,
+                   consumed_vars>>
+
+\* refreshCommittedOffsets: a stable consumer with owned partitions that have
+\* no position asks the coordinator for their committed offsets (OffsetFetch).
+SendOffsetFetch(c) ==
+    /\ OffsetsOn
+    /\ client_state[c] = "stable" /\ ~client_busy[c]
+    /\ \E p \in owned[c] : position[c][p] = -1
+    /\ msgs' = msgs \cup {Request("OffsetFetchRequest", c)}
+    /\ client_busy' = [client_busy EXCEPT ![c] = TRUE]
+    /\ Label("SendOffsetFetch", c, client_member[c], "NONE")
+    /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
+                   owned, received, received_generation, faults, early_timer, position, store_vars,
+                   consumed_vars>>
+
+\* The answer sets the positions of the owned partitions still without one:
+\* the committed offset, or the log's start when none is committed
+\* (auto.offset.reset=earliest; consumption.py _fetched).
+ReceiveOffsetFetch(c) ==
+    \E resp \in msgs :
+        /\ resp.type = "OffsetFetchResponse" /\ Mine(resp, c)
+        /\ msgs' = msgs \ {resp}
+        /\ client_busy' = [client_busy EXCEPT ![c] = FALSE]
+        /\ position' = [position EXCEPT ![c] = [p \in Partitions |->
+                           IF p \in owned[c] /\ position[c][p] = -1
+                           THEN IF resp.offsets[p] >= 0 THEN resp.offsets[p] ELSE 0
+                           ELSE position[c][p]]]
+        /\ Label("ReceiveOffsetFetch", c, resp.member, resp.error)
+        /\ UNCHANGED <<group, protocol, client_state, client_member, client_generation, client_inc,
+                       owned, received, received_generation, faults, early_timer, store_vars,
+                       consumed_vars>>
+
+\* The consumer processes the record at its position on a partition it owns
+\* (poll, then the application): the position moves past it.  A cooperative
+\* consumer goes on consuming what it keeps during a rebalance.
+Consume(c) ==
+    \E p \in owned[c] :
+        /\ OffsetsOn
+        /\ client_state[c] # "down"
+        /\ position[c][p] >= 0 /\ position[c][p] < MaxOffset
+        /\ position' = [position EXCEPT ![c][p] = @ + 1]
+        /\ processed' = [processed EXCEPT ![p] = @ \cup {position[c][p]}]
+        /\ redelivered' = IF position[c][p] \in processed[p]
+                          THEN [redelivered EXCEPT ![p] = @ \cup {position[c][p]}]
+                          ELSE redelivered
+        /\ Label("Consume", c, client_member[c], "NONE")
+        /\ UNCHANGED <<group, protocol, msgs, client_state, client_member, client_generation,
+                       client_busy, client_inc, owned, received, received_generation, faults,
+                       early_timer, store_vars>>
 
 \* Heartbeat and OffsetCommit answers: REBALANCE_IN_PROGRESS means rejoin;
 \* ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID mean the partitions are lost (the
@@ -730,17 +951,19 @@ ReceiveHeartbeatOrCommit(c) ==
                   [] OTHER -> Rejoin(c)
         /\ Label(IF resp.type = "HeartbeatResponse" THEN "ReceiveHeartbeat" ELSE "ReceiveOffsetCommit",
                  c, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_inc, received, received_generation, faults, early_timer>>
+        /\ FollowOwned
+        /\ UNCHANGED <<group, protocol, client_inc, received, received_generation, faults, early_timer,
+                       store_vars, consumed_vars>>
 
 \* Leave and stale answers for a consumer that is gone are dropped.
 DropStale ==
     \E resp \in msgs :
         /\ resp.type \in {"JoinGroupResponse", "SyncGroupResponse", "HeartbeatResponse",
-                          "OffsetCommitResponse", "LeaveGroupResponse"}
+                          "OffsetCommitResponse", "LeaveGroupResponse", "OffsetFetchResponse"}
         /\ ~Mine(resp, resp.client) \/ resp.type = "LeaveGroupResponse"
         /\ msgs' = msgs \ {resp}
         /\ Label("DropStale", resp.client, resp.member, resp.error)
-        /\ UNCHANGED <<group, protocol, client_vars, faults, early_timer>>
+        /\ UNCHANGED <<group, protocol, client_vars, faults, early_timer, store_vars, consumed_vars>>
 
 \* The request or its answer was lost (and is not parked at the coordinator):
 \* the consumer's request times out and it starts over.
@@ -754,7 +977,8 @@ RequestTimeout(c) ==
     /\ client_state' = [client_state EXCEPT ![c] = IF @ = "stable" THEN "stable" ELSE "unjoined"]
     /\ Label("RequestTimeout", c, client_member[c], "NONE")
     /\ UNCHANGED <<group, protocol, msgs, client_member, client_generation, client_inc,
-                   owned, received, received_generation, faults, early_timer>>
+                   owned, received, received_generation, faults, early_timer, position, store_vars,
+                   consumed_vars>>
 
 -----------------------------------------------------------------------------
 (* Faults, each spending the budget. *)
@@ -770,8 +994,9 @@ Leave(c) ==
     /\ owned' = [owned EXCEPT ![c] = {}]
     /\ faults' = faults + 1
     /\ Label("Leave", c, client_member[c], "NONE")
+    /\ FollowOwned
     /\ UNCHANGED <<group, protocol, client_member, client_generation, client_busy, client_inc,
-                   received, received_generation, early_timer>>
+                   received, received_generation, early_timer, store_vars, consumed_vars>>
 
 \* The consumer process dies; its requests in flight stay in flight.
 Crash(c) ==
@@ -781,8 +1006,9 @@ Crash(c) ==
     /\ owned' = [owned EXCEPT ![c] = {}]
     /\ faults' = faults + 1
     /\ Label("Crash", c, client_member[c], "NONE")
+    /\ FollowOwned
     /\ UNCHANGED <<group, protocol, msgs, client_member, client_generation, client_busy,
-                   client_inc, received, received_generation, early_timer>>
+                   client_inc, received, received_generation, early_timer, store_vars, consumed_vars>>
 
 \* A new incarnation of a consumer that is down.  A static one comes back with
 \* its group.instance.id and no member id (KIP-345).
@@ -798,7 +1024,7 @@ Restart(c) ==
     /\ received_generation' = [received_generation EXCEPT ![c] = -1]
     /\ faults' = faults + 1
     /\ Label("Restart", c, NoMember, "NONE")
-    /\ UNCHANGED <<group, protocol, msgs, owned, early_timer>>
+    /\ UNCHANGED <<group, protocol, msgs, owned, early_timer, position, store_vars, consumed_vars>>
 
 LoseMessage ==
     \E x \in msgs :
@@ -806,7 +1032,7 @@ LoseMessage ==
         /\ msgs' = msgs \ {x}
         /\ faults' = faults + 1
         /\ Label("LoseMessage", x.client, x.member, x.error)
-        /\ UNCHANGED <<group, protocol, client_vars, early_timer>>
+        /\ UNCHANGED <<group, protocol, client_vars, early_timer, store_vars, consumed_vars>>
 
 -----------------------------------------------------------------------------
 
@@ -834,18 +1060,24 @@ Init ==
     /\ faults = 0
     /\ early_timer = FALSE
     /\ last_action = [name |-> "Init", client |-> NoClient, member |-> NoMember, error |-> "NONE"]
+    /\ committed = NoOffsets
+    /\ position = [c \in Clients |-> NoOffsets]
+    /\ processed = [p \in Partitions |-> {}]
+    /\ redelivered = [p \in Partitions |-> {}]
+    /\ persisted = NoPersisted
 
 CoordinatorNext ==
-    \/ JoinGroup \/ SyncGroup \/ Heartbeat \/ LeaveGroup \/ OffsetCommit
+    \/ JoinGroup \/ SyncGroup \/ Heartbeat \/ LeaveGroup \/ OffsetCommit \/ OffsetFetch
     \/ ExpireHeartbeat \/ ExpirePendingMember \/ ExpireJoin \/ ExpireSync
 
 ClientNext(c) ==
     \/ SendJoinGroup(c) \/ ReceiveJoinGroup(c) \/ ReceiveSyncGroup(c)
     \/ SendHeartbeat(c) \/ SendOffsetCommit(c) \/ ReceiveHeartbeatOrCommit(c)
     \/ RequestTimeout(c)
+    \/ SendOffsetFetch(c) \/ ReceiveOffsetFetch(c) \/ Consume(c)
 
 FaultNext ==
-    \/ DeleteGroup \/ LoseMessage
+    \/ DeleteGroup \/ LoseMessage \/ Failover
     \/ \E c \in Clients : Leave(c) \/ Crash(c) \/ Restart(c)
 
 Next ==
@@ -859,6 +1091,7 @@ Next ==
 Fairness ==
     /\ WF_vars(JoinGroup) /\ WF_vars(SyncGroup) /\ WF_vars(Heartbeat)
     /\ WF_vars(LeaveGroup) /\ WF_vars(OffsetCommit) /\ WF_vars(DropStale)
+    /\ WF_vars(OffsetFetch)
     /\ WF_vars(ExpireHeartbeat /\ faults' = faults)
     /\ WF_vars(ExpirePendingMember /\ faults' = faults)
     /\ WF_vars(ExpireJoin /\ faults' = faults)
@@ -867,6 +1100,7 @@ Fairness ==
          /\ WF_vars(SendJoinGroup(c)) /\ WF_vars(ReceiveJoinGroup(c))
          /\ WF_vars(ReceiveSyncGroup(c)) /\ WF_vars(ReceiveHeartbeatOrCommit(c))
          /\ WF_vars(RequestTimeout(c))
+         /\ WF_vars(SendOffsetFetch(c)) /\ WF_vars(ReceiveOffsetFetch(c))
          \* The heartbeat thread fires on its own timer (AbstractCoordinator.java's
          \* HeartbeatThread), whatever else the consumer does: a consumer that
          \* commits back to back still heartbeats between commits.  Weak fairness
@@ -907,6 +1141,7 @@ MsgsTypeInv ==
         /\ x.client \in Clients /\ x.inc >= 0 /\ x.member \in MemberOrNone
         /\ x.meta \subseteq Partitions /\ x.assigned \subseteq Partitions
         /\ x.plan \in [AllIds -> SUBSET Partitions]
+        /\ x.offsets \in [Partitions -> -1..MaxOffset]
 ClientStateTypeInv == client_state \in [Clients -> {"down", "unjoined", "joining", "syncing", "stable"}]
 ClientMemberTypeInv == client_member \in [Clients -> MemberOrNone]
 ClientGenerationTypeInv == client_generation \in [Clients -> Int]
@@ -917,11 +1152,24 @@ ReceivedTypeInv ==
     /\ received \in [Clients -> SUBSET Partitions]
     /\ received_generation \in [Clients -> Int]
 FaultsTypeInv == faults \in 0..MaxFaults /\ early_timer \in BOOLEAN
+OffsetsTypeInv ==
+    /\ committed \in [Partitions -> -1..MaxOffset]
+    /\ position \in [Clients -> [Partitions -> -1..MaxOffset]]
+    /\ processed \in [Partitions -> SUBSET (0..MaxOffset)]
+    /\ redelivered \in [Partitions -> SUBSET (0..MaxOffset)]
+PersistedTypeInv ==
+    /\ persisted.generation_id >= 0
+    /\ persisted.leader_id \in MemberOrNone
+    /\ persisted.members \subseteq MemberIds
+    /\ persisted.static_members \in [StaticClients -> MemberOrNone]
+    /\ persisted.metadata \in [AllIds -> SUBSET Partitions]
+    /\ persisted.assignment \in [AllIds -> SUBSET Partitions]
 
 TypeInv ==
     /\ GroupTypeInv /\ ProtocolTypeInv /\ MsgsTypeInv /\ ClientStateTypeInv
     /\ ClientMemberTypeInv /\ ClientGenerationTypeInv /\ ClientBusyTypeInv
     /\ ClientIncTypeInv /\ OwnedTypeInv /\ ReceivedTypeInv /\ FaultsTypeInv
+    /\ OffsetsTypeInv /\ PersistedTypeInv
 
 -----------------------------------------------------------------------------
 (* Safety.  The Python reference checks the same properties under the same
@@ -999,13 +1247,25 @@ NoConcurrentCommittersInv ==
 \* State transitions only along Kafka's table: the last transition taken (a
 \* step may take several, e.g. CompletingRebalance -> PreparingRebalance ->
 \* Empty when the last member's session expires) is in the table.
+\* A group reloaded after a failover has Dead as its previous state (the
+\* ClassicGroup constructor's): a load, not a transition.  Dead is terminal
+\* otherwise, so no transition leaves it.
 ValidTransitionInv ==
     \/ group.previous_state = "Empty" /\ group.state = "Empty"
     \/ IsValidTransition(group.previous_state, group.state)
+    \/ group.previous_state = "Dead" /\ group.state \in {"Empty", "Stable"}
 
-\* Generations never go back, and grow by one at a time.
+\* The failover step (for the properties that name its exceptions).
+FailoverStep == last_action'.name = "Failover"
+
+\* Generations never go back, and grow by one at a time, except by a failover
+\* during CompletingRebalance: a join phase that ends with members writes no
+\* record (completeClassicGroupJoin), so the reloaded group is the last
+\* persisted generation, one back.  No member was given an assignment, and
+\* none could commit, in the generation that is lost.
 GenerationMonotonicInv ==
-    group'.generation_id \in {group.generation_id, group.generation_id + 1}
+    \/ group'.generation_id \in {group.generation_id, group.generation_id + 1}
+    \/ FailoverStep /\ group'.generation_id = persisted.generation_id
 
 \* A commit is accepted only from a current member in the current generation.
 NoStaleCommitInv ==
@@ -1043,7 +1303,46 @@ StickyAssignmentInv ==
     LeaderPlanStored /\ AssignorContract = "sticky" =>
         PlanSticky(group.members, group.metadata, Partitions, group'.assignment)
 
+-----------------------------------------------------------------------------
+(* Offsets: what is committed, what is consumed (MaxOffset > 0). *)
+
+\* No committed offset goes backwards, but by the one Kafka behaviour the
+\* model has that deletes offsets: DeleteGroups (deleteAllOffsets).  Kafka
+\* itself never compares a commit with the stored offset (an application may
+\* seek back and commit): the model's consumers commit their positions, and the
+\* generation check keeps an old owner's commit from landing after the new
+\* owner's.
+OffsetsDeleted == group.state = "Empty" /\ group'.state = "Dead"
+
+CommittedMonotonicInv ==
+    OffsetsDeleted \/ \A p \in Partitions : committed'[p] >= committed[p]
+
+\* At least once: nothing is lost.  Every record below a committed offset,
+\* and below any consumer's position, has been processed by some consumer: a
+\* consumer that takes over a partition resumes from the committed offset, so
+\* a record processed but not committed before the partition moved is
+\* consumed again (a duplicate), never skipped.
+AtLeastOnceInv ==
+    \A p \in Partitions, o \in 0..MaxOffset :
+        /\ o < committed[p] => o \in processed[p]
+        /\ \A c \in Clients : o < position[c][p] => o \in processed[p]
+
+\* When duplicates happen: a record is processed again only if it is not
+\* committed when it is (its offset is at or above the committed offset): the
+\* processed-but-uncommitted tail a new owner re-consumes.  redelivered counts
+\* them.  Not claimed with a timing fault: a zombie that still holds a
+\* partition (docs/findings-ownership.md) may re-process what the new owner
+\* has committed; its own commits are fenced.
+ReconsumedOnlyUncommittedInv ==
+    early_timer \/
+    \A c \in Clients, p \in Partitions :
+        (position[c][p] >= 0 /\ position'[c][p] = position[c][p] + 1
+         /\ position[c][p] \in processed[p])
+            => position[c][p] >= committed[p]
+
 GenerationMonotonicProp == [][GenerationMonotonicInv]_vars
+CommittedMonotonicProp == [][CommittedMonotonicInv]_vars
+ReconsumedOnlyUncommittedProp == [][ReconsumedOnlyUncommittedInv]_vars
 NoStaleCommitProp == [][NoStaleCommitInv]_vars
 BalancedAssignmentProp == [][BalancedAssignmentInv]_vars
 StickyAssignmentProp == [][StickyAssignmentInv]_vars

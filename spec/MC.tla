@@ -19,5 +19,6 @@ MCConstraint == group.generation_id <= MaxGeneration
 
 \* last_action names the step; it is not part of the state.
 MCView == <<group, protocol, msgs, client_state, client_member, client_generation,
-            client_busy, client_inc, owned, received, received_generation, faults, early_timer>>
+            client_busy, client_inc, owned, received, received_generation, faults, early_timer,
+            committed, position, processed, redelivered, persisted>>
 =============================================================================

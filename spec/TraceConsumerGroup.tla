@@ -126,7 +126,7 @@ TraceNext ==
                                                  THEN e.member ELSE e.req.member,
                                       error |-> "NONE"]
     /\ i' = i + 1
-    /\ UNCHANGED <<protocol, client_vars, faults, early_timer, t>>
+    /\ UNCHANGED <<protocol, client_vars, faults, early_timer, t, store_vars, consumed_vars>>
 
 TraceSpec == TraceInit /\ [][TraceNext]_trace_vars
 

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.java, pytest.mark.slow]
 
 
 def test_manifest_lists_a_small_and_a_ci_model_and_a_mutant_per_invariant() -> None:
-    assert {"small", "ci", "live", "storm", "nightly", "nightly-simulate"} <= set(MODELS)
+    assert {"small", "ci", "live", "storm", "offsets", "nightly", "nightly-simulate"} <= set(MODELS)
     assert "-simulate" in MODELS["nightly-simulate"].tlc_args
     assert MODELS["nightly"].nightly
     caught = {m.violates for m in MODELS.values() if m.is_mutant}
@@ -39,6 +39,9 @@ def test_manifest_lists_a_small_and_a_ci_model_and_a_mutant_per_invariant() -> N
         "BalancedAssignmentProp",
         "StickyAssignmentProp",
         "StormBoundInv",
+        "AtLeastOnceInv",
+        "CommittedMonotonicProp",
+        "ReconsumedOnlyUncommittedProp",
     }
     assert invariants <= caught, f"no mutant for {sorted(invariants - caught)}"
     for m in MODELS.values():

@@ -326,7 +326,8 @@ def pad_group(g: Rec, u: Universe) -> Rec:
 def pad_message(m: Rec, u: Universe) -> Rec:
     ids = (*u.member_ids, NO_MEMBER)
     return m.replace(plan=_pad(m["plan"], ids, frozenset()),
-                     meta_of=_pad(m["meta_of"], ids, frozenset()))
+                     meta_of=_pad(m["meta_of"], ids, frozenset()),
+                     offsets=_pad(m["offsets"], u.partitions, -1))
 
 
 def rename(v: SpecValue, names: dict[str, str]) -> SpecValue:
@@ -385,13 +386,15 @@ def _tla(v: SpecValue, all_ids: frozenset[SpecValue]) -> str:
 _MSG_DEFAULTS: dict[str, SpecValue] = {
     "member": NO_MEMBER, "static": False, "generation": -1, "error": "NONE", "meta": frozenset(),
     "plan": "NoSetF", "leader": NO_MEMBER, "joined": frozenset(), "meta_of": "NoSetF",
-    "skip": False, "assigned": frozenset(),
+    "skip": False, "assigned": frozenset(), "offsets": "NoOffF",
 }
 
 
 def _is_default(x: SpecValue, default: SpecValue) -> bool:
     if default == "NoSetF":
         return isinstance(x, Fn) and all(v == frozenset() for _, v in x.pairs)
+    if default == "NoOffF":
+        return isinstance(x, Fn) and all(v == -1 for _, v in x.pairs)
     return x == default and type(x) is type(default)
 
 
@@ -432,11 +435,12 @@ def render(traces: list[RecordedTrace], explain: int = 0) -> tuple[str, str]:
         "TracePartitionsOf == " + to_tla(tuple(frozenset(tr.names.partitions) for tr in traces)),
         f'NoSetF == [x \\in TraceIds \\cup {{"{NO_MEMBER}"}} |-> {{}}]',
         f'NoConnF == [x \\in TraceIds \\cup {{"{NO_MEMBER}"}} |-> {to_tla(NO_CONN)}]',
+        "NoOffF == [x \\in TracePartitions |-> -1]",
         "TMsg(type, c, inc) ==",
         "    [type |-> type, client |-> c, inc |-> inc, member |-> \"NoMember\", static |-> FALSE,",
         "     generation |-> -1, error |-> \"NONE\", meta |-> {}, plan |-> NoSetF,",
         "     leader |-> \"NoMember\", joined |-> {}, meta_of |-> NoSetF, skip |-> FALSE,",
-        "     assigned |-> {}]",
+        "     assigned |-> {}, offsets |-> NoOffF]",
         "Traces == <<\n" + ",\n".join(blocks) + "\n>>",
         "=" * 77,
         "",
@@ -454,6 +458,8 @@ def render(traces: list[RecordedTrace], explain: int = 0) -> tuple[str, str]:
         "    MemberIdRequired = TRUE",
         "    MaxFaults = 0",
         "    AllowDeleteGroup = FALSE",
+        "    MaxOffset = 0",
+        "    FailoverFaults = FALSE",
         f"    Explain = {explain}",
         "INIT TraceInit",
         "NEXT TraceNext",

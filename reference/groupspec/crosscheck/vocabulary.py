@@ -297,6 +297,9 @@ def _message(kind: str, c: Rec, names: Names, **fields: SpecValue) -> Rec:
         type=kind, client=c["client"], inc=c["inc"], member=NO_MEMBER, static=False,
         generation=-1, error="NONE", meta=frozenset(), plan=no_plan, leader=NO_MEMBER,
         joined=frozenset(), meta_of=no_plan, skip=False, assigned=frozenset(),
+        # the spec's NoOffsets: the coordinator's answers carry no offsets, and the
+        # cross-checked models run without them (MaxOffset = 0)
+        offsets=fn((p, -1) for p in names.partitions),
     )
     base.update(fields)
     return rec(**base)
