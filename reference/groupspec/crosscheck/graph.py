@@ -92,8 +92,10 @@ def export(
     workers: int = 2,
     on_progress: Callable[[Progress], None] | None = None,
     timeout_s: float | None = None,
+    module: str = "MC",
 ) -> StateGraph:
-    """Run TLC on ``MC`` with ``config`` (a file in spec/) and read the state graph."""
+    """Run TLC on ``module`` (``MC``, the classic spec's wrapper, unless told) with
+    ``config`` (a file in spec/) and read the state graph."""
     with tempfile.TemporaryDirectory(prefix="groupspec-graph-") as scratch:
         work = Path(scratch)
         for f in spec_dir().glob("*.tla"):
@@ -101,7 +103,7 @@ def export(
         shutil.copy(spec_dir() / config, work / config)
         dot = work / "graph.dot"
         result = run_tlc(
-            "MC", config, work, model=config, workers=workers, on_progress=on_progress,
+            module, config, work, model=config, workers=workers, on_progress=on_progress,
             extra=["-dump", "dot,actionlabels", str(dot)], timeout_s=timeout_s,
         )
         if result.verdict != "pass" or not dot.exists():
