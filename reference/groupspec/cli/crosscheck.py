@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.cli.inputs import fail, int_in, output_file
+from groupspec.crosscheck.consumer.run import MODELS as CONSUMER_MODELS
+from groupspec.crosscheck.consumer.run import Report as ConsumerReport
+from groupspec.crosscheck.consumer.run import crosscheck as crosscheck_consumer
 from groupspec.crosscheck.graph import GraphError
-from groupspec.crosscheck.run import MODELS, CrosscheckError, crosscheck, write_report
+from groupspec.crosscheck.run import MODELS, CrosscheckError, Report, crosscheck
 from groupspec.crosscheck.traces import TraceCheckError, TraceRecordingError
 from groupspec.modelcheck.install import ToolError
 
@@ -24,14 +27,20 @@ def register(sub: Any) -> None:
             "ways. Reference to spec: simulator runs of the reference with fault schedules "
             "are checked by TLC against spec/TraceConsumerGroup.tla. Prints the coverage "
             "per action; with --mutants, also shows that seeded bugs of the reference are "
-            "caught."
+            "caught. --group-protocol consumer does the same for KIP-848 "
+            "(spec/ConsumerProtocol.tla, spec/MCcross-consumer-small.cfg, "
+            "spec/TraceConsumerProtocol.tla)."
         ),
     )
-    p.add_argument("--model", choices=sorted(MODELS), default="small",
+    p.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic",
+                   help="classic (spec/ConsumerGroup.tla, the default) or consumer (KIP-848, "
+                        "spec/ConsumerProtocol.tla)")
+    p.add_argument("--model", choices=sorted(set(MODELS) | set(CONSUMER_MODELS)), default="small",
                    help="the model whose state graph is replayed (default small; ci is "
-                        "nightly-sized)")
-    p.add_argument("--traces", type=int_in(0, 1_000_000), default=200, metavar="N",
-                   help="simulator traces to validate against the spec (default 200; 0 skips)")
+                        "nightly-sized, classic only)")
+    p.add_argument("--traces", type=int_in(0, 1_000_000), default=None, metavar="N",
+                   help="simulator traces to validate against the spec (default 200 classic, "
+                        "100 consumer; 0 skips)")
     p.add_argument("--seed", type=int, default=1, help="seed of the generated scenarios")
     p.add_argument("--mutants", action="store_true",
                    help="also run every seeded mutant of the reference and report which "
@@ -52,14 +61,21 @@ def run(args: argparse.Namespace) -> int:
                                        "spec-to-reference direction to be caught)")
     if args.report is not None:
         output_file(args.report, "--report")
+    consumer = args.group_protocol == "consumer"
+    models = CONSUMER_MODELS if consumer else MODELS
+    if args.model not in models:
+        return fail("--model", f"no {args.group_protocol} cross-check model {args.model!r} "
+                               f"(have: {', '.join(sorted(models))})")
+    traces = args.traces if args.traces is not None else (100 if consumer else 200)
+    run_check = crosscheck_consumer if consumer else crosscheck
     try:
-        report = crosscheck(model=args.model, traces=args.traces, seed=args.seed,
-                            mutants=args.mutants, exhaustive=not args.no_exhaustive,
-                            workers=args.workers)
+        report: Report | ConsumerReport = run_check(
+            model=args.model, traces=traces, seed=args.seed, mutants=args.mutants,
+            exhaustive=not args.no_exhaustive, workers=args.workers)
     except (CrosscheckError, GraphError, TraceCheckError, TraceRecordingError, ToolError) as exc:
         return fail("crosscheck", str(exc))
     text = report.render()
     print(text)
     if args.report is not None:
-        write_report(report, args.report)
+        args.report.write_text(text + "\n", encoding="utf-8")
     return 0 if report.ok else 1

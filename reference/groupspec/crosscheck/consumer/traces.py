@@ -257,7 +257,7 @@ def _member_ids(scenario: Scenario) -> tuple[str, ...]:
             seen.setdefault(req.member_id, None)
         return original(rid, req, now_ms)
 
-    sim.coordinator.handle = handle  # type: ignore[method-assign]
+    sim.coordinator.handle = handle  # type: ignore[method-assign, assignment]
     sim.run()
     return tuple(seen)
 
