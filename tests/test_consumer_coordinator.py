@@ -234,7 +234,9 @@ def test_describe_lists_members_with_target_and_answers_unknown_and_empty_ids() 
     assert member.member_id == "a" and member.member_epoch == 1
     assert {tp.topic_name: tp.partitions for tp in member.assignment.topic_partitions} == {
         "foo": tuple(range(6)), "bar": (0, 1, 2)}
-    assert member.target_assignment == member.assignment
+    # the same partitions (the target lists its topics in the order Kafka's assignor left
+    # its HashMap in, which need not be the order of the reconciled assignment)
+    assert set(member.target_assignment.topic_partitions) == set(member.assignment.topic_partitions)
 
 
 def test_list_and_delete_groups_see_consumer_groups() -> None:

@@ -151,3 +151,15 @@ def test_a_leaders_sync_moved_ahead_may_let_its_rejoin_start_a_rebalance() -> No
 
     path = ROOT / "examples" / "validator-false-positives" / "leader-sync-unblocks-rejoin-kafka-4.1.2.jsonl"
     assert validate_path(path, validation_config("kafka")).worst() == "conforming"
+
+
+def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> None:
+    """Apache Kafka 4.1.2 recorded (the Java consumer, one regex subscription): b alone got
+    both matching topics at epoch 2, a joined at epoch 3 and b kept t2. The two topic ids
+    share a bucket of a HashMap; the uniform assignor adds b's topics to its new
+    assignment with computeIfAbsent, which links a new key in front of its bucket, so the
+    target record (and its replay) lists t2 before t1 and b keeps t2. The reference listed
+    them in insertion order, kept t1 for b (ConsumerReconciliation at seq 14)."""
+    from groupspec.cli.main import main
+
+    assert main(["validate", str(KIP848 / "regex-topic-order-kafka-4.1.2.jsonl"), *KIP848_BROKER]) == 0
