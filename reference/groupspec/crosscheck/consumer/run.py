@@ -32,7 +32,7 @@ from groupspec.crosscheck.consumer.traces import (
 )
 from groupspec.crosscheck.graph import StateGraph, export
 from groupspec.crosscheck.mutants import Mutant
-from groupspec.crosscheck.run import CrosscheckError
+from groupspec.crosscheck.run import CrosscheckError, MutantResult
 from groupspec.crosscheck.vocabulary import Rec, to_tla
 from groupspec.modelcheck.models import spec_dir
 
@@ -69,22 +69,6 @@ def model_bounds(config: str) -> ModelBounds:
         partitions=names("Partitions"), fault_kinds=frozenset(names("FaultKinds")),
         max_faults=number("MaxFaults"), max_group_epoch=number("MaxGroupEpoch"),
     )
-
-
-@dataclass
-class MutantResult:
-    mutant: Mutant
-    exhaustive_mismatches: int | None
-    trace_divergences: int | None
-
-    @property
-    def caught_by(self) -> list[str]:
-        by = []
-        if self.exhaustive_mismatches:
-            by.append("spec->reference")
-        if self.trace_divergences:
-            by.append("reference->spec")
-        return by
 
 
 @dataclass
