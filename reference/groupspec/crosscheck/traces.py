@@ -487,23 +487,29 @@ class BatchResult:
     distinct: int
 
 
-def _run(traces: list[RecordedTrace], explain: int,
-         on_state: Callable[[dict[str, str]], None] | None = None) -> BatchResult:
-    module, config = render(traces, explain)
-    with tempfile.TemporaryDirectory(prefix="groupspec-trace-") as scratch:
+def run_trace_spec(
+    module: str, config: str, traces: int, *, spec: str, data_module: str, model: str,
+    dump_var: re.Pattern[str], on_state: Callable[[dict[str, str]], None] | None = None,
+) -> BatchResult:
+    """Check ``traces`` rendered traces with TLC: ``spec/`` copied to a scratch directory,
+    its ``data_module`` replaced by ``module`` (the traces as data), ``spec`` checked with
+    ``config``, every reached state dumped. Returns per trace the furthest step matched
+    (the dump's ``t`` and ``i``); ``on_state`` sees each dumped state's variables that
+    ``dump_var`` picks out. Shared by both protocols' trace directions."""
+    with tempfile.TemporaryDirectory(prefix=f"groupspec-{model}-") as scratch:
         work = Path(scratch)
         for f in spec_dir().glob("*.tla"):
-            if f.name != "TraceData.tla":
+            if f.name != f"{data_module}.tla":
                 shutil.copy(f, work / f.name)
-        (work / "TraceData.tla").write_text(module, encoding="utf-8")
+        (work / f"{data_module}.tla").write_text(module, encoding="utf-8")
         (work / "MCTrace.cfg").write_text(config, encoding="utf-8")
         dump = work / "states"
-        result = run_tlc("TraceConsumerGroup", "MCTrace.cfg", work, model="trace", workers=1,
+        result = run_tlc(spec, "MCTrace.cfg", work, model=model, workers=1,
                          extra=["-dump", str(dump)])
         if result.verdict != "pass":
             raise TraceCheckError(f"TLC could not check the traces: {result.verdict}: "
                                   f"{result.explanation}")
-        reached = [0] * len(traces)
+        reached = [0] * traces
         state: dict[str, str] = {}
 
         def flush() -> None:
@@ -519,11 +525,19 @@ def _run(traces: list[RecordedTrace], explain: int,
                     flush()
                     state = {}
                     continue
-                m = _DUMP_VAR.match(line.rstrip("\n"))
+                m = dump_var.match(line.rstrip("\n"))
                 if m:
                     state[m.group(1)] = m.group(2)
         flush()
         return BatchResult(reached, result.seconds, result.distinct or 0)
+
+
+def _run(traces: list[RecordedTrace], explain: int,
+         on_state: Callable[[dict[str, str]], None] | None = None) -> BatchResult:
+    module, config = render(traces, explain)
+    return run_trace_spec(module, config, len(traces), spec="TraceConsumerGroup",
+                          data_module="TraceData", model="trace", dump_var=_DUMP_VAR,
+                          on_state=on_state)
 
 
 class TraceCheckError(RuntimeError):

@@ -47,6 +47,7 @@ from groupspec.crosscheck.consumer.vocabulary import (
     concrete_group,
     concrete_request,
 )
+from groupspec.crosscheck.exhaustive import Mismatch, Succ
 from groupspec.crosscheck.graph import StateGraph, ValueCache
 from groupspec.crosscheck.vocabulary import Fn, Rec, SpecValue, from_tlc
 
@@ -61,19 +62,8 @@ COORDINATOR_ACTIONS: dict[str, str] = {
     "ExpireRebalance": "timers.fire(ExpireConsumerRebalance) -> heartbeat.expire_rebalance",
 }
 
-Succ = tuple[Rec, frozenset[SpecValue]]
 #: a request message, or a timer's member id
 Input = SpecValue
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    state: str
-    action: str
-    direction: str  # "spec-only" (a) or "reference-only" (b)
-    detail: str
-    before: Rec
-    successor: Succ
 
 
 @dataclass

@@ -25,11 +25,8 @@ from __future__ import annotations
 import contextlib
 import random
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import groupspec.coordinator.coordinator as coordinator_module
@@ -47,10 +44,8 @@ from groupspec.crosscheck.consumer.vocabulary import (
     abstract_response,
     message,
 )
-from groupspec.crosscheck.traces import TraceCheckError, TraceRecordingError, rename
+from groupspec.crosscheck.traces import TraceCheckError, TraceRecordingError, rename, run_trace_spec
 from groupspec.crosscheck.vocabulary import Fn, Rec, SpecValue, fn, rec, to_tla
-from groupspec.modelcheck.models import spec_dir
-from groupspec.modelcheck.tlc import run_tlc
 from groupspec.protocol import messages as msg
 from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest
 from groupspec.sim.runner import Simulation
@@ -395,40 +390,9 @@ _DUMP_VAR = re.compile(r"^/\\ (t|i|ready|group|msgs) = (.*)$")
 def _run(traces: list[RecordedTrace], explain: int,
          on_state: Callable[[dict[str, str]], None] | None = None) -> list[int]:
     module, config = render(traces, explain)
-    with tempfile.TemporaryDirectory(prefix="groupspec-trace848-") as scratch:
-        work = Path(scratch)
-        for f in spec_dir().glob("*.tla"):
-            if f.name != "TraceConsumerData.tla":
-                shutil.copy(f, work / f.name)
-        (work / "TraceConsumerData.tla").write_text(module, encoding="utf-8")
-        (work / "MCTrace.cfg").write_text(config, encoding="utf-8")
-        dump = work / "states"
-        result = run_tlc("TraceConsumerProtocol", "MCTrace.cfg", work, model="trace848",
-                         workers=1, extra=["-dump", str(dump)])
-        if result.verdict != "pass":
-            raise TraceCheckError(f"TLC could not check the traces: {result.verdict}: "
-                                  f"{result.explanation}")
-        reached = [0] * len(traces)
-        state: dict[str, str] = {}
-
-        def flush() -> None:
-            if "t" in state and "i" in state:
-                k = int(state["t"]) - 1
-                reached[k] = max(reached[k], int(state["i"]))
-                if on_state is not None:
-                    on_state(state)
-
-        with open(f"{dump}.dump", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("State "):
-                    flush()
-                    state = {}
-                    continue
-                m = _DUMP_VAR.match(line.rstrip("\n"))
-                if m:
-                    state[m.group(1)] = m.group(2)
-        flush()
-        return reached
+    return run_trace_spec(module, config, len(traces), spec="TraceConsumerProtocol",
+                          data_module="TraceConsumerData", model="trace848", dump_var=_DUMP_VAR,
+                          on_state=on_state).reached
 
 
 @dataclass(frozen=True)
