@@ -35,6 +35,7 @@ from groupspec.coordinator.admin import (
     handle_describe_groups,
     handle_list_groups,
 )
+from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.heartbeat import handle_heartbeat
 from groupspec.coordinator.classic.join_group import MemberIdGenerator, handle_join_group
 from groupspec.coordinator.classic.leave_group import handle_leave_group
@@ -96,6 +97,14 @@ class Coordinator:
     # ------------------------------------------------------------------ inputs
     def handle(self, request_id: int, request: msg.Request, now_ms: int) -> Output:
         """Handle one request at ``now_ms``; timers due before it are not fired."""
+        if fast_path.ENABLED and now_ms >= self._last_now_ms:
+            # a Stable group's Heartbeat or OffsetCommit from a current member: the answer
+            # the handlers give, without them (coordinator/classic/fast_path.py)
+            out = fast_path.plan(self.state, self.config, request_id, request, now_ms)
+            if out is not None:
+                self._last_now_ms = now_ms
+                fast_path.commit(self.state, out)
+                return out
         txn = self._txn(now_ms)
         handler = _HANDLERS.get(type(request))
         if handler is None:

@@ -53,6 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
@@ -620,7 +621,8 @@ class Replayer:
             if first is not None:
                 d, first = first, None
             else:
-                options = self._options(b)
+                sole = self._sole_option(b) if fast_path.ENABLED else None
+                options = [sole] if sole is not None else self._options(b)
                 d = options[0]
                 if len(options) > 1:
                     if self._seen is not None and len(b.processed) <= self._memo_depth:
@@ -641,6 +643,77 @@ class Replayer:
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
             if i in b.parked:
                 self._settle(b, i)
+
+    def _sole_option(self, b: _Branch) -> _Decision | None:
+        """The one decision ``_options`` would offer, when the next request is a Heartbeat
+        or OffsetCommit that nothing else may precede (no other request overlaps it, no
+        timer is near, no failover or regex resolution to place): handle it, normally.
+        None when that is not sure: then ``_options`` decides. Equivalence:
+        tests/test_fast_path.py and tests/test_injected_verdicts.py."""
+        rem = b.remaining
+        i = rem[0]
+        ex = self.x[i]
+        e = ex.event
+        if e.api != "Heartbeat" and e.api != "OffsetCommit":
+            return None
+        if len(rem) > 1 and not self.x[rem[1]].sent > ex.received:
+            return None  # another request is a candidate too
+        if e.response is None or self.coordinator_error[i]:
+            return None  # "lost", "failover" and "noise" (_hows)
+        if b.failovers and isinstance(e.response, m.HeartbeatResponse):
+            return None  # the "loading" alternative (_hows)
+        state = b.coord.state
+        if state.consumer_groups or state.regex_tasks:
+            return None
+        t = max(b.clock, _floor(ex.sent))
+        if fast_path.earliest_deadline(state) <= t + self.cfg.slack_ms:
+            return None  # a timer to fire before or after it
+        return _Decision(i)
+
+    def _fast_step(self, b: _Branch, d: _Decision) -> bool:
+        """Take step ``d`` at once when it handles a Heartbeat or OffsetCommit that a Stable
+        group answers as the broker did: ``_step`` and ``_absorb`` would do no more than
+        handle it (no timer due, nothing parked, no clock problem) and find the answer
+        equal. Their effects on the branch and the replayer are then made directly (the
+        coordinator's through coordinator/classic/fast_path.py) and True is returned;
+        otherwise nothing is changed and False is returned (the slow path takes the step).
+        Equivalence: tests/test_fast_path.py and tests/test_injected_verdicts.py."""
+        i = d.index
+        ex = self.x[i]
+        e = ex.event
+        if e.api != "Heartbeat" and e.api != "OffsetCommit":
+            return False
+        if d.timers != "normal" or d.how != "handle" or d.regex:
+            return False
+        actual = e.response
+        if actual is None or b.parked or i in self.accept:
+            return False
+        coord = b.coord
+        state = coord.state
+        if state.consumer_groups or state.regex_tasks or b.gen_delta.get(e.group_id, 0):
+            return False
+        t = max(b.clock, _floor(ex.sent))
+        if t > ex.received or t < coord._last_now_ms or coord._next_offsets_check_ms <= t:
+            return False
+        if fast_path.earliest_deadline(state) <= t:
+            return False  # a timer fires first
+        out = fast_path.plan(state, coord.config, i, e.request, t)
+        if out is None:
+            return False
+        resp = out.responses[0][1]
+        if compare(e.api_version, resp, actual) is not None:
+            return False  # a divergence: the slow path records it
+        # what _step, _advance and _absorb do here
+        b.remaining.remove(i)
+        b.processed.append(i)
+        coord._last_now_ms = t
+        fast_path.commit(state, out)
+        b.clock = t
+        b.last_normal[e.connection] = t
+        for gid, grp in state.groups.items():
+            b.leaders[gid] = grp.leader_id
+        self.answers.setdefault(ex.seq, []).append(resp)
+        return True
 
     def _options(self, b: _Branch) -> list[_Decision]:
         cands: list[int] = []
@@ -763,6 +836,8 @@ class Replayer:
         return ["handle"]
 
     def _step(self, b: _Branch, d: _Decision) -> None:
+        if fast_path.ENABLED and self._fast_step(b, d):
+            return
         ex = self.x[d.index]
         e = ex.event
         s = self.cfg.slack_ms

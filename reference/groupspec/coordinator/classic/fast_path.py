@@ -1,0 +1,163 @@
+"""A shortcut for the two requests a Stable classic group answers most: a Heartbeat and an
+OffsetCommit from a current member at the current generation.
+
+This module holds no protocol rule of its own. It recognises, conservatively, the one case
+of each handler whose answer is fixed, and produces exactly the responses and records that
+handler would:
+
+- :func:`groupspec.coordinator.classic.heartbeat.handle_heartbeat` (Kafka:
+  GroupMetadataManager.classicGroupHeartbeatToClassicGroup) for a Stable group, a known
+  member, the right group.instance.id and generation: ``HeartbeatScheduled(now +
+  session timeout)`` and NONE;
+- :func:`groupspec.coordinator.offsets.handle_offset_commit` (ClassicGroup.
+  validateOffsetCommit, OffsetMetadataManager.commitOffset) for the same conditions and a
+  generation >= 0: ``HeartbeatScheduled`` (a commit counts as a heartbeat), one
+  ``OffsetCommitted`` per partition, and NONE for each; metadata that might exceed
+  ``offset.metadata.max.bytes`` is left to the slow path.
+
+Anything else (another state, an unknown or pending member, a generation or instance id
+that does not match, a consumer group of the same id, an empty group id, a simple commit)
+returns None, and the caller takes the slow path. Its equivalence with the handlers is
+tested in tests/test_fast_path.py (a Hypothesis property over coordinator states reached by
+real requests); a change to either handler's rules must keep that test passing, or narrow
+the conditions here.
+
+:data:`ENABLED` (environment ``GROUPSPEC_FAST_PATH=0`` turns it off) switches the shortcut
+off for the coordinator and the trace validator's replay (validate/replay.py ``_fast``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.context import Output
+from groupspec.coordinator.state import CoordinatorState
+from groupspec.protocol import records as r
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.messages import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    OffsetCommitPartitionResponse,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    Request,
+)
+
+#: the shortcut is taken (tests and ``GROUPSPEC_FAST_PATH=0`` turn it off)
+ENABLED: bool = os.environ.get("GROUPSPEC_FAST_PATH", "1") != "0"
+
+_STABLE = GroupState.Stable
+_HEARTBEAT_NONE = HeartbeatResponse(error=Error.NONE)
+
+
+@contextmanager
+def enabled(on: bool) -> Iterator[None]:
+    """Run a block with the fast path on or off."""
+    global ENABLED
+    before = ENABLED
+    ENABLED = on
+    try:
+        yield
+    finally:
+        ENABLED = before
+
+
+def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
+         req: Request, now_ms: int) -> Output | None:
+    """The output the slow handler gives ``req`` at ``now_ms``, when it is the shortcut's
+    case; None otherwise. Changes nothing: :func:`commit` applies the records."""
+    cls = type(req)
+    if cls is HeartbeatRequest:
+        assert isinstance(req, HeartbeatRequest)
+        deadline = _member_deadline(state, req.group_id, req.member_id, req.group_instance_id,
+                                    req.generation_id, now_ms)
+        if deadline is None:
+            return None
+        out = Output()
+        out.records.append(r.HeartbeatScheduled(req.group_id, req.member_id, deadline))
+        out.responses.append((request_id, _HEARTBEAT_NONE))
+        return out
+    if cls is OffsetCommitRequest:
+        assert isinstance(req, OffsetCommitRequest)
+        if req.generation_id < 0 or req.group_id in state.consumer_groups:
+            return None
+        limit = config.offset_metadata_max_bytes
+        for p in req.partitions:
+            meta = p.committed_metadata
+            # offsets._utf16_length(meta) <= 2 * len(meta): within the limit for sure
+            if meta is not None and 2 * len(meta) > limit:
+                return None
+        deadline = _member_deadline(state, req.group_id, req.member_id, req.group_instance_id,
+                                    req.generation_id, now_ms)
+        if deadline is None:
+            return None
+        out = Output()
+        records = out.records
+        gid, gen, mid = req.group_id, req.generation_id, req.member_id
+        records.append(r.HeartbeatScheduled(gid, mid, deadline))
+        for p in req.partitions:
+            records.append(r.OffsetCommitted(gid, p.topic, p.partition, p.committed_offset,
+                                             p.committed_metadata, now_ms, gen, mid))
+        out.responses.append((request_id, OffsetCommitResponse(partitions=tuple(
+            OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE) for p in req.partitions))))
+        return out
+    return None
+
+
+def _member_deadline(state: CoordinatorState, group_id: str, member_id: str,
+                     group_instance_id: str | None, generation_id: int, now_ms: int) -> int | None:
+    """The member's new session deadline when the group is Stable, the member is a member
+    (not pending) carrying exactly ``group_instance_id`` (mapped to it, if static), and
+    ``generation_id`` is the group's: validate_member and the generation check pass and the
+    handler reschedules the heartbeat (rebalance.reschedule_heartbeat). None otherwise."""
+    if not group_id:
+        return None
+    g = state.groups.get(group_id)
+    if g is None or g.state is not _STABLE or generation_id != g.generation_id:
+        return None
+    m = g.members.get(member_id)
+    if m is None or member_id in g.pending_members or m.info.group_instance_id != group_instance_id:
+        return None
+    if group_instance_id is not None and g.static_members.get(group_instance_id) != member_id:
+        return None
+    return now_ms + m.session_timeout_ms
+
+
+def commit(state: CoordinatorState, out: Output) -> None:
+    """Apply a planned output's records, as :func:`groupspec.coordinator.replay.apply_record`
+    does for these two record kinds in the state :func:`plan` checked (a classic group, a
+    member that is not pending)."""
+    for rec in out.records:
+        g = state.groups[rec.group_id]
+        if type(rec) is r.HeartbeatScheduled:
+            g.members[rec.member_id].heartbeat_deadline_ms = rec.deadline_ms
+        else:
+            assert type(rec) is r.OffsetCommitted
+            g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
+                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms)
+
+
+def earliest_deadline(state: CoordinatorState) -> float:
+    """The earliest deadline of :func:`groupspec.coordinator.timers.deadlines` (inf: none),
+    when the state has no consumer group (their timers are not counted here: the caller
+    takes the slow path then)."""
+    assert not state.consumer_groups
+    best = float("inf")
+    for g in state.groups.values():
+        for m in g.members.values():
+            d = m.heartbeat_deadline_ms
+            if d is not None and d < best:
+                best = d
+        for d in g.pending_members.values():
+            if d < best:
+                best = d
+        if g.join_timer is not None and g.join_timer.deadline_ms < best:
+            best = g.join_timer.deadline_ms
+        if g.sync_timer is not None and g.sync_timer.deadline_ms < best:
+            best = g.sync_timer.deadline_ms
+    return best
