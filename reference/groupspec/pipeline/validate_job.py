@@ -1,32 +1,43 @@
 """``groupspec pipeline validate``: trace collections validated per group on Spark.
 
-1. The input files (JSON Lines or Parquet traces; directories are searched for ``*.jsonl``
-   and ``*.parquet``) are scanned one Spark task per file
-   (:func:`groupspec.pipeline.validate_rows.scan_file`, with ``mapInArrow``) into scan rows,
-   written to ``DIR/_scan`` so later steps do not redo them.
-2. The quarantine (every input problem, with the line's text and the reason) and the
-   per-file table come straight from the scan rows.
-3. The group rows are repartitioned by (cluster, source, group), sorted by event order
-   within partitions, and streamed group by group through the validator's per-group
-   checker with ``mapInArrow`` (:class:`~groupspec.pipeline.validate_rows.GroupChecker`).
-4. Verdicts, violations and per-rebalance metrics are written as Parquet, and a summary is
-   computed with Spark SQL.
+1. Parquet traces are read with Spark's own Parquet reader (``spark.read.parquet``, a
+   ``FileScan parquet`` in the plan), one file to a task (the reader is told not to split
+   or pack files), and their rows reach the Python workers as Arrow batches
+   (``mapInArrow``). Each task decodes its file once and judges every group of it
+   (:func:`groupspec.pipeline.validate_rows.rows_of_arrow`): a group's verdict can depend
+   on the rest of its file (seq holes, duplicates, lines whose group cannot be told,
+   undecodable frames on a connection it used, the header and the metadata images), so the
+   file is what a task holds; groups are judged one by one, as ``groupspec validate``
+   judges them. Nothing is written between reading and checking.
+2. JSON Lines traces, and files the Parquet reader cannot be given (not Parquet, damaged,
+   another layout), are read by path, one task per file
+   (:func:`~groupspec.pipeline.validate_rows.scan_file`), giving the same rows.
+3. The tasks emit *result rows* only: per file a ``file`` row, per input problem a
+   ``problem`` row with the line's text and the reason (the quarantine), per group a
+   ``group`` row (verdict, violation, rebalance metrics). They are small (one per group,
+   not per event) and are written once, to ``DIR/_results``.
+4. Verdicts, violations, per-rebalance metrics, the quarantine and the per-file table are
+   written as Parquet from the result rows, and a summary is computed with Spark SQL.
 
 The output directory (on a cluster: storage every executor and the driver can reach)
 holds ``groups.parquet``, ``violations.parquet``, ``rebalances.parquet``,
-``quarantine.parquet``, ``files.parquet`` and ``summary.json``.
+``quarantine.parquet``, ``files.parquet``, ``summary.json`` and ``plan.txt`` (the job's
+physical plan).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -43,7 +54,13 @@ from pyspark.sql.types import (
 )
 
 from groupspec.pipeline.validate_metrics import REBALANCE_FIELDS
-from groupspec.pipeline.validate_rows import GROUP_COLUMNS, SCAN_COLUMNS, GroupChecker, scan_file
+from groupspec.pipeline.validate_rows import (
+    GROUP_COLUMNS,
+    LINE_LAYOUT,
+    RESULT_COLUMNS,
+    rows_of_arrow,
+    scan_file,
+)
 from groupspec.validate.replay import ReplayConfig
 
 T = TypeVar("T")
@@ -55,6 +72,12 @@ _ARROW_TYPES: dict[str, Any] = {"string": pa.string(), "int64": pa.int64(), "boo
 #: rows per Arrow batch the tasks emit
 BATCH_ROWS = 2000
 
+#: larger than any trace file: the Parquet reader then neither splits a file nor packs two
+#: into one task (Spark's maxSplitBytes is min(maxPartitionBytes, max(openCost, bytes/core))
+#: and every file opened costs openCostInBytes)
+_WHOLE_FILES = {"spark.sql.files.maxPartitionBytes": str(1 << 50),
+                "spark.sql.files.openCostInBytes": str(1 << 50)}
+
 
 def _spark_schema(columns: Sequence[tuple[str, str]]) -> StructType:
     return StructType([StructField(n, _SPARK_TYPES[t], True) for n, t in columns])
@@ -64,7 +87,7 @@ def _arrow_schema(columns: Sequence[tuple[str, str]]) -> Any:
     return pa.schema([(n, _ARROW_TYPES[t]) for n, t in columns])
 
 
-SCAN_SCHEMA = _spark_schema(SCAN_COLUMNS)
+RESULT_SCHEMA = _spark_schema(RESULT_COLUMNS)
 GROUP_SCHEMA = _spark_schema(GROUP_COLUMNS)
 REBALANCE_SCHEMA = ArrayType(_spark_schema(REBALANCE_FIELDS))
 
@@ -81,6 +104,29 @@ def find_inputs(inputs: Sequence[str]) -> list[str]:
         else:
             out.append(raw)
     return list(dict.fromkeys(out))
+
+
+def line_layout(path: str) -> bool:
+    """Whether ``path`` is a Parquet trace of the line-per-row layout whose footer reads
+    (Spark's reader takes those; everything else is read by path)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PAR1":
+                return False
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+    except Exception:  # unreadable or damaged: the by-path reader says why
+        return False
+    types = {f.name: f.type for f in schema}
+    return bool(pa.types.is_integer(types.get("line", pa.null())) and pa.types.is_string(types.get("text", pa.null()))
+                and pa.types.is_boolean(types.get("ended", pa.null())))
+
+
+def reader_name(name: str) -> str:
+    """A file name as Spark's ``input_file_name`` gives it, as a local path (or as it is)."""
+    u = urlparse(name)
+    return os.path.normpath(unquote(u.path)) if u.scheme in ("file", "") else name
 
 
 def run_with_progress(job: Callable[[], T], done: Callable[[], int], total: int,
@@ -111,7 +157,7 @@ def run_with_progress(job: Callable[[], T], done: Callable[[], int], total: int,
     return result[0]
 
 
-def _batches(rows: Iterator[dict[str, Any]], schema: Any) -> Iterator[Any]:
+def _batches(rows: Iterable[dict[str, Any]], schema: Any) -> Iterator[Any]:
     buf: list[dict[str, Any]] = []
     for row in rows:
         buf.append(row)
@@ -122,20 +168,93 @@ def _batches(rows: Iterator[dict[str, Any]], schema: Any) -> Iterator[Any]:
         yield pa.RecordBatch.from_pylist(buf, schema=schema)
 
 
+def explain(df: DataFrame, mode: str = "simple") -> str:
+    """``df.explain(mode)``'s text (the physical plan), as a string."""
+    jvm = df.sparkSession.sparkContext._jvm
+    assert jvm is not None
+    return str(jvm.PythonSQLUtils.explainString(df._jdf.queryExecution(), mode))
+
+
 @dataclass
 class ValidateOutcome:
     out: Path
     summary: dict[str, Any]
     lines: list[str] = field(default_factory=list)
+    #: the physical plan of the validation (``explain``), also in ``DIR/plan.txt``
+    plan: str = ""
 
 
 Progress = Callable[[str, int, int], None]
+
+
+def validation_frame(spark: SparkSession, files: Sequence[str], config: ReplayConfig | None = None,
+                     partitions: int | None = None,
+                     on_file: Callable[[], None] | None = None) -> DataFrame:
+    """The result rows of ``files`` (see the module docstring), not yet computed: Parquet
+    traces of the line layout through Spark's Parquet reader and ``mapInArrow``, the rest by
+    path. Run it with :data:`_WHOLE_FILES` set (:func:`whole_files`)."""
+    result_schema = _arrow_schema(RESULT_COLUMNS)
+    by_reader = [f for f in files if line_layout(f)]
+    by_path = [f for f in files if f not in set(by_reader)]
+    frames: list[DataFrame] = []
+    if by_reader:
+        names: dict[str, str] = {}
+        for f in by_reader:
+            names[os.path.abspath(f)] = f
+            names.setdefault(os.path.realpath(f), f)
+
+        def validate(batches: Iterable[Any]) -> Iterator[Any]:
+            local = {reader_name(k): v for k, v in names.items()}
+
+            def renamed() -> Iterator[Any]:
+                for b in batches:
+                    src = pa.array([reader_name(x) for x in b.column("source").to_pylist()], pa.string())
+                    yield b.set_column(b.schema.get_field_index("source"), "source", src)
+
+            yield from _batches(rows_of_arrow(renamed(), local, config, on_file=on_file), result_schema)
+
+        read = (spark.read.parquet(*[os.path.abspath(f) for f in by_reader])
+                .select(F.input_file_name().alias("source"), *LINE_LAYOUT))
+        frames.append(read.mapInArrow(validate, RESULT_SCHEMA))
+    if by_path:
+        def scan(batches: Iterable[Any]) -> Iterator[Any]:
+            for batch in batches:
+                for path in batch.column("path").to_pylist():
+                    yield from _batches(scan_file(path, config), result_schema)
+                    if on_file is not None:
+                        on_file()
+
+        n = min(len(by_path), partitions or len(by_path))
+        paths = spark.createDataFrame([(f,) for f in by_path], "path string").repartition(n)
+        frames.append(paths.mapInArrow(scan, RESULT_SCHEMA))
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
+@contextmanager
+def whole_files(spark: SparkSession) -> Iterator[None]:
+    """Within it, Spark's file reader gives each file a task of its own."""
+    saved = {key: spark.conf.get(key, None) for key in _WHOLE_FILES}
+    for key, value in _WHOLE_FILES.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
 
 
 def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
                  config: ReplayConfig | None = None, progress: Progress | None = None,
                  log: Callable[[str], None] = print, keep_scan: bool = False,
                  partitions: int | None = None) -> ValidateOutcome:
+    """Validate the trace files ``inputs`` names into ``out``. ``keep_scan`` keeps the result
+    rows in ``DIR/_results``; ``partitions`` caps the tasks reading files by path."""
     t0 = time.perf_counter()
     files = find_inputs(inputs)
     if not files:
@@ -144,81 +263,41 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
     sc = spark.sparkContext
     log(f"validating {len(files)} trace file(s) on {sc.master} ({sc.defaultParallelism} parallel tasks)")
 
-    # 1. scan, one task per file
-    scanned = sc.accumulator(0)
-    scan_schema = _arrow_schema(SCAN_COLUMNS)
+    # 1-3. read, decode once per file, judge every group; only result rows are written
+    validated = sc.accumulator(0)
+    results_dir = out / "_results"
+    with whole_files(spark):
+        frame = validation_frame(spark, files, config, partitions, on_file=lambda: validated.add(1))
+        plan = explain(frame)
+        run_with_progress(
+            lambda: frame.write.mode("overwrite").parquet(str(results_dir)),
+            lambda: int(validated.value), len(files),
+            (lambda d, n: progress("files validated", d, n)) if progress else None,
+        )
+    (out / "plan.txt").write_text(plan, encoding="utf-8")
+    t_validate = time.perf_counter() - t0
+    rows = spark.read.parquet(str(results_dir))
 
-    def scan(batches: Iterable[Any]) -> Iterator[Any]:
-        for batch in batches:
-            for path in batch.column("path").to_pylist():
-                yield from _batches(scan_file(path), scan_schema)
-                scanned.add(1)
-
-    paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(len(files))
-    scan_dir = out / "_scan"
-    run_with_progress(
-        lambda: paths.mapInArrow(scan, SCAN_SCHEMA).write.mode("overwrite").parquet(str(scan_dir)),
-        lambda: int(scanned.value), len(files), (lambda d, n: progress("files scanned", d, n)) if progress else None,
-    )
-    rows = spark.read.parquet(str(scan_dir))
-    t_scan = time.perf_counter() - t0
-
-    # 2. quarantine and files
+    # 4. quarantine, files, groups, violations, rebalances, summary
+    t1 = time.perf_counter()
     (rows.where(F.col("role") == "problem")
      .select("cluster", "source", "line", "seq", "group_id", F.col("kind").alias("problem"),
              "reason", "dropped", "text")
      .orderBy("cluster", "source", "line")
      .write.mode("overwrite").parquet(str(out / "quarantine.parquet")))
-    file_json = StructType([StructField("events", LongType()), StructField("lines", LongType()),
-                            StructField("groups", LongType()), StructField("problems", LongType()),
-                            StructField("error", StringType())])
-    files_df = (rows.where(F.col("role") == "file")
-                .select("cluster", "source", F.from_json("text", file_json).alias("f"))
-                .select("cluster", "source", "f.*"))
-    files_df.write.mode("overwrite").parquet(str(out / "files.parquet"))
+    (rows.where(F.col("role") == "file")
+     .select("cluster", "source", "events", "lines", "groups", "problems", "error")
+     .orderBy("cluster", "source")
+     .write.mode("overwrite").parquet(str(out / "files.parquet")))
     files_df = spark.read.parquet(str(out / "files.parquet"))
-    totals = files_df.agg(F.sum("events").alias("events"), F.sum("groups").alias("groups")).collect()[0]
-    n_events, n_groups = int(totals["events"] or 0), int(totals["groups"] or 0)
-
-    # 3. per group: repartition by (cluster, source, group), sort, stream through the checker
-    checked = sc.accumulator(0)
-    group_schema = _arrow_schema(GROUP_COLUMNS)
-
-    def check(batches: Iterable[Any]) -> Iterator[Any]:
-        checker = GroupChecker(config)
-
-        def rows_of() -> Iterator[dict[str, Any]]:
-            for batch in batches:
-                cols = {name: batch.column(name).to_pylist() for name in
-                        ("role", "cluster", "source", "group_id", "ord", "line", "text")}
-                for i in range(batch.num_rows):
-                    yield {name: col[i] for name, col in cols.items()}
-
-        def verdicts() -> Iterator[dict[str, Any]]:
-            for row in checker.feed(rows_of()):
-                checked.add(1)
-                yield row
-            for row in checker.close():
-                checked.add(1)
-                yield row
-
-        # one group row per batch keeps progress moving; they are small
-        for row in verdicts():
-            yield pa.RecordBatch.from_pylist([row], schema=group_schema)
-
-    n_parts = partitions or max(sc.defaultParallelism * 4, min(n_groups // 25, 400), 1)
-    grouped = (rows.where(F.col("role").isin("group", "gap", "exchange", "record", "fetch"))
-               .select("role", "cluster", "source", "group_id", "ord", "line", "text")
-               .repartition(n_parts, "cluster", "source", "group_id")
-               .sortWithinPartitions("cluster", "source", "group_id", "ord"))
-    t1 = time.perf_counter()
-    run_with_progress(
-        lambda: grouped.mapInArrow(check, GROUP_SCHEMA).write.mode("overwrite").parquet(str(out / "groups.parquet")),
-        lambda: int(checked.value), n_groups, (lambda d, n: progress("groups checked", d, n)) if progress else None,
-    )
-    t_check = time.perf_counter() - t1
-
-    # 4. violations, rebalances, summary
+    twice = [r["source"] for r in files_df.groupBy("source").count().where(F.col("count") > 1).collect()]
+    if twice:
+        raise RuntimeError(f"files judged in parts (their verdicts would be wrong): {twice[:5]}")
+    totals = files_df.agg(F.sum("events").alias("events")).collect()[0]
+    n_events = int(totals["events"] or 0)
+    (rows.where(F.col("role") == "group")
+     .select(*[name for name, _ in GROUP_COLUMNS])
+     .write.mode("overwrite").parquet(str(out / "groups.parquet")))
     groups = spark.read.parquet(str(out / "groups.parquet"))
     (groups.where(F.col("verdict") == "violation")
      .select("cluster", "source", "group_id", F.col("violation_seq").alias("seq"),
@@ -234,13 +313,14 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
 
     summary = _summary(spark, out, files, n_events, groups)
     elapsed = time.perf_counter() - t0
-    summary["timing_s"] = {"scan": round(t_scan, 1), "check": round(t_check, 1), "total": round(elapsed, 1)}
+    summary["timing_s"] = {"validate": round(t_validate, 1), "outputs": round(time.perf_counter() - t1, 1),
+                           "total": round(elapsed, 1)}
     summary["events_per_s"] = round(n_events / elapsed, 1) if elapsed > 0 else None
     summary["master"] = sc.master
     if not keep_scan:
-        shutil.rmtree(scan_dir, ignore_errors=True)
+        shutil.rmtree(results_dir, ignore_errors=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    return ValidateOutcome(out, summary, summary_lines(summary))
+    return ValidateOutcome(out, summary, summary_lines(summary), plan)
 
 
 def _summary(spark: SparkSession, out: Path, files: list[str], events: int, groups: DataFrame) -> dict[str, Any]:
@@ -288,7 +368,7 @@ def summary_lines(s: dict[str, Any]) -> list[str]:
                  f"{r['p95_duration_ms'] / 1000:.1f} s, {r['partitions_moved']:,} partition moves")
     if "timing_s" in s:
         t = s["timing_s"]
-        lines.append(f"time: {t['total']:.0f} s (scan {t['scan']:.0f} s, check {t['check']:.0f} s), "
+        lines.append(f"time: {t['total']:.0f} s (validation {t['validate']:.0f} s, outputs {t['outputs']:.0f} s), "
                      f"{s['events_per_s']:,.0f} events/s on {s['master']}")
     return lines
 

@@ -1,22 +1,31 @@
-"""The executor side of ``groupspec pipeline validate``: rows in, rows out, no Spark.
+"""The executor side of ``groupspec pipeline validate``: a trace file in, result rows out, no Spark.
 
-Two steps, both the in-process validator's own code (:mod:`groupspec.validate`):
+A trace file is decoded once, into the validator's
+:class:`~groupspec.validate.load.LoadedTrace`, and judged exactly as ``groupspec validate``
+judges it (:func:`~groupspec.validate.validator.validate_loaded`): the file is split by group
+with :func:`~groupspec.validate.grouping.group_trace`, which decides what needs the whole
+file (seq holes, duplicates, lines whose group cannot be told, undecodable frames on a
+connection a group used, Fetch events attributed by client id, coordinator-wide records,
+the header's broker settings and the metadata images), and every group is checked with
+:func:`~groupspec.validate.validator.validate_group` under the file's configuration. A
+group's verdict can depend on lines of other groups, so the file, not the group, is the
+unit a task decodes; nothing is written between decoding and checking.
 
-1. :func:`scan_file` (one task per trace file): reads the file as ``groupspec validate``
-   does (:func:`~groupspec.validate.load.read_lines`, :func:`~groupspec.validate.load.parse_lines`)
-   and splits it by group with :func:`~groupspec.validate.grouping.group_trace`. What needs
-   the whole file (seq holes, duplicates, lines whose group cannot be told, undecodable
-   frames on a connection) is decided there, as in process. It emits *scan rows*: per
-   group a ``group`` row, its ``gap`` rows (what is missing that may explain a divergence,
-   the file's gaps included), its ``exchange`` and ``record`` rows (the line's JSON text),
-   each with an ``ord`` that keeps the validator's order; per file a ``file`` row; and a
-   ``problem`` row for every input problem, with the line's text and the reason
-   (the quarantine).
-2. :class:`GroupChecker` (after Spark repartitions the rows by (cluster, source, group) and
-   sorts them by ``ord``): streams each group's rows through
-   :func:`~groupspec.validate.validator.validate_group_events` and emits one *group row*:
-   the verdict (and its full JSON, equal to ``groupspec validate --format json``'s), the
-   violation, and the group's rebalances (:mod:`groupspec.pipeline.validate_metrics`).
+Where the lines come from:
+
+- :func:`rows_of_arrow` takes a file's rows as Arrow batches, as Spark's own Parquet reader
+  hands them to ``mapInArrow`` (a ``source`` column names the file): the line-per-row
+  Parquet layout (``line``, ``text``, ``ended``) decodes as
+  :func:`groupspec.trace.parquet.read_lines` reads it;
+- :func:`scan_file` reads a path (JSON Lines, any Parquet trace, or a file that cannot be
+  read) with :func:`~groupspec.validate.load.read_lines`, as ``groupspec validate`` does.
+
+Both yield *result rows* (:data:`RESULT_COLUMNS`), distinguished by ``role``: one ``file``
+row per file (events, lines, groups, problems, or the error that made it unreadable), a
+``problem`` row per input problem with the line's text and the reason (the quarantine), and
+a ``group`` row per group: the verdict (and its full JSON, equal to ``groupspec validate
+--format json``'s), the violation, and the group's rebalances
+(:mod:`groupspec.pipeline.validate_metrics`).
 
 A trace file is one recording; its ``cluster`` is the header's ``cluster`` or, without
 one, the file's path. Groups are told apart by (cluster, source, group id), as
@@ -27,41 +36,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from groupspec.trace.events import (
-    RECORDER_SOURCE,
-    FetchEvent,
-    MetadataEvent,
-    RecordEvent,
-    WireExchange,
-)
-from groupspec.trace.jsonl import event_from_json, event_to_json, parse_line
-from groupspec.validate.grouping import Exchange, Gap, group_trace
-from groupspec.validate.load import parse_lines, read_lines
+from groupspec.pipeline.validate_metrics import rebalance_metrics
+from groupspec.trace.events import RECORDER_SOURCE, Header, MetadataEvent
+from groupspec.validate.grouping import group_trace
+from groupspec.validate.load import LoadedTrace, parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
 from groupspec.validate.replay import ReplayConfig
-from groupspec.validate.validator import validate_group_events, with_broker_config
+from groupspec.validate.validator import validate_group, with_broker_config
 from groupspec.validate.verdict import GroupVerdict
 
-#: (column, arrow type name) of a scan row
-SCAN_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("role", "string"),
-    ("cluster", "string"),
-    ("source", "string"),
-    ("group_id", "string"),
-    ("ord", "int64"),
-    ("line", "int64"),
-    ("seq", "int64"),
-    ("text", "string"),
-    ("kind", "string"),
-    ("reason", "string"),
-    ("dropped", "bool"),
-)
-
-#: (column, arrow type name) of a group row
+#: (column, arrow type name) of a group's verdict
 GROUP_COLUMNS: tuple[tuple[str, str], ...] = (
     ("cluster", "string"),
     ("source", "string"),
@@ -86,6 +73,36 @@ GROUP_COLUMNS: tuple[tuple[str, str], ...] = (
     ("rebalances_json", "string"),
 )
 
+#: (column, arrow type name) of a file row's counts
+FILE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("events", "int64"),
+    ("lines", "int64"),
+    ("groups", "int64"),
+    ("problems", "int64"),
+    ("error", "string"),
+)
+
+#: (column, arrow type name) of a problem row (beside role, cluster, source, group_id)
+PROBLEM_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("line", "int64"),
+    ("seq", "int64"),
+    ("text", "string"),
+    ("kind", "string"),
+    ("reason", "string"),
+    ("dropped", "bool"),
+)
+
+#: (column, arrow type name) of a result row: the union of the three roles' columns
+RESULT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("role", "string"),
+    *GROUP_COLUMNS[:3],
+    *PROBLEM_COLUMNS,
+    *FILE_COLUMNS,
+    *GROUP_COLUMNS[3:],
+)
+#: the name the first version of the job gave its rows (still read by tests of bad inputs)
+SCAN_COLUMNS = RESULT_COLUMNS
+
 #: problem kinds whose line is not validated (the event is unreadable or ignored)
 DROPPED_KINDS = frozenset({"malformed_json", "truncated", "unknown_api", "bad_event", "duplicate_event",
                            "bad_interval"})
@@ -93,98 +110,44 @@ DROPPED_KINDS = frozenset({"malformed_json", "truncated", "unknown_api", "bad_ev
 #: a file that could not be read at all (quarantined with line null)
 UNREADABLE = "unreadable_file"
 
-_SECTION = 1 << 40
-GROUP_ORD, GAP_ORD, EXCHANGE_ORD, RECORD_ORD, FETCH_ORD = (
-    0, _SECTION, 2 * _SECTION, 3 * _SECTION, 4 * _SECTION
-)
+#: the columns of the line-per-row Parquet layout the job decodes from Arrow
+LINE_LAYOUT = ("line", "text", "ended")
 
 Row = dict[str, Any]
+#: called with each group's number of exchanges once it is checked (progress)
+OnGroup = Callable[[int], None]
 
 
 def _row(role: str, cluster: str, source: str, **values: Any) -> Row:
-    row: Row = {name: None for name, _ in SCAN_COLUMNS}
+    row: Row = dict.fromkeys(_NAMES)
     row.update(role=role, cluster=cluster, source=source, **values)
     return row
 
 
-def _gap_json(gap: Gap) -> str:
-    p = gap.problem
-    return json.dumps({"kind": p.kind, "source": p.source, "line": p.line, "message": p.message,
-                       "group_id": p.group_id, "seq": p.seq, "at_ms": gap.at_ms})
-
-
-def _gap_from_json(text: str) -> Gap:
-    d = json.loads(text)
-    return Gap(InputProblem(d["kind"], d["source"], d["line"], d["message"], d["group_id"], d["seq"]),
-               d["at_ms"])
+_NAMES = tuple(name for name, _ in RESULT_COLUMNS)
 
 
 def _dropped(p: InputProblem) -> bool:
     return p.kind in DROPPED_KINDS or (p.kind == "out_of_order" and p.message.endswith("ignored"))
 
 
-def scan_file(source: str) -> Iterator[Row]:
-    """The scan rows of one trace file (see the module docstring)."""
-    try:
-        lines = read_lines(source)
-    except TraceInputError as e:
-        yield _row("file", source, source, text=json.dumps({"events": 0, "lines": 0, "groups": 0,
-                                                            "problems": 1, "error": str(e)}))
-        yield _row("problem", source, source, kind=UNREADABLE, reason=str(e), dropped=True)
-        return
-    loaded = parse_lines(lines, source)
-    grouped = group_trace(loaded)
-    cluster = grouped.header.cluster if grouped.header is not None and grouped.header.cluster else source
-    # recorded over TCP: judged as the in-process validator judges it (validate_loaded)
-    reliable = grouped.header is not None and grouped.header.source == RECORDER_SOURCE
-    texts = {no: text for no, text, _ in lines}
-    # KIP-848: the broker settings and metadata images every group of the file is judged with
-    broker = dict(grouped.header.broker_config) if grouped.header is not None else {}
-    metadata = [event_to_json(x.event) for x in loaded.events if isinstance(x.event, MetadataEvent)]
-    yield _row("file", cluster, source, text=json.dumps({
-        "events": grouped.events, "lines": loaded.lines, "groups": len(grouped.groups),
-        "problems": len(grouped.problems), "error": None}))
-    for p in grouped.problems:
-        yield _row("problem", cluster, source, group_id=p.group_id, line=p.line, seq=p.seq,
-                   text=texts.get(p.line), kind=p.kind, reason=p.message, dropped=_dropped(p))
-    for gid, g in grouped.groups.items():
-        yield _row("group", cluster, source, group_id=gid, ord=GROUP_ORD,
-                   text=json.dumps({"other": g.other, "reliable": reliable, "broker_config": broker,
-                                    "metadata": metadata}))
-        for i, gap in enumerate(g.gaps):
-            yield _row("gap", cluster, source, group_id=gid, ord=GAP_ORD + i, line=gap.problem.line,
-                       seq=gap.problem.seq, text=_gap_json(gap), kind=gap.problem.kind)
-        for i, x in enumerate(g.exchanges):
-            yield _row("exchange", cluster, source, group_id=gid, ord=EXCHANGE_ORD + i, line=x.line,
-                       seq=x.seq, text=texts[x.line])
-        for i, (line, rec) in enumerate(g.records):
-            yield _row("record", cluster, source, group_id=gid, ord=RECORD_ORD + i, line=line,
-                       seq=rec.seq, text=texts[line])
-        for i, (line, fe) in enumerate(g.fetches):
-            yield _row("fetch", cluster, source, group_id=gid, ord=FETCH_ORD + i, line=line,
-                       seq=fe.seq, text=texts[line])
-
-
-# ---------------------------------------------------------------- step 2: per group
-@dataclass
-class _Group:
-    cluster: str
-    source: str
-    group_id: str
-    other: int = 0
-
-    def __post_init__(self) -> None:
-        self.exchanges: list[Exchange] = []
-        self.records: list[tuple[int, RecordEvent]] = []
-        self.gaps: list[Gap] = []
-        self.fetches: list[tuple[int, FetchEvent]] = []
-        self.reliable = False
-        self.broker_config: dict[str, int] = {}
-        self.metadata: tuple[MetadataEvent, ...] = ()
-
-
-def _event(text: str) -> Any:
-    return event_from_json(parse_line(text))
+def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfig | None:
+    """The configuration every group of ``loaded`` is judged with, as
+    :func:`~groupspec.validate.validator.validate_loaded` derives it: a recording's
+    connections are reliable, the header's broker settings, the file's metadata images."""
+    header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
+    recorded = header is not None and header.source == RECORDER_SOURCE
+    if (config is None or not config.reliable_connections) and recorded:
+        config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+    if header is not None and header.broker_config:
+        config = with_broker_config(config or ReplayConfig(), header.broker_config)
+    metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
+                            key=lambda e: (e.at_ms, e.seq)))
+    if metadata:
+        config = dataclasses.replace(config or ReplayConfig(), metadata=metadata)
+        if recorded:
+            config = dataclasses.replace(config, metadata_as_learned=True)
+    return config
 
 
 def group_row(cluster: str, source: str, verdict: GroupVerdict, rebalances: list[Row]) -> Row:
@@ -214,78 +177,102 @@ def group_row(cluster: str, source: str, verdict: GroupVerdict, rebalances: list
     }
 
 
-class GroupChecker:
-    """Feeds rows sorted by (cluster, source, group_id, ord) and yields a group row each
-    time a group's rows end. ``checked`` counts groups and exchanges for progress."""
-
-    def __init__(self, config: ReplayConfig | None = None) -> None:
-        self.config = config
-        self.current: _Group | None = None
-        self.groups = 0
-        self.exchanges = 0
-
-    def _finish(self) -> Row | None:
-        g, self.current = self.current, None
-        if g is None:
-            return None
-        from groupspec.pipeline.validate_metrics import rebalance_metrics
-
-        config = self.config
-        if g.reliable and not (config is not None and config.reliable_connections):
-            config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
-        if g.broker_config:
-            config = with_broker_config(config or ReplayConfig(), g.broker_config)
-        if g.metadata:
-            config = dataclasses.replace(config or ReplayConfig(), metadata=g.metadata)
-        verdict = validate_group_events(
-            g.group_id, g.exchanges, g.records, g.gaps, g.other, config, g.fetches
-        )
-        self.groups += 1
-        self.exchanges += len(g.exchanges)
-        return group_row(g.cluster, g.source, verdict, rebalance_metrics(g.exchanges))
-
-    def feed(self, rows: Iterable[Row]) -> Iterator[Row]:
-        for r in rows:
-            key = (r["cluster"], r["source"], r["group_id"])
-            cur = self.current
-            if cur is None or (cur.cluster, cur.source, cur.group_id) != key:
-                done = self._finish()
-                if done is not None:
-                    yield done
-                cur = self.current = _Group(*key)
-            role = r["role"]
-            if role == "exchange":
-                e = _event(r["text"])
-                assert isinstance(e, WireExchange)
-                cur.exchanges.append(Exchange(r["line"], e))
-            elif role == "record":
-                e = _event(r["text"])
-                assert isinstance(e, RecordEvent)
-                cur.records.append((r["line"], e))
-            elif role == "gap":
-                cur.gaps.append(_gap_from_json(r["text"]))
-            elif role == "fetch":
-                e = _event(r["text"])
-                assert isinstance(e, FetchEvent)
-                cur.fetches.append((r["line"], e))
-            elif role == "group":
-                head = json.loads(r["text"])
-                cur.other = int(head["other"])
-                cur.reliable = bool(head.get("reliable", False))
-                cur.broker_config = {str(k): int(v) for k, v in head.get("broker_config", {}).items()}
-                cur.metadata = tuple(sorted(
-                    (e for e in map(event_from_json, head.get("metadata", [])) if isinstance(e, MetadataEvent)),
-                    key=lambda e: (e.at_ms, e.seq)))
-
-    def close(self) -> Iterator[Row]:
-        done = self._finish()
-        if done is not None:
-            yield done
+def validate_file(loaded: LoadedTrace, text_of: Callable[[int], str | None],
+                  config: ReplayConfig | None = None, on_group: OnGroup | None = None) -> Iterator[Row]:
+    """The result rows of one decoded trace file: its file row, a problem row per input
+    problem (``text_of(line)``: the line's text, for the quarantine) and a group row per
+    group, judged as :func:`~groupspec.validate.validator.validate_loaded` judges them."""
+    source = loaded.source
+    config = file_config(loaded, config)
+    grouped = group_trace(loaded)
+    cluster = grouped.header.cluster if grouped.header is not None and grouped.header.cluster else source
+    yield _row("file", cluster, source, events=grouped.events, lines=loaded.lines, groups=len(grouped.groups),
+               problems=len(grouped.problems))
+    for p in grouped.problems:
+        yield _row("problem", cluster, source, group_id=p.group_id, line=p.line, seq=p.seq,
+                   text=text_of(p.line) if p.line is not None else None, kind=p.kind, reason=p.message,
+                   dropped=_dropped(p))
+    for gid, g in sorted(grouped.groups.items()):
+        verdict = validate_group(g, config)
+        row = _row("group", cluster, source)
+        row.update(group_row(cluster, source, verdict, rebalance_metrics(g.exchanges)), group_id=gid)
+        if on_group is not None:
+            on_group(len(g.exchanges))
+        yield row
 
 
-def check_rows(rows: Iterable[Row], config: ReplayConfig | None = None) -> list[Row]:
-    """The group rows of scan rows (any order: sorted here), without Spark."""
-    order = sorted((r for r in rows if r["role"] in ("group", "gap", "exchange", "record", "fetch")),
-                   key=lambda r: (r["cluster"], r["source"], r["group_id"], r["ord"]))
-    checker = GroupChecker(config)
-    return [*checker.feed(order), *checker.close()]
+def validate_lines(lines: list[tuple[int, str | None, bool]], source: str, config: ReplayConfig | None = None,
+                   on_group: OnGroup | None = None) -> Iterator[Row]:
+    """The result rows of a file's lines (line number, text or None when not UTF-8, whether
+    a newline ended it), as :func:`~groupspec.validate.load.read_lines` gives them."""
+    texts = {no: text for no, text, _ in lines}
+    yield from validate_file(parse_lines(lines, source), texts.get, config, on_group)
+
+
+def unreadable(source: str, error: str) -> Iterator[Row]:
+    """The rows of a file that cannot be read: its file row and one problem row."""
+    yield _row("file", source, source, events=0, lines=0, groups=0, problems=1, error=error)
+    yield _row("problem", source, source, kind=UNREADABLE, reason=error, dropped=True)
+
+
+def scan_file(source: str, config: ReplayConfig | None = None, on_group: OnGroup | None = None) -> Iterator[Row]:
+    """The result rows of the trace file at ``source`` (any format ``groupspec validate``
+    reads; a file that cannot be read is quarantined whole)."""
+    try:
+        lines = read_lines(source)
+    except TraceInputError as e:
+        yield from unreadable(source, str(e))
+        return
+    yield from validate_lines(lines, source, config, on_group)
+
+
+def lines_of_arrow(batches: Iterable[Any]) -> list[tuple[int, str | None, bool]]:
+    """A line-per-row Parquet trace's lines from its Arrow batches (any order), as
+    :func:`groupspec.trace.parquet.read_lines` reads them: in line order, a row without a
+    line number skipped, a text that is not a string read as a line that was not UTF-8."""
+    rows: list[tuple[Any, Any, Any]] = []
+    for b in batches:
+        rows += zip(b.column("line").to_pylist(), b.column("text").to_pylist(), b.column("ended").to_pylist(),
+                    strict=True)
+    rows.sort(key=lambda p: p[0] if isinstance(p[0], int) else 0)
+    return [(no, text if isinstance(text, str) else None, end is not False)
+            for no, text, end in rows if isinstance(no, int)]
+
+
+def rows_of_arrow(batches: Iterable[Any], sources: Mapping[str, str], config: ReplayConfig | None = None,
+                  on_group: OnGroup | None = None, on_file: Callable[[], None] | None = None) -> Iterator[Row]:
+    """The result rows of the trace files whose rows ``batches`` hold (Arrow record batches
+    with a ``source`` column, each file's rows together, as one Spark task reads them);
+    ``sources`` maps the reader's file name to the name the file was given as."""
+    current: str | None = None
+    held: list[Any] = []
+    done: set[str] = set()
+
+    def finish() -> Iterator[Row]:
+        if current is not None:
+            done.add(current)
+            name = sources.get(current, current)
+            yield from validate_lines(lines_of_arrow(held), name, config, on_group)
+            if on_file is not None:
+                on_file()
+
+    for batch in batches:
+        col = batch.column("source")
+        names = col.to_pylist()
+        start = 0
+        for i in range(1, len(names) + 1):
+            if i == len(names) or names[i] != names[start]:
+                if names[start] != current:
+                    yield from finish()
+                    if names[start] in done:  # a file's verdicts need all of its lines at once
+                        raise ValueError(f"{names[start]}: the file's rows are not together in one task")
+                    current, held = names[start], []
+                held.append(batch.slice(start, i - start))
+                start = i
+    yield from finish()
+
+
+def check_rows(rows: Iterable[Row]) -> list[Row]:
+    """The group rows among result rows (any order), as the job writes them to groups.parquet."""
+    return sorted(({name: r[name] for name, _ in GROUP_COLUMNS} for r in rows if r["role"] == "group"),
+                  key=lambda r: (r["cluster"], r["source"], r["group_id"]))
