@@ -1,5 +1,5 @@
-"""The pipeline benchmark's machinery on a tiny collection, on Spark: both runs happen, agree,
-and the scaling is computed from the job times they report. No timing is asserted
+"""The pipeline benchmark's machinery on a tiny collection, on Spark and in process: the three
+runs happen, agree, and the ratios are computed from the times they report. No timing is asserted
 (benchmarks measure; tests do not time)."""
 
 from __future__ import annotations
@@ -23,12 +23,18 @@ def test_one_core_against_two_on_a_tiny_collection(tmp_path: Path) -> None:
     for r in (one, two):
         assert r["events"] == report["events"]
         assert 0 < r["job_s"] <= r["wall_s"]
-        assert r["scan_s"] + r["check_s"] <= r["job_s"] + 0.2  # rounded to 0.1 s each
+        assert r["validate_s"] + r["outputs_s"] <= r["job_s"] + 0.2  # rounded to 0.1 s each
+    base = report["in_process"]
+    assert base["events"] == report["events"] and base["verdicts"] == dict(sorted(one["verdicts"].items()))
+    assert abs(report["one_core_vs_in_process"] - base["job_s"] / one["job_s"]) < 1e-9
     assert one["verdicts"] == two["verdicts"]
     assert sum(one["verdicts"].values()) == sum(c.groups for c in col.clusters)
     assert abs(report["scaling_job"] - one["job_s"] / two["job_s"]) < 1e-9
-    [(name, measured, verdict)] = bench.targets(report)
-    assert "1.6x one core" in name and "wall time" in measured
-    assert verdict == "met" or verdict.startswith("gap")
+    issue8, issue20, in_process = bench.targets(report)
+    assert "1.6x one core" in issue8[0] and "1.8x one core" in issue20[0] and "in-process" in in_process[0]
+    for _name, measured, verdict in (issue8, issue20, in_process):
+        assert "wall time" in measured
+        assert verdict == "met" or verdict.startswith("gap")
     text = bench.readme(report)
-    assert "| local[1] |" in text and "| local[2] |" in text and "## Target" in text
+    assert "| Spark local[1] |" in text and "| Spark local[2] |" in text and "| in process" in text
+    assert "## Target" in text
