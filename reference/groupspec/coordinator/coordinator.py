@@ -51,7 +51,7 @@ from groupspec.coordinator.failover import load_all, load_consumer_groups, unloa
 from groupspec.coordinator.find_coordinator import coordinator_partition
 from groupspec.coordinator.offsets import expire_offsets, handle_offset_commit, handle_offset_fetch
 from groupspec.coordinator.state import CoordinatorState
-from groupspec.coordinator.timers import Expiry, all_timers, due_timers, fire
+from groupspec.coordinator.timers import Expiry, all_timers, deadlines, due_timers, fire
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -116,7 +116,9 @@ class Coordinator:
         """Fire, in order, every timer due at or before ``now_ms``."""
         out = Output()
         while True:
-            due = due_timers(self.state, now_ms)
+            # (due_timers lists every timer to pick those due: only when one is)
+            due = (due_timers(self.state, now_ms)
+                   if any(d <= now_ms for d in deadlines(self.state)) else [])
             offsets_due = self._next_offsets_check_ms <= now_ms
             if not due and not offsets_due:
                 break

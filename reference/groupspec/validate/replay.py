@@ -731,7 +731,9 @@ class Replayer:
             min_received = min(min_received, e.received)
         out: list[_Decision] = []
         for k, i in enumerate(cands):
-            if any(self._commute(b, j, i) for j in cands[:k]):
+            # (only SyncGroups commute: _commute is False for any other request)
+            if (k and isinstance(self.x[i].event.request, m.SyncGroupRequest)
+                    and any(self._commute(b, j, i) for j in cands[:k])):
                 # partial-order reduction: i commutes with a request sent before it, so
                 # handling i first reaches the same state and answers as the send order;
                 # commuting requests are only tried in send order
@@ -755,7 +757,9 @@ class Replayer:
         i0 = cands[0]
         t = max(b.clock, _floor(self.x[i0].sent))
         s = self.cfg.slack_ms
-        if any(t - s < deadline <= t + s for deadline in deadlines(b.coord.state)):
+        state = b.coord.state
+        if ((state.consumer_groups or fast_path.earliest_deadline(state) <= t + s)
+                and any(t - s < deadline <= t + s for deadline in deadlines(state))):
             how0 = out[0].how
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
