@@ -1,10 +1,16 @@
-"""Trace files as Parquet: one row per line of the JSON Lines form.
+"""Trace files as Parquet: one row per line of the JSON Lines form, in one of two layouts.
 
-Each row keeps the original line number and the event's JSON text, so a Parquet copy of
-a trace reads back exactly as the JSON Lines file did (bad lines included) and the
-validator gives identical verdicts on both. Typed columns beside the text (``kind``,
-``seq``, ``group_id``, ``api``, ``connection``, ``sent_ms``, ``received_ms``) let Spark or
-DuckDB query a trace without parsing JSON; they are null where the line does not parse.
+The *columnar* layout (:mod:`groupspec.trace.columnar`, schema metadata
+``groupspec.layout`` = ``columnar-v1``) is what the writers here produce: the decoded event
+in typed columns and Arrow structs, the line's bytes only where they are not the canonical
+JSON of its event, so the validator decodes it in bulk and it converts back to the exact
+JSON Lines bytes (:func:`parquet_to_jsonl`).
+
+The older *text* layout (no ``groupspec.layout`` metadata; :func:`write_text_lines`) keeps
+each line's number and JSON text, with typed columns beside the text (``kind``, ``seq``,
+``group_id``, ``api``, ``connection``, ``sent_ms``, ``received_ms``), null where the line
+does not parse. Files of both layouts are read (:func:`read_lines`, and the validator's
+:func:`groupspec.validate.load.load_path`).
 
 pyarrow is optional (``pip install groupspec[spark]``); without it these functions raise
 :class:`ParquetUnavailable` saying so.
@@ -13,7 +19,7 @@ pyarrow is optional (``pip install groupspec[spark]``); without it these functio
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +103,35 @@ def _row(line: int, text: str | None, ended: bool) -> dict[str, Any]:
     return row
 
 
-def write_lines(lines: Iterable[tuple[int, str | None, bool]], path: str | Path) -> int:
+#: the layouts :func:`layout_of` names
+COLUMNAR, TEXT = "columnar", "text"
+
+
+def layout_of(path: str | Path) -> str:
+    """The layout of a Parquet trace: :data:`COLUMNAR` or :data:`TEXT` (no layout metadata)."""
+    _, pq = _pyarrow()
+    from groupspec.trace import columnar
+
+    return COLUMNAR if columnar.is_columnar_schema(pq.read_schema(str(path))) else TEXT
+
+
+def write_lines(lines: Iterable[tuple[int, str | None, bool]], path: str | Path, layout: str = COLUMNAR) -> int:
     """Write (line number, JSON text, whether a newline ended it) as a Parquet trace;
-    returns the row count. A text of None stands for a line that was not UTF-8; a line not
-    ended by a newline is the cut-off end of a truncated file."""
+    returns the row count. A text of None stands for a line that was not UTF-8 (its bytes
+    unknown: the columnar layout keeps it as the single byte 0xff); a line not ended by a
+    newline is the cut-off end of a truncated file."""
+    if layout == TEXT:
+        return write_text_lines(lines, path)
+    _pyarrow()
+    from groupspec.trace import columnar
+
+    return columnar.write_lines(
+        ((no, b"\xff" if text is None else text.encode("utf-8", "surrogatepass"), ended)
+         for no, text, ended in lines), path)
+
+
+def write_text_lines(lines: Iterable[tuple[int, str | None, bool]], path: str | Path) -> int:
+    """Write (line number, JSON text, whether a newline ended it) in the older text layout."""
     pa, pq = _pyarrow()
     rows = [_row(no, text, ended) for no, text, ended in lines]
     schema = pa.schema([(name, getattr(pa, tp)()) for name, tp in COLUMNS])
@@ -109,16 +140,29 @@ def write_lines(lines: Iterable[tuple[int, str | None, bool]], path: str | Path)
     return len(rows)
 
 
-def write_events(events: Iterable[Event], path: str | Path) -> int:
+def write_events(events: Iterable[Event], path: str | Path, layout: str = COLUMNAR) -> int:
     """Write events (the header first, as in JSON Lines) as a Parquet trace."""
+    if layout == COLUMNAR:
+        _pyarrow()
+        from groupspec.trace import columnar
+
+        return columnar.write_events(events, path)
     texts = (json.dumps(event_to_json(e), separators=(",", ":")) for e in events)
-    return write_lines(((i, t, True) for i, t in enumerate(texts, start=1)), path)
+    return write_text_lines(((i, t, True) for i, t in enumerate(texts, start=1)), path)
 
 
-def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
-    """Copy a JSON Lines trace to Parquet, line numbers and unreadable lines included."""
+def jsonl_to_parquet(src: str | Path, dst: str | Path, layout: str = COLUMNAR,
+                     progress: Callable[[int], None] | None = None) -> int:
+    """Copy a JSON Lines trace to Parquet, line numbers and unreadable lines included (the
+    columnar layout keeps every byte: :func:`parquet_to_jsonl` gives the file back); the
+    row count. ``progress`` is called with the rows written so far."""
     with open(src, "rb") as fh:
         raw = fh.read()
+    if layout == COLUMNAR:
+        _pyarrow()
+        from groupspec.trace import columnar
+
+        return columnar.write_lines(columnar.split_lines(raw), dst, progress)
     rows: list[tuple[int, str | None, bool]] = []
     chunks = raw.split(b"\n")
     for no, chunk in enumerate(chunks, start=1):
@@ -129,13 +173,50 @@ def jsonl_to_parquet(src: str | Path, dst: str | Path) -> int:
             rows.append((no, chunk.decode("utf-8").rstrip("\r"), ended))
         except UnicodeDecodeError:
             rows.append((no, None, ended))  # kept as a row so that the reader reports it too
-    return write_lines(rows, dst)
+    return write_text_lines(rows, dst)
+
+
+def parquet_to_jsonl_bytes(src: str | Path) -> bytes:
+    """The JSON Lines form of a Parquet trace. From the columnar layout these are the bytes
+    it was made from; from the text layout, its lines (blank lines, which that layout drops,
+    come back empty); ValueError if a text-layout line was not UTF-8 (its bytes are lost)."""
+    if layout_of(src) == COLUMNAR:
+        from groupspec.trace import columnar
+
+        return columnar.to_jsonl_bytes(src)
+    out: list[bytes] = []
+    last = 0
+    end = True
+    for no, text, ended in read_lines(src):
+        if text is None:
+            raise ValueError(f"{src}: line {no} was not UTF-8; the text layout did not keep its bytes")
+        out += [b""] * max(0, no - last - 1)
+        out.append(text.encode("utf-8", "surrogatepass"))
+        last, end = no, ended
+    return b"\n".join(out) + (b"\n" if out and end else b"")
+
+
+def parquet_to_jsonl(src: str | Path, dst: str | Path) -> int:
+    """Copy a Parquet trace to JSON Lines (:func:`parquet_to_jsonl_bytes`); the byte count."""
+    data = parquet_to_jsonl_bytes(src)
+    with open(dst, "wb") as fh:
+        fh.write(data)
+    return len(data)
 
 
 def read_lines(path: str | Path) -> Iterator[tuple[int, str | None, bool]]:
-    """(line number, JSON text, whether a newline ended it) of a Parquet trace, in line
-    order (text None: the line was not UTF-8)."""
+    """(line number, JSON text, whether a newline ended it) of a Parquet trace of either
+    layout, in line order (text None: the line was not UTF-8)."""
     _, pq = _pyarrow()
+    if layout_of(path) == COLUMNAR:
+        from groupspec.trace import columnar
+
+        for no, chunk, ended in columnar.read_rows(path):
+            try:
+                yield no, chunk.decode("utf-8").rstrip("\r"), ended
+            except UnicodeDecodeError:
+                yield no, None, ended
+        return
     table = pq.read_table(str(path), columns=["line", "text", "ended"])
     lines = table.column("line").to_pylist()
     texts = table.column("text").to_pylist()

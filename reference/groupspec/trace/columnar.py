@@ -1,0 +1,601 @@
+"""Trace files as columnar Parquet: one row per line, the decoded event in typed columns.
+
+The *columnar layout* (schema metadata ``groupspec.layout`` = ``columnar-v1``) stores a
+trace so that it is read with Arrow's bulk decoders, never by parsing JSON text per event:
+
+``line`` (int64), ``ended`` (bool)
+    The line number in the JSON Lines form (1-based) and whether a newline ended the line
+    (false only for the last line of a file without a final newline). Every line has a row,
+    blank and unreadable lines too.
+``raw`` (binary, nullable)
+    The line's exact bytes, kept only where the typed columns do not give them back: lines
+    that are not UTF-8, not JSON, not an event, and events whose JSON is not in the canonical
+    form the trace writer produces (``json.dumps(event_to_json(e), separators=(",", ":"))``:
+    other whitespace or key order, ``\\r\\n`` endings, ``5`` for a float field). Null on
+    every canonical line, which is every line a writer of this package produces.
+``decoded`` (bool)
+    True when the typed columns hold the line's event (the line decodes as
+    :func:`groupspec.trace.jsonl.event_from_json` decodes it); false rows have only ``raw``.
+Flat typed columns
+    ``kind``, ``seq``, ``group_id`` (the event's group, :func:`~groupspec.trace.events.group_of`),
+    ``api``, ``connection``, ``sent_ms``, ``received_ms`` (the columns of the older text
+    layout, same names and types) and ``client_id``, ``api_key``, ``api_version``,
+    ``correlation_id``, ``cluster``, ``rewritten``, ``peer``, ``at_ms``. For an exchange they
+    are its fields; for other kinds they are filled where the event has the field.
+``req_<Api>`` / ``resp_<Api>`` (struct, nullable)
+    An exchange's request and response body, one struct column per API (``req_JoinGroup``),
+    null on every row of another API (and ``resp_`` null when no response was seen).
+``ev_<kind>`` (struct, nullable)
+    The event of the other kinds (``ev_header``, ``ev_decode_error``, ``ev_expiry``,
+    ``ev_fetch``, ``ev_api_versions``, ``ev_metadata``, ``ev_record``), all its fields;
+    a record event's ``record`` is in ``rec_<Type>`` (one struct column per record type).
+
+The struct types are derived from the dataclasses of :mod:`groupspec.protocol` by their type
+hints (:func:`arrow_type`): int -> int64, float -> float64, str -> string, bytes -> binary,
+bool -> bool, enums and topic ids -> their text (as in JSON), ``tuple[X, ...]`` -> list,
+fixed tuples -> struct ``f0, f1, ...``, dataclasses -> struct. A type with no such mapping
+(a union of dataclasses, the header's ``broker_config`` dict) is a string column holding
+its JSON value, decoded with :mod:`groupspec.trace.codec`.
+
+Writing goes through JSON Lines semantics (:func:`lines_to_table`), so JSON Lines ->
+columnar Parquet -> JSON Lines gives back the same bytes for any input
+(:func:`write_jsonl_bytes`), and the validator loads the same events and problems from both.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import types
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from enum import Enum
+from typing import Any, Union, get_args, get_origin
+
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace.codec import CodecError, _hints, decoder_for, to_json
+from groupspec.trace.events import (
+    APIS,
+    KINDS,
+    RECORD_TYPES,
+    Event,
+    RecordEvent,
+    WireExchange,
+    group_of,
+)
+from groupspec.trace.jsonl import event_from_json, event_to_json, parse_line
+
+#: the schema metadata key naming the layout (the older text layout has none)
+LAYOUT_KEY = b"groupspec.layout"
+#: this layout's value of :data:`LAYOUT_KEY`
+COLUMNAR_LAYOUT = b"columnar-v1"
+#: rows per record batch / row group written
+BATCH_ROWS = 65_536
+
+
+class ColumnarError(ValueError):
+    """A Parquet file whose columnar rows do not decode (not written by this module)."""
+
+
+def _pa() -> Any:
+    import pyarrow as pa
+
+    return pa
+
+
+# ---------------------------------------------------------------------------------------
+# Arrow types from type hints
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv:
+    """How values of one Python type are held in Arrow: the Arrow type, the encoder of one
+    value (to what ``pa.array`` takes) and the bulk decoder of an Arrow array (to a list)."""
+
+    type: Any
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], list[Any]]
+
+
+def _identity(v: Any) -> Any:
+    return v
+
+
+def _pylist(arr: Any) -> list[Any]:
+    return arr.to_pylist()  # type: ignore[no-any-return]
+
+
+def _nullable(inner: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
+    """A decoder of an array that may hold nulls, from one of an array that does not."""
+
+    def decode(arr: Any) -> list[Any]:
+        if arr.null_count == 0:
+            return inner(arr)
+        valid = arr.is_valid()
+        got = iter(inner(arr.filter(valid)))
+        return [next(got) if v else None for v in valid.to_pylist()]
+
+    return decode
+
+
+_CONVS: dict[Any, Conv] = {}
+_BUILDING: set[Any] = set()
+
+
+def conv_for(tp: Any) -> Conv:
+    """The :class:`Conv` of type ``tp`` (cached)."""
+    try:
+        got = _CONVS.get(tp)
+    except TypeError:
+        return _build(tp)
+    if got is None:
+        got = _CONVS[tp] = _build(tp)
+    return got
+
+
+def arrow_type(tp: Any) -> Any:
+    """The Arrow type values of Python type ``tp`` are stored as."""
+    return conv_for(tp).type
+
+
+def _json_leaf(tp: Any) -> Conv:
+    pa = _pa()
+    dec = decoder_for(tp)
+
+    def encode(v: Any) -> Any:
+        return None if v is None else json.dumps(to_json(v), separators=(",", ":"))
+
+    def decode(arr: Any) -> list[Any]:
+        return [None if s is None else dec(json.loads(s), "") for s in arr.to_pylist()]
+
+    return Conv(pa.string(), encode, decode)
+
+
+def _build(tp: Any) -> Conv:
+    pa = _pa()
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1 and type(None) in get_args(tp):
+            inner = conv_for(args[0])
+            enc = inner.encode
+            return Conv(inner.type, lambda v: None if v is None else enc(v), _nullable(inner.decode))
+        return _json_leaf(tp)
+    if origin is tuple:
+        items = get_args(tp)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return _list(conv_for(items[0]))
+        return _fixed(tuple(conv_for(a) for a in items))
+    if tp is int:
+        return Conv(pa.int64(), _identity, _pylist)
+    if tp is float:
+        return Conv(pa.float64(), _identity, _pylist)
+    if tp is str:
+        return Conv(pa.string(), _identity, _pylist)
+    if tp is bool:
+        return Conv(pa.bool_(), _identity, _pylist)
+    if tp is bytes:
+        return Conv(pa.binary(), _identity, _pylist)
+    if tp is TopicId:
+        parse = TopicId.parse
+        return Conv(pa.string(), str, lambda arr: [parse(s) for s in arr.to_pylist()])
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        members = dict(tp.__members__)
+        return Conv(pa.string(), lambda v: v.name, lambda arr: [members[s] for s in arr.to_pylist()])
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp not in _BUILDING:
+        _BUILDING.add(tp)
+        try:
+            return struct_conv(tp)
+        finally:
+            _BUILDING.discard(tp)
+    return _json_leaf(tp)
+
+
+def _list(item: Conv) -> Conv:
+    pa = _pa()
+    enc = item.encode
+
+    def encode(v: Any) -> Any:
+        return [enc(x) for x in v]
+
+    def decode(arr: Any) -> list[Any]:
+        offsets = arr.offsets.to_pylist()
+        start = offsets[0]
+        values = item.decode(arr.values.slice(start, offsets[-1] - start))
+        if start:
+            offsets = [o - start for o in offsets]
+        return [tuple(values[a:b]) for a, b in itertools.pairwise(offsets)]
+
+    return Conv(pa.list_(item.type), encode, decode)
+
+
+def _fixed(items: tuple[Conv, ...]) -> Conv:
+    pa = _pa()
+    names = [f"f{i}" for i in range(len(items))]
+
+    def encode(v: Any) -> Any:
+        return {n: c.encode(x) for n, c, x in zip(names, items, v, strict=True)}
+
+    def decode(arr: Any) -> list[Any]:
+        cols = [c.decode(arr.field(i)) for i, c in enumerate(items)]
+        return list(zip(*cols, strict=True)) if cols else [() for _ in range(len(arr))]
+
+    return Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, items, strict=False)]), encode, decode)
+
+
+def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
+    """The :class:`Conv` of dataclass ``cls`` as an Arrow struct of its fields (but
+    ``skip``); decoding builds the objects with a generated keyword call per row."""
+    pa = _pa()
+    hints = _hints(cls)
+    fields = [f for f in dataclasses.fields(cls) if f.name not in skip]
+    convs = [conv_for(hints[f.name]) for f in fields]
+    names = [f.name for f in fields]
+    plain = [c.encode is _identity for c in convs]
+
+    def encode(v: Any) -> Any:
+        return {n: (getattr(v, n) if p else c.encode(getattr(v, n)))
+                for n, c, p in zip(names, convs, plain, strict=False)}
+
+    params = [f"a{i}" for i in range(len(names))]
+    call = ", ".join([f"{n}={p}" for n, p in zip(names, params, strict=False)] + ["**e"])
+    src = (f"def make({', '.join(['extra', *params])}):\n"
+           f"    return [cls({call}) for ({', '.join([*params, 'e'])},) in zip({', '.join([*params, 'extra'])})]\n")
+    env: dict[str, Any] = {"cls": cls}
+    exec(src, env)  # built from the class's own field names
+    make: Callable[..., list[Any]] = env["make"]
+
+    def decode_with(arr: Any, extra: Sequence[dict[str, Any]] | None = None) -> list[Any]:
+        cols = [c.decode(arr.field(n)) for n, c in zip(names, convs, strict=False)]
+        return make(extra if extra is not None else [{}] * len(arr), *cols)
+
+    def decode(arr: Any) -> list[Any]:
+        return decode_with(arr)
+
+    conv = Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, convs, strict=False)]), encode, decode)
+    _WITH[id(conv)] = decode_with
+    return conv
+
+
+#: struct decoders taking extra keyword arguments per row (fields skipped in the struct)
+_WITH: dict[int, Callable[[Any, Sequence[dict[str, Any]] | None], list[Any]]] = {}
+
+
+# ---------------------------------------------------------------------------------------
+# the layout
+
+
+#: flat typed columns: name -> Python type (the first eight as the text layout has them)
+FLAT: tuple[tuple[str, Any], ...] = (
+    ("kind", str), ("seq", int), ("group_id", str), ("api", str), ("connection", str),
+    ("sent_ms", float), ("received_ms", float), ("client_id", str), ("api_key", int),
+    ("api_version", int), ("correlation_id", int), ("cluster", str), ("rewritten", bool),
+    ("peer", str), ("at_ms", float), ("record_type", str),
+)
+_EXCHANGE_FLAT = ("seq", "connection", "client_id", "api", "api_key", "api_version", "correlation_id",
+                  "group_id", "sent_ms", "received_ms", "cluster", "rewritten", "peer")
+#: kind -> event class, for the kinds held in an ``ev_<kind>`` struct column
+_OTHER_KINDS: dict[str, type] = {kind: cls for cls, kind in KINDS.items() if cls is not WireExchange}
+
+
+class Layout:
+    """The columnar schema and the converters of its struct columns (built once)."""
+
+    def __init__(self) -> None:
+        pa = _pa()
+        self.requests = {api: conv_for(req) for api, (_, req, _) in APIS.items()}
+        self.responses = {api: conv_for(resp) for api, (_, _, resp) in APIS.items()}
+        self.others = {kind: (struct_conv(cls, skip=("record",)) if cls is RecordEvent else conv_for(cls))
+                       for kind, cls in _OTHER_KINDS.items()}
+        self.records = {name: conv_for(cls) for name, cls in RECORD_TYPES.items()}
+        fields = [pa.field("line", pa.int64(), nullable=False), pa.field("ended", pa.bool_(), nullable=False),
+                  pa.field("raw", pa.binary()), pa.field("decoded", pa.bool_(), nullable=False)]
+        fields += [pa.field(name, conv_for(tp).type) for name, tp in FLAT]
+        for api in APIS:
+            fields.append(pa.field(f"req_{api}", self.requests[api].type))
+            fields.append(pa.field(f"resp_{api}", self.responses[api].type))
+        for kind, c in self.others.items():
+            fields.append(pa.field(f"ev_{kind}", c.type))
+        for name, c in self.records.items():
+            fields.append(pa.field(f"rec_{name}", c.type))
+        self.schema = pa.schema(fields, metadata={LAYOUT_KEY: COLUMNAR_LAYOUT})
+
+
+_LAYOUT: list[Layout] = []
+
+
+def layout() -> Layout:
+    if not _LAYOUT:
+        _LAYOUT.append(Layout())
+    return _LAYOUT[0]
+
+
+def schema() -> Any:
+    """The Arrow schema of the columnar layout (with its ``groupspec.layout`` metadata)."""
+    return layout().schema
+
+
+def is_columnar_schema(s: Any) -> bool:
+    """Whether an Arrow schema (a Parquet file's) is of the columnar layout."""
+    return bool((s.metadata or {}).get(LAYOUT_KEY) == COLUMNAR_LAYOUT)
+
+
+# ---------------------------------------------------------------------------------------
+# writing
+
+
+def canonical(event: Event) -> bytes:
+    """The line the trace writer writes for ``event``."""
+    return json.dumps(event_to_json(event), separators=(",", ":")).encode()
+
+
+def decode_line(chunk: bytes) -> Event | None:
+    """The event a JSON Lines line (without its newline) holds, read as the validator reads
+    it, or None when it holds none (not UTF-8, blank, not JSON, not an event)."""
+    try:
+        text = chunk.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError:
+        return None
+    if not text.strip():
+        return None
+    try:
+        return event_from_json(parse_line(text))
+    except (CodecError, TypeError, ValueError, RecursionError):
+        return None
+
+
+#: a line to write: (line number, its bytes without the newline, ended by a newline, its
+#: event or None, whether the event's canonical line is the line's bytes)
+Line = tuple[int, bytes, bool, Event | None, bool]
+
+
+def split_lines(raw: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """A JSON Lines file's lines: (line number, bytes without the newline, ended by one);
+    every line, blank ones too, and no line after a final newline."""
+    chunks = raw.split(b"\n")
+    last = len(chunks) - 1
+    for i, chunk in enumerate(chunks):
+        if i == last and not chunk:
+            break
+        yield i + 1, chunk, i < last
+
+
+def classify(lines: Iterable[tuple[int, bytes, bool]]) -> Iterator[Line]:
+    for no, chunk, ended in lines:
+        event = decode_line(chunk)
+        yield no, chunk, ended, event, event is not None and canonical(event) == chunk
+
+
+def _flat_values(event: Event) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": KINDS[type(event)], "group_id": group_of(event)}
+    for name, tp in FLAT[1:]:
+        if name == "group_id":
+            continue
+        v = getattr(event, name, None)
+        if v is None:
+            continue
+        if tp is float:
+            v = float(v)
+        out[name] = v
+    if isinstance(event, RecordEvent):
+        out["record_type"] = type(event.record).__name__
+    return out
+
+
+def _table(rows: Sequence[Line]) -> Any:
+    pa = _pa()
+    lay = layout()
+    n = len(rows)
+    cols: dict[str, list[Any]] = {}
+
+    def col(name: str) -> list[Any]:
+        c = cols.get(name)
+        if c is None:
+            c = cols[name] = [None] * n
+        return c
+
+    line, ended, raw, decoded = col("line"), col("ended"), col("raw"), col("decoded")
+    for i, (no, chunk, end, event, exact) in enumerate(rows):
+        line[i], ended[i], decoded[i] = no, end, event is not None
+        if not exact:
+            raw[i] = chunk
+        if event is None:
+            continue
+        for name, v in _flat_values(event).items():
+            col(name)[i] = v
+        if isinstance(event, WireExchange):
+            col(f"req_{event.api}")[i] = lay.requests[event.api].encode(event.request)
+            if event.response is not None:
+                col(f"resp_{event.api}")[i] = lay.responses[event.api].encode(event.response)
+            continue
+        kind = KINDS[type(event)]
+        col(f"ev_{kind}")[i] = lay.others[kind].encode(event)
+        if isinstance(event, RecordEvent):
+            name = type(event.record).__name__
+            col(f"rec_{name}")[i] = lay.records[name].encode(event.record)
+    arrays = [pa.array(cols[f.name], f.type) if f.name in cols else pa.nulls(n, f.type) for f in lay.schema]
+    return pa.Table.from_arrays(arrays, schema=lay.schema)
+
+
+def lines_to_table(lines: Sequence[Line]) -> Any:
+    """The columnar Arrow table of classified lines (:func:`classify`). A line whose event
+    Arrow cannot hold (a string with a lone surrogate, which JSON escapes allow) is kept as
+    raw text only, as the lines that hold no event are."""
+    pa = _pa()
+    try:
+        return _table(lines)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        pass
+    kept: list[Line] = []
+    for row in lines:
+        try:
+            _table([row])
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
+            row = (row[0], row[1], row[2], None, False)
+        kept.append(row)
+    return _table(kept)
+
+
+def _batched(it: Iterable[Line], size: int) -> Iterator[list[Line]]:
+    buf: list[Line] = []
+    for x in it:
+        buf.append(x)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def write_lines(lines: Iterable[tuple[int, bytes, bool]], path: Any,
+                progress: Callable[[int], None] | None = None) -> int:
+    """Write JSON Lines lines (:func:`split_lines`) as a columnar Parquet trace; the row count."""
+    import pyarrow.parquet as pq
+
+    n = 0
+    with pq.ParquetWriter(str(path), schema()) as writer:
+        for chunk in _batched(classify(lines), BATCH_ROWS):
+            writer.write_table(lines_to_table(chunk))
+            n += len(chunk)
+            if progress is not None:
+                progress(n)
+    return n
+
+
+def write_events(events: Iterable[Event], path: Any) -> int:
+    """Write events (the header first) as a columnar Parquet trace, exactly as their JSON
+    Lines form would be converted."""
+    return write_lines(((i, canonical(e), True) for i, e in enumerate(events, start=1)), path)
+
+
+# ---------------------------------------------------------------------------------------
+# reading
+
+
+@dataclasses.dataclass
+class DecodedRows:
+    """The rows of columnar batches: events by line (rows with ``decoded``) and the other
+    rows' (line number, bytes, ended)."""
+
+    events: list[tuple[int, Event]] = dataclasses.field(default_factory=list)
+    undecoded: list[tuple[int, bytes, bool]] = dataclasses.field(default_factory=list)
+    #: (line number, raw bytes or None, ended) of every row, only when asked for
+    rows: list[tuple[int, bytes | None, bool]] = dataclasses.field(default_factory=list)
+
+
+def _take(arr: Any, idx: list[int]) -> Any:
+    pa = _pa()
+    return arr.take(pa.array(idx, pa.int64()))
+
+
+def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
+    """Decode one record batch (or table) of the columnar layout into ``out``, in bulk:
+    each column is converted once (``to_pylist`` per column, structs by their fields)."""
+    lay = layout()
+    n = batch.num_rows
+    if n == 0:
+        return
+    lines = batch.column("line").to_pylist()
+    ended = batch.column("ended").to_pylist()
+    decoded = batch.column("decoded").to_pylist()
+    raw_col = batch.column("raw")
+    raws = raw_col.to_pylist() if raw_col.null_count < n else None
+    kinds = batch.column("kind").to_pylist()
+    if keep_rows:
+        out.rows += zip(lines, raws if raws is not None else [None] * n, ended, strict=True)
+    by_kind: dict[str, list[int]] = {}
+    for i, (d, k) in enumerate(zip(decoded, kinds, strict=True)):
+        if d:
+            by_kind.setdefault(k, []).append(i)
+        else:
+            out.undecoded.append((lines[i], raws[i] if raws is not None and raws[i] is not None else b"",
+                                  ended[i]))
+    events: list[Event | None] = [None] * n
+    ex = by_kind.pop("exchange", None)
+    if ex is not None:
+        flat = {name: batch.column(name).to_pylist() for name in _EXCHANGE_FLAT}
+        apis = flat["api"]
+        by_api: dict[str, list[int]] = {}
+        for i in ex:
+            by_api.setdefault(apis[i], []).append(i)
+        for api, idx in by_api.items():
+            if api not in lay.requests:
+                raise ColumnarError(f"line {lines[idx[0]]}: unknown api {api!r}")
+            reqs = lay.requests[api].decode(_take(batch.column(f"req_{api}"), idx))
+            resps = lay.responses[api].decode(_take(batch.column(f"resp_{api}"), idx))
+            for i, req, resp in zip(idx, reqs, resps, strict=True):
+                received = flat["received_ms"][i]
+                events[i] = WireExchange(
+                    seq=flat["seq"][i], connection=flat["connection"][i], client_id=flat["client_id"][i],
+                    api=api, api_key=flat["api_key"][i], api_version=flat["api_version"][i],
+                    correlation_id=flat["correlation_id"][i], group_id=flat["group_id"][i],
+                    sent_ms=flat["sent_ms"][i], received_ms=received, request=req, response=resp,
+                    cluster=flat["cluster"][i], rewritten=flat["rewritten"][i], peer=flat["peer"][i],
+                )
+    for kind, idx in by_kind.items():
+        conv = lay.others.get(kind) if isinstance(kind, str) else None
+        if conv is None:
+            raise ColumnarError(f"line {lines[idx[0]]}: unknown event kind {kind!r}")
+        arr = _take(batch.column(f"ev_{kind}"), idx)
+        if kind == "record":
+            recs: list[Any] = [None] * len(idx)
+            types_ = batch.column("record_type").to_pylist()
+            by_type: dict[str, list[int]] = {}
+            for j, i in enumerate(idx):
+                if types_[i] not in lay.records:
+                    raise ColumnarError(f"line {lines[i]}: unknown record type {types_[i]!r}")
+                by_type.setdefault(types_[i], []).append(j)
+            for name, js in by_type.items():
+                got = lay.records[name].decode(_take(batch.column(f"rec_{name}"), [idx[j] for j in js]))
+                for j, rec in zip(js, got, strict=True):
+                    recs[j] = {"record": rec}
+            got_events = _WITH[id(conv)](arr, recs)
+        else:
+            got_events = conv.decode(arr)
+        for i, e in zip(idx, got_events, strict=True):
+            events[i] = e
+    out.events += [(lines[i], e) for i, e in enumerate(events) if e is not None]
+
+
+def _in_order(rows: list[Any]) -> None:
+    if any(x[0] >= y[0] for x, y in itertools.pairwise(rows)):
+        rows.sort(key=lambda p: p[0])
+
+
+def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRows:
+    """Decode record batches (or tables) of the columnar layout (:func:`decode_batch`);
+    the result's lists are in line order whatever the order of the batches."""
+    out = DecodedRows()
+    for b in batches:
+        decode_batch(b, out, keep_rows)
+    _in_order(out.events)
+    _in_order(out.undecoded)
+    _in_order(out.rows)
+    return out
+
+
+def iter_batches(path: Any, batch_rows: int = BATCH_ROWS) -> Iterator[Any]:
+    import pyarrow.parquet as pq
+
+    yield from pq.ParquetFile(str(path)).iter_batches(batch_size=batch_rows)
+
+
+def read_rows(path: Any) -> list[tuple[int, bytes, bool]]:
+    """A columnar Parquet trace's lines as JSON Lines bytes: (line number, the line's exact
+    bytes without the newline, whether a newline ended it), in line order."""
+    got = decode_batches(iter_batches(path), keep_rows=True)
+    events = dict(got.events)
+    return [(no, raw if raw is not None else canonical(events[no]), end) for no, raw, end in got.rows]
+
+
+def to_jsonl_bytes(path: Any) -> bytes:
+    """The JSON Lines form of a columnar Parquet trace, byte for byte the file it was made from."""
+    return b"".join(chunk + (b"\n" if end else b"") for _, chunk, end in read_rows(path))
+
+
+__all__ = [
+    "BATCH_ROWS", "COLUMNAR_LAYOUT", "LAYOUT_KEY", "ColumnarError", "Conv", "DecodedRows", "Layout",
+    "arrow_type", "canonical", "classify", "conv_for", "decode_batch", "decode_batches", "decode_line",
+    "is_columnar_schema", "iter_batches", "layout", "lines_to_table", "read_rows", "schema",
+    "split_lines", "struct_conv", "to_jsonl_bytes", "write_events", "write_lines",
+]
