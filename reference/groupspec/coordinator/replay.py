@@ -36,6 +36,17 @@ def _member(g: Group, member_id: str, rec: r.Record) -> Member:
 
 
 def apply_record(state: CoordinatorState, rec: r.Record) -> None:
+    # the two most frequent records (a Stable group's heartbeats and commits) first: what
+    # the cases below do for them, without testing every other kind before
+    cls = type(rec)
+    if cls is r.HeartbeatScheduled:
+        assert isinstance(rec, r.HeartbeatScheduled)
+        _heartbeat_scheduled(_group(state, rec), rec)
+        return
+    if cls is r.OffsetCommitted:
+        cg = state.consumer_groups.get(rec.group_id)
+        _apply_offsets(cg.offsets if cg is not None else _group(state, rec).offsets, rec)
+        return
     if isinstance(rec, CONSUMER_GROUP_RECORDS):
         apply_consumer_record(state, rec)
         return
@@ -159,13 +170,8 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             by_id = dict(assignments)
             for mid, m in g.members.items():
                 m.assignment = by_id.get(mid, b"")
-        case r.HeartbeatScheduled(member_id=mid, deadline_ms=deadline):
-            if mid in g.pending_members:
-                if deadline is None:
-                    raise ReplayError("HeartbeatScheduled: cannot cancel a pending member's timer")
-                g.pending_members[mid] = deadline
-            else:
-                _member(g, mid, rec).heartbeat_deadline_ms = deadline
+        case r.HeartbeatScheduled():
+            _heartbeat_scheduled(g, rec)
         case r.JoinTimerSet(timer=t):
             g.join_timer = t
         case r.SyncTimerSet(timer=t):
@@ -187,6 +193,16 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             _apply_offsets(g.offsets, rec)
         case _:
             raise ReplayError(f"unknown record type {r.record_name(rec)}")
+
+
+def _heartbeat_scheduled(g: Group, rec: r.HeartbeatScheduled) -> None:
+    mid, deadline = rec.member_id, rec.deadline_ms
+    if mid in g.pending_members:
+        if deadline is None:
+            raise ReplayError("HeartbeatScheduled: cannot cancel a pending member's timer")
+        g.pending_members[mid] = deadline
+    else:
+        _member(g, mid, rec).heartbeat_deadline_ms = deadline
 
 
 def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
