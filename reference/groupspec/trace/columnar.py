@@ -95,6 +95,9 @@ class Conv:
     type: Any
     encode: Callable[[Any], Any]
     decode: Callable[[Any], list[Any]]
+    #: a struct of a dataclass without some fields: ``decode_given(arr, *lists)`` with a
+    #: list of values per skipped field (:func:`struct_conv`)
+    decode_given: Callable[..., list[Any]] | None = None
 
 
 def _identity(v: Any) -> Any:
@@ -223,9 +226,26 @@ def _fixed(items: tuple[Conv, ...]) -> Conv:
     return Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, items, strict=False)]), encode, decode)
 
 
+def _maker(cls: type, names: Sequence[str]) -> Callable[..., list[Any]]:
+    """``make(n, *columns)``: ``n`` objects ``cls(name=value, ...)`` from one list per name,
+    a generated keyword call per row (the dataclasses are keyword-only)."""
+    if not names:
+        return lambda n: [cls() for _ in range(n)]
+    cols = [f"c{i}" for i in range(len(names))]
+    vals = [f"v{i}" for i in range(len(names))]
+    call = ", ".join(f"{n}={v}" for n, v in zip(names, vals, strict=True))
+    src = (f"def make(n, {', '.join(cols)}):\n"
+           f"    return [cls({call}) for ({', '.join(vals)},) in zip({', '.join(cols)})]\n")
+    env: dict[str, Any] = {"cls": cls}
+    exec(src, env)  # built from the class's own field names
+    make: Callable[..., list[Any]] = env["make"]
+    return make
+
+
 def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
-    """The :class:`Conv` of dataclass ``cls`` as an Arrow struct of its fields (but
-    ``skip``); decoding builds the objects with a generated keyword call per row."""
+    """The :class:`Conv` of dataclass ``cls`` as an Arrow struct of its fields but
+    ``skip``; decoding builds the objects with a generated keyword call per row, the
+    skipped fields' values given as lists (:attr:`Conv.decode_given`)."""
     pa = _pa()
     hints = _hints(cls)
     fields = [f for f in dataclasses.fields(cls) if f.name not in skip]
@@ -235,30 +255,16 @@ def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
 
     def encode(v: Any) -> Any:
         return {n: (getattr(v, n) if p else c.encode(getattr(v, n)))
-                for n, c, p in zip(names, convs, plain, strict=False)}
+                for n, c, p in zip(names, convs, plain, strict=True)}
 
-    params = [f"a{i}" for i in range(len(names))]
-    call = ", ".join([f"{n}={p}" for n, p in zip(names, params, strict=False)] + ["**e"])
-    src = (f"def make({', '.join(['extra', *params])}):\n"
-           f"    return [cls({call}) for ({', '.join([*params, 'e'])},) in zip({', '.join([*params, 'extra'])})]\n")
-    env: dict[str, Any] = {"cls": cls}
-    exec(src, env)  # built from the class's own field names
-    make: Callable[..., list[Any]] = env["make"]
+    make = _maker(cls, [*names, *skip])
 
-    def decode_with(arr: Any, extra: Sequence[dict[str, Any]] | None = None) -> list[Any]:
-        cols = [c.decode(arr.field(n)) for n, c in zip(names, convs, strict=False)]
-        return make(extra if extra is not None else [{}] * len(arr), *cols)
+    def decode_given(arr: Any, *given: list[Any]) -> list[Any]:
+        cols = [c.decode(arr.field(i)) for i, c in enumerate(convs)]
+        return make(len(arr), *cols, *given)
 
-    def decode(arr: Any) -> list[Any]:
-        return decode_with(arr)
-
-    conv = Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, convs, strict=False)]), encode, decode)
-    _WITH[id(conv)] = decode_with
-    return conv
-
-
-#: struct decoders taking extra keyword arguments per row (fields skipped in the struct)
-_WITH: dict[int, Callable[[Any, Sequence[dict[str, Any]] | None], list[Any]]] = {}
+    return Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, convs, strict=True)]), encode,
+                decode_given, decode_given)
 
 
 # ---------------------------------------------------------------------------------------
@@ -272,8 +278,6 @@ FLAT: tuple[tuple[str, Any], ...] = (
     ("api_version", int), ("correlation_id", int), ("cluster", str), ("rewritten", bool),
     ("peer", str), ("at_ms", float), ("record_type", str),
 )
-_EXCHANGE_FLAT = ("seq", "connection", "client_id", "api", "api_key", "api_version", "correlation_id",
-                  "group_id", "sent_ms", "received_ms", "cluster", "rewritten", "peer")
 #: kind -> event class, for the kinds held in an ``ev_<kind>`` struct column
 _OTHER_KINDS: dict[str, type] = {kind: cls for cls, kind in KINDS.items() if cls is not WireExchange}
 
@@ -288,6 +292,10 @@ class Layout:
         self.others = {kind: (struct_conv(cls, skip=("record",)) if cls is RecordEvent else conv_for(cls))
                        for kind, cls in _OTHER_KINDS.items()}
         self.records = {name: conv_for(cls) for name, cls in RECORD_TYPES.items()}
+        #: an exchange's fields held in flat columns, then its request and response
+        self.exchange_fields = [f.name for f in dataclasses.fields(WireExchange)
+                                if f.name not in ("request", "response")]
+        self.make_exchange = _maker(WireExchange, [*self.exchange_fields, "request", "response"])
         fields = [pa.field("line", pa.int64(), nullable=False), pa.field("ended", pa.bool_(), nullable=False),
                   pa.field("raw", pa.binary()), pa.field("decoded", pa.bool_(), nullable=False)]
         fields += [pa.field(name, conv_for(tp).type) for name, tp in FLAT]
@@ -483,78 +491,71 @@ class DecodedRows:
     rows: list[tuple[int, bytes | None, bool]] = dataclasses.field(default_factory=list)
 
 
-def _take(arr: Any, idx: list[int]) -> Any:
-    pa = _pa()
-    return arr.take(pa.array(idx, pa.int64()))
+def _rows(mask: Any) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.indices_nonzero(mask)
 
 
 def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
-    """Decode one record batch (or table) of the columnar layout into ``out``, in bulk:
-    each column is converted once (``to_pylist`` per column, structs by their fields)."""
+    """Decode one record batch of the columnar layout into ``out``, in bulk: the rows of
+    each kind (and of each API, record type) are taken together, and each column is
+    converted once (``to_pylist`` per column, structs by their fields)."""
+    import pyarrow.compute as pc
+
     lay = layout()
     n = batch.num_rows
     if n == 0:
         return
     lines = batch.column("line").to_pylist()
-    ended = batch.column("ended").to_pylist()
-    decoded = batch.column("decoded").to_pylist()
+    dec = batch.column("decoded")
     raw_col = batch.column("raw")
-    raws = raw_col.to_pylist() if raw_col.null_count < n else None
-    kinds = batch.column("kind").to_pylist()
     if keep_rows:
-        out.rows += zip(lines, raws if raws is not None else [None] * n, ended, strict=True)
-    by_kind: dict[str, list[int]] = {}
-    for i, (d, k) in enumerate(zip(decoded, kinds, strict=True)):
-        if d:
-            by_kind.setdefault(k, []).append(i)
-        else:
-            out.undecoded.append((lines[i], raws[i] if raws is not None and raws[i] is not None else b"",
-                                  ended[i]))
-    events: list[Event | None] = [None] * n
-    ex = by_kind.pop("exchange", None)
-    if ex is not None:
-        flat = {name: batch.column(name).to_pylist() for name in _EXCHANGE_FLAT}
-        apis = flat["api"]
-        by_api: dict[str, list[int]] = {}
-        for i in ex:
-            by_api.setdefault(apis[i], []).append(i)
-        for api, idx in by_api.items():
-            if api not in lay.requests:
-                raise ColumnarError(f"line {lines[idx[0]]}: unknown api {api!r}")
-            reqs = lay.requests[api].decode(_take(batch.column(f"req_{api}"), idx))
-            resps = lay.responses[api].decode(_take(batch.column(f"resp_{api}"), idx))
-            for i, req, resp in zip(idx, reqs, resps, strict=True):
-                received = flat["received_ms"][i]
-                events[i] = WireExchange(
-                    seq=flat["seq"][i], connection=flat["connection"][i], client_id=flat["client_id"][i],
-                    api=api, api_key=flat["api_key"][i], api_version=flat["api_version"][i],
-                    correlation_id=flat["correlation_id"][i], group_id=flat["group_id"][i],
-                    sent_ms=flat["sent_ms"][i], received_ms=received, request=req, response=resp,
-                    cluster=flat["cluster"][i], rewritten=flat["rewritten"][i], peer=flat["peer"][i],
-                )
-    for kind, idx in by_kind.items():
+        raws = raw_col.to_pylist() if raw_col.null_count < n else [None] * n
+        out.rows += zip(lines, raws, batch.column("ended").to_pylist(), strict=True)
+    if dec.false_count:
+        idx = _rows(pc.invert(dec))
+        out.undecoded += zip([lines[i] for i in idx.to_pylist()],
+                             [b"" if r is None else r for r in raw_col.take(idx).to_pylist()],
+                             batch.column("ended").take(idx).to_pylist(), strict=True)
+    if not dec.true_count:
+        return
+    events: list[Any] = [None] * n
+    kind_col = batch.column("kind")
+    for kind in pc.unique(kind_col.filter(dec)).to_pylist():
+        mask = pc.and_(dec, pc.equal(kind_col, kind))
+        if kind == "exchange":
+            api_col = batch.column("api")
+            for api in pc.unique(api_col.filter(mask)).to_pylist():
+                idx = _rows(pc.and_(mask, pc.equal(api_col, api)))
+                if api not in lay.requests:
+                    raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown api {api!r}")
+                reqs = lay.requests[api].decode(batch.column(f"req_{api}").take(idx))
+                resps = lay.responses[api].decode(batch.column(f"resp_{api}").take(idx))
+                cols = [batch.column(name).take(idx).to_pylist() for name in lay.exchange_fields]
+                for i, e in zip(idx.to_pylist(), lay.make_exchange(len(idx), *cols, reqs, resps), strict=True):
+                    events[i] = e
+            continue
         conv = lay.others.get(kind) if isinstance(kind, str) else None
         if conv is None:
-            raise ColumnarError(f"line {lines[idx[0]]}: unknown event kind {kind!r}")
-        arr = _take(batch.column(f"ev_{kind}"), idx)
-        if kind == "record":
-            recs: list[Any] = [None] * len(idx)
-            types_ = batch.column("record_type").to_pylist()
-            by_type: dict[str, list[int]] = {}
-            for j, i in enumerate(idx):
-                if types_[i] not in lay.records:
-                    raise ColumnarError(f"line {lines[i]}: unknown record type {types_[i]!r}")
-                by_type.setdefault(types_[i], []).append(j)
-            for name, js in by_type.items():
-                got = lay.records[name].decode(_take(batch.column(f"rec_{name}"), [idx[j] for j in js]))
-                for j, rec in zip(js, got, strict=True):
-                    recs[j] = {"record": rec}
-            got_events = _WITH[id(conv)](arr, recs)
-        else:
-            got_events = conv.decode(arr)
-        for i, e in zip(idx, got_events, strict=True):
-            events[i] = e
-    out.events += [(lines[i], e) for i, e in enumerate(events) if e is not None]
+            raise ColumnarError(f"line {lines[_rows(mask)[0].as_py()]}: unknown event kind {kind!r}")
+        if kind != "record":
+            idx = _rows(mask)
+            for i, e in zip(idx.to_pylist(), conv.decode(batch.column(f"ev_{kind}").take(idx)), strict=True):
+                events[i] = e
+            continue
+        type_col = batch.column("record_type")
+        assert conv.decode_given is not None
+        for name in pc.unique(type_col.filter(mask)).to_pylist():
+            idx = _rows(pc.and_(mask, pc.equal(type_col, name)) if name is not None
+                        else pc.and_(mask, pc.is_null(type_col)))
+            if name not in lay.records:
+                raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown record type {name!r}")
+            recs = lay.records[name].decode(batch.column(f"rec_{name}").take(idx))
+            got = conv.decode_given(batch.column("ev_record").take(idx), recs)
+            for i, e in zip(idx.to_pylist(), got, strict=True):
+                events[i] = e
+    out.events += [(no, e) for no, e in zip(lines, events, strict=True) if e is not None]
 
 
 def _in_order(rows: list[Any]) -> None:
@@ -567,7 +568,8 @@ def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRo
     the result's lists are in line order whatever the order of the batches."""
     out = DecodedRows()
     for b in batches:
-        decode_batch(b, out, keep_rows)
+        for batch in (b.to_batches() if hasattr(b, "to_batches") else [b]):
+            decode_batch(batch, out, keep_rows)
     _in_order(out.events)
     _in_order(out.undecoded)
     _in_order(out.rows)
