@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "groupspec.cli.conformance",
     "groupspec.cli.crosscheck",
     "groupspec.cli.check",
+    "groupspec.cli.trace",
 )
 
 

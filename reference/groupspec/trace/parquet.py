@@ -47,6 +47,10 @@ class ParquetUnavailable(RuntimeError):
     """pyarrow is not installed."""
 
 
+class LostBytes(ValueError):
+    """A text-layout line that was not UTF-8: that layout did not keep its bytes."""
+
+
 def _pyarrow() -> tuple[Any, Any]:
     try:
         import pyarrow as pa
@@ -179,7 +183,7 @@ def jsonl_to_parquet(src: str | Path, dst: str | Path, layout: str = COLUMNAR,
 def parquet_to_jsonl_bytes(src: str | Path) -> bytes:
     """The JSON Lines form of a Parquet trace. From the columnar layout these are the bytes
     it was made from; from the text layout, its lines (blank lines, which that layout drops,
-    come back empty); ValueError if a text-layout line was not UTF-8 (its bytes are lost)."""
+    come back empty); :class:`LostBytes` if a text-layout line was not UTF-8 (its bytes are lost)."""
     if layout_of(src) == COLUMNAR:
         from groupspec.trace import columnar
 
@@ -189,7 +193,7 @@ def parquet_to_jsonl_bytes(src: str | Path) -> bytes:
     end = True
     for no, text, ended in read_lines(src):
         if text is None:
-            raise ValueError(f"{src}: line {no} was not UTF-8; the text layout did not keep its bytes")
+            raise LostBytes(f"line {no} was not UTF-8; the text layout did not keep its bytes")
         out += [b""] * max(0, no - last - 1)
         out.append(text.encode("utf-8", "surrogatepass"))
         last, end = no, ended
