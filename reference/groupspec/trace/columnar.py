@@ -289,6 +289,8 @@ class Layout:
         pa = _pa()
         self.requests = {api: conv_for(req) for api, (_, req, _) in APIS.items()}
         self.responses = {api: conv_for(resp) for api, (_, _, resp) in APIS.items()}
+        #: a response is null when none was seen
+        self.response_decoders = {api: _nullable(c.decode) for api, c in self.responses.items()}
         self.others = {kind: (struct_conv(cls, skip=("record",)) if cls is RecordEvent else conv_for(cls))
                        for kind, cls in _OTHER_KINDS.items()}
         self.records = {name: conv_for(cls) for name, cls in RECORD_TYPES.items()}
@@ -531,7 +533,7 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
                 if api not in lay.requests:
                     raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown api {api!r}")
                 reqs = lay.requests[api].decode(batch.column(f"req_{api}").take(idx))
-                resps = lay.responses[api].decode(batch.column(f"resp_{api}").take(idx))
+                resps = lay.response_decoders[api](batch.column(f"resp_{api}").take(idx))
                 cols = [batch.column(name).take(idx).to_pylist() for name in lay.exchange_fields]
                 for i, e in zip(idx.to_pylist(), lay.make_exchange(len(idx), *cols, reqs, resps), strict=True):
                     events[i] = e
