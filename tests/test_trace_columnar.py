@@ -1,0 +1,325 @@
+"""The columnar Parquet layout (issue 20 item 1): JSON Lines -> columnar Parquet -> JSON
+Lines gives back the same bytes for any input; the validator loads the same events and
+problems, and gives the same verdicts, from both; text-layout files still read; and
+``groupspec trace convert`` reports bad input without a traceback."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import types
+from enum import Enum
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from groupspec.cli.main import main
+from groupspec.protocol.records import Record
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace import columnar, parquet
+from groupspec.trace.codec import _hints
+from groupspec.trace.events import (
+    APIS,
+    FORMAT,
+    RECORD_TYPES,
+    VERSION,
+    ApiVersionsEvent,
+    DecodeErrorEvent,
+    Event,
+    ExpiryEvent,
+    FetchEvent,
+    Header,
+    MetadataEvent,
+    RecordEvent,
+    WireExchange,
+)
+from groupspec.validate import validate_path
+from groupspec.validate.load import LoadedTrace, load_bytes, load_path, loaded_from_arrow
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").rglob("*.jsonl"))
+INJECTED = sorted((ROOT / "examples" / "injected").glob("cluster-*.jsonl.gz"))
+
+
+def _bytes(path: Path) -> bytes:
+    raw = path.read_bytes()
+    return gzip.decompress(raw) if path.suffix == ".gz" else raw
+
+
+def _round_trip(raw: bytes, tmp: Path) -> Path:
+    src, dst = tmp / "in.jsonl", tmp / "out.parquet"
+    src.write_bytes(raw)
+    parquet.jsonl_to_parquet(src, dst)
+    assert columnar.is_columnar_schema(pq.read_schema(dst)) and parquet.layout_of(dst) == parquet.COLUMNAR
+    assert parquet.parquet_to_jsonl_bytes(dst) == raw
+    return dst
+
+
+def _same_load(a: LoadedTrace, b: LoadedTrace) -> None:
+    assert a.lines == b.lines
+    assert a.events == b.events
+    assert [dataclasses.replace(p, source="") for p in a.problems] == \
+        [dataclasses.replace(p, source="") for p in b.problems]
+
+
+def _loads_the_same(raw: bytes, tmp: Path) -> Path:
+    dst = _round_trip(raw, tmp)
+    _same_load(load_bytes(raw, "t"), load_path(dst))
+    return dst
+
+
+@pytest.mark.parametrize("path", EXAMPLES + INJECTED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_examples_round_trip_byte_identical(path: Path, tmp_path: Path) -> None:
+    _loads_the_same(_bytes(path), tmp_path)
+
+
+def test_generated_lines_are_all_typed(tmp_path: Path) -> None:
+    """Lines the trace writer wrote are canonical: no raw text is stored for them."""
+    dst = _loads_the_same(_bytes(INJECTED[0]), tmp_path)
+    t = pq.read_table(dst, columns=["raw", "decoded", "kind", "group_id", "seq", "line"])
+    assert t.column("raw").null_count == t.num_rows
+    assert all(t.column("decoded").to_pylist())
+    assert t.column("kind").to_pylist()[0] == "header"
+    assert t.column("line").to_pylist() == list(range(1, t.num_rows + 1))
+
+
+def _damaged() -> list[tuple[str, bytes]]:
+    good = _bytes(EXAMPLES[0]).split(b"\n")
+    exchange = next(x for x in good if b'"kind":"exchange"' in x)
+    obj = json.loads(exchange)
+    return [
+        ("empty", b""),
+        ("one newline", b"\n"),
+        ("blank lines", b"\n\n" + good[0] + b"\n\n  \n\t\n" + good[1] + b"\n\n"),
+        ("no final newline", b"\n".join(good[:5])),
+        ("crlf", b"\r\n".join(good[:5]) + b"\r\n"),
+        ("not utf-8", good[0] + b"\n\xff\xfe\x00 bad\n" + good[1] + b"\n\xc3"),
+        ("not json", good[0] + b"\nnot json at all\n{\"kind\":\n" + good[1] + b"\n"),
+        ("cut short", b"\n".join(good[:4]) + b"\n" + good[4][:37]),
+        ("spaced json", good[0] + b"\n" + json.dumps(obj).encode() + b"\n"),
+        ("keys reordered", good[0] + b"\n" + json.dumps(dict(reversed(list(obj.items())))).encode() + b"\n"),
+        ("int for a float", good[0] + b"\n" + exchange.replace(b'"sent_ms":', b'"sent_ms":1,"x":', 1)
+         .replace(b',"x":' + exchange.split(b'"sent_ms":')[1].split(b",")[0], b"", 1) + b"\n"),
+        ("unicode escapes", good[0] + b"\n" + json.dumps({**obj, "client_id": "\u00e9\u4e2d"}).encode() + b"\n"
+         + json.dumps({**obj, "client_id": "\u00e9"}, ensure_ascii=False).encode() + b"\n"),
+        ("lone surrogate", good[0] + b"\n" + exchange.replace(b'"client_id":"', b'"client_id":"\\ud800', 1) + b"\n"),
+        ("unknown kind and api", good[0] + b"\n" + json.dumps({**obj, "api": "Nope"}).encode() + b"\n"
+         + b'{"kind":"nope","seq":3}\n'),
+        ("huge int", good[0] + b"\n" + exchange.replace(b'"seq":', b'"seq":1' + b"0" * 30, 1) + b"\n"),
+        ("deep nesting", good[0] + b"\n" + b"[" * 100_000 + b"\n"),
+        ("bom", b"\xef\xbb\xbf" + good[0] + b"\n" + good[1] + b"\n"),
+        ("nul and controls", good[0] + b"\n\x00\x01\n" + good[1] + b"\n"),
+        ("duplicate line", good[0] + b"\n" + good[1] + b"\n" + good[1] + b"\n"),
+        ("json scalar", b"42\n\"x\"\nnull\n[]\n"),
+    ]
+
+
+@pytest.mark.parametrize(("name", "raw"), _damaged(), ids=[n for n, _ in _damaged()])
+def test_damaged_inputs_round_trip_and_load_the_same(name: str, raw: bytes, tmp_path: Path) -> None:
+    _loads_the_same(raw, tmp_path)
+
+
+def test_non_canonical_lines_keep_raw_only_for_them(tmp_path: Path) -> None:
+    good = _bytes(INJECTED[0]).split(b"\n")
+    spaced = json.dumps(json.loads(good[1])).encode()
+    dst = _loads_the_same(good[0] + b"\n" + spaced + b"\n" + good[2] + b"\n", tmp_path)
+    t = pq.read_table(dst, columns=["raw", "decoded"])
+    assert t.column("raw").to_pylist() == [None, spaced, None]
+    assert t.column("decoded").to_pylist() == [True, True, True]
+
+
+def test_verdicts_identical_on_jsonl_and_columnar_parquet(tmp_path: Path) -> None:
+    for f in INJECTED:
+        src = tmp_path / f.name.removesuffix(".gz")
+        src.write_bytes(_bytes(f))
+        dst = tmp_path / (src.stem + ".parquet")
+        parquet.jsonl_to_parquet(src, dst)
+        a, b = validate_path(src).to_json(), validate_path(dst).to_json()
+        a.pop("source")
+        b.pop("source")
+        assert a == b
+
+
+def test_text_layout_still_reads_and_validates_the_same(tmp_path: Path) -> None:
+    raw = _bytes(EXAMPLES[0])
+    lines = raw.split(b"\n")
+    raw = b"\n".join([*lines[:3], b"not json", b"\xff", *lines[3:]])
+    src = tmp_path / "t.jsonl"
+    src.write_bytes(raw)
+    old, new = tmp_path / "old.parquet", tmp_path / "new.parquet"
+    parquet.jsonl_to_parquet(src, old, layout=parquet.TEXT)
+    parquet.jsonl_to_parquet(src, new)
+    assert parquet.layout_of(old) == parquet.TEXT and b"groupspec.layout" not in (pq.read_schema(old).metadata or {})
+    assert "text" in pq.read_schema(old).names
+    _same_load(load_path(src), load_path(old))
+    _same_load(load_path(old), load_path(new))
+    verdicts = [validate_path(p).to_json() for p in (src, old, new)]
+    for v in verdicts:
+        v.pop("source")
+        for p in v["problems"]:
+            p["message"] = p["message"].replace(str(tmp_path), "")
+    assert verdicts[0] == verdicts[1] == verdicts[2]
+    assert list(parquet.read_lines(old)) == list(parquet.read_lines(new))[: len(list(parquet.read_lines(old)))]
+    with pytest.raises(parquet.LostBytes, match="line 5 was not UTF-8"):
+        parquet.parquet_to_jsonl_bytes(old)
+
+
+def test_old_typed_columns_keep_their_names_and_types(tmp_path: Path) -> None:
+    dst = _round_trip(_bytes(INJECTED[0]), tmp_path)
+    s = pq.read_schema(dst)
+    for name, tp in (("line", "int64"), ("kind", "string"), ("seq", "int64"), ("group_id", "string"),
+                     ("api", "string"), ("connection", "string"), ("sent_ms", "double"),
+                     ("received_ms", "double"), ("ended", "bool")):
+        assert str(s.field(name).type) == tp, name
+    groups = set(pq.read_table(dst, columns=["group_id"]).column("group_id").to_pylist())
+    assert {"cluster-000-g0000"} <= groups
+
+
+def test_loaded_from_arrow_takes_tables_batches_and_any_order(tmp_path: Path) -> None:
+    raw = _bytes(INJECTED[1])
+    dst = _round_trip(raw, tmp_path)
+    want = load_bytes(raw, "x")
+    table = pq.read_table(dst)
+    _same_load(want, loaded_from_arrow(table, "x"))
+    batches = table.to_batches(max_chunksize=777)
+    _same_load(want, loaded_from_arrow(list(reversed(batches)), "x"))
+    _same_load(want, loaded_from_arrow(iter(batches), "x"))
+    assert loaded_from_arrow(table, "x").source == "x"
+
+
+def test_events_written_directly_equal_their_jsonl_conversion(tmp_path: Path) -> None:
+    raw = _bytes(INJECTED[2])
+    events = [x.event for x in load_bytes(raw).events]
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    parquet.write_events(events, a)
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"".join(columnar.canonical(e) + b"\n" for e in events))
+    parquet.jsonl_to_parquet(src, b)
+    assert pq.read_table(a).equals(pq.read_table(b))
+    assert [x.event for x in load_path(a).events] == events
+
+
+# --------------------------------------------------------------------------- a property
+
+
+def _strategy(tp: Any) -> st.SearchStrategy[Any]:
+    """Values of a protocol type, from its type hints (the codec's vocabulary)."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        inner = st.one_of(*[_strategy(a) for a in args])
+        return st.none() | inner if type(None) in get_args(tp) else inner
+    if origin is tuple:
+        args = get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return st.lists(_strategy(args[0]), max_size=3).map(tuple)
+        return st.tuples(*[_strategy(a) for a in args])
+    if origin is dict:
+        return st.dictionaries(st.text(max_size=5), st.integers(-5, 2**40), max_size=2)
+    if tp is int:
+        return st.integers(-(2**63), 2**63 - 1) | st.integers(-3, 3)
+    if tp is float:
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if tp is str:
+        return st.text(max_size=6)
+    if tp is bytes:
+        return st.binary(max_size=6)
+    if tp is bool:
+        return st.booleans()
+    if tp is TopicId:
+        return st.integers(0, 2**128 - 1).map(TopicId)
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return st.sampled_from(list(tp))
+    if tp is Record:
+        return st.sampled_from(sorted(RECORD_TYPES)).flatmap(lambda n: _strategy(RECORD_TYPES[n]))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass(tp)
+    raise TypeError(f"no strategy for {tp!r}")
+
+
+def _dataclass(cls: type, **fixed: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    hints = _hints(cls)
+    fields = {f.name: fixed[f.name] if f.name in fixed else st.deferred(lambda t=hints[f.name]: _strategy(t))
+              for f in dataclasses.fields(cls) if f.init}
+
+    def build(values: dict[str, Any]) -> Any:
+        try:
+            return cls(**values)
+        except (TypeError, ValueError):  # a value the class's own checks refuse
+            return None
+
+    return st.fixed_dictionaries(fields).map(build).filter(lambda v: v is not None)
+
+
+def _exchange(api: str) -> st.SearchStrategy[WireExchange]:
+    key, req, resp = APIS[api]
+    return _dataclass(WireExchange, api=st.just(api), api_key=st.just(key), request=_strategy(req),
+                      response=st.none() | _strategy(resp))
+
+
+EVENTS: st.SearchStrategy[Event] = st.one_of(
+    st.sampled_from(sorted(APIS)).flatmap(_exchange),
+    _dataclass(Header, format=st.just(FORMAT), version=st.just(VERSION)),
+    *[_dataclass(c) for c in (DecodeErrorEvent, ExpiryEvent, FetchEvent, ApiVersionsEvent, MetadataEvent)],
+    _dataclass(RecordEvent, record=_strategy(Record)),
+)
+JUNK = st.one_of(st.binary(max_size=12).filter(lambda b: b"\n" not in b),
+                 st.sampled_from([b"", b" ", b"{}", b"\r", b'{"kind":"exchange"}', b"[1,2", b"\xff"]))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.one_of(EVENTS.map(columnar.canonical), JUNK), max_size=12), final_newline=st.booleans())
+def test_any_events_and_junk_round_trip(lines: list[bytes], final_newline: bool, tmp_path_factory: Any) -> None:
+    raw = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    _loads_the_same(raw, tmp_path_factory.mktemp("prop"))
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def test_convert_command_both_ways(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = _bytes(EXAMPLES[0]) + b"not json\n\xff\xfe"
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(raw)
+    assert main(["trace", "convert", str(src), str(tmp_path / "a.parquet")]) == 0
+    assert main(["trace", "convert", str(tmp_path / "a.parquet"), str(tmp_path / "b.jsonl")]) == 0
+    assert (tmp_path / "b.jsonl").read_bytes() == raw
+    assert main(["trace", "convert", "--to", "jsonl", str(tmp_path / "a.parquet"), str(tmp_path / "c.out")]) == 0
+    assert (tmp_path / "c.out").read_bytes() == raw
+    gz = tmp_path / "g.jsonl.gz"
+    gz.write_bytes(gzip.compress(raw))
+    assert main(["trace", "convert", "--quiet", str(gz), str(tmp_path / "g.parquet")]) == 0
+    assert parquet.parquet_to_jsonl_bytes(tmp_path / "g.parquet") == raw
+    err = capsys.readouterr().err
+    assert "a.jsonl ->" in err and "kept as raw text" in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["{d}/missing.jsonl", "{d}/x.parquet"], "missing.jsonl: cannot read: No such file"),
+    (["{d}/a.jsonl", "{d}/x.txt"], "--to: cannot tell the format of"),
+    (["{d}/a.jsonl", "{d}/x.jsonl"], "a.jsonl: not a Parquet trace"),
+    (["{d}/a.parquet", "{d}/x.parquet"], "a.parquet: already a Parquet trace"),
+    (["{d}/bad.parquet", "{d}/x.jsonl"], "bad.parquet: not a readable Parquet trace"),
+    (["{d}/bad.gz", "{d}/x.parquet"], "bad.gz: not a readable gzip file"),
+    (["{d}/old.parquet", "{d}/x.jsonl"], "old.parquet: line 2 was not UTF-8"),
+    (["{d}/a.parquet", "{d}/no/such/dir/x.jsonl"], "x.jsonl: cannot write"),
+    (["{d}/a.jsonl", "{d}/a.jsonl", "--to", "parquet"], "OUT is IN"),
+])
+def test_convert_command_errors(args: list[str], message: str, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.jsonl").write_bytes(_bytes(EXAMPLES[0]))
+    parquet.jsonl_to_parquet(tmp_path / "a.jsonl", tmp_path / "a.parquet")
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 this is no parquet file PAR1")
+    (tmp_path / "bad.gz").write_bytes(b"\x1f\x8b not gzip")
+    (tmp_path / "u.jsonl").write_bytes(b"{}\n\xff\n")
+    parquet.jsonl_to_parquet(tmp_path / "u.jsonl", tmp_path / "old.parquet", layout=parquet.TEXT)
+    capsys.readouterr()
+    assert main(["trace", "convert", *[a.format(d=tmp_path) for a in args]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert not list(tmp_path.rglob(".*.partial"))
