@@ -215,10 +215,10 @@ def _strategy(tp: Any) -> st.SearchStrategy[Any]:
         inner = st.one_of(*[_strategy(a) for a in args])
         return st.none() | inner if type(None) in get_args(tp) else inner
     if origin is tuple:
-        args = get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return st.lists(_strategy(args[0]), max_size=3).map(tuple)
-        return st.tuples(*[_strategy(a) for a in args])
+        items = get_args(tp)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return st.lists(_strategy(items[0]), max_size=3).map(tuple)
+        return st.tuples(*[_strategy(a) for a in items])
     if origin is dict:
         return st.dictionaries(st.text(max_size=5), st.integers(-5, 2**40), max_size=2)
     if tp is int:
@@ -244,7 +244,11 @@ def _strategy(tp: Any) -> st.SearchStrategy[Any]:
 
 def _dataclass(cls: type, **fixed: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     hints = _hints(cls)
-    fields = {f.name: fixed[f.name] if f.name in fixed else st.deferred(lambda t=hints[f.name]: _strategy(t))
+
+    def lazy(tp: Any) -> st.SearchStrategy[Any]:
+        return st.deferred(lambda: _strategy(tp))
+
+    fields = {f.name: fixed[f.name] if f.name in fixed else lazy(hints[f.name])
               for f in dataclasses.fields(cls) if f.init}
 
     def build(values: dict[str, Any]) -> Any:
