@@ -17,12 +17,14 @@ def test_in_process_rows_and_targets_on_a_tiny_collection() -> None:
     rows = report["rows"]
     assert [(r["engine"], r["input"]) for r in rows] == [
         ("in-process (1 core)", "parquet"),
+        ("in-process (1 core)", "parquet-text"),
         ("in-process (1 core)", "jsonl"),
     ]
     for r in rows:
         assert r["events"] == report["events"]
         assert r["events_per_s"] > 0 and r["peer_events_per_s"] > 0
         assert abs(r["ratio"] - r["seconds"] / r["peer_seconds"]) < 1e-9
+        assert abs(r["validate_vs_floor"] * r["ratio"] - 1) < 1e-9
     [(name, measured, verdict)] = bench.targets(report)
     assert "250,000" in name and "events/s" in measured
     assert verdict == "met" or verdict.startswith("gap")
