@@ -16,7 +16,7 @@ import pytest
 from groupspec.pipeline.generate import VIOLATION_KINDS, generate
 from groupspec.pipeline.validate_job import exit_status, run_validate
 from groupspec.pipeline.validate_rows import check_rows, scan_file
-from groupspec.trace.parquet import jsonl_to_parquet
+from groupspec.trace.parquet import TEXT, jsonl_to_parquet
 from groupspec.validate import exit_code, validate_path
 
 
@@ -48,7 +48,8 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     bad = [*lines[:40], '{"kind":"exchange","group_id":"cluster-000-g0001","seq":40,\n', "not json at all\n"]
     bad += lines[41:300] + lines[301:500] + [lines[499]] + lines[500:900] + [lines[900][:55]]
     damaged.write_text("".join(bad))
-    jsonl_to_parquet(damaged, root / "gen" / "damaged-copy.parquet")
+    jsonl_to_parquet(damaged, root / "gen" / "damaged-copy.parquet")  # the columnar layout
+    jsonl_to_parquet(damaged, root / "gen" / "damaged-text.parquet", layout=TEXT)  # the older text layout
     jsonl_to_parquet(c.clusters[1].source, root / "gen" / "cluster-001-copy.parquet")
     (root / "gen" / "unreadable.parquet").write_bytes(b"PAR1 this is not parquet")
     return root / "gen", manifest
@@ -74,7 +75,8 @@ def test_spark_verdicts_equal_in_process(collection: tuple[Path, dict[str, Any]]
     verdicts = {v["verdict"] for v in got.values()}
     assert verdicts == {"conforming", "violation", "inconclusive"}  # all three kinds compared
     # the Parquet copies give what their JSON Lines originals give
-    for a, b in (("damaged.jsonl", "damaged-copy.parquet"), ("cluster-001.jsonl", "cluster-001-copy.parquet")):
+    for a, b in (("damaged.jsonl", "damaged-copy.parquet"), ("damaged.jsonl", "damaged-text.parquet"),
+                 ("cluster-001.jsonl", "cluster-001-copy.parquet")):
         left = {g: v for (s, g), v in got.items() if s == str(src / a)}
         right = {g: v for (s, g), v in got.items() if s == str(src / b)}
         assert left and left == right
@@ -111,8 +113,10 @@ def test_quarantine_holds_bad_records_with_reasons(collection: tuple[Path, dict[
     assert dropped[42]["text"] == "not json at all" and dropped[42]["reason"].startswith("not valid JSON")
     assert all(r["reason"] for r in q)
     # the same problems from the Parquet copy, line for line
-    copy = [r for r in q if r["source"] == str(src / "damaged-copy.parquet")]
-    assert [(r["line"], r["problem"], r["text"]) for r in copy] == [(r["line"], r["problem"], r["text"]) for r in damaged]
+    for name in ("damaged-copy.parquet", "damaged-text.parquet"):
+        copy = [r for r in q if r["source"] == str(src / name)]
+        assert [(r["line"], r["problem"], r["text"]) for r in copy] == [
+            (r["line"], r["problem"], r["text"]) for r in damaged], name
     [unreadable] = [r for r in q if r["source"] == str(src / "unreadable.parquet")]
     assert unreadable["problem"] == "unreadable_file" and "Parquet" in unreadable["reason"]
     assert outcome.summary["quarantined_lines"] == sum(1 for r in q if r["dropped"])

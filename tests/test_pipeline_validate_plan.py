@@ -1,5 +1,5 @@
-"""``groupspec pipeline validate`` reads Parquet traces with Spark's own Parquet reader and
-hands their rows to the Python workers as Arrow batches (issue 20), and on the committed
+"""``groupspec pipeline validate`` reads Parquet traces (the columnar layout) with Spark's own
+Parquet reader and hands their rows to the Python workers as Arrow batches (issue 20), and on the committed
 injected collection (examples/injected/, as Parquet) gives exactly the in-process verdicts."""
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def test_plan_reads_parquet_with_spark_and_uses_arrow(outcome: Any) -> None:
     plan = outcome.plan
     assert "FileScan parquet" in plan, plan
     assert "MapInArrow" in plan, plan
+    assert "req_JoinGroup" in plan and "decoded" in plan  # the columnar layout's typed columns, not JSON text
     # decoded once: no second pass over the events, no exchange of the events between tasks
     assert plan.count("FileScan") == 1 and "Exchange" not in plan, plan
     assert (outcome.out / "plan.txt").read_text() == plan

@@ -3,8 +3,10 @@
 1. Parquet traces are read with Spark's own Parquet reader (``spark.read.parquet``, a
    ``FileScan parquet`` in the plan), one file to a task (the reader is told not to split
    or pack files), and their rows reach the Python workers as Arrow batches
-   (``mapInArrow``). Each task decodes its file once and judges every group of it
-   (:func:`groupspec.pipeline.validate_rows.rows_of_arrow`): a group's verdict can depend
+   (``mapInArrow``). Each task decodes its file once, the columnar layout's typed columns
+   and structs in bulk (:func:`groupspec.validate.load.loaded_from_arrow`, no JSON), and
+   judges every group of it (:func:`groupspec.pipeline.validate_rows.rows_of_arrow`): a
+   group's verdict can depend
    on the rest of its file (seq holes, duplicates, lines whose group cannot be told,
    undecodable frames on a connection it used, the header and the metadata images), so the
    file is what a task holds; groups are judged one by one, as ``groupspec validate``
@@ -55,9 +57,11 @@ from pyspark.sql.types import (
 
 from groupspec.pipeline.validate_metrics import REBALANCE_FIELDS
 from groupspec.pipeline.validate_rows import (
+    COLUMNAR,
     GROUP_COLUMNS,
-    LINE_LAYOUT,
     RESULT_COLUMNS,
+    TEXT,
+    TEXT_COLUMNS,
     rows_of_arrow,
     scan_file,
 )
@@ -106,21 +110,27 @@ def find_inputs(inputs: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def line_layout(path: str) -> bool:
-    """Whether ``path`` is a Parquet trace of the line-per-row layout whose footer reads
-    (Spark's reader takes those; everything else is read by path)."""
+def parquet_layout(path: str) -> str | None:
+    """The layout of a Parquet trace whose footer reads (:data:`COLUMNAR` or :data:`TEXT`:
+    Spark's reader takes those), or None (not Parquet, damaged, another schema: read by path)."""
     try:
         with open(path, "rb") as fh:
             if fh.read(4) != b"PAR1":
-                return False
+                return None
         import pyarrow.parquet as pq
+
+        from groupspec.trace.columnar import is_columnar_schema
 
         schema = pq.read_schema(path)
     except Exception:  # unreadable or damaged: the by-path reader says why
-        return False
+        return None
+    if is_columnar_schema(schema):
+        return COLUMNAR
     types = {f.name: f.type for f in schema}
-    return bool(pa.types.is_integer(types.get("line", pa.null())) and pa.types.is_string(types.get("text", pa.null()))
-                and pa.types.is_boolean(types.get("ended", pa.null())))
+    if (pa.types.is_integer(types.get("line", pa.null())) and pa.types.is_string(types.get("text", pa.null()))
+            and pa.types.is_boolean(types.get("ended", pa.null()))):
+        return TEXT
+    return None
 
 
 def reader_name(name: str) -> str:
@@ -187,35 +197,47 @@ class ValidateOutcome:
 Progress = Callable[[str, int, int], None]
 
 
+def _read_and_validate(spark: SparkSession, files: list[str], layout: str, config: ReplayConfig | None,
+                       on_file: Callable[[], None] | None) -> DataFrame:
+    """Parquet traces of one layout through Spark's Parquet reader, their rows to the Python
+    workers as Arrow batches (``mapInArrow``), each file judged by the task that read it."""
+    result_schema = _arrow_schema(RESULT_COLUMNS)
+    names: dict[str, str] = {}
+    for f in files:
+        names[os.path.abspath(f)] = f
+        names.setdefault(os.path.realpath(f), f)
+
+    def validate(batches: Iterable[Any]) -> Iterator[Any]:
+        local = {reader_name(k): v for k, v in names.items()}
+
+        def renamed() -> Iterator[Any]:
+            for b in batches:
+                src = pa.array([reader_name(x) for x in b.column("source").to_pylist()], pa.string())
+                yield b.set_column(b.schema.get_field_index("source"), "source", src)
+
+        rows = rows_of_arrow(renamed(), local, config, on_file=on_file, layout=layout)
+        yield from _batches(rows, result_schema)
+
+    read = spark.read.parquet(*[os.path.abspath(f) for f in files])
+    columns = read.columns if layout == COLUMNAR else list(TEXT_COLUMNS)
+    return (read.select(F.input_file_name().alias("source"), *columns)
+            .mapInArrow(validate, RESULT_SCHEMA))
+
+
 def validation_frame(spark: SparkSession, files: Sequence[str], config: ReplayConfig | None = None,
                      partitions: int | None = None,
                      on_file: Callable[[], None] | None = None) -> DataFrame:
     """The result rows of ``files`` (see the module docstring), not yet computed: Parquet
-    traces of the line layout through Spark's Parquet reader and ``mapInArrow``, the rest by
-    path. Run it with :data:`_WHOLE_FILES` set (:func:`whole_files`)."""
+    traces (columnar or text layout) through Spark's Parquet reader and ``mapInArrow``, the
+    rest by path. Run it within :func:`whole_files`."""
     result_schema = _arrow_schema(RESULT_COLUMNS)
-    by_reader = [f for f in files if line_layout(f)]
-    by_path = [f for f in files if f not in set(by_reader)]
+    layouts = {f: parquet_layout(f) for f in files}
+    by_path = [f for f in files if layouts[f] is None]
     frames: list[DataFrame] = []
-    if by_reader:
-        names: dict[str, str] = {}
-        for f in by_reader:
-            names[os.path.abspath(f)] = f
-            names.setdefault(os.path.realpath(f), f)
-
-        def validate(batches: Iterable[Any]) -> Iterator[Any]:
-            local = {reader_name(k): v for k, v in names.items()}
-
-            def renamed() -> Iterator[Any]:
-                for b in batches:
-                    src = pa.array([reader_name(x) for x in b.column("source").to_pylist()], pa.string())
-                    yield b.set_column(b.schema.get_field_index("source"), "source", src)
-
-            yield from _batches(rows_of_arrow(renamed(), local, config, on_file=on_file), result_schema)
-
-        read = (spark.read.parquet(*[os.path.abspath(f) for f in by_reader])
-                .select(F.input_file_name().alias("source"), *LINE_LAYOUT))
-        frames.append(read.mapInArrow(validate, RESULT_SCHEMA))
+    for layout in (COLUMNAR, TEXT):
+        by_reader = [f for f in files if layouts[f] == layout]
+        if by_reader:
+            frames.append(_read_and_validate(spark, by_reader, layout, config, on_file))
     if by_path:
         def scan(batches: Iterable[Any]) -> Iterator[Any]:
             for batch in batches:

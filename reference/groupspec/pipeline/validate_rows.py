@@ -14,8 +14,10 @@ unit a task decodes; nothing is written between decoding and checking.
 Where the lines come from:
 
 - :func:`rows_of_arrow` takes a file's rows as Arrow batches, as Spark's own Parquet reader
-  hands them to ``mapInArrow`` (a ``source`` column names the file): the line-per-row
-  Parquet layout (``line``, ``text``, ``ended``) decodes as
+  hands them to ``mapInArrow`` (a ``source`` column names the file): the columnar layout
+  (:mod:`groupspec.trace.columnar`) decodes in bulk with
+  :func:`~groupspec.validate.load.loaded_from_arrow`, as ``groupspec validate`` decodes the
+  file; the older text layout (``line``, ``text``, ``ended``) as
   :func:`groupspec.trace.parquet.read_lines` reads it;
 - :func:`scan_file` reads a path (JSON Lines, any Parquet trace, or a file that cannot be
   read) with :func:`~groupspec.validate.load.read_lines`, as ``groupspec validate`` does.
@@ -42,7 +44,7 @@ from typing import Any
 from groupspec.pipeline.validate_metrics import rebalance_metrics
 from groupspec.trace.events import RECORDER_SOURCE, Header, MetadataEvent
 from groupspec.validate.grouping import group_trace
-from groupspec.validate.load import LoadedTrace, parse_lines, read_lines
+from groupspec.validate.load import LoadedTrace, loaded_from_arrow, parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
 from groupspec.validate.replay import ReplayConfig
 from groupspec.validate.validator import validate_group, with_broker_config
@@ -110,8 +112,11 @@ DROPPED_KINDS = frozenset({"malformed_json", "truncated", "unknown_api", "bad_ev
 #: a file that could not be read at all (quarantined with line null)
 UNREADABLE = "unreadable_file"
 
-#: the columns of the line-per-row Parquet layout the job decodes from Arrow
-LINE_LAYOUT = ("line", "text", "ended")
+#: the Parquet trace layouts the job reads with Spark's reader (groupspec.trace.parquet):
+#: the columnar one (typed columns and structs) and the older text one (a line's JSON text)
+COLUMNAR, TEXT = "columnar", "text"
+#: the columns of the text layout the job decodes from Arrow
+TEXT_COLUMNS = ("line", "text", "ended")
 
 Row = dict[str, Any]
 #: called with each group's number of exchanges once it is checked (progress)
@@ -239,11 +244,51 @@ def lines_of_arrow(batches: Iterable[Any]) -> list[tuple[int, str | None, bool]]
             for no, text, end in rows if isinstance(no, int)]
 
 
+def _utf8(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError:
+        return None
+
+
+def validate_columnar(batches: list[Any], source: str, config: ReplayConfig | None = None,
+                      on_group: OnGroup | None = None) -> Iterator[Row]:
+    """The result rows of a columnar-layout trace held as Arrow batches (all of one file),
+    decoded in bulk (:func:`~groupspec.validate.load.loaded_from_arrow`) as
+    :func:`~groupspec.validate.load.load_path` decodes the file. A problem's text is the
+    line's bytes where the file kept them, else its event's canonical line (the same bytes)."""
+    try:
+        loaded = loaded_from_arrow(batches, source)
+    except Exception as e:  # as load_path: rows this layout's writer does not produce
+        yield from unreadable(source, f"{source}: not a readable Parquet trace: {e}")
+        return
+    from groupspec.trace.columnar import canonical
+
+    kept: dict[int, str | None] = {}
+    for b in batches:
+        raw = b.column("raw")
+        if raw.null_count < b.num_rows:
+            kept.update((no, _utf8(r)) for no, r in zip(b.column("line").to_pylist(), raw.to_pylist(), strict=True)
+                        if r is not None)
+    events: dict[int, Any] = {}
+
+    def text_of(line: int) -> str | None:
+        if line in kept:
+            return kept[line]
+        if not events:
+            events.update((x.line, x.event) for x in loaded.events)
+        event = events.get(line)
+        return canonical(event).decode("utf-8") if event is not None else None
+
+    yield from validate_file(loaded, text_of, config, on_group)
+
+
 def rows_of_arrow(batches: Iterable[Any], sources: Mapping[str, str], config: ReplayConfig | None = None,
-                  on_group: OnGroup | None = None, on_file: Callable[[], None] | None = None) -> Iterator[Row]:
+                  on_group: OnGroup | None = None, on_file: Callable[[], None] | None = None,
+                  layout: str = COLUMNAR) -> Iterator[Row]:
     """The result rows of the trace files whose rows ``batches`` hold (Arrow record batches
-    with a ``source`` column, each file's rows together, as one Spark task reads them);
-    ``sources`` maps the reader's file name to the name the file was given as."""
+    of ``layout`` with a ``source`` column, each file's rows together, as one Spark task
+    reads them); ``sources`` maps the reader's file name to the name the file was given as."""
     current: str | None = None
     held: list[Any] = []
     done: set[str] = set()
@@ -252,7 +297,10 @@ def rows_of_arrow(batches: Iterable[Any], sources: Mapping[str, str], config: Re
         if current is not None:
             done.add(current)
             name = sources.get(current, current)
-            yield from validate_lines(lines_of_arrow(held), name, config, on_group)
+            if layout == COLUMNAR:
+                yield from validate_columnar(held, name, config, on_group)
+            else:
+                yield from validate_lines(lines_of_arrow(held), name, config, on_group)
             if on_file is not None:
                 on_file()
 
