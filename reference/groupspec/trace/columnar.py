@@ -226,17 +226,42 @@ def _fixed(items: tuple[Conv, ...]) -> Conv:
     return Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, items, strict=False)]), encode, decode)
 
 
+def _generated_init(cls: type) -> bool:
+    """Whether ``cls.__init__`` is the one :mod:`dataclasses` generates (no hand-written one)."""
+    code = getattr(vars(cls).get("__init__"), "__code__", None)
+    return code is not None and code.co_filename == "<string>"
+
+
 def _maker(cls: type, names: Sequence[str]) -> Callable[..., list[Any]]:
-    """``make(n, *columns)``: ``n`` objects ``cls(name=value, ...)`` from one list per name,
-    a generated keyword call per row (the dataclasses are keyword-only)."""
+    """``make(n, *columns)``: ``n`` objects of dataclass ``cls`` from one list per field
+    named. When ``names`` are all of its fields and it keeps them in a ``__dict__``, an
+    object is made as ``cls(...)`` would make it, without the keyword call: a new instance
+    given its field dict (frozen dataclasses set each field through ``object.__setattr__``,
+    three times slower), then ``__post_init__`` when the class has one, so its checks run."""
     if not names:
         return lambda n: [cls() for _ in range(n)]
     cols = [f"c{i}" for i in range(len(names))]
     vals = [f"v{i}" for i in range(len(names))]
-    call = ", ".join(f"{n}={v}" for n, v in zip(names, vals, strict=True))
-    src = (f"def make(n, {', '.join(cols)}):\n"
-           f"    return [cls({call}) for ({', '.join(vals)},) in zip({', '.join(cols)})]\n")
-    env: dict[str, Any] = {"cls": cls}
+    fields = dataclasses.fields(cls)
+    direct = (all(f.init for f in fields) and sorted(f.name for f in fields) == sorted(names)
+              and not hasattr(cls, "__slots__") and _generated_init(cls))
+    env: dict[str, Any] = {"cls": cls, "new": object.__new__, "seta": object.__setattr__}
+    if direct:
+        items = ", ".join(f"{n!r}: {v}" for n, v in zip(names, vals, strict=True))
+        post = "        o.__post_init__()\n" if hasattr(cls, "__post_init__") else ""
+        src = (f"def make(n, {', '.join(cols)}):\n"
+               f"    out = []\n"
+               f"    app = out.append\n"
+               f"    for ({', '.join(vals)},) in zip({', '.join(cols)}):\n"
+               f"        o = new(cls)\n"
+               f"        seta(o, '__dict__', {{{items}}})\n"
+               f"{post}"
+               f"        app(o)\n"
+               f"    return out\n")
+    else:
+        call = ", ".join(f"{n}={v}" for n, v in zip(names, vals, strict=True))
+        src = (f"def make(n, {', '.join(cols)}):\n"
+               f"    return [cls({call}) for ({', '.join(vals)},) in zip({', '.join(cols)})]\n")
     exec(src, env)  # built from the class's own field names
     make: Callable[..., list[Any]] = env["make"]
     return make
