@@ -199,7 +199,8 @@ def run_check(args: argparse.Namespace) -> int:
             write_itf(result.violation, path, model=model.name, source=f"TLC {TLC.tool_version}")
             print(f"  counterexample written as ITF to {path}", file=sys.stderr)
         if args.record and result.verdict == "pass" and result.distinct is not None:
-            record_distinct_states(model.name, result.distinct, spec_dir())
+            record_distinct_states(model.name, result.distinct, spec_dir(), seconds=result.seconds,
+                                   workers=args.workers or model.workers)
             print(f"  recorded {result.distinct:,} distinct states for {model.name}", file=sys.stderr)
     if args.json:
         print(json.dumps([_outcome_json(o) for o in outcomes], indent=2))

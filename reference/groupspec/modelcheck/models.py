@@ -14,8 +14,10 @@ the exhaustive models' bounds, with a fixed seed so that a run can be repeated.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -176,11 +178,20 @@ def narrow_properties(cfg: str, keep: str, model: str = "") -> str:
     return "".join(out)
 
 
-def record_distinct_states(name: str, count: int, directory: Path | None = None) -> None:
+def record_distinct_states(name: str, count: int, directory: Path | None = None,
+                           *, seconds: float | None = None, workers: int | None = None) -> None:
     """Write ``count`` as the measured distinct-state count of ``name`` in the manifest,
-    keeping its order and layout."""
+    keeping its order and layout; with ``seconds``, also how long TLC took, on how many
+    workers and cores, and the date (``measured``), so a nightly model's cost is on record."""
     directory = directory or spec_dir()
     path = directory / "models.json"
     raw = json.loads(path.read_text(encoding="utf-8"))
     raw[name]["distinct_states"] = count
+    if seconds is not None:
+        raw[name]["measured"] = {
+            "seconds": round(seconds),
+            "workers": workers,
+            "cores": os.cpu_count(),
+            "date": datetime.now(UTC).date().isoformat(),
+        }
     path.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
