@@ -327,3 +327,15 @@ def test_convert_command_errors(args: list[str], message: str, tmp_path: Path,
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
     assert not list(tmp_path.rglob(".*.partial"))
+
+
+def test_an_event_arrow_cannot_hold_is_kept_as_raw_text_alone(tmp_path: Path) -> None:
+    """A lone surrogate (a JSON escape no UTF-8 string holds) demotes its line only."""
+    good = _bytes(INJECTED[0]).split(b"\n")[:3000]
+    bad = good[1500].replace(b'"group_id":"', b'"group_id":"\\udc80', 1)
+    assert columnar.decode_line(bad) is not None  # the JSON reader takes it
+    lines = [*good[:1500], bad, *good[1501:]]
+    dst = _loads_the_same(b"\n".join(lines) + b"\n", tmp_path)
+    t = pq.read_table(dst, columns=["raw", "decoded"])
+    assert [i for i, d in enumerate(t.column("decoded").to_pylist()) if not d] == [1500]
+    assert t.column("raw").to_pylist()[1500] == bad and t.column("raw").null_count == len(lines) - 1

@@ -455,20 +455,25 @@ def _table(rows: Sequence[Line]) -> Any:
 def lines_to_table(lines: Sequence[Line]) -> Any:
     """The columnar Arrow table of classified lines (:func:`classify`). A line whose event
     Arrow cannot hold (a string with a lone surrogate, which JSON escapes allow) is kept as
-    raw text only, as the lines that hold no event are."""
+    raw text only, as the lines that hold no event are (found by halving the lines)."""
     pa = _pa()
+    errors = (pa.ArrowException, ValueError, TypeError, OverflowError)
+
+    def holdable(rows: Sequence[Line]) -> list[Line]:
+        try:
+            _table(rows)
+            return list(rows)
+        except errors:
+            if len(rows) == 1:
+                no, chunk, ended, _, _ = rows[0]
+                return [(no, chunk, ended, None, False)]
+            mid = len(rows) // 2
+            return holdable(rows[:mid]) + holdable(rows[mid:])
+
     try:
         return _table(lines)
-    except (pa.ArrowException, ValueError, TypeError, OverflowError):
-        pass
-    kept: list[Line] = []
-    for row in lines:
-        try:
-            _table([row])
-        except (pa.ArrowException, ValueError, TypeError, OverflowError):
-            row = (row[0], row[1], row[2], None, False)
-        kept.append(row)
-    return _table(kept)
+    except errors:
+        return _table(holdable(lines))
 
 
 def _batched(it: Iterable[Line], size: int) -> Iterator[list[Line]]:
