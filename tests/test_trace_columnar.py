@@ -339,3 +339,37 @@ def test_an_event_arrow_cannot_hold_is_kept_as_raw_text_alone(tmp_path: Path) ->
     t = pq.read_table(dst, columns=["raw", "decoded"])
     assert [i for i, d in enumerate(t.column("decoded").to_pylist()) if not d] == [1500]
     assert t.column("raw").to_pylist()[1500] == bad and t.column("raw").null_count == len(lines) - 1
+
+
+@pytest.mark.parametrize(("name", "raw"), _damaged(), ids=[n for n, _ in _damaged()])
+def test_read_lines_of_both_forms_agree(name: str, raw: bytes, tmp_path: Path) -> None:
+    """The line-by-line readers (the pipeline's by-path scan) give the same lines for a
+    JSON Lines file and its columnar copy."""
+    from groupspec.validate.load import read_lines
+
+    src = tmp_path / "t.jsonl"
+    src.write_bytes(raw)
+    dst = _round_trip(raw, tmp_path)
+    assert read_lines(dst) == read_lines(src)
+
+
+def test_a_row_the_classes_refuse_is_an_unreadable_file_not_a_traceback(tmp_path: Path) -> None:
+    """A hand-made columnar file whose struct holds a value the dataclass's own checks
+    refuse (JoinGroup version 99) is bad input: the loader names the file."""
+    import pyarrow as pa
+
+    from groupspec.validate.problems import TraceInputError
+
+    raw = _bytes(INJECTED[0])
+    dst = _round_trip(raw, tmp_path)
+    t = pq.read_table(dst)
+    col = t.column("req_JoinGroup").combine_chunks()
+    i = col.type.get_field_index("version")
+    fields = [col.field(k) for k in range(col.type.num_fields)]
+    fields[i] = pa.array([None if v is None else 99 for v in fields[i].to_pylist()], pa.int64())
+    bad = pa.StructArray.from_arrays(fields, fields=list(col.type), mask=col.is_null())
+    t = t.set_column(t.schema.get_field_index("req_JoinGroup"), t.schema.field("req_JoinGroup"), bad)
+    out = tmp_path / "bad.parquet"
+    pq.write_table(t, out)
+    with pytest.raises(TraceInputError, match=r"bad\.parquet: not a readable Parquet trace: JoinGroup version 99"):
+        load_path(out)

@@ -210,16 +210,20 @@ def parquet_to_jsonl(src: str | Path, dst: str | Path) -> int:
 
 def read_lines(path: str | Path) -> Iterator[tuple[int, str | None, bool]]:
     """(line number, JSON text, whether a newline ended it) of a Parquet trace of either
-    layout, in line order (text None: the line was not UTF-8)."""
+    layout, in line order (text None: the line was not UTF-8), blank lines left out, as
+    :func:`groupspec.validate.load.read_lines` gives a JSON Lines file's lines."""
     _, pq = _pyarrow()
     if layout_of(path) == COLUMNAR:
         from groupspec.trace import columnar
 
         for no, chunk, ended in columnar.read_rows(path):
             try:
-                yield no, chunk.decode("utf-8").rstrip("\r"), ended
+                text = chunk.decode("utf-8").rstrip("\r")
             except UnicodeDecodeError:
                 yield no, None, ended
+                continue
+            if text.strip():  # blank lines are no line of the trace, as in JSON Lines
+                yield no, text, ended
         return
     table = pq.read_table(str(path), columns=["line", "text", "ended"])
     lines = table.column("line").to_pylist()
