@@ -135,6 +135,20 @@ def test_rebalance_metrics_and_summary(outcome: Any) -> None:
     assert not (outcome.out / "_results").exists()
 
 
+def test_spark_parquet_reader_gives_the_same_tables(spark: Any, collection: tuple[Path, dict[str, Any]],
+                                                    outcome: Any, tmp_path: Path) -> None:
+    """Spark's own Parquet reader (both layouts) instead of its binaryFile reader: the same
+    verdicts and the same quarantine."""
+    src, _ = collection
+    other = run_validate(spark, [str(src)], tmp_path / "out", log=lambda _: None, reader="parquet")
+    assert "FileScan parquet" in other.plan
+    for table in ("groups.parquet", "quarantine.parquet", "files.parquet"):
+        def key(r: dict[str, Any]) -> str:
+            return json.dumps(r, sort_keys=True, default=str)
+
+        assert sorted(map(key, _table(other.out / table))) == sorted(map(key, _table(outcome.out / table))), table
+
+
 def test_rows_without_spark_match(collection: tuple[Path, dict[str, Any]]) -> None:
     """The executor-side code alone (result rows in any order) gives the same verdicts."""
     src, _ = collection

@@ -1,6 +1,9 @@
-"""``groupspec pipeline validate`` reads Parquet traces (the columnar layout) with Spark's own
-Parquet reader and hands their rows to the Python workers as Arrow batches (issue 20), and on the committed
-injected collection (examples/injected/, as Parquet) gives exactly the in-process verdicts."""
+"""``groupspec pipeline validate`` reads Parquet traces (the columnar layout) with Spark's
+readers and hands them to the Python workers as Arrow batches (issue 20): by default each
+file's bytes through Spark's binaryFile reader (decoded in the worker with pyarrow, as
+``groupspec validate`` decodes it), or, with ``reader="parquet"``, its rows through Spark's
+own Parquet reader. Either way the committed injected collection (examples/injected/, as
+Parquet) gets exactly the in-process verdicts."""
 
 from __future__ import annotations
 
@@ -12,7 +15,14 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from groupspec.pipeline.validate_job import run_validate
+from groupspec.pipeline.validate_job import (
+    BINARY,
+    PARQUET,
+    explain,
+    run_validate,
+    validation_frame,
+    whole_files,
+)
 from groupspec.trace.parquet import jsonl_to_parquet
 from groupspec.validate import validate_path
 
@@ -36,20 +46,34 @@ def injected(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], list
     return jsonl, parquet
 
 
-@pytest.fixture(scope="module")
-def outcome(spark: Any, injected: tuple[list[Path], list[Path]], tmp_path_factory: pytest.TempPathFactory) -> Any:
+@pytest.fixture(scope="module", params=[BINARY, PARQUET])
+def outcome(request: pytest.FixtureRequest, spark: Any, injected: tuple[list[Path], list[Path]],
+            tmp_path_factory: pytest.TempPathFactory) -> Any:
     _, parquet = injected
-    return run_validate(spark, [str(parquet[0].parent)], tmp_path_factory.mktemp("out"), log=lambda _: None)
+    return run_validate(spark, [str(parquet[0].parent)], tmp_path_factory.mktemp("out"), log=lambda _: None,
+                        reader=request.param)
 
 
-def test_plan_reads_parquet_with_spark_and_uses_arrow(outcome: Any) -> None:
+def test_plan_reads_with_spark_and_uses_arrow(outcome: Any) -> None:
     plan = outcome.plan
-    assert "FileScan parquet" in plan, plan
     assert "MapInArrow" in plan, plan
-    assert "req_JoinGroup" in plan and "decoded" in plan  # the columnar layout's typed columns, not JSON text
+    if "FileScan parquet" in plan:
+        assert "req_JoinGroup" in plan and "decoded" in plan  # the columnar layout's typed columns, not JSON text
+    else:
+        assert "FileScan binaryFile" in plan, plan
     # decoded once: no second pass over the events, no exchange of the events between tasks
     assert plan.count("FileScan") == 1 and "Exchange" not in plan, plan
     assert (outcome.out / "plan.txt").read_text() == plan
+
+
+def test_both_readers_are_planned(spark: Any, injected: tuple[list[Path], list[Path]]) -> None:
+    _, parquet = injected
+    files = [str(p) for p in parquet]
+    with whole_files(spark):
+        assert "FileScan parquet" in explain(validation_frame(spark, files, reader=PARQUET))
+        assert "FileScan binaryFile" in explain(validation_frame(spark, files))
+    with pytest.raises(ValueError, match="reader"):
+        validation_frame(spark, files, reader="csv")
 
 
 def test_injected_collection_verdicts_equal_in_process(injected: tuple[list[Path], list[Path]], outcome: Any) -> None:

@@ -64,6 +64,7 @@ from groupspec.pipeline.validate_rows import (
     TEXT_COLUMNS,
     rows_of_arrow,
     scan_file,
+    validate_parquet_buffer,
 )
 from groupspec.validate.replay import ReplayConfig
 
@@ -72,6 +73,14 @@ T = TypeVar("T")
 _SPARK_TYPES: dict[str, DataType] = {"string": StringType(), "int64": LongType(), "bool": BooleanType(),
                                      "str": StringType(), "int": LongType(), "float": DoubleType()}
 _ARROW_TYPES: dict[str, Any] = {"string": pa.string(), "int64": pa.int64(), "bool": pa.bool_()}
+
+#: how Parquet traces reach the Python workers: their bytes through Spark's binaryFile
+#: reader, decoded there with pyarrow (the default), or their rows through Spark's own
+#: Parquet reader (the JVM decodes the columnar layout's nested structs row by row and
+#: converts them to Arrow: measured at twice the in-process validator's whole time, see
+#: bench/pipeline.md)
+BINARY, PARQUET = "binary", "parquet"
+READERS = (BINARY, PARQUET)
 
 #: rows per Arrow batch the tasks emit
 BATCH_ROWS = 2000
@@ -224,20 +233,53 @@ def _read_and_validate(spark: SparkSession, files: list[str], layout: str, confi
             .mapInArrow(validate, RESULT_SCHEMA))
 
 
+def _read_bytes_and_validate(spark: SparkSession, files: list[str], config: ReplayConfig | None,
+                             on_file: Callable[[], None] | None) -> DataFrame:
+    """Parquet traces through Spark's ``binaryFile`` reader, each file's bytes to a Python
+    worker in an Arrow batch (``mapInArrow``), decoded there with pyarrow's Parquet reader
+    and judged by that task."""
+    result_schema = _arrow_schema(RESULT_COLUMNS)
+    names: dict[str, str] = {}
+    for f in files:
+        names[os.path.abspath(f)] = f
+        names.setdefault(os.path.realpath(f), f)
+
+    def validate(batches: Iterable[Any]) -> Iterator[Any]:
+        local = {reader_name(k): v for k, v in names.items()}
+        for b in batches:
+            content = b.column("content")
+            for i, path in enumerate(b.column("path").to_pylist()):
+                name = local.get(reader_name(path), path)
+                yield from _batches(validate_parquet_buffer(content[i].as_buffer(), name, config), result_schema)
+                if on_file is not None:
+                    on_file()
+
+    read = spark.read.format("binaryFile").load([os.path.abspath(f) for f in files])
+    return read.select("path", "content").mapInArrow(validate, RESULT_SCHEMA)
+
+
 def validation_frame(spark: SparkSession, files: Sequence[str], config: ReplayConfig | None = None,
-                     partitions: int | None = None,
-                     on_file: Callable[[], None] | None = None) -> DataFrame:
+                     partitions: int | None = None, on_file: Callable[[], None] | None = None,
+                     reader: str = BINARY) -> DataFrame:
     """The result rows of ``files`` (see the module docstring), not yet computed: Parquet
-    traces (columnar or text layout) through Spark's Parquet reader and ``mapInArrow``, the
-    rest by path. Run it within :func:`whole_files`."""
+    traces (columnar or text layout) through Spark's ``binaryFile`` reader (``reader`` =
+    :data:`BINARY`) or its Parquet reader (:data:`PARQUET`) and ``mapInArrow``, the rest by
+    path. Run it within :func:`whole_files`."""
+    if reader not in READERS:
+        raise ValueError(f"reader: one of {', '.join(READERS)}, not {reader!r}")
     result_schema = _arrow_schema(RESULT_COLUMNS)
     layouts = {f: parquet_layout(f) for f in files}
     by_path = [f for f in files if layouts[f] is None]
     frames: list[DataFrame] = []
-    for layout in (COLUMNAR, TEXT):
-        by_reader = [f for f in files if layouts[f] == layout]
+    if reader == BINARY:
+        by_reader = [f for f in files if layouts[f] is not None]
         if by_reader:
-            frames.append(_read_and_validate(spark, by_reader, layout, config, on_file))
+            frames.append(_read_bytes_and_validate(spark, by_reader, config, on_file))
+    else:
+        for layout in (COLUMNAR, TEXT):
+            by_reader = [f for f in files if layouts[f] == layout]
+            if by_reader:
+                frames.append(_read_and_validate(spark, by_reader, layout, config, on_file))
     if by_path:
         def scan(batches: Iterable[Any]) -> Iterator[Any]:
             for batch in batches:
@@ -274,9 +316,10 @@ def whole_files(spark: SparkSession) -> Iterator[None]:
 def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
                  config: ReplayConfig | None = None, progress: Progress | None = None,
                  log: Callable[[str], None] = print, keep_scan: bool = False,
-                 partitions: int | None = None) -> ValidateOutcome:
+                 partitions: int | None = None, reader: str = BINARY) -> ValidateOutcome:
     """Validate the trace files ``inputs`` names into ``out``. ``keep_scan`` keeps the result
-    rows in ``DIR/_results``; ``partitions`` caps the tasks reading files by path."""
+    rows in ``DIR/_results``; ``partitions`` caps the tasks reading files by path;
+    ``reader``: how Parquet traces are read (:data:`READERS`)."""
     t0 = time.perf_counter()
     files = find_inputs(inputs)
     if not files:
@@ -289,7 +332,7 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
     validated = sc.accumulator(0)
     results_dir = out / "_results"
     with whole_files(spark):
-        frame = validation_frame(spark, files, config, partitions, on_file=lambda: validated.add(1))
+        frame = validation_frame(spark, files, config, partitions, on_file=lambda: validated.add(1), reader=reader)
         plan = explain(frame)
         run_with_progress(
             lambda: frame.write.mode("overwrite").parquet(str(results_dir)),

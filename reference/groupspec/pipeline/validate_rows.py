@@ -13,6 +13,9 @@ unit a task decodes; nothing is written between decoding and checking.
 
 Where the lines come from:
 
+- :func:`validate_parquet_buffer` takes a Parquet trace's bytes, as Spark's ``binaryFile``
+  reader hands them to ``mapInArrow``, and decodes them as
+  :func:`~groupspec.validate.load.load_path` decodes the file (the columnar layout in bulk);
 - :func:`rows_of_arrow` takes a file's rows as Arrow batches, as Spark's own Parquet reader
   hands them to ``mapInArrow`` (a ``source`` column names the file): the columnar layout
   (:mod:`groupspec.trace.columnar`) decodes in bulk with
@@ -281,6 +284,32 @@ def validate_columnar(batches: list[Any], source: str, config: ReplayConfig | No
         return canonical(event).decode("utf-8") if event is not None else None
 
     yield from validate_file(loaded, text_of, config, on_group)
+
+
+def validate_parquet_buffer(buf: Any, source: str, config: ReplayConfig | None = None,
+                            on_group: OnGroup | None = None) -> Iterator[Row]:
+    """The result rows of a Parquet trace held in memory (its bytes, as Spark's binaryFile
+    reader hands them over): the columnar layout decoded in bulk as
+    :func:`~groupspec.validate.load.load_path` decodes it, the text layout line by line."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from groupspec.trace.columnar import BATCH_ROWS, is_columnar_schema
+
+    try:
+        pf = pq.ParquetFile(pa.BufferReader(buf))
+        if is_columnar_schema(pf.schema_arrow):
+            batches = list(pf.iter_batches(batch_size=BATCH_ROWS))
+            text: list[Any] | None = None
+        else:
+            batches, text = [], pf.read(columns=list(TEXT_COLUMNS)).to_batches()
+    except Exception as e:  # pyarrow's errors for a damaged file have no common base
+        yield from unreadable(source, f"{source}: not a readable Parquet trace: {e}")
+        return
+    if text is None:
+        yield from validate_columnar(batches, source, config, on_group)
+    else:
+        yield from validate_lines(lines_of_arrow(text), source, config, on_group)
 
 
 def rows_of_arrow(batches: Iterable[Any], sources: Mapping[str, str], config: ReplayConfig | None = None,
