@@ -166,7 +166,8 @@ def loaded_from_arrow(batches: Any, source: str = "<trace>") -> LoadedTrace:
             continue
         lines.append((no, text, ended))
     out = parse_lines(lines, source)
-    events = [Located(no, e) for no, e in got.events]
+    events: list[Located] = columnar.dataclass_maker(Located, ("line", "event"))(
+        len(got.events), [no for no, _ in got.events], [e for _, e in got.events])
     if out.events:  # only from a file not written by this version (a row it could decode)
         events = sorted(events + out.events, key=lambda x: x.line)
     out.events = events
