@@ -48,12 +48,18 @@ def to_json(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.name
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {name: to_json(getattr(value, name)) for name in _field_names(type(value))}
     if isinstance(value, tuple | list):
         return [to_json(v) for v in value]
     if isinstance(value, dict):
         return {str(k): to_json(v) for k, v in value.items()}
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, in order (read once per class, not per value)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @functools.cache
