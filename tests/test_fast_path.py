@@ -12,6 +12,10 @@
   deadline not moved, a commit not stored): the mutants below.
 - The validator's verdicts on generated traces and on the committed injected collection
   are byte-identical with the fast path on and off.
+- The replay's shortcut is checked step by step on the injected collection: each sole
+  option is ``_options``' only one, and each fast step leaves the branch (coordinator state,
+  clocks, remaining, parked, leaders, ...) and the answers noted as ``_step`` with the fast
+  path off does on a copy; dropping one of its conditions or effects is caught.
 """
 
 from __future__ import annotations
@@ -380,3 +384,113 @@ def test_replay_takes_the_fast_path_and_searches_alike(tmp_path: Path) -> None:
                     fast = replay_group(g.exchanges, ReplayConfig())
             assert dataclasses.asdict(fast) == dataclasses.asdict(slow)
     assert taken > 0
+
+
+# ---------------------------------------------------------------- the replay's fast step, step by step
+def _branch_snapshot(b: Any) -> tuple[Any, ...]:
+    rest = {f.name: getattr(b, f.name) for f in dataclasses.fields(b) if f.name != "coord"}
+    return repr(b.coord.state), b.coord._last_now_ms, b.coord._next_offsets_check_ms, rest
+
+
+def _lockstep_replayer() -> Any:
+    """A Replayer that checks each shortcut it takes against the slow path: the sole option
+    against ``_options``, and each fast step against ``_step`` with the fast path off, run
+    on a copy of the branch (same branch afterwards, same answers noted, no failure)."""
+    from groupspec.validate import replay as rp
+    from groupspec.validate.snapshot import copy_state
+
+    class Lockstepped(rp.Replayer):
+        steps = 0
+
+        def _sole_option(self, b: Any) -> Any:
+            d = super()._sole_option(b)
+            if d is not None:
+                options = self._options(b)
+                assert options == [d], f"sole option {d}, _options {options}"
+            return d
+
+        def _fast_step(self, b: Any, d: Any) -> bool:
+            twin = copy_state(b)
+            seq = self.x[d.index].seq
+            before = list(self.answers.get(seq, ()))
+            if not super()._fast_step(b, d):
+                return False
+            Lockstepped.steps += 1
+            fast_answers = self.answers.get(seq, [])
+            self.answers[seq] = list(before)
+            with fast_path.enabled(False):
+                try:
+                    rp.Replayer._step(self, twin, d)
+                except rp._Fail as f:
+                    raise AssertionError(f"fast step at seq {seq} where the slow one fails: "
+                                         f"{f.failure.detail}") from None
+            assert self.answers.get(seq, []) == fast_answers, f"answers differ at seq {seq}"
+            assert _branch_snapshot(b) == _branch_snapshot(twin), f"branches differ after seq {seq}"
+            return True
+
+    return Lockstepped
+
+
+@pytest.fixture(scope="module")
+def injected(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    here = Path(__file__).resolve().parent.parent / "examples" / "injected"
+    tmp = tmp_path_factory.mktemp("injected-fast")
+    paths = []
+    for f in sorted(here.glob("cluster-*.jsonl.gz")):
+        p = tmp / f.name.removesuffix(".gz")
+        p.write_bytes(gzip.decompress(f.read_bytes()))
+        paths.append(p)
+    return paths
+
+
+def _replay_lockstepped(paths: list[Path], slacks: tuple[int, ...]) -> int:
+    from groupspec.validate import replay as rp
+    from groupspec.validate import validate_path
+
+    checked = _lockstep_replayer()
+    with pytest.MonkeyPatch.context() as mp, fast_path.enabled(True):
+        mp.setattr(rp, "Replayer", checked)  # replay_group builds this one
+        for slack in slacks:
+            for p in paths:
+                validate_path(p, rp.ReplayConfig(slack_ms=slack))
+    return int(checked.steps)
+
+
+def test_each_fast_step_of_the_replay_equals_the_slow_step(injected: list[Path]) -> None:
+    """Over the injected collection, with the default slack and a wide one (more timers
+    near requests): every sole option is _options' only one, every fast step leaves the
+    branch and the answers as the slow step does."""
+    assert _replay_lockstepped(injected, (100, 5_000)) > 10_000
+
+
+#: the replay's shortcut with one condition or effect dropped: (method, text, replacement)
+REPLAY_MUTANTS = {
+    "timer near the request ignored": ("_sole_option",
+                                       "if fast_path.earliest_deadline(state) <= t + self.cfg.slack_ms:",
+                                       "if False:"),
+    "overlapping request ignored": ("_sole_option",
+                                    "if len(rem) > 1 and not self.x[rem[1]].sent > ex.received:", "if False:"),
+    "missing response ignored": ("_sole_option",
+                                 "if e.response is None or self.coordinator_error[i]:", "if False:"),
+    "due timer ignored": ("_fast_step", "if fast_path.earliest_deadline(state) <= t:", "if False:"),
+    "connection's last time not noted": ("_fast_step", "b.last_normal[e.connection] = t", "pass"),
+    "answer not noted": ("_fast_step", "self.answers.setdefault(ex.seq, []).append(resp)", "pass"),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(REPLAY_MUTANTS))
+def test_the_step_check_catches_a_disagreeing_replay_shortcut(mutant: str, injected: list[Path]) -> None:
+    import inspect
+    import textwrap
+
+    from groupspec.validate import replay as rp
+
+    method, find, replace = REPLAY_MUTANTS[mutant]
+    source = textwrap.dedent(inspect.getsource(getattr(rp.Replayer, method)))
+    assert source.count(find) == 1
+    namespace: dict[str, Any] = {}
+    exec(source.replace(find, replace), vars(rp), namespace)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rp.Replayer, method, namespace[method])
+        with pytest.raises(AssertionError):
+            _replay_lockstepped(injected, (100, 5_000))
