@@ -543,6 +543,21 @@ def _rows(mask: Any) -> Any:
     return pc.indices_nonzero(mask)
 
 
+class _Columns:
+    """A batch's columns by name; a column of the layout the batch lacks (not read, see
+    :func:`iter_batches`) reads as all null."""
+
+    def __init__(self, batch: Any) -> None:
+        self.batch = batch
+        self.names = set(batch.schema.names)
+
+    def column(self, name: str) -> Any:
+        if name in self.names:
+            return self.batch.column(name)
+        field = layout().schema.field(name)  # KeyError: not a column of the layout
+        return _pa().nulls(self.batch.num_rows, field.type)
+
+
 def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     """Decode one record batch of the columnar layout into ``out``, in bulk: the rows of
     each kind (and of each API, record type) are taken together, and each column is
@@ -553,6 +568,7 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     n = batch.num_rows
     if n == 0:
         return
+    batch = _Columns(batch)
     lines = batch.column("line").to_pylist()
     dec = batch.column("decoded")
     raw_col = batch.column("raw")
@@ -622,10 +638,34 @@ def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRo
     return out
 
 
+def needed_columns(pf: Any) -> list[str]:
+    """The columns of a columnar Parquet file (a ``pyarrow.parquet.ParquetFile``) that
+    decoding it needs: the flat ones and the struct columns of the APIs, kinds and record
+    types its rows have (read first, from four small columns). Reading a file is mostly a
+    cost per column chunk, and most of the ~400 leaf columns are null in any one trace."""
+    import pyarrow.compute as pc
+
+    names = pf.schema_arrow.names
+    small = pf.read(columns=[c for c in ("decoded", "kind", "api", "record_type") if c in names])
+    if "decoded" not in small.column_names:
+        return list(names)
+    dec = small.column("decoded")
+    need = {"line", "ended", "raw", "decoded", *(name for name, _ in FLAT)}
+    for kind in pc.unique(small.column("kind").filter(dec)).to_pylist():
+        need.add(f"ev_{kind}")
+    for api in pc.unique(small.column("api").filter(dec)).to_pylist():
+        need |= {f"req_{api}", f"resp_{api}"}
+    for rtype in pc.unique(small.column("record_type").filter(dec)).to_pylist():
+        need.add(f"rec_{rtype}")
+    return [n for n in names if n in need]
+
+
 def iter_batches(path: Any, batch_rows: int = BATCH_ROWS) -> Iterator[Any]:
+    """The record batches of a columnar Parquet file, only the columns decoding needs."""
     import pyarrow.parquet as pq
 
-    yield from pq.ParquetFile(str(path)).iter_batches(batch_size=batch_rows)
+    pf = pq.ParquetFile(str(path))
+    yield from pf.iter_batches(batch_size=batch_rows, columns=needed_columns(pf))
 
 
 def read_rows(path: Any) -> list[tuple[int, bytes, bool]]:

@@ -221,9 +221,10 @@ def load_path(path: str | Path) -> LoadedTrace:
         try:
             pf = _parquet_file(path)
             if pf is not None:
-                from groupspec.trace.columnar import BATCH_ROWS
+                from groupspec.trace.columnar import BATCH_ROWS, needed_columns
 
-                return loaded_from_arrow(pf.iter_batches(batch_size=BATCH_ROWS), source)
+                batches = pf.iter_batches(batch_size=BATCH_ROWS, columns=needed_columns(pf))
+                return loaded_from_arrow(batches, source)
         except ImportError as e:
             raise TraceInputError(f"{source}: reading Parquet traces needs pyarrow: "
                                   f"pip install 'groupspec[spark]' ({e})") from None
