@@ -19,9 +19,9 @@ from groupspec.pipeline.validate_job import (
     BINARY,
     PARQUET,
     explain,
+    reader_settings,
     run_validate,
     validation_frame,
-    whole_files,
 )
 from groupspec.trace.parquet import jsonl_to_parquet
 from groupspec.validate import validate_path
@@ -69,8 +69,9 @@ def test_plan_reads_with_spark_and_uses_arrow(outcome: Any) -> None:
 def test_both_readers_are_planned(spark: Any, injected: tuple[list[Path], list[Path]]) -> None:
     _, parquet = injected
     files = [str(p) for p in parquet]
-    with whole_files(spark):
+    with reader_settings(spark, files, PARQUET):
         assert "FileScan parquet" in explain(validation_frame(spark, files, reader=PARQUET))
+    with reader_settings(spark, files):
         assert "FileScan binaryFile" in explain(validation_frame(spark, files))
     with pytest.raises(ValueError, match="reader"):
         validation_frame(spark, files, reader="csv")

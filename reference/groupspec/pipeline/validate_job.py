@@ -1,12 +1,17 @@
 """``groupspec pipeline validate``: trace collections validated per group on Spark.
 
-1. Parquet traces are read with Spark's own Parquet reader (``spark.read.parquet``, a
-   ``FileScan parquet`` in the plan), one file to a task (the reader is told not to split
-   or pack files), and their rows reach the Python workers as Arrow batches
-   (``mapInArrow``). Each task decodes its file once, the columnar layout's typed columns
-   and structs in bulk (:func:`groupspec.validate.load.loaded_from_arrow`, no JSON), and
-   judges every group of it (:func:`groupspec.pipeline.validate_rows.rows_of_arrow`): a
-   group's verdict can depend
+1. Parquet traces are read with Spark's ``binaryFile`` reader (a ``FileScan binaryFile``
+   in the plan; whole files packed a few tasks per core), each file's bytes reach a Python
+   worker in an Arrow batch (``mapInArrow``), and the worker decodes the file once with
+   pyarrow, the columnar layout's typed columns and structs in bulk
+   (:func:`groupspec.validate.load.loaded_from_arrow`, no JSON), exactly as ``groupspec
+   validate`` does, and judges every group of it
+   (:func:`groupspec.pipeline.validate_rows.validate_parquet_buffer`). With ``reader`` =
+   ``"parquet"`` Spark's own Parquet reader reads them instead (``FileScan parquet``, one
+   file to a task) and their rows reach the workers as Arrow batches
+   (:func:`~groupspec.pipeline.validate_rows.rows_of_arrow`); measured, the JVM's decoding
+   of the nested structs and their conversion to Arrow alone take about twice as long as
+   the in-process validator's whole run, so it is not the default. A group's verdict can depend
    on the rest of its file (seq holes, duplicates, lines whose group cannot be told,
    undecodable frames on a connection it used, the header and the metadata images), so the
    file is what a task holds; groups are judged one by one, as ``groupspec validate``
@@ -35,7 +40,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,6 +95,23 @@ BATCH_ROWS = 2000
 #: and every file opened costs openCostInBytes)
 _WHOLE_FILES = {"spark.sql.files.maxPartitionBytes": str(1 << 50),
                 "spark.sql.files.openCostInBytes": str(1 << 50)}
+#: tasks per core the binaryFile reader's files are packed into (a task has a fixed cost,
+#: a few tenths of a second, that one task per file would pay hundreds of times; a few
+#: tasks per core keep the cores busy to the end)
+TASKS_PER_CORE = 4
+
+
+def _packed(spark: SparkSession, files: Sequence[str]) -> dict[str, str]:
+    """Reader settings that pack whole files (binaryFile never splits one) into about
+    :data:`TASKS_PER_CORE` tasks per core, and one file per Arrow batch."""
+    total = 0
+    for f in files:
+        with suppress(OSError):
+            total += os.path.getsize(f)
+    tasks = max(1, min(len(files), spark.sparkContext.defaultParallelism * TASKS_PER_CORE))
+    return {"spark.sql.files.maxPartitionBytes": str(max(1, -(-total // tasks))),
+            "spark.sql.files.openCostInBytes": "1",
+            "spark.sql.execution.arrow.maxRecordsPerBatch": "1"}
 
 
 def _spark_schema(columns: Sequence[tuple[str, str]]) -> StructType:
@@ -264,7 +286,7 @@ def validation_frame(spark: SparkSession, files: Sequence[str], config: ReplayCo
     """The result rows of ``files`` (see the module docstring), not yet computed: Parquet
     traces (columnar or text layout) through Spark's ``binaryFile`` reader (``reader`` =
     :data:`BINARY`) or its Parquet reader (:data:`PARQUET`) and ``mapInArrow``, the rest by
-    path. Run it within :func:`whole_files`."""
+    path. Run it within :func:`reader_settings`."""
     if reader not in READERS:
         raise ValueError(f"reader: one of {', '.join(READERS)}, not {reader!r}")
     result_schema = _arrow_schema(RESULT_COLUMNS)
@@ -298,10 +320,12 @@ def validation_frame(spark: SparkSession, files: Sequence[str], config: ReplayCo
 
 
 @contextmanager
-def whole_files(spark: SparkSession) -> Iterator[None]:
-    """Within it, Spark's file reader gives each file a task of its own."""
-    saved = {key: spark.conf.get(key, None) for key in _WHOLE_FILES}
-    for key, value in _WHOLE_FILES.items():
+def reader_settings(spark: SparkSession, files: Sequence[str] = (), reader: str = BINARY) -> Iterator[None]:
+    """Within it, Spark's file readers keep each file whole in one task: the Parquet reader
+    one file per task, the binaryFile reader whole files packed a few tasks per core."""
+    settings = _packed(spark, files) if reader == BINARY else _WHOLE_FILES
+    saved = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
         spark.conf.set(key, value)
     try:
         yield
@@ -331,7 +355,7 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
     # 1-3. read, decode once per file, judge every group; only result rows are written
     validated = sc.accumulator(0)
     results_dir = out / "_results"
-    with whole_files(spark):
+    with reader_settings(spark, files, reader):
         frame = validation_frame(spark, files, config, partitions, on_file=lambda: validated.add(1), reader=reader)
         plan = explain(frame)
         run_with_progress(
