@@ -20,8 +20,9 @@ Flat typed columns
     ``kind``, ``seq``, ``group_id`` (the event's group, :func:`~groupspec.trace.events.group_of`),
     ``api``, ``connection``, ``sent_ms``, ``received_ms`` (the columns of the older text
     layout, same names and types) and ``client_id``, ``api_key``, ``api_version``,
-    ``correlation_id``, ``cluster``, ``rewritten``, ``peer``, ``at_ms``. For an exchange they
-    are its fields; for other kinds they are filled where the event has the field.
+    ``correlation_id``, ``cluster``, ``rewritten``, ``peer``, ``at_ms`` and ``record_type``
+    (a record event's record class). For an exchange they are its fields; for other kinds
+    they are filled where the event has the field; null on rows not ``decoded``.
 ``req_<Api>`` / ``resp_<Api>`` (struct, nullable)
     An exchange's request and response body, one struct column per API (``req_JoinGroup``),
     null on every row of another API (and ``resp_`` null when no response was seen).
@@ -37,9 +38,12 @@ fixed tuples -> struct ``f0, f1, ...``, dataclasses -> struct. A type with no su
 (a union of dataclasses, the header's ``broker_config`` dict) is a string column holding
 its JSON value, decoded with :mod:`groupspec.trace.codec`.
 
-Writing goes through JSON Lines semantics (:func:`lines_to_table`), so JSON Lines ->
-columnar Parquet -> JSON Lines gives back the same bytes for any input
-(:func:`write_jsonl_bytes`), and the validator loads the same events and problems from both.
+Writing goes through JSON Lines semantics (:func:`classify`, :func:`lines_to_table`), so
+JSON Lines -> columnar Parquet -> JSON Lines gives back the same bytes for any input
+(:func:`to_jsonl_bytes`), and the validator loads the same events and problems from both
+(:func:`groupspec.validate.load.loaded_from_arrow` turns batches into its ``LoadedTrace``).
+Reading is bulk: the rows of one kind, API or record type are taken together and each
+column is converted once; objects are made from their field dicts (:func:`dataclass_maker`).
 """
 
 from __future__ import annotations
