@@ -39,6 +39,7 @@ import os
 import shutil
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -367,34 +368,33 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
     t_validate = time.perf_counter() - t0
     rows = spark.read.parquet(str(results_dir))
 
-    # 4. quarantine, files, groups, violations, rebalances, summary
+    # 4. quarantine, files, groups, violations, rebalances, summary (small tables: each is
+    # written from one partition, sorted there, without a range-partitioning pass)
     t1 = time.perf_counter()
-    (rows.where(F.col("role") == "problem")
-     .select("cluster", "source", "line", "seq", "group_id", F.col("kind").alias("problem"),
-             "reason", "dropped", "text")
-     .orderBy("cluster", "source", "line")
-     .write.mode("overwrite").parquet(str(out / "quarantine.parquet")))
-    (rows.where(F.col("role") == "file")
-     .select("cluster", "source", "events", "lines", "groups", "problems", "error")
-     .orderBy("cluster", "source")
-     .write.mode("overwrite").parquet(str(out / "files.parquet")))
-    files_df = spark.read.parquet(str(out / "files.parquet"))
-    twice = [r["source"] for r in files_df.groupBy("source").count().where(F.col("count") > 1).collect()]
+
+    def write(df: DataFrame, name: str, *order: str) -> None:
+        df.coalesce(1).sortWithinPartitions(*order).write.mode("overwrite").parquet(str(out / name))
+
+    write(rows.where(F.col("role") == "problem")
+          .select("cluster", "source", "line", "seq", "group_id", F.col("kind").alias("problem"),
+                  "reason", "dropped", "text"), "quarantine.parquet", "cluster", "source", "line")
+    write(rows.where(F.col("role") == "file")
+          .select("cluster", "source", "events", "lines", "groups", "problems", "error"),
+          "files.parquet", "cluster", "source")
+    per_file = spark.read.parquet(str(out / "files.parquet")).select("source", "events").collect()
+    twice = sorted(k for k, n in Counter(r["source"] for r in per_file).items() if n > 1)
     if twice:
         raise RuntimeError(f"files judged in parts (their verdicts would be wrong): {twice[:5]}")
-    totals = files_df.agg(F.sum("events").alias("events")).collect()[0]
-    n_events = int(totals["events"] or 0)
-    (rows.where(F.col("role") == "group")
-     .select(*[name for name, _ in GROUP_COLUMNS])
-     .write.mode("overwrite").parquet(str(out / "groups.parquet")))
+    n_events = sum(int(r["events"] or 0) for r in per_file)
+    write(rows.where(F.col("role") == "group").select(*[name for name, _ in GROUP_COLUMNS]),
+          "groups.parquet", "cluster", "source", "group_id")
     groups = spark.read.parquet(str(out / "groups.parquet"))
-    (groups.where(F.col("verdict") == "violation")
-     .select("cluster", "source", "group_id", F.col("violation_seq").alias("seq"),
-             F.col("violation_line").alias("line"), F.col("violation_rule").alias("rule"),
-             F.col("violation_api").alias("api"), F.col("violation_connection").alias("connection"),
-             "broker_answered", "protocol_allows", F.col("violation_detail").alias("detail"), "kafka_source")
-     .orderBy("cluster", "source", "group_id")
-     .write.mode("overwrite").parquet(str(out / "violations.parquet")))
+    write(groups.where(F.col("verdict") == "violation")
+          .select("cluster", "source", "group_id", F.col("violation_seq").alias("seq"),
+                  F.col("violation_line").alias("line"), F.col("violation_rule").alias("rule"),
+                  F.col("violation_api").alias("api"), F.col("violation_connection").alias("connection"),
+                  "broker_answered", "protocol_allows", F.col("violation_detail").alias("detail"), "kafka_source"),
+          "violations.parquet", "cluster", "source", "group_id")
     (groups.select("cluster", "source", "group_id",
                    F.posexplode(F.from_json("rebalances_json", REBALANCE_SCHEMA)).alias("index", "r"))
      .select("cluster", "source", "group_id", "index", "r.*")
@@ -413,12 +413,17 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
 
 
 def _summary(spark: SparkSession, out: Path, files: list[str], events: int, groups: DataFrame) -> dict[str, Any]:
-    verdicts = {r["verdict"]: int(r["count"]) for r in groups.groupBy("verdict").count().collect()}
-    rules = {r["violation_rule"]: int(r["count"]) for r in
-             groups.where(F.col("verdict") == "violation").groupBy("violation_rule").count().collect()}
-    q = spark.read.parquet(str(out / "quarantine.parquet"))
-    problems = {r["problem"]: int(r["count"]) for r in q.groupBy("problem").count().collect()}
-    dropped = q.where(F.col("dropped")).count()
+    verdicts: dict[str, int] = {}
+    rules: dict[str, int] = {}
+    for r in groups.groupBy("verdict", "violation_rule").count().collect():
+        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + int(r["count"])
+        if r["verdict"] == "violation":
+            rules[r["violation_rule"]] = rules.get(r["violation_rule"], 0) + int(r["count"])
+    problems: dict[str, int] = {}
+    dropped = 0
+    for r in spark.read.parquet(str(out / "quarantine.parquet")).groupBy("problem", "dropped").count().collect():
+        problems[r["problem"]] = problems.get(r["problem"], 0) + int(r["count"])
+        dropped += int(r["count"]) if r["dropped"] else 0
     rb = spark.read.parquet(str(out / "rebalances.parquet"))
     stats = rb.agg(F.count(F.lit(1)).alias("n"), F.avg("duration_ms").alias("mean"),
                    F.expr("percentile(duration_ms, 0.95)").alias("p95"),
