@@ -44,6 +44,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from groupspec.gc_pause import paused_gc
 from groupspec.pipeline.validate_metrics import rebalance_metrics
 from groupspec.trace.events import RECORDER_SOURCE, Header, MetadataEvent
 from groupspec.validate.grouping import group_trace
@@ -189,7 +190,16 @@ def validate_file(loaded: LoadedTrace, text_of: Callable[[int], str | None],
                   config: ReplayConfig | None = None, on_group: OnGroup | None = None) -> Iterator[Row]:
     """The result rows of one decoded trace file: its file row, a problem row per input
     problem (``text_of(line)``: the line's text, for the quarantine) and a group row per
-    group, judged as :func:`~groupspec.validate.validator.validate_loaded` judges them."""
+    group, judged as :func:`~groupspec.validate.validator.validate_loaded` judges them.
+    Each group is judged with the cycle collector paused, as ``groupspec validate`` judges
+    it (a generator cannot hold the pause across its yields)."""
+    with paused_gc():
+        rows = list(_file_rows(loaded, text_of, config, on_group))
+    yield from rows
+
+
+def _file_rows(loaded: LoadedTrace, text_of: Callable[[int], str | None],
+               config: ReplayConfig | None, on_group: OnGroup | None) -> Iterator[Row]:
     source = loaded.source
     config = file_config(loaded, config)
     grouped = group_trace(loaded)
