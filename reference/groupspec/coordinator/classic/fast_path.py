@@ -152,12 +152,12 @@ def earliest_deadline(state: CoordinatorState) -> float:
         for m in g.members.values():
             d = m.heartbeat_deadline_ms
             if d is not None and d < best:
-                best = d
+                best = float(d)
         for d in g.pending_members.values():
             if d < best:
-                best = d
+                best = float(d)
         if g.join_timer is not None and g.join_timer.deadline_ms < best:
-            best = g.join_timer.deadline_ms
+            best = float(g.join_timer.deadline_ms)
         if g.sync_timer is not None and g.sync_timer.deadline_ms < best:
-            best = g.sync_timer.deadline_ms
+            best = float(g.sync_timer.deadline_ms)
     return best
