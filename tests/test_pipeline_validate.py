@@ -169,6 +169,11 @@ def test_cli_generate_and_validate(spark: Any, tmp_path: Path, capsys: pytest.Ca
     assert main(["pipeline", "validate", str(gen), "--out", str(tmp_path / "out"), "--partitions", "2"]) == 1
     out = capsys.readouterr().out
     assert "1 violation" in out and "events/s" in out
+    # --reader picks how Parquet traces reach the workers; the verdicts are the same
+    assert main(["pipeline", "validate", str(gen), "--out", str(tmp_path / "out-pq"), "--reader", "parquet"]) == 1
+    assert "1 violation" in capsys.readouterr().out
+    assert "FileScan parquet" in (tmp_path / "out-pq" / "plan.txt").read_text()
+    assert "FileScan binaryFile" in (tmp_path / "out" / "plan.txt").read_text()
     shutil.rmtree(gen)  # a path that is gone is bad input, reported before Spark is asked
     assert main(["pipeline", "validate", str(gen), "--out", str(tmp_path / "out2")]) == 2
     assert f"error: INPUT: {gen}: no such file or directory" in capsys.readouterr().err

@@ -91,12 +91,17 @@ def register(sub: Any) -> None:
     va.add_argument("--master", metavar="URL",
                     help="Spark master (default: local[*], or the one spark-submit was given)")
     va.add_argument("--partitions", type=int_in(1, MAX_SPARK_PARTITIONS), metavar="N",
-                    help=f"partitions for the per-group step (at most {MAX_SPARK_PARTITIONS:,})")
+                    help=f"at most this many tasks read JSON Lines and unreadable files by path "
+                         f"(at most {MAX_SPARK_PARTITIONS:,}; Parquet files are packed a few tasks per core)")
+    va.add_argument("--reader", choices=("binary", "parquet"), default="binary",
+                    help="how Parquet traces reach the workers: 'binary' (default), each file's bytes "
+                         "decoded by pyarrow in the worker; 'parquet', Spark's own Parquet reader "
+                         "(slower on the columnar layout's nested columns; docs/pipeline.md)")
     va.add_argument("--slack-ms", type=int_in(0, MAX_MS), default=ReplayConfig.slack_ms, metavar="MS",
                     help=f"as groupspec validate (default {ReplayConfig.slack_ms})")
     va.add_argument("--initial-delay-ms", type=int_in(0, MAX_MS), action="append", metavar="MS",
                     help="as groupspec validate (repeatable; default: try 3000, then 0)")
-    va.add_argument("--keep-scan", action="store_true", help="keep the scanned rows in DIR/_scan")
+    va.add_argument("--keep-scan", action="store_true", help="keep the per-file result rows in DIR/_results")
     va.set_defaults(func=run_validate_command)
     ge = verbs.add_parser(
         "generate", help="write a large synthetic trace collection, optionally with injected violations",
@@ -252,7 +257,8 @@ def run_validate_command(args: argparse.Namespace) -> int:
     spark, stop = _session(args.master, "groupspec-validate")
     try:
         outcome = run_validate(spark, args.inputs, Path(args.out), config, _progress_printer(),
-                               keep_scan=args.keep_scan, partitions=args.partitions)
+                               keep_scan=args.keep_scan, partitions=args.partitions,
+                               reader=args.reader)
     finally:
         if stop:
             spark.stop()
