@@ -156,8 +156,17 @@ class Simulation:
         scenario: Scenario,
         progress: Callable[[int, int], None] | None = None,
         consumer_factory: ConsumerFactory | None = None,
+        lean: bool = False,
+        connection_prefix: str = "",
     ) -> None:
         self.sc = scenario
+        #: only the trace's answered group-protocol exchanges, records and expiries count
+        #: (``groupspec pipeline generate``): no timeline, invariant checks, metrics, Fetch
+        #: events or unanswered requests; those events are the same, object for object
+        self.lean = lean
+        #: put before every connection name (the generator's group id and a slash)
+        self.connection_prefix = connection_prefix
+        self._cluster_view: ClusterView | None = None
         #: builds each member's consumer (tests pass deliberately broken ones)
         self.consumer_factory: ConsumerFactory = consumer_factory or default_consumer
         self.progress = progress
@@ -205,11 +214,17 @@ class Simulation:
         return self.rid
 
     def _cluster(self) -> ClusterView:
-        return ClusterView(self.topics, {tp: int(v) for tp, v in self.leo.items()})
+        # one view per clock step: the log end offsets and topics change only between steps
+        # (and when a fault adds a topic, which drops the view)
+        view = self._cluster_view
+        if view is None:
+            view = self._cluster_view = ClusterView(self.topics, {tp: int(v) for tp, v in self.leo.items()})
+        return view
 
     def _publish_topics(self) -> None:
         """Give the coordinator the topics (consumer groups assign on the broker), and write
         them to the trace as a metadata event (v1.2) so the validator sees them too."""
+        self._cluster_view = None
         if not self.consumer_protocol:
             return
         self.coordinator.set_topics(
@@ -219,7 +234,8 @@ class Simulation:
             tuple(ev.MetadataTopic(t, TopicId.for_name(t), n) for t, n in sorted(self.topics.items()))))
 
     def _note(self, who: str, what: str) -> None:
-        self.timeline.append(TimelineEntry(self.now, who, what))
+        if not self.lean:
+            self.timeline.append(TimelineEntry(self.now, who, what))
 
     def _network_delay(self) -> int:
         return self.delay_ms if self.now < self.delay_until else self.sc.network_delay_ms
@@ -253,11 +269,15 @@ class Simulation:
 
     # ------------------------------------------------------------------ coordinator side
     def _coordinator_output(self, out: Output) -> None:
-        for v in self.monitor.apply_input(out.records, self.now):
-            self.violations.append(str(v))
-        for rec in out.records:
-            self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
-            self._observe_record(rec)
+        if self.lean:
+            for rec in out.records:
+                self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
+        else:
+            for v in self.monitor.apply_input(out.records, self.now):
+                self.violations.append(str(v))
+            for rec in out.records:
+                self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
+                self._observe_record(rec)
         for rid, resp in out.responses:
             owner = self.rid_owner.get(rid)
             if owner is not None:
@@ -327,7 +347,7 @@ class Simulation:
             self.trace.append(
                 ev.WireExchange(
                     seq=len(self.trace) + 1,
-                    connection=f"{name}#{msg.incarnation}",
+                    connection=f"{self.connection_prefix}{name}#{msg.incarnation}",
                     client_id=name,
                     api=m.api_name(req),
                     api_key=ev.APIS[m.api_name(req)][0],
@@ -340,7 +360,9 @@ class Simulation:
                     response=cast(m.Response, msg.payload),
                 )
             )
-            if (
+            if self.lean:
+                pass
+            elif (
                 isinstance(req, m.SyncGroupRequest)
                 and isinstance(msg.payload, m.SyncGroupResponse)
                 and msg.payload.error is Error.NONE
@@ -375,6 +397,12 @@ class Simulation:
         self._send_all(msg.member, out)
 
     def _drain_events(self, c: GroupMember, mem: _Member) -> None:
+        if self.lean:
+            c.events.clear()
+            if c.processed:
+                self.rid += 1  # the Fetch event's correlation id, as below
+                c.processed.clear()
+            return
         for e in c.events:
             self._client_event(e)
         c.events.clear()
@@ -382,7 +410,7 @@ class Simulation:
             # trace v1.1: what the poll consumed, as the Fetch that returned it
             self.trace.append(ev.FetchEvent(
                 seq=len(self.trace) + 1,
-                connection=f"{mem.spec.name}#{mem.incarnation}",
+                connection=f"{self.connection_prefix}{mem.spec.name}#{mem.incarnation}",
                 client_id=mem.spec.name,
                 api_version=0,
                 correlation_id=self._next_rid(),
@@ -618,6 +646,7 @@ class Simulation:
                             self.leo.get((topic, p), 0.0) + dt * self.sc.produce_rate_per_s
                         )
                 last_produce = self.now
+                self._cluster_view = None
             while self.faults and self.faults[0].at_ms <= self.now:
                 self._apply_fault(self.faults.pop(0))
             for mem in self.members.values():
@@ -638,7 +667,7 @@ class Simulation:
                         len(self.trace) + 1, e.deadline_ms, e.kind.name, e.group_id, e.member_id
                     )
                 )
-                if e.kind.name != "ExpireHeartbeat" or self._heartbeat_expiry_matters(e):
+                if not self.lean and (e.kind.name != "ExpireHeartbeat" or self._heartbeat_expiry_matters(e)):
                     self._note("timer", e.describe())
 
             self._coordinator_output(self.coordinator.advance(self.now, on_fire))
@@ -655,11 +684,14 @@ class Simulation:
                     self._deliver_to_member(msg)
             for mem in self.members.values():
                 self._tick_member(mem)
-            self._check()
+            if not self.lean:
+                self._check()
             if self.progress is not None and self.now - last_progress >= 10_000:
                 last_progress = self.now
                 self.progress(self.now, self.sc.until_ms)
         self.now = self.sc.until_ms
+        if self.lean:
+            return SimulationResult(self.sc, [], [], [], {}, self.trace)
         self._check()
         self._unanswered()
         return self._result()
@@ -671,7 +703,7 @@ class Simulation:
         started a rebalance the other members were told about."""
         for rid, (name, incarnation, req, sent) in sorted(self.rid_owner.items()):
             self.trace.append(ev.WireExchange(
-                seq=len(self.trace) + 1, connection=f"{name}#{incarnation}", client_id=name,
+                seq=len(self.trace) + 1, connection=f"{self.connection_prefix}{name}#{incarnation}", client_id=name,
                 api=m.api_name(req), api_key=ev.APIS[m.api_name(req)][0],
                 api_version=_api_version(req), correlation_id=rid,
                 group_id=ev.request_group_id(req), sent_ms=float(sent), received_ms=None,
@@ -768,3 +800,10 @@ def simulate(
     consumer_factory: ConsumerFactory | None = None,
 ) -> SimulationResult:
     return Simulation(scenario, progress, consumer_factory).run()
+
+
+def simulate_trace(scenario: Scenario, connection_prefix: str = "") -> list[ev.Event]:
+    """The trace events of a lean run (``Simulation(lean=True)``): what :func:`simulate`
+    puts in its trace minus the Fetch events and the unanswered requests, each connection
+    name prefixed with ``connection_prefix``; no verdicts, timeline or metrics."""
+    return Simulation(scenario, lean=True, connection_prefix=connection_prefix).run().trace
