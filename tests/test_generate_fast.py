@@ -9,6 +9,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from groupspec.pipeline.generate import (
     FAULTS,
     generate,
@@ -74,3 +76,16 @@ def test_injected_violations_land_where_the_manifest_says(tmp_path: Path) -> Non
             assert row["api"] == "OffsetCommit"
         else:
             assert row["api"] == "SyncGroup"
+
+
+def test_parquet_is_what_the_public_writer_makes_of_the_same_lines(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    from groupspec.trace.parquet import jsonl_to_parquet
+
+    generate(2500, tmp_path / "p", inject_k=2, seed=11, fmt="parquet", clusters=2)
+    generate(2500, tmp_path / "j", inject_k=2, seed=11, fmt="jsonl", clusters=2)
+    for src in sorted((tmp_path / "j").glob("cluster-*.jsonl")):
+        ref = tmp_path / (src.stem + ".ref.parquet")
+        jsonl_to_parquet(src, ref)
+        got = pq.read_table(tmp_path / "p" / (src.stem + ".parquet"))
+        assert got.equals(pq.read_table(ref))

@@ -31,7 +31,7 @@ from groupspec.client.consumer.consumer import ConsumerProtocolConsumer
 from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
-from groupspec.coordinator.timers import Expiry
+from groupspec.coordinator.timers import Expiry, deadlines
 from groupspec.invariants import (
     InvariantMonitor,
     concurrent_owners,
@@ -606,11 +606,14 @@ class Simulation:
         times: list[int] = []
         if self.queue:
             times.append(self.queue[0].at_ms)
-        d = self.coordinator.next_deadline()
+        # the coordinator's earliest group timer (Coordinator.next_deadline without listing
+        # and sorting every timer)
+        d = min(deadlines(self.coordinator.state), default=None)
         if d is not None:
             times.append(max(d, self.now + 1))
-        for at in self.coordinator.pending_regex_resolutions().values():
-            times.append(max(at + self.sc.regex_resolution_ms, self.now + 1))
+        if self.coordinator.state.regex_tasks:
+            for at in self.coordinator.pending_regex_resolutions().values():
+                times.append(max(at + self.sc.regex_resolution_ms, self.now + 1))
         for mem in self.members.values():
             if mem.alive and mem.consumer is not None:
                 nd = mem.consumer.next_deadline()
@@ -673,9 +676,10 @@ class Simulation:
             self._coordinator_output(self.coordinator.advance(self.now, on_fire))
             # the coordinator's executor finishes a regex resolution (KIP-848) this long
             # after the heartbeat that scheduled it
-            for gid, at in sorted(self.coordinator.pending_regex_resolutions().items()):
-                if at + self.sc.regex_resolution_ms <= self.now:
-                    self._coordinator_output(self.coordinator.complete_regex_resolution(gid, self.now))
+            if self.coordinator.state.regex_tasks:
+                for gid, at in sorted(self.coordinator.pending_regex_resolutions().items()):
+                    if at + self.sc.regex_resolution_ms <= self.now:
+                        self._coordinator_output(self.coordinator.complete_regex_resolution(gid, self.now))
             while self.queue and self.queue[0].at_ms <= self.now:
                 msg = heapq.heappop(self.queue)
                 if msg.to_coordinator:
