@@ -1,0 +1,321 @@
+"""Benchmark the collection generator in process, on one core (issue 20, item 5).
+
+    python -m bench.generator [--events N] [--runs R] [--out PATH] [--quick]
+
+One run measures ``groupspec pipeline generate`` (:func:`groupspec.pipeline.generate.generate`,
+no Spark) writing Parquet (the columnar layout) and JSON Lines: events per second of one
+process, which is one core (the generator is single-threaded; pyarrow's writer threads are
+counted in the CPU-time columns). Side by side in the same run, two peers:
+
+- the reference path: the same collection the long way, as the generator made it before
+  issue 20 item 5 (every group a full simulator run, with its timeline, invariant checks,
+  metrics and Fetch events, filtered afterwards; the files written by the public writers,
+  Parquet parsed back from its lines), reported as a speed-up;
+- the write floor: writing the same events (already simulated and merged) with no
+  simulation, reported as the share of the generator's time that writing takes.
+
+A components table splits one cluster's cost per event: the simulator (scenario, runner,
+reference client and coordinator), merging the groups, and encoding and writing.
+
+Prints the tables and the target, writes JSON to bench/results/generator.json and
+regenerates bench/generator.md (machine and date included). Timing is never asserted in the
+test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.report import machine, publish, targets_table, this_run
+from groupspec.pipeline import generate as gen
+from groupspec.sim.scenario import parse_scenario
+from groupspec.trace import events as ev
+from groupspec.trace.jsonl import event_to_json
+
+TARGET_EVENTS_PER_S = 60_000
+SEED = 7
+FORMATS = ("parquet", "jsonl")
+
+
+def _best(fn: Callable[[], object], runs: int) -> tuple[float, float, object]:
+    """The best wall-clock seconds of ``runs`` calls, the best CPU seconds of this process
+    (``time.process_time``: on a shared machine, what the work itself cost), the last result."""
+    best, best_cpu, result = float("inf"), float("inf"), None
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = fn()
+        best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    return best, best_cpu, result
+
+
+def _reference_write(events: list[ev.Event], path: str, fmt: str) -> None:
+    """The writers the generator used before: the public Parquet writer (which parses each
+    line back), and one ``json.dumps`` and write per JSON Lines line."""
+    if fmt == "parquet":
+        from groupspec.trace.parquet import write_events
+
+        write_events(events, path)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        for e in events:
+            fh.write(json.dumps(event_to_json(e), separators=(",", ":")) + "\n")
+
+
+@contextmanager
+def reference_path() -> Iterator[None]:
+    """:func:`gen.generate` on the reference path while the block runs."""
+    saved = gen.simulate_group, gen.write_trace_file
+    gen.simulate_group, gen.write_trace_file = gen.simulate_group_reference, _reference_write
+    try:
+        yield
+    finally:
+        gen.simulate_group, gen.write_trace_file = saved
+
+
+def _digest(directory: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted(directory.glob("cluster-*")):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def components(events: int) -> dict[str, Any]:
+    """One cluster of about ``events`` events, by phase, in µs per event (CPU time)."""
+    plan = gen.plan_clusters(events, Path("."), 0, SEED, "jsonl", 1)[0]
+    rng = random.Random(f"{plan.seed}/{plan.cluster}")
+    c0 = time.process_time()
+    groups: list[list[ev.Event]] = []
+    total = 0
+    scenario_s = 0.0
+    while total < plan.target_events:
+        gid = f"{plan.cluster}-g{len(groups):04d}"
+        s0 = time.process_time()
+        parse_scenario(gen.group_scenario(gid, random.Random(len(groups)), plan.faults), gid)
+        scenario_s += time.process_time() - s0
+        groups.append(gen.simulate_group(gid, rng, plan.faults))
+        total += len(groups[-1])
+    c1 = time.process_time()
+    merged: list[ev.Event] = [ev.Header(source="bench", cluster=plan.cluster)]
+    merged += [e for _, _, e in gen.merge(groups)]
+    c2 = time.process_time()
+    out: dict[str, Any] = {"events": total, "groups": len(groups)}
+    with tempfile.TemporaryDirectory(prefix="bench-generator-") as tmp:
+        for fmt in FORMATS:
+            w0 = time.process_time()
+            gen.write_trace_file(merged, str(Path(tmp) / f"c.{fmt}"), fmt)
+            out[f"write_{fmt}_us"] = (time.process_time() - w0) / total * 1e6
+    out["simulate_us"] = (c1 - c0) / total * 1e6
+    out["scenario_us"] = scenario_s / total * 1e6  # a second parse, timed apart: part of simulate
+    out["merge_us"] = (c2 - c1) / total * 1e6
+    return out
+
+
+def run(events: int, runs: int, reference_events: int) -> dict[str, Any]:
+    started = datetime.now(UTC)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-generator-") as tmp:
+        # one-time costs (imports, pyarrow's first write) are not the rate
+        gen.generate(500, Path(tmp) / "warm-p", seed=1, fmt="parquet")
+        gen.generate(500, Path(tmp) / "warm-j", seed=1, fmt="jsonl")
+        merged = _merged(events)
+        for fmt in FORMATS:
+            print(f"generate, {fmt} ...", file=sys.stderr, flush=True)
+            d = Path(tmp) / fmt
+
+            def new(d: Path = d, fmt: str = fmt) -> gen.Collection:
+                return gen.generate(events, d, seed=SEED, fmt=fmt)
+
+            secs, cpu, col = _best(new, runs)
+            assert isinstance(col, gen.Collection)
+            n = col.events
+            # the reference path on a smaller collection (it is slow): the same seed, so the
+            # same first clusters
+            print(f"reference path, {fmt} ...", file=sys.stderr, flush=True)
+            rd, nd = Path(tmp) / f"ref-{fmt}", Path(tmp) / f"new-{fmt}"
+
+            def ref(rd: Path = rd, fmt: str = fmt) -> gen.Collection:
+                with reference_path():
+                    return gen.generate(reference_events, rd, seed=SEED, fmt=fmt)
+
+            ref_s, ref_cpu, ref_col = _best(ref, 1)
+            assert isinstance(ref_col, gen.Collection)
+            new_small = gen.generate(reference_events, nd, seed=SEED, fmt=fmt)
+            same = _digest(rd) == _digest(nd) and new_small.events == ref_col.events
+            # the write floor: the same events, simulated and merged already, written again
+            print(f"write floor, {fmt} ...", file=sys.stderr, flush=True)
+            wd = Path(tmp) / f"floor-{fmt}"
+            wd.mkdir()
+
+            def floor(fmt: str = fmt, wd: Path = wd) -> None:
+                for i, evs in enumerate(merged):
+                    gen.write_trace_file(evs, str(wd / f"c{i}.{fmt}"), fmt)
+
+            floor_s, floor_cpu, _ = _best(floor, runs)
+            floor_n = sum(len(x) - 1 for x in merged)
+            rows.append({
+                "format": fmt, "events": n, "seconds": secs, "events_per_s": n / secs,
+                "cpu_seconds": cpu, "cpu_events_per_s": n / cpu,
+                "reference_events": ref_col.events, "reference_seconds": ref_s,
+                "reference_events_per_s": ref_col.events / ref_s,
+                "reference_cpu_events_per_s": ref_col.events / ref_cpu,
+                "speedup": (n / cpu) / (ref_col.events / ref_cpu),
+                "byte_identical": same,
+                "floor_events_per_s": floor_n / floor_s,
+                "floor_cpu_events_per_s": floor_n / floor_cpu,
+                "write_share": (floor_cpu / floor_n) / (cpu / n),
+            })
+    print("components ...", file=sys.stderr, flush=True)
+    comp = components(min(events, 25_000))
+    return {
+        "command": "python -m bench.generator " + " ".join(sys.argv[1:]),
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "events": events,
+        "rows": rows,
+        "components": comp,
+    }
+
+
+def _merged(events: int) -> list[list[ev.Event]]:
+    """The collection's clusters as merged event lists (the header first), as generate has them."""
+    out: list[list[ev.Event]] = []
+    for plan in gen.plan_clusters(events, Path("."), 0, SEED, "jsonl"):
+        rng = random.Random(f"{plan.seed}/{plan.cluster}")
+        groups: list[list[ev.Event]] = []
+        total = 0
+        while total < plan.target_events:
+            groups.append(gen.simulate_group(f"{plan.cluster}-g{len(groups):04d}", rng, plan.faults))
+            total += len(groups[-1])
+        out.append([ev.Header(source="bench", cluster=plan.cluster), *(e for _, _, e in gen.merge(groups))])
+    return out
+
+
+def targets(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    out: list[tuple[str, str, str]] = []
+    for r in report["rows"]:
+        got = r["cpu_events_per_s"]
+        out.append((f"generator >= {TARGET_EVENTS_PER_S:,} events/s per core, {r['format']}",
+                    f"{got:,.0f} events/s by CPU time ({r['events_per_s']:,.0f} by wall clock)",
+                    "met" if got >= TARGET_EVENTS_PER_S else f"gap ({TARGET_EVENTS_PER_S / got:.1f}x short)"))
+    return out
+
+
+def table(report: dict[str, Any]) -> list[str]:
+    lines = [
+        "| format | events | seconds | events/s | events/s (CPU time) | reference path events/s (CPU time) "
+        "| speed-up (CPU time) | same bytes as the reference | write floor events/s (CPU time) | writing's share |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in report["rows"]:
+        lines.append(
+            f"| {r['format']} | {r['events']:,} | {r['seconds']:.2f} | {r['events_per_s']:,.0f} | "
+            f"{r['cpu_events_per_s']:,.0f} | {r['reference_cpu_events_per_s']:,.0f} "
+            f"({r['reference_events']:,} events) | {r['speedup']:.1f}x | "
+            f"{'yes' if r['byte_identical'] else 'NO'} | {r['floor_cpu_events_per_s']:,.0f} | "
+            f"{r['write_share']:.0%} |"
+        )
+    return lines
+
+
+def components_table(report: dict[str, Any]) -> list[str]:
+    c = report["components"]
+    rows = [
+        ("simulate (scenario, runner, client, coordinator)", c["simulate_us"]),
+        ("  of which building the scenario", c["scenario_us"]),
+        ("merge (time order, renumbering)", c["merge_us"]),
+        ("encode + write, Parquet", c["write_parquet_us"]),
+        ("encode + write, JSON Lines", c["write_jsonl_us"]),
+    ]
+    budget = 1e6 / TARGET_EVENTS_PER_S
+    return [
+        f"One cluster, {c['events']:,} events in {c['groups']} groups; µs per event (CPU time). "
+        f"The target leaves {budget:.1f} µs per event for everything.",
+        "",
+        "| component | µs per event |",
+        "|---|---:|",
+        *[f"| {name} | {us:.1f} |" for name, us in rows],
+    ]
+
+
+def readme(report: dict[str, Any]) -> str:
+    parts = [
+        "# Generator benchmark (issue 20, item 5)",
+        "",
+        "<!-- Generated by `python -m bench.generator`; edit bench/generator.py, not this file. -->",
+        "",
+        "```sh",
+        "python -m bench.generator                  # 200,000 events",
+        "python -m bench.generator --events 1000000 # larger",
+        "python -m bench.generator --quick          # 20,000 events, no README",
+        "```",
+        "",
+        *this_run(report, f"about {report['events']:,} events from `groupspec pipeline generate` (seed {SEED})"),
+        "",
+        "## Method",
+        "",
+        "Each row times `groupspec.pipeline.generate.generate(events, dir, seed=7, fmt=...)` in "
+        "this process, no Spark (best of the runs): the generator is single-threaded, so events/s "
+        "is events/s per core; the CPU-time columns divide by the process's CPU seconds "
+        "(`time.process_time`, pyarrow's writer threads included), what the work cost when other "
+        "jobs take the cores. The reference path is the generator as it was before item 5 (a full "
+        "simulator run per group, its timeline, invariant checks, metrics and Fetch events "
+        "computed and then dropped; the public writers, which for Parquet parse every line back), "
+        "run in the same process on a smaller collection of the same seed; \"same bytes\" compares "
+        "its cluster files with the new path's. The write floor writes the same events, already "
+        "simulated and merged, with no simulation; \"writing's share\" is its cost per event over "
+        "the generator's.",
+        "",
+        "## Results",
+        "",
+        *table(report),
+        "",
+        "## Where the time goes",
+        "",
+        *components_table(report),
+        "",
+        "## Targets",
+        "",
+        *targets_table(targets(report)),
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.generator", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=200_000)
+    p.add_argument("--runs", type=int, default=2, help="best of this many runs")
+    p.add_argument("--reference-events", type=int, default=40_000,
+                   help="the reference path's collection (it is slow)")
+    p.add_argument("--quick", action="store_true", help="20,000 events, one run, no README")
+    p.add_argument("--out", type=Path, default=None, help="JSON results (default bench/results/generator.json)")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.quick:
+        args.events, args.runs, args.reference_events = 20_000, 1, 5_000
+    report = run(args.events, args.runs, min(args.reference_events, args.events))
+    publish("generator", report, [*table(report), "", *components_table(report)], targets(report),
+            readme, args.quick, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
