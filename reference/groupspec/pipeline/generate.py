@@ -35,6 +35,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import count, repeat
 from pathlib import Path
 from typing import Any
 
@@ -282,13 +283,23 @@ def _when(e: ev.Event) -> float:
 def merge(groups: list[list[ev.Event]]) -> Iterator[tuple[int, int, ev.Event]]:
     """The groups' events in time order (each group's own order kept), renumbered from seq
     1: (group index, index within the group, event)."""
-    def stream(gi: int, events: list[ev.Event]) -> Iterator[tuple[float, int, int, ev.Event]]:
-        for ei, e in enumerate(events):
-            yield _when(e), gi, ei, e
+    # (time, group index, index, event): two streams' heads never tie on (time, group
+    # index), and a stream has one item in the merge's heap at a time, so comparing the
+    # tuples orders them as a key of (time, group index) would, without calling a key
+    streams = [zip(map(_when, events), repeat(gi), count(), events) for gi, events in enumerate(groups)]
+    for seq, (_, gi, ei, e) in enumerate(heapq.merge(*streams), start=1):
+        yield gi, ei, _renumbered(e, seq)
 
-    streams = [stream(gi, events) for gi, events in enumerate(groups)]
-    for seq, (_, gi, ei, e) in enumerate(heapq.merge(*streams, key=lambda t: (t[0], t[1])), start=1):
-        yield gi, ei, dataclasses.replace(e, seq=seq)
+
+def _renumbered(e: ev.Event, seq: int) -> ev.Event:
+    """``dataclasses.replace(e, seq=seq)`` for the trace events (frozen dataclasses without
+    ``__post_init__`` or slots): a copy of the fields with ``seq`` changed, without calling
+    ``__init__`` again."""
+    new = object.__new__(type(e))
+    d = new.__dict__
+    d.update(e.__dict__)
+    d["seq"] = seq
+    return new
 
 
 def generate_cluster(plan: ClusterPlan) -> ClusterResult:

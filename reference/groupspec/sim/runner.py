@@ -167,6 +167,7 @@ class Simulation:
         #: put before every connection name (the generator's group id and a slash)
         self.connection_prefix = connection_prefix
         self._cluster_view: ClusterView | None = None
+        self._partition_list: list[TP] | None = None
         #: builds each member's consumer (tests pass deliberately broken ones)
         self.consumer_factory: ConsumerFactory = consumer_factory or default_consumer
         self.progress = progress
@@ -221,10 +222,18 @@ class Simulation:
             view = self._cluster_view = ClusterView(self.topics, {tp: int(v) for tp, v in self.leo.items()})
         return view
 
+    def _partitions(self) -> list[TP]:
+        """Every partition of every topic, in the topics' order (kept until they change)."""
+        tps = self._partition_list
+        if tps is None:
+            tps = self._partition_list = [(t, p) for t, n in self.topics.items() for p in range(n)]
+        return tps
+
     def _publish_topics(self) -> None:
         """Give the coordinator the topics (consumer groups assign on the broker), and write
         them to the trace as a metadata event (v1.2) so the validator sees them too."""
         self._cluster_view = None
+        self._partition_list = None
         if not self.consumer_protocol:
             return
         self.coordinator.set_topics(
@@ -643,11 +652,10 @@ class Simulation:
             # Producers append records up to now.
             dt = (self.now - last_produce) / 1000.0
             if dt > 0:
-                for topic, n in self.topics.items():
-                    for p in range(n):
-                        self.leo[(topic, p)] = (
-                            self.leo.get((topic, p), 0.0) + dt * self.sc.produce_rate_per_s
-                        )
+                add = dt * self.sc.produce_rate_per_s
+                leo = self.leo
+                for tp in self._partitions():
+                    leo[tp] = leo.get(tp, 0.0) + add
                 last_produce = self.now
                 self._cluster_view = None
             while self.faults and self.faults[0].at_ms <= self.now:
