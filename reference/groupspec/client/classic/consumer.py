@@ -94,6 +94,10 @@ class Consumer(Consumption):
         self._init_consumption()
         self.events: list[ClientEvent] = []
         self.subscription: tuple[str, ...] = ()
+        #: the topics subscribed to by name (config.subscribed, which does not depend on the
+        #: cluster without a pattern), or None for a pattern
+        self._fixed_subscription: tuple[str, ...] | None = (
+            config.subscribed(frozenset()) if config.pattern is None else None)
         self.leader_metadata_snapshot: dict[str, int] | None = None
         self.inflight: dict[int, tuple[str, int, str]] = {}  # rid -> (api, generation, member)
         #: rid -> when the request times out (NetworkClient's request timeout)
@@ -175,15 +179,18 @@ class Consumer(Consumption):
     def next_deadline(self) -> int | None:
         if self.closed or self.fatal is not None:
             return None
-        times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
-        if self.scheduled_rejoin_ms is not None:
-            times.append(self.scheduled_rejoin_ms)
-        times.extend(self.request_deadline.values())
+        # the earliest of: the next poll, a scheduled rejoin, a request's timeout, and (once
+        # joined) the next heartbeat and the session check; kept as a running minimum (the
+        # simulator asks every step)
+        t = max(self.next_poll_ms, self.poll_blocked_until_ms)
+        if self.scheduled_rejoin_ms is not None and self.scheduled_rejoin_ms < t:
+            t = self.scheduled_rejoin_ms
+        if self.request_deadline:
+            t = min(t, min(self.request_deadline.values()))
         if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
-            times.append(self.next_heartbeat_ms)
-            times.append(self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
+            t = min(t, self.next_heartbeat_ms, self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
         # Rediscovery and rejoining happen in poll(), so the poll time above covers retry_at_ms.
-        return min(times)
+        return t
 
     def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
         if self.closed or self.fatal is not None:
@@ -259,16 +266,18 @@ class Consumer(Consumption):
             return out
         # Subscription changes (a pattern gaining a topic) and, for the leader, metadata
         # changes (a topic gaining partitions) need a rejoin (ConsumerCoordinator.rejoinNeededOrPending).
-        subscription = self.config.subscribed(frozenset(cluster.partitions))
+        subscription = self._fixed_subscription
+        if subscription is None:  # a pattern: what it matches among the topics that exist
+            subscription = self.config.subscribed(frozenset(cluster.partitions))
         if subscription != self.subscription and self.state is not MemberState.UNJOINED:
             if not self.rejoin_needed:
                 self._event(now, "rejoin", detail=f"subscription changed to {', '.join(subscription)}")
             self.rejoin_needed = True
-        snapshot = {t: cluster.partitions[t] for t in self.subscription if t in cluster.partitions}
         if (
             self.state is MemberState.STABLE
             and self.leader_metadata_snapshot is not None
-            and snapshot != self.leader_metadata_snapshot
+            and {t: cluster.partitions[t] for t in self.subscription if t in cluster.partitions}
+            != self.leader_metadata_snapshot
         ):
             # ConsumerCoordinator.rejoinNeededOrPending: the leader's assignment snapshot no
             # longer matches the metadata (a subscribed topic gained partitions).
