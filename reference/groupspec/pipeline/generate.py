@@ -39,6 +39,7 @@ from itertools import count, repeat
 from pathlib import Path
 from typing import Any
 
+from groupspec.gc_pause import paused_gc
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
 from groupspec.protocol.errors import Error
@@ -304,6 +305,13 @@ def _renumbered(e: ev.Event, seq: int) -> ev.Event:
 
 def generate_cluster(plan: ClusterPlan) -> ClusterResult:
     """Simulate the cluster's groups, inject its violations, write its file."""
+    # the cluster's events are many small frozen dataclasses in no reference cycle (nor are
+    # the lean runs that make them): the cycle collector would walk them again and again
+    with paused_gc():
+        return _generate_cluster(plan)
+
+
+def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
     rng = random.Random(f"{plan.seed}/{plan.cluster}")
     groups: list[list[ev.Event]] = []
     names: list[str] = []

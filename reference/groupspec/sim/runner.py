@@ -818,4 +818,11 @@ def simulate_trace(scenario: Scenario, connection_prefix: str = "") -> list[ev.E
     """The trace events of a lean run (``Simulation(lean=True)``): what :func:`simulate`
     puts in its trace minus the Fetch events and the unanswered requests, each connection
     name prefixed with ``connection_prefix``; no verdicts, timeline or metrics."""
-    return Simulation(scenario, lean=True, connection_prefix=connection_prefix).run().trace
+    sim = Simulation(scenario, lean=True, connection_prefix=connection_prefix)
+    trace = sim.run().trace
+    # each consumer holds the run's request-id counter, a bound method of the run: without
+    # them the run is no reference cycle and is freed at once (the generator pauses the
+    # cycle collector while it builds a cluster)
+    for mem in sim.members.values():
+        mem.consumer = None
+    return trace
