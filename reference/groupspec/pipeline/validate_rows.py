@@ -39,19 +39,17 @@ one, the file's path. Groups are told apart by (cluster, source, group id), as
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline.validate_metrics import rebalance_metrics
-from groupspec.trace.events import RECORDER_SOURCE, Header, MetadataEvent
 from groupspec.validate.grouping import group_trace
 from groupspec.validate.load import LoadedTrace, loaded_from_arrow, parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
 from groupspec.validate.replay import ReplayConfig
-from groupspec.validate.validator import validate_group, with_broker_config
+from groupspec.validate.validator import file_config, validate_group
 from groupspec.validate.verdict import GroupVerdict
 
 #: (column, arrow type name) of a group's verdict
@@ -138,25 +136,6 @@ _NAMES = tuple(name for name, _ in RESULT_COLUMNS)
 
 def _dropped(p: InputProblem) -> bool:
     return p.kind in DROPPED_KINDS or (p.kind == "out_of_order" and p.message.endswith("ignored"))
-
-
-def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfig | None:
-    """The configuration every group of ``loaded`` is judged with, as
-    :func:`~groupspec.validate.validator.validate_loaded` derives it: a recording's
-    connections are reliable, the header's broker settings, the file's metadata images."""
-    header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
-    recorded = header is not None and header.source == RECORDER_SOURCE
-    if (config is None or not config.reliable_connections) and recorded:
-        config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
-    if header is not None and header.broker_config:
-        config = with_broker_config(config or ReplayConfig(), header.broker_config)
-    metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
-                            key=lambda e: (e.at_ms, e.seq)))
-    if metadata:
-        config = dataclasses.replace(config or ReplayConfig(), metadata=metadata)
-        if recorded:
-            config = dataclasses.replace(config, metadata_as_learned=True)
-    return config
 
 
 def group_row(cluster: str, source: str, verdict: GroupVerdict, rebalances: list[Row]) -> Row:

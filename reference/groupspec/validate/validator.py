@@ -77,22 +77,29 @@ def with_broker_config(config: ReplayConfig, settings: Mapping[str, int]) -> Rep
 
 
 @paused_gc()
-def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> FileReport:
-    if config is None or not config.reliable_connections:
-        header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
-        if header is not None and header.source == RECORDER_SOURCE:
-            # recorded over TCP: a connection delivers everything while it is open
-            config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfig | None:
+    """The configuration every group of ``loaded`` is judged with (the one place this is
+    decided; the Spark job calls it too): a recording's connections are reliable (recorded
+    over TCP, a connection delivers everything while it is open), the header's broker
+    settings, and the file's metadata images, which in a recording are what clients asked
+    about (learned), not the coordinator's image."""
     header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
+    recorded = header is not None and header.source == RECORDER_SOURCE
+    if (config is None or not config.reliable_connections) and recorded:
+        config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
     if header is not None and header.broker_config:
         config = with_broker_config(config or ReplayConfig(), header.broker_config)
     metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
                             key=lambda e: (e.at_ms, e.seq)))
     if metadata:
         config = dataclasses.replace(config or ReplayConfig(), metadata=metadata)
-        if header is not None and header.source == RECORDER_SOURCE:
-            # a recording's metadata events are what clients asked about, not the image
+        if recorded:
             config = dataclasses.replace(config, metadata_as_learned=True)
+    return config
+
+
+def validate_loaded(loaded: LoadedTrace, config: ReplayConfig | None = None) -> FileReport:
+    config = file_config(loaded, config)
     grouped = group_trace(loaded)
     verdicts = tuple(
         validate_group(g, config) for _, g in sorted(grouped.groups.items())
