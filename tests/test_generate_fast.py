@@ -9,8 +9,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from groupspec.pipeline.generate import (
     FAULTS,
     generate,
@@ -79,7 +77,8 @@ def test_injected_violations_land_where_the_manifest_says(tmp_path: Path) -> Non
 
 
 def test_parquet_is_what_the_public_writer_makes_of_the_same_lines(tmp_path: Path) -> None:
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow.parquet as pq  # a dev dependency: CI must fail, not skip, without it
+
     from groupspec.trace.parquet import jsonl_to_parquet
 
     generate(2500, tmp_path / "p", inject_k=2, seed=11, fmt="parquet", clusters=2)
