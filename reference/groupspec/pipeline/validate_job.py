@@ -229,15 +229,22 @@ class ValidateOutcome:
 Progress = Callable[[str, int, int], None]
 
 
+def _input_names(files: list[str]) -> dict[str, str]:
+    """The name each input is reported under, by the absolute and the real path Spark's
+    readers may give for it."""
+    names: dict[str, str] = {}
+    for f in files:
+        names[os.path.abspath(f)] = f
+        names.setdefault(os.path.realpath(f), f)
+    return names
+
+
 def _read_and_validate(spark: SparkSession, files: list[str], layout: str, config: ReplayConfig | None,
                        on_file: Callable[[], None] | None) -> DataFrame:
     """Parquet traces of one layout through Spark's Parquet reader, their rows to the Python
     workers as Arrow batches (``mapInArrow``), each file judged by the task that read it."""
     result_schema = _arrow_schema(RESULT_COLUMNS)
-    names: dict[str, str] = {}
-    for f in files:
-        names[os.path.abspath(f)] = f
-        names.setdefault(os.path.realpath(f), f)
+    names = _input_names(files)
 
     def validate(batches: Iterable[Any]) -> Iterator[Any]:
         local = {reader_name(k): v for k, v in names.items()}
@@ -262,10 +269,7 @@ def _read_bytes_and_validate(spark: SparkSession, files: list[str], config: Repl
     worker in an Arrow batch (``mapInArrow``), decoded there with pyarrow's Parquet reader
     and judged by that task."""
     result_schema = _arrow_schema(RESULT_COLUMNS)
-    names: dict[str, str] = {}
-    for f in files:
-        names[os.path.abspath(f)] = f
-        names.setdefault(os.path.realpath(f), f)
+    names = _input_names(files)
 
     def validate(batches: Iterable[Any]) -> Iterator[Any]:
         local = {reader_name(k): v for k, v in names.items()}
