@@ -30,13 +30,13 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.report import machine, publish, targets_table, this_run
+from bench.report import best_of, machine, publish, targets_table, this_run
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline import generate as gen
 from groupspec.sim.scenario import parse_scenario
@@ -46,18 +46,6 @@ from groupspec.trace.jsonl import event_to_json
 TARGET_EVENTS_PER_S = 60_000
 SEED = 7
 FORMATS = ("parquet", "jsonl")
-
-
-def _best(fn: Callable[[], object], runs: int) -> tuple[float, float, object]:
-    """The best wall-clock seconds of ``runs`` calls, the best CPU seconds of this process
-    (``time.process_time``: on a shared machine, what the work itself cost), the last result."""
-    best, best_cpu, result = float("inf"), float("inf"), None
-    for _ in range(runs):
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-    return best, best_cpu, result
 
 
 def _reference_write(events: list[ev.Event], path: str, fmt: str) -> None:
@@ -145,7 +133,7 @@ def run(events: int, runs: int, reference_events: int) -> dict[str, Any]:
             def new(d: Path = d, fmt: str = fmt) -> gen.Collection:
                 return gen.generate(events, d, seed=SEED, fmt=fmt)
 
-            secs, cpu, col = _best(new, runs)
+            secs, cpu, col = best_of(new, runs)
             assert isinstance(col, gen.Collection)
             n = col.events
             # the reference path on a smaller collection (it is slow): the same seed, so the
@@ -157,7 +145,7 @@ def run(events: int, runs: int, reference_events: int) -> dict[str, Any]:
                 with reference_path():
                     return gen.generate(reference_events, rd, seed=SEED, fmt=fmt)
 
-            ref_s, ref_cpu, ref_col = _best(ref, 1)
+            ref_s, ref_cpu, ref_col = best_of(ref, 1)
             assert isinstance(ref_col, gen.Collection)
             new_small = gen.generate(reference_events, nd, seed=SEED, fmt=fmt)
             same = _digest(rd) == _digest(nd) and new_small.events == ref_col.events
@@ -170,7 +158,7 @@ def run(events: int, runs: int, reference_events: int) -> dict[str, Any]:
                 for i, evs in enumerate(merged):
                     gen.write_trace_file(evs, str(wd / f"c{i}.{fmt}"), fmt)
 
-            floor_s, floor_cpu, _ = _best(floor, runs)
+            floor_s, floor_cpu, _ = best_of(floor, runs)
             floor_n = sum(len(x) - 1 for x in merged)
             rows.append({
                 "format": fmt, "events": n, "seconds": secs, "events_per_s": n / secs,

@@ -21,31 +21,18 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.report import machine, publish, targets_table, this_run
+from bench.report import best_of, machine, publish, targets_table, this_run
 from groupspec.pipeline.generate import generate
 from groupspec.trace.parquet import TEXT, jsonl_to_parquet
 from groupspec.validate.load import load_path
 from groupspec.validate.validator import validate_path
 
 TARGET_EVENTS_PER_S = 250_000
-
-
-def _best(fn: Callable[[], object], runs: int) -> tuple[float, float]:
-    """The best wall-clock seconds of ``runs`` calls, and the best CPU seconds of this
-    process (``time.process_time``: on a shared machine, what the work itself cost)."""
-    best, best_cpu = float("inf"), float("inf")
-    for _ in range(runs):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-    return best, best_cpu
 
 
 def _files(directory: Path, suffix: str) -> list[Path]:
@@ -85,8 +72,8 @@ def run(events: int, runs: int) -> dict[str, Any]:
             smallest = min(files, key=lambda f: f.stat().st_size)
             load_path(smallest)
             validate_path(smallest)
-            decode_s, decode_cpu = _best(decode, runs)
-            validate_s, validate_cpu = _best(check, runs)
+            decode_s, decode_cpu, _ = best_of(decode, runs)
+            validate_s, validate_cpu, _ = best_of(check, runs)
             rows.append({
                 "engine": "in-process (1 core)", "input": fmt, "events": n,
                 "seconds": validate_s, "events_per_s": n / validate_s,
