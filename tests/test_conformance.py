@@ -115,7 +115,8 @@ def test_kafka_is_conforming_on_every_scenario_with_every_client(kafka_run: tupl
     got = {(r["client"], r["scenario"]): r for r in summary["results"]}
     assert set(got) == {(c, n) for c in CLIENTS for n in NAMES}
     for (client, name), r in got.items():
-        assert r["run_error"] is None, f"{name} / {client}: {r['run_error']}"
+        earlier = "".join(f"\nearlier attempt: {e['run_error']}" for e in r["earlier"])
+        assert r["run_error"] is None, f"{name} / {client}: {r['run_error']}{earlier}"
         assert r["verdict"] == "conforming", f"{name} / {client}: {_why(out / r['trace'], r['validation'])}"
         [group] = r["validation"]["groups"]
         assert group["exchanges"] > 0

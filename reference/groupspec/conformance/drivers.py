@@ -37,6 +37,7 @@ or its count of consumed records changes, and answers each command with
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import sys
@@ -105,6 +106,11 @@ class _KafkaPython:
         from kafka.coordinator.assignors.range import RangePartitionAssignor
         from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
+        # the library's own account of joining, syncing and heartbeating goes to this
+        # member's log (stderr): when a scenario stalls, the run error quotes its tail
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                            format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
+        logging.getLogger("kafka.coordinator").setLevel(logging.INFO)
         assignor = {
             "range": RangePartitionAssignor,
             "roundrobin": RoundRobinPartitionAssignor,

@@ -91,8 +91,26 @@ class Context:
             if now > deadline:
                 state = "; ".join(f"{m.name} owns {partitions_text(m.assignment)}" for m in members)
                 raise ScenarioError(f"group did not settle on {len(members)} member(s) within "
-                                    f"{timeout_s:.0f} s: {state}")
+                                    f"{timeout_s:.0f} s: {state}\n{self.stall_story(members)}")
             time.sleep(0.05)
+
+    def stall_story(self, members: Sequence[Member], last: int = 6) -> str:
+        """What each member did, for a run error: its last group exchanges as the recorder
+        saw them (API, member id, generation, the broker's error), what its poll raised, and
+        the tail of its log (the library's own account)."""
+        recorded = self.recorded()
+        lines = []
+        for m in members:
+            mine = [e for e in recorded if e.get("client_id") == m.name
+                    and e.get("api") not in ("Fetch", "ListOffsets", "Metadata", "ApiVersions")]
+            shown = [" ".join(str(x) for x in (
+                e.get("seq"), e.get("api"), (e.get("request") or {}).get("member_id", ""),
+                (e.get("request") or {}).get("generation_id", ""), "->",
+                (e.get("response") or {}).get("error", "unanswered"))) for e in mine[-last:]]
+            lines.append(f"{m.name}: {len(mine)} group exchange(s), last: {' | '.join(shown) or 'none'}"
+                         f"; poll errors: {', '.join(m.poll_errors[-3:]) or 'none'}"
+                         f"; log: {m.log_tail(8) or 'empty'}")
+        return "\n".join(lines)
 
     def recorded(self) -> list[dict[str, Any]]:
         """The exchanges recorded so far (requests with their responses, as JSON)."""
