@@ -211,3 +211,39 @@ def test_rows_carry_the_kip848_metadata_and_broker_settings(tmp_path: Path, kip8
     [row] = check_rows(list(scan_file(str(path))))
     [g] = validate_path(path).groups
     assert row["verdict"] == g.verdict == "conforming"
+
+
+def _damage_a_data_page(src: Path, dst: Path) -> None:
+    """A copy of ``src`` whose footer reads but one column's first data page is garbage."""
+    data = bytearray(src.read_bytes())
+    col = pq.ParquetFile(src).metadata.row_group(0).column(5)
+    for i in range(col.data_page_offset + 8, col.data_page_offset + min(60, col.total_compressed_size)):
+        data[i] ^= 0x5A
+    dst.write_bytes(bytes(data))
+
+
+def test_spark_parquet_reader_quarantines_a_damaged_data_page(
+        spark: Any, collection: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """Spark's Parquet reader fails its whole job on one damaged page of a file whose footer
+    reads; the job then reads that file by path (quarantined, with pyarrow's reason) and
+    gives the tables the binaryFile reader gives."""
+    src, _ = collection
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shutil.copy(src / "cluster-001-copy.parquet", inputs / "good.parquet")
+    _damage_a_data_page(src / "cluster-001-copy.parquet", inputs / "damaged-page.parquet")
+    pq.read_schema(inputs / "damaged-page.parquet")  # the footer reads ...
+    with pytest.raises(OSError):
+        pq.read_table(inputs / "damaged-page.parquet")  # ... the data does not
+    said: list[str] = []
+    by_spark = run_validate(spark, [str(inputs)], tmp_path / "pq", log=said.append, reader="parquet")
+    assert any(line.startswith("Spark's Parquet reader failed") and "1 damaged file(s)" in line
+               and line.endswith(str(inputs / "damaged-page.parquet")) for line in said), said
+    by_bytes = run_validate(spark, [str(inputs)], tmp_path / "bin", log=lambda _: None)
+    for table in ("groups.parquet", "quarantine.parquet", "files.parquet"):
+        assert (sorted(json.dumps(r, sort_keys=True, default=str) for r in _table(by_spark.out / table))
+                == sorted(json.dumps(r, sort_keys=True, default=str) for r in _table(by_bytes.out / table))), table
+    [problem] = _table(by_spark.out / "quarantine.parquet")
+    assert problem["source"] == str(inputs / "damaged-page.parquet") and problem["problem"] == "unreadable_file"
+    assert problem["reason"].startswith(f"{inputs / 'damaged-page.parquet'}: not a readable Parquet trace: ")
+    assert {r["source"] for r in _table(by_spark.out / "groups.parquet")} == {str(inputs / "good.parquet")}

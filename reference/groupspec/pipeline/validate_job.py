@@ -40,7 +40,7 @@ import shutil
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,6 +165,21 @@ def parquet_layout(path: str) -> str | None:
     return None
 
 
+def damaged_parquet(files: Sequence[str]) -> list[str]:
+    """The Parquet files whose footer reads but whose data pyarrow cannot read through (a
+    damaged page), batch by batch so a large file is not held whole."""
+    import pyarrow.parquet as pq
+
+    bad = []
+    for f in files:
+        try:
+            for _ in pq.ParquetFile(f).iter_batches(batch_size=65536):
+                pass
+        except Exception:
+            bad.append(f)
+    return bad
+
+
 def reader_name(name: str) -> str:
     """A file name as Spark's ``input_file_name`` gives it, as a local path (or as it is)."""
     u = urlparse(name)
@@ -287,15 +302,16 @@ def _read_bytes_and_validate(spark: SparkSession, files: list[str], config: Repl
 
 def validation_frame(spark: SparkSession, files: Sequence[str], config: ReplayConfig | None = None,
                      partitions: int | None = None, on_file: Callable[[], None] | None = None,
-                     reader: str = BINARY) -> DataFrame:
+                     reader: str = BINARY, by_path_only: Collection[str] = ()) -> DataFrame:
     """The result rows of ``files`` (see the module docstring), not yet computed: Parquet
     traces (columnar or text layout) through Spark's ``binaryFile`` reader (``reader`` =
     :data:`BINARY`) or its Parquet reader (:data:`PARQUET`) and ``mapInArrow``, the rest by
-    path. Run it within :func:`reader_settings`."""
+    path; ``by_path_only`` are read by path whatever they hold (files Spark's Parquet reader
+    failed on). Run it within :func:`reader_settings`."""
     if reader not in READERS:
         raise ValueError(f"reader: one of {', '.join(READERS)}, not {reader!r}")
     result_schema = _arrow_schema(RESULT_COLUMNS)
-    layouts = {f: parquet_layout(f) for f in files}
+    layouts = {f: None if f in by_path_only else parquet_layout(f) for f in files}
     by_path = [f for f in files if layouts[f] is None]
     frames: list[DataFrame] = []
     if reader == BINARY:
@@ -358,16 +374,37 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
     log(f"validating {len(files)} trace file(s) on {sc.master} ({sc.defaultParallelism} parallel tasks)")
 
     # 1-3. read, decode once per file, judge every group; only result rows are written
-    validated = sc.accumulator(0)
     results_dir = out / "_results"
-    with reader_settings(spark, files, reader):
-        frame = validation_frame(spark, files, config, partitions, on_file=lambda: validated.add(1), reader=reader)
-        plan = explain(frame)
-        run_with_progress(
-            lambda: frame.write.mode("overwrite").parquet(str(results_dir)),
-            lambda: int(validated.value), len(files),
-            (lambda d, n: progress("files validated", d, n)) if progress else None,
-        )
+
+    def attempt(by_path_only: list[str]) -> str:
+        validated = sc.accumulator(0)
+        with reader_settings(spark, files, reader):
+            frame = validation_frame(spark, files, config, partitions, on_file=lambda: validated.add(1),
+                                     reader=reader, by_path_only=by_path_only)
+            plan = explain(frame)
+            run_with_progress(
+                lambda: frame.write.mode("overwrite").parquet(str(results_dir)),
+                lambda: int(validated.value), len(files),
+                (lambda d, n: progress("files validated", d, n)) if progress else None,
+            )
+        return plan
+
+    try:
+        plan = attempt([])
+    except Exception as e:
+        # Spark's Parquet reader fails the whole job on one damaged data page (the file's
+        # footer read, so it was given to the reader): find every such file with pyarrow,
+        # read those by path, which quarantines each with the reason, and run again
+        if reader != PARQUET:
+            raise
+        damaged = damaged_parquet([f for f in files if parquet_layout(f) is not None])
+        if not damaged:
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        log(f"Spark's Parquet reader failed ({first[:200]}); {len(damaged)} damaged "
+            f"file(s) are read by path instead and quarantined: {', '.join(damaged[:5])}"
+            + (" ..." if len(damaged) > 5 else ""))
+        plan = attempt(damaged)
     (out / "plan.txt").write_text(plan, encoding="utf-8")
     t_validate = time.perf_counter() - t0
     rows = spark.read.parquet(str(results_dir))
