@@ -144,6 +144,12 @@ class Coordinator:
         self._last_now_ms = max(self._last_now_ms, now_ms)
         return out
 
+    @property
+    def next_offsets_check_ms(self) -> int:
+        """When ``advance`` next runs the periodic offset-expiry check (a driver that knows
+        no group timer is due before it may leave ``advance`` uncalled until then)."""
+        return self._next_offsets_check_ms
+
     def next_deadline(self) -> int | None:
         """The earliest group timer (the periodic offset-expiry check is not counted: it
         runs whenever ``advance`` passes it)."""

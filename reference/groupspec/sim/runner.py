@@ -207,6 +207,11 @@ class Simulation:
         self.faults = list(scenario.faults)
         #: KIP-848: the broker's metadata image (what its server-side assignor sees)
         self.consumer_protocol = any(ms.config.group_protocol == "consumer" for ms in scenario.members)
+        #: the coordinator's earliest group timer, as of its last input; stale (recomputed by
+        #: _next_time) after any input to it: every input's output goes through
+        #: _coordinator_output, set_topics through _publish_topics
+        self._coordinator_deadline: int | None = None
+        self._coordinator_changed = True
         self._publish_topics()
 
     # ------------------------------------------------------------------ plumbing
@@ -234,6 +239,7 @@ class Simulation:
         them to the trace as a metadata event (v1.2) so the validator sees them too."""
         self._cluster_view = None
         self._partition_list = None
+        self._coordinator_changed = True
         if not self.consumer_protocol:
             return
         self.coordinator.set_topics(
@@ -278,6 +284,7 @@ class Simulation:
 
     # ------------------------------------------------------------------ coordinator side
     def _coordinator_output(self, out: Output) -> None:
+        self._coordinator_changed = True
         if self.lean:
             for rec in out.records:
                 self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
@@ -616,8 +623,11 @@ class Simulation:
         if self.queue:
             times.append(self.queue[0].at_ms)
         # the coordinator's earliest group timer (Coordinator.next_deadline without listing
-        # and sorting every timer)
-        d = min(deadlines(self.coordinator.state), default=None)
+        # and sorting every timer), listed again only after an input to the coordinator
+        if self._coordinator_changed:
+            self._coordinator_deadline = min(deadlines(self.coordinator.state), default=None)
+            self._coordinator_changed = False
+        d = self._coordinator_deadline
         if d is not None:
             times.append(max(d, self.now + 1))
         if self.coordinator.state.regex_tasks:
@@ -672,16 +682,13 @@ class Simulation:
                 ):
                     self._start_member(mem)
 
-            def on_fire(e: Expiry) -> None:
-                self.trace.append(
-                    ev.ExpiryEvent(
-                        len(self.trace) + 1, e.deadline_ms, e.kind.name, e.group_id, e.member_id
-                    )
-                )
-                if not self.lean and (e.kind.name != "ExpireHeartbeat" or self._heartbeat_expiry_matters(e)):
-                    self._note("timer", e.describe())
-
-            self._coordinator_output(self.coordinator.advance(self.now, on_fire))
+            # advance fires nothing (and changes nothing the run sees) while no group timer
+            # and no offset-expiry check is due: since the coordinator's last input
+            # (_next_time listed its timers after it) nothing can have come due but by time
+            d = self._coordinator_deadline
+            if (self._coordinator_changed or (d is not None and d <= self.now)
+                    or self.coordinator.next_offsets_check_ms <= self.now):
+                self._coordinator_output(self.coordinator.advance(self.now, self._on_fire))
             # the coordinator's executor finishes a regex resolution (KIP-848) this long
             # after the heartbeat that scheduled it
             if self.coordinator.state.regex_tasks:
@@ -707,6 +714,12 @@ class Simulation:
         self._check()
         self._unanswered()
         return self._result()
+
+    def _on_fire(self, e: Expiry) -> None:
+        self.trace.append(
+            ev.ExpiryEvent(len(self.trace) + 1, e.deadline_ms, e.kind.name, e.group_id, e.member_id))
+        if not self.lean and (e.kind.name != "ExpireHeartbeat" or self._heartbeat_expiry_matters(e)):
+            self._note("timer", e.describe())
 
     def _unanswered(self) -> None:
         """Requests still without a response when the run stops (parked by the coordinator,
