@@ -176,7 +176,18 @@ class Simulation:
         self.coordinator = Coordinator(scenario.coordinator)
         self.monitor = InvariantMonitor()
         self.topics = dict(scenario.topics)
-        self.leo: dict[TP, float] = {}
+        #: the producers' log end offsets, as floats summed once per clock step: partitions
+        #: that have had the same appends since they appeared hold the same float, kept once
+        #: for all of them (a cohort); see _produce and leo
+        self._cohort_leo: list[float] = []
+        self._cohort_tps: list[list[TP]] = []
+        #: the cohorts the producers append to (those of partitions that exist)
+        self._active_cohorts: list[int] = []
+        self._cohort_of: dict[TP, int] = {}
+        #: the partition list the cohorts were formed for
+        self._cohorts_for: list[TP] | None = None
+        #: the integer log end offsets of the cached cluster view, by cohort
+        self._view_offsets: list[int] = []
         self.members = {ms.name: _Member(ms) for ms in scenario.members}
         self.queue: list[_Msg] = []
         self.msg_seq = 0
@@ -219,12 +230,77 @@ class Simulation:
         self.rid += 1
         return self.rid
 
+    @property
+    def leo(self) -> dict[TP, float]:
+        """Each partition's log end offset as the producers' float (its integer part is the
+        offset the consumers see)."""
+        return {tp: self._cohort_leo[ci] for tp, ci in self._cohort_of.items()}
+
+    def _produce(self, add: float) -> None:
+        """Every existing partition's log end offset grows by ``add`` (records)."""
+        if self._cohorts_for is not self._partitions():
+            self._regroup()
+        cl = self._cohort_leo
+        for ci in self._active_cohorts:
+            cl[ci] += add
+        # the cluster view stays while no integer offset moves
+        ints = [int(v) for v in cl]
+        if ints != self._view_offsets:
+            self._view_offsets = ints
+            self._cluster_view = None
+
+    def _regroup(self) -> None:
+        """The topics changed: partitions gone stop growing (each keeps its offset in a
+        cohort of its own), new ones start from 0.0 in one new cohort, and a partition that
+        is back grows again from its offset."""
+        parts = self._partitions()
+        present = set(parts)
+        cl, ct, of = self._cohort_leo, self._cohort_tps, self._cohort_of
+        active: list[int] = []
+        for ci in self._active_cohorts:
+            gone = [tp for tp in ct[ci] if tp not in present]
+            for tp in gone:
+                of[tp] = len(cl)
+                cl.append(cl[ci])
+                ct.append([tp])
+            if gone:
+                ct[ci] = [tp for tp in ct[ci] if tp in present]
+            if ct[ci]:
+                active.append(ci)
+        growing = {tp for ci in active for tp in ct[ci]}
+        new: list[TP] = []
+        for tp in parts:
+            if tp in growing:
+                continue
+            if tp in of:  # back after it was gone: its own cohort, from its offset
+                ci = of[tp]
+                of[tp] = len(cl)
+                cl.append(cl[ci])
+                ct.append([tp])
+                active.append(len(cl) - 1)
+            else:
+                new.append(tp)
+        if new:
+            for tp in new:
+                of[tp] = len(cl)
+            cl.append(0.0)
+            ct.append(new)
+            active.append(len(cl) - 1)
+        self._active_cohorts = active
+        self._cohorts_for = parts
+
+    def _leo_int(self, tp: TP) -> int:
+        ci = self._cohort_of.get(tp)
+        return int(self._cohort_leo[ci]) if ci is not None else 0
+
     def _cluster(self) -> ClusterView:
-        # one view per clock step: the log end offsets and topics change only between steps
-        # (and when a fault adds a topic, which drops the view)
+        # one view while no integer log end offset moves and the topics stay (a fault that
+        # adds a topic drops the view)
         view = self._cluster_view
         if view is None:
-            view = self._cluster_view = ClusterView(self.topics, {tp: int(v) for tp, v in self.leo.items()})
+            cl = self._cohort_leo
+            view = self._cluster_view = ClusterView(
+                self.topics, {tp: int(cl[ci]) for tp, ci in self._cohort_of.items()})
         return view
 
     def _partitions(self) -> list[TP]:
@@ -433,7 +509,7 @@ class Simulation:
                 sent_ms=float(self.now),
                 received_ms=float(self.now),
                 partitions=tuple(
-                    ev.FetchPartition(t, p, start, 0, int(self.leo.get((t, p), 0.0)), end)
+                    ev.FetchPartition(t, p, start, 0, self._leo_int((t, p)), end)
                     for (t, p), start, end in c.processed
                 ),
                 group_id=self.sc.group_id,
@@ -662,12 +738,8 @@ class Simulation:
             # Producers append records up to now.
             dt = (self.now - last_produce) / 1000.0
             if dt > 0:
-                add = dt * self.sc.produce_rate_per_s
-                leo = self.leo
-                for tp in self._partitions():
-                    leo[tp] = leo.get(tp, 0.0) + add
+                self._produce(dt * self.sc.produce_rate_per_s)
                 last_produce = self.now
-                self._cluster_view = None
             while self.faults and self.faults[0].at_ms <= self.now:
                 self._apply_fault(self.faults.pop(0))
             for mem in self.members.values():
