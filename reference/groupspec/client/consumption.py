@@ -46,7 +46,7 @@ class Consumption:
     def _consume(self, log_end_offsets: Mapping[TP, int], max_per_partition: int) -> None:
         """One poll: each owned partition with a position reads up to ``max_per_partition``
         records towards its log end offset."""
-        for tp in sorted(self.owned - self.awaiting_position):
+        for tp in sorted(self.owned - self.awaiting_position if self.awaiting_position else self.owned):
             pos = self.positions.get(tp, 0)
             end = min(log_end_offsets.get(tp, 0), pos + max_per_partition)
             if end > pos:

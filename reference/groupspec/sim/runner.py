@@ -546,11 +546,16 @@ class Simulation:
         )
 
     def _tick_member(self, mem: _Member) -> None:
-        if not mem.alive or mem.consumer is None or self.now < mem.frozen_until:
+        c = mem.consumer
+        if not mem.alive or c is None or self.now < mem.frozen_until:
             return
-        out = mem.consumer.tick(self.now, self._cluster())
-        self._drain_events(mem.consumer, mem)
-        self._send_all(mem.spec.name, out)
+        out = c.tick(self.now, self._cluster_view or self._cluster())
+        if self.lean and not c.events and not c.processed:
+            pass  # nothing to drain (most ticks)
+        else:
+            self._drain_events(c, mem)
+        if out:
+            self._send_all(mem.spec.name, out)
 
     # ------------------------------------------------------------------ faults
     def _apply_fault(self, f: Fault) -> None:

@@ -196,9 +196,9 @@ class Consumer(Consumption):
         if self.closed or self.fatal is not None:
             return []
         self._now = now
-        out: list[Outgoing] = []
-        self._expire_requests(now)
-        out += self._heartbeat_thread(now)
+        if self.request_deadline:
+            self._expire_requests(now)
+        out = self._heartbeat_thread(now)
         if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
             out += self._poll(now, cluster)
         return out
@@ -290,7 +290,8 @@ class Consumer(Consumption):
                 self.rejoin_needed = True
         if self.rejoin_needed and self.join_rid is None and self.sync_rid is None and now >= self.retry_at_ms:
             out += self._join_prepare_and_join(now, cluster, subscription)
-        out += self._fetch_positions()
+        if self.awaiting_position:
+            out += self._fetch_positions()
         out += self._process(now, cluster)
         if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
             out += self._commit(set(self.owned))  # manual: commitAsync after processing
