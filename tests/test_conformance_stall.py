@@ -29,6 +29,9 @@ class _Stuck:
     def log_tail(self, lines: int = 5) -> str:
         return " | ".join(self._log.splitlines()[-lines:])
 
+    def thread_stacks(self) -> list[str]:
+        return ["kafka/future.py:60 in wait < consumer/group.py:700 in poll"] if self.name == "a" else []
+
 
 def _exchange(seq: int, client: str, api: str, error: str | None, **req: Any) -> dict[str, Any]:
     return {"kind": "exchange", "seq": seq, "client_id": client, "api": api,
@@ -52,12 +55,13 @@ def test_a_stalled_settle_names_each_members_exchanges_errors_and_log(tmp_path: 
     with pytest.raises(ScenarioError) as caught:
         ctx.settle(cast(list[Member], [a, b]), timeout_s=0.2, quiet_s=0.05)
     text = str(caught.value)
-    first, story_a, story_b = text.splitlines()
+    first, story_a, stack_a, story_b = text.splitlines()
     assert first.startswith("group did not settle on 2 member(s) within 0 s: a owns none; b owns")
     # a's FindCoordinator is a group exchange, its Metadata is not; its JoinGroup is unanswered
     assert story_a.startswith("a: 2 group exchange(s), last: 2 FindCoordinator")
     assert "4 JoinGroup  -1 -> unanswered" in story_a
     assert "poll errors: CommitFailedError" in story_a
     assert story_a.endswith("log: one | INFO (Re-)joining group g")
+    assert stack_a == "  a thread: kafka/future.py:60 in wait < consumer/group.py:700 in poll"
     assert story_b == ("b: 2 group exchange(s), last: 1 JoinGroup b-1 -1 -> NONE | "
                        "5 Heartbeat b-1 1 -> NONE; poll errors: none; log: empty")

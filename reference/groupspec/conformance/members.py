@@ -169,6 +169,29 @@ class Member:
     def thaw(self) -> None:
         os.kill(self.proc.pid, signal.SIGCONT)
 
+    def thread_stacks(self, frames_per_thread: int = 6, wait_s: float = 0.5) -> list[str]:
+        """Every thread's innermost frames, a line per thread ("where: file:line in function
+        < caller ..."), from what the driver's faulthandler writes to the log on SIGUSR1
+        (empty when the process is gone or does not answer)."""
+        if self.ended():
+            return []
+        start = Path(self._log.name).stat().st_size
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGUSR1)
+        time.sleep(wait_s)
+        with open(self._log.name, "rb") as fh:
+            fh.seek(start)
+            text = fh.read().decode("utf-8", errors="replace")
+        threads: list[list[str]] = []
+        for line in text.splitlines():
+            if line.startswith(("Thread ", "Current thread ")):
+                threads.append([])
+            elif line.strip().startswith("File ") and threads:
+                # File "/.../site-packages/kafka/client_async.py", line 680 in poll
+                path, _, rest = line.strip()[6:].partition('", line ')
+                threads[-1].append(f"{'/'.join(path.split('/')[-2:])}:{rest.replace(' in ', ' in ', 1)}")
+        return [" < ".join(frames[:frames_per_thread]) for frames in threads if frames]
+
     def _reap(self, timeout_s: float) -> None:
         try:
             self.proc.wait(timeout=timeout_s)

@@ -96,8 +96,8 @@ class Context:
 
     def stall_story(self, members: Sequence[Member], last: int = 6) -> str:
         """What each member did, for a run error: its last group exchanges as the recorder
-        saw them (API, member id, generation, the broker's error), what its poll raised, and
-        the tail of its log (the library's own account)."""
+        saw them (API, member id, generation, the broker's error), what its poll raised, the
+        tail of its log (the library's own account) and where each of its threads is."""
         recorded = self.recorded()
         lines = []
         for m in members:
@@ -110,6 +110,7 @@ class Context:
             lines.append(f"{m.name}: {len(mine)} group exchange(s), last: {' | '.join(shown) or 'none'}"
                          f"; poll errors: {', '.join(m.poll_errors[-3:]) or 'none'}"
                          f"; log: {m.log_tail(8) or 'empty'}")
+            lines.extend(f"  {m.name} thread: {t}" for t in m.thread_stacks())
         return "\n".join(lines)
 
     def recorded(self) -> list[dict[str, Any]]:
