@@ -47,23 +47,30 @@ class Gap:
 
 @dataclass(frozen=True)
 class Exchange:
-    """A wire exchange and the line it came from."""
+    """A wire exchange and the line it came from.
+
+    ``seq``, ``sent`` and ``received`` are the event's seq, send time and receive time
+    (infinite when no response was seen), kept as attributes: the checks, the client rules
+    and the replay read them hundreds of thousands of times per trace (as properties they
+    were a twentieth of the validator's time). They are not compared, hashed or shown
+    (they follow from ``event``)."""
 
     line: int
     event: WireExchange
+    seq: int = field(init=False, repr=False, compare=False)
+    sent: float = field(init=False, repr=False, compare=False)
+    received: float = field(init=False, repr=False, compare=False)
 
-    @property
-    def seq(self) -> int:
-        return self.event.seq
+    def __post_init__(self) -> None:
+        e = self.event
+        r = e.received_ms
+        d = self.__dict__
+        d["seq"] = e.seq
+        d["sent"] = e.sent_ms
+        d["received"] = _INF if r is None else r
 
-    @property
-    def sent(self) -> float:
-        return self.event.sent_ms
 
-    @property
-    def received(self) -> float:
-        r = self.event.received_ms
-        return float("inf") if r is None else r
+_INF = float("inf")
 
 
 @dataclass
