@@ -53,6 +53,18 @@ class Consumption:
                 self.processed.append((tp, pos, end))
                 self.positions[tp] = end
 
+    def _consume_quietly(self, log_end_offsets: Mapping[TP, int], max_per_partition: int) -> bool:
+        """:meth:`_consume` without noting the ranges read: whether any record was."""
+        read = False
+        positions = self.positions
+        for tp in self.owned - self.awaiting_position if self.awaiting_position else self.owned:
+            pos = positions.get(tp, 0)
+            end = min(log_end_offsets.get(tp, 0), pos + max_per_partition)
+            if end > pos:
+                positions[tp] = end
+                read = True
+        return read
+
     def _uncommitted(self, parts: set[TP]) -> tuple[m.OffsetCommitPartition, ...]:
         """The positions of ``parts`` that differ from what was last committed."""
         return tuple(

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from groupspec.assignors.server_spec import TopicMetadata
-from groupspec.client.classic.consumer import ClientEvent, ClusterView, Consumer
+from groupspec.client.classic.consumer import ClientEvent, ClusterView, Consumer, MemberState
 from groupspec.client.config import ConsumerConfig
 from groupspec.client.consumer.consumer import ConsumerProtocolConsumer
 from groupspec.coordinator.consumer.group import ConsumerGroupState
@@ -119,6 +119,10 @@ class _Member:
     alive: bool = False
     frozen_until: int = 0
     restart_at: int | None = None
+    #: (lean runs) the consumer's polls are idle (Consumer.idle_until) and run as skipped steps
+    #: until ``wake``, the first time it must be ticked in a step of its own
+    skip: bool = False
+    wake: int = 0
 
 
 def not_coordinator(req: m.Request) -> m.Response:
@@ -164,6 +168,11 @@ class Simulation:
         #: (``groupspec pipeline generate``): no timeline, invariant checks, metrics, Fetch
         #: events or unanswered requests; those events are the same, object for object
         self.lean = lean
+        #: lean runs take the clock steps that only idle polls would have taken in a tight
+        #: loop (_skipped_steps) instead of full steps; off once a member's client model is
+        #: not the classic consumer (its idle ticks are not known)
+        self._skipping = lean
+        self._last_produce = 0
         #: put before every connection name (the generator's group id and a slash)
         self.connection_prefix = connection_prefix
         self._cluster_view: ClusterView | None = None
@@ -188,6 +197,7 @@ class Simulation:
         self._cohorts_for: list[TP] | None = None
         #: the integer log end offsets of the cached cluster view, by cohort
         self._view_offsets: list[int] = []
+        self._offsets_map: dict[TP, int] | None = None
         self.members = {ms.name: _Member(ms) for ms in scenario.members}
         self.queue: list[_Msg] = []
         self.msg_seq = 0
@@ -248,6 +258,7 @@ class Simulation:
         if ints != self._view_offsets:
             self._view_offsets = ints
             self._cluster_view = None
+            self._offsets_map = None
 
     def _regroup(self) -> None:
         """The topics changed: partitions gone stop growing (each keeps its offset in a
@@ -293,14 +304,20 @@ class Simulation:
         ci = self._cohort_of.get(tp)
         return int(self._cohort_leo[ci]) if ci is not None else 0
 
+    def _offsets(self) -> dict[TP, int]:
+        """The integer log end offsets (kept while none moves)."""
+        offsets = self._offsets_map
+        if offsets is None:
+            cl = self._cohort_leo
+            offsets = self._offsets_map = {tp: int(cl[ci]) for tp, ci in self._cohort_of.items()}
+        return offsets
+
     def _cluster(self) -> ClusterView:
         # one view while no integer log end offset moves and the topics stay (a fault that
         # adds a topic drops the view)
         view = self._cluster_view
         if view is None:
-            cl = self._cohort_leo
-            view = self._cluster_view = ClusterView(
-                self.topics, {tp: int(cl[ci]) for tp, ci in self._cohort_of.items()})
+            view = self._cluster_view = ClusterView(self.topics, self._offsets())
         return view
 
     def _partitions(self) -> list[TP]:
@@ -484,6 +501,7 @@ class Simulation:
             heapq.heappush(self.queue, msg)
             return
         c = mem.consumer
+        mem.skip = False
         out = c.on_response(msg.rid, cast(m.Response, msg.payload), self.now, self._cluster())
         self._drain_events(c, mem)
         self._send_all(msg.member, out)
@@ -535,6 +553,9 @@ class Simulation:
         mem.incarnation += 1
         mem.alive = True
         mem.consumer = self.consumer_factory(mem.spec.config, self.now, self._next_rid)
+        mem.skip = False
+        if type(mem.consumer) is not Consumer:  # a subclass may poll differently
+            self._stop_skipping()
         self._note(
             mem.spec.name,
             "starts"
@@ -547,19 +568,72 @@ class Simulation:
 
     def _tick_member(self, mem: _Member) -> None:
         c = mem.consumer
-        if not mem.alive or c is None or self.now < mem.frozen_until:
+        now = self.now
+        if not mem.alive or c is None or now < mem.frozen_until:
             return
-        out = c.tick(self.now, self._cluster_view or self._cluster())
+        if mem.skip and now < mem.wake and now < c.next_poll_ms:
+            return  # an idle consumer between its polls: the tick would do nothing
+        out = c.tick(now, self._cluster_view or self._cluster())
         if self.lean and not c.events and not c.processed:
             pass  # nothing to drain (most ticks)
         else:
             self._drain_events(c, mem)
         if out:
             self._send_all(mem.spec.name, out)
+        if self._skipping:
+            wake = (c.idle_until(now, self.topics)
+                    if mem.alive and mem.consumer is c and now >= mem.frozen_until and isinstance(c, Consumer)
+                    else None)
+            mem.skip = wake is not None
+            if wake is not None:
+                mem.wake = wake
+
+    # ------------------------------------------------------------------ skipped steps
+    # A lean run's clock steps at every member's poll (every 100 ms), most of which change
+    # nothing but the consumers' positions and the producers' offsets. A member whose polls
+    # are idle (a Stable classic consumer with nothing to send until its next heartbeat,
+    # commit or request timeout) is marked ``skip``: the steps at its polls are not taken by
+    # the main loop but by _skipped_steps, which runs, at each such time, what that step
+    # would have run: the producers' append and the idle members' ticks (the other members'
+    # ticks, the coordinator and the network do nothing then). The steps taken are the same,
+    # in the same order, with the same floats: the output is the same, byte for byte.
+    def _stop_skipping(self) -> None:
+        self._skipping = False
+        for mem in self.members.values():
+            mem.skip = False
+
+    def _skipped_steps(self, until: int) -> None:
+        """Take the clock steps before ``until`` that only idle members' polls make."""
+        idle = [cast(Consumer, mem.consumer) for mem in self.members.values() if mem.skip]
+        if not idle:
+            return
+        rate = self.sc.produce_rate_per_s
+        while True:
+            t = min([c.next_poll_ms for c in idle])
+            if t >= until:
+                return
+            self.now = t
+            dt = (t - self._last_produce) / 1000.0
+            if dt > 0:
+                self._produce(dt * rate)
+                self._last_produce = t
+            offsets = self._offsets()
+            for c in idle:
+                if c.next_poll_ms == t and c.idle_poll(t, offsets):
+                    self.rid += 1  # the Fetch event's correlation id, as _drain_events
+
+    def _skipped_poll_after(self, t: int) -> int | None:
+        """The first step at or after ``t`` that an idle member's poll makes (a check that
+        runs at whichever step comes first after a time runs then)."""
+        polls = [cast(Consumer, mem.consumer).poll_at_or_after(t)
+                 for mem in self.members.values() if mem.skip]
+        return min(polls) if polls else None
 
     # ------------------------------------------------------------------ faults
     def _apply_fault(self, f: Fault) -> None:
         self._note("fault", f.describe())
+        for each in self.members.values():
+            each.skip = False  # every member takes this step (a fault may change what a poll does)
         mem = self.members.get(f.member) if f.member else None
         if f.kind == "crash" and mem is not None:
             mem.alive, mem.consumer = False, None
@@ -714,8 +788,12 @@ class Simulation:
         if self.coordinator.state.regex_tasks:
             for at in self.coordinator.pending_regex_resolutions().values():
                 times.append(max(at + self.sc.regex_resolution_ms, self.now + 1))
+        skipping = False
         for mem in self.members.values():
-            if mem.alive and mem.consumer is not None:
+            if mem.skip:
+                skipping = True
+                times.append(mem.wake)
+            elif mem.alive and mem.consumer is not None:
                 nd = mem.consumer.next_deadline()
                 if nd is not None:
                     # A consumer has been ticked at `now` already: its past deadlines are due
@@ -727,6 +805,20 @@ class Simulation:
                 times.append(mem.spec.start_ms)
         if self.faults:
             times.append(self.faults[0].at_ms)
+        if skipping:
+            # checks that run at the first step after a time, whichever it is: that step must
+            # not be one only idle polls make (the offset-expiry check, a member's poll timeout)
+            after = [self.coordinator.next_offsets_check_ms]
+            for mem in self.members.values():
+                c = mem.consumer
+                if (not mem.skip and mem.alive and isinstance(c, Consumer) and c.coordinator_known
+                        and c.generation_id >= 0
+                        and c.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)):
+                    after.append(c.last_poll_ms + c.config.max_poll_interval_ms + 1)
+            for x in after:
+                p = self._skipped_poll_after(max(x, self.now + 1))
+                if p is not None:
+                    times.append(p)
         return min(times) if times else None
 
     def run(self) -> SimulationResult:
@@ -734,17 +826,17 @@ class Simulation:
             "scenario", f"{self.sc.name}: {len(self.sc.members)} member(s), topics {self.topics}"
         )
         last_progress = 0
-        last_produce = 0
         while True:
             t = self._next_time()
             if t is None or t > self.sc.until_ms:
                 break
+            self._skipped_steps(t)
             self.now = max(self.now, t)
             # Producers append records up to now.
-            dt = (self.now - last_produce) / 1000.0
+            dt = (self.now - self._last_produce) / 1000.0
             if dt > 0:
                 self._produce(dt * self.sc.produce_rate_per_s)
-                last_produce = self.now
+                self._last_produce = self.now
             while self.faults and self.faults[0].at_ms <= self.now:
                 self._apply_fault(self.faults.pop(0))
             for mem in self.members.values():

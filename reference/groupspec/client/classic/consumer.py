@@ -300,6 +300,54 @@ class Consumer(Consumption):
             out += self._commit(set(self.owned))
         return out
 
+    # ------------------------------------------------------------------ idle polls
+    # A driver that steps its clock at every poll (the simulator) spends most steps on polls
+    # that only consume. These two methods let it run such polls without a full tick; they
+    # mirror tick and _poll above for that case, and must change with them (the simulator's
+    # lean runs are compared with its full ones: tests/test_generate_fast.py).
+    def idle_until(self, now: int, partitions: Mapping[str, int]) -> int | None:
+        """After a tick at ``now``: if every poll from now on until some time is idle (it
+        only consumes: the member is Stable, no rejoin, OffsetFetch or commit is due, its
+        subscription and, as the leader, the partition counts in ``partitions`` are what it
+        joined with, and no heartbeat, session check or request timeout falls between
+        them), that time: when the consumer next needs a full tick. Else None. Ticks between
+        those polls do nothing. Only the topics changing (a new ``partitions``) or an input
+        to the consumer ends this early."""
+        cfg = self.config
+        if (self.closed or self.fatal is not None or self.state is not MemberState.STABLE
+                or not self.coordinator_known or self.generation_id < 0 or self.rejoin_needed
+                or self.join_rid is not None or self.sync_rid is not None
+                or self.scheduled_rejoin_ms is not None or self.awaiting_position
+                or not cfg.enable_auto_commit or self.poll_blocked_until_ms > self.next_poll_ms
+                or cfg.poll_interval_ms <= 0 or cfg.max_poll_interval_ms < cfg.poll_interval_ms
+                or self._fixed_subscription is None or self._fixed_subscription != self.subscription):
+            return None
+        snapshot = self.leader_metadata_snapshot
+        if snapshot is not None and {t: partitions[t] for t in self.subscription if t in partitions} != snapshot:
+            return None
+        # the next heartbeat, session check and request timeout, and the first poll that
+        # auto-commits (the heartbeat thread's poll timeout cannot come: it polls)
+        wake = min(self.next_heartbeat_ms, self.last_heartbeat_ok_ms + cfg.session_timeout_ms + 1,
+                   self.poll_at_or_after(self.next_auto_commit_ms))
+        if self.request_deadline:
+            wake = min(wake, min(self.request_deadline.values()))
+        return wake if wake > now else None
+
+    def poll_at_or_after(self, t: int) -> int:
+        """The first poll at or after ``t`` if the polls go on every poll interval from the
+        next one."""
+        first, every = self.next_poll_ms, self.config.poll_interval_ms
+        return first if t <= first else first + -((first - t) // every) * every
+
+    def idle_poll(self, now: int, log_end_offsets: Mapping[TP, int]) -> bool:
+        """What ``tick(now)`` does at one of the idle polls :meth:`idle_until` promised
+        (``now`` is :attr:`next_poll_ms`): positions move towards the log end offsets.
+        Returns whether any record was read (the poll's Fetch); ``processed`` is not noted."""
+        self._now = now
+        self.last_poll_ms = now
+        self.next_poll_ms = now + self.config.poll_interval_ms
+        return self._consume_quietly(log_end_offsets, self.config.max_poll_records_per_partition)
+
     def _process(self, now: int, cluster: ClusterView) -> list[Outgoing]:
         self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
         return []
