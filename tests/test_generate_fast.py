@@ -9,13 +9,18 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from groupspec.pipeline.generate import (
     FAULTS,
     generate,
+    group_scenario,
     simulate_group,
     simulate_group_reference,
 )
-from groupspec.trace.events import Event
+from groupspec.sim.runner import simulate, simulate_trace
+from groupspec.sim.scenario import parse_scenario
+from groupspec.trace.events import Event, FetchEvent, WireExchange
 from groupspec.trace.jsonl import event_to_json
 
 #: generate(4000, inject_k=2, seed=3, fmt="jsonl", clusters=2) before the lean simulator
@@ -59,6 +64,45 @@ def test_lean_groups_equal_the_reference_path() -> None:
             # seq within a group is renumbered when the groups are merged
             assert [_no_seq(e) for e in fast] == [_no_seq(e) for e in slow]
             assert a.getstate() == b.getstate()
+
+
+def _varied(seed: int) -> dict[str, Any]:
+    """A generated group's scenario with what the generator never draws but lean runs must
+    handle alike: topic changes, message loss and delay, a pause and a poll stall together,
+    another poll interval and produce rate, manual commits, a group everyone leaves."""
+    sc = group_scenario(f"v{seed}", random.Random(seed + 1000))
+    extra: list[dict[str, Any]] = []
+    if seed % 3 == 0:
+        extra += [{"at_ms": 12000 + seed, "kind": "add_partitions", "topic": "orders", "partitions": 9},
+                  {"at_ms": 13000, "kind": "new_topic", "topic": "audit", "partitions": 2}]
+    if seed % 4 == 1:
+        extra += [{"at_ms": 11000, "kind": "loss", "probability": 0.3, "duration_ms": 4000},
+                  {"at_ms": 16000, "kind": "delay", "delay_ms": 40, "duration_ms": 3000}]
+    if seed % 6 == 5:
+        extra += [{"at_ms": 9000 + seed, "kind": "pause", "member": "c1", "duration_ms": 12000},
+                  {"at_ms": 30000 + seed, "kind": "slow_poll", "member": "c2", "duration_ms": 40000}]
+    sc["faults"] = sorted(sc["faults"] + extra, key=lambda f: f["at_ms"])
+    if seed % 5 == 2:
+        sc["produce_rate_per_s"] = 7
+    if seed % 7 == 3:
+        sc["defaults"]["poll_interval_ms"] = 37
+    if seed % 11 == 4:
+        sc["defaults"]["enable_auto_commit"] = False
+    if seed % 13 == 5:  # everyone leaves long before the end
+        sc["faults"] += [{"at_ms": sc["until_ms"] - 30000, "kind": "close", "member": m["name"]}
+                         for m in sc["members"] if m["start_ms"] is not None]
+        sc["faults"].sort(key=lambda f: f["at_ms"])
+    return sc
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 11, 16, 17, 18, 20, 29])
+def test_lean_runs_equal_full_ones_beyond_what_the_generator_draws(seed: int) -> None:
+    # a lean run takes the steps only idle polls make in a loop of its own (sim/runner.py,
+    # "skipped steps"): the trace must be the full run's, byte for byte
+    scenario = parse_scenario(_varied(seed), f"v{seed}")
+    full = [_no_seq(e) for e in simulate(scenario).trace
+            if not isinstance(e, FetchEvent) and not (isinstance(e, WireExchange) and e.response is None)]
+    assert [_no_seq(e) for e in simulate_trace(scenario)] == full
 
 
 def test_injected_violations_land_where_the_manifest_says(tmp_path: Path) -> None:
