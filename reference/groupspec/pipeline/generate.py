@@ -358,7 +358,7 @@ def _line(e: ev.Event) -> bytes:
 def _event_json(e: ev.Event) -> dict[str, Any]:
     """:func:`groupspec.trace.jsonl.event_to_json`, with :func:`_to_json` for the codec's
     ``to_json`` (tests/test_generate_fast.py compares them)."""
-    t = type(e)
+    t: type = type(e)
     out: dict[str, Any] = {"kind": ev.KINDS[t]}
     for name in _field_names(t):
         value = getattr(e, name)
