@@ -255,10 +255,20 @@ class Simulation:
             cl[ci] += add
         # the cluster view stays while no integer offset moves
         ints = [int(v) for v in cl]
-        if ints != self._view_offsets:
+        was = self._view_offsets
+        if ints != was:
             self._view_offsets = ints
-            self._cluster_view = None
-            self._offsets_map = None
+            offsets = self._offsets_map
+            if offsets is not None and len(ints) == len(was):
+                # the same cohorts: the offsets that moved, in place (a view lives one call)
+                ct = self._cohort_tps
+                for ci in self._active_cohorts:
+                    if ints[ci] != was[ci]:
+                        for tp in ct[ci]:
+                            offsets[tp] = ints[ci]
+            else:
+                self._cluster_view = None
+                self._offsets_map = None
 
     def _regroup(self) -> None:
         """The topics changed: partitions gone stop growing (each keeps its offset in a
