@@ -5,6 +5,8 @@ explainable from the message alone, since the run's files are gone)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -65,3 +67,56 @@ def test_a_stalled_settle_names_each_members_exchanges_errors_and_log(tmp_path: 
     assert stack_a == "  a thread: kafka/future.py:60 in wait < consumer/group.py:700 in poll"
     assert story_b == ("b: 2 group exchange(s), last: 1 JoinGroup b-1 -1 -> NONE | "
                        "5 Heartbeat b-1 1 -> NONE; poll errors: none; log: empty")
+
+
+class _Net:
+    """kafka-python 3's NetworkSelector as the watchdog sees it: the callers' pending waits."""
+
+    def __init__(self) -> None:
+        self._pending_waiters_lock = threading.Lock()
+        self._pending_waiters: dict[threading.Event, dict[str, Any]] = {}
+
+
+class _HangingConsumer:
+    """A consumer whose poll waits, like kafka-python 3.0.12's now and then, for a wait that
+    nothing completes, and treats a KafkaTimeoutError as no records (as its fetcher does)."""
+
+    def __init__(self) -> None:
+        self._net = _Net()
+
+    def poll(self, timeout_ms: int) -> dict[str, list[bytes]]:
+        from kafka.errors import KafkaTimeoutError
+
+        event = threading.Event()
+        state: dict[str, Any] = {"value": None, "exception": None}
+        with self._net._pending_waiters_lock:
+            self._net._pending_waiters[event] = state
+        event.wait()
+        with self._net._pending_waiters_lock:
+            self._net._pending_waiters.pop(event, None)
+        if isinstance(state["exception"], KafkaTimeoutError):
+            return {}
+        return {"t-0": [b"x"]}
+
+
+def test_a_stuck_kafka_python_poll_is_released_as_its_timeout_would(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from groupspec.conformance import drivers
+
+    monkeypatch.setattr(drivers, "POLL_STUCK_S", 0.2)
+    driver = object.__new__(drivers._KafkaPython)
+    driver.consumer = _HangingConsumer()
+    driver._poll_started = None
+    driver.released = 0
+    threading.Thread(target=driver._watch_poll, daemon=True).start()
+    done: list[int] = []
+    poller = threading.Thread(target=lambda: done.append(driver.poll()), daemon=True)
+    started = time.monotonic()
+    poller.start()
+    poller.join(timeout=10)
+    assert done == [0], "the poll was not released"  # no records: the wait timed out
+    assert 0.2 <= time.monotonic() - started < 5
+    assert driver.released == 1 and driver._poll_started is None
+    out, err = capsys.readouterr()
+    assert json.loads(out.strip().splitlines()[-1]) == {"ev": "released", "waits": 1}
+    assert "released 1 pending wait(s) as their timeout would" in err

@@ -78,6 +78,8 @@ class Member:
         self.assignment: list[tuple[str, int]] = []
         self.consumed = 0
         self.poll_errors: list[str] = []
+        #: polls the driver released from a library hang (drivers._KafkaPython._watch_poll)
+        self.released_polls = 0
         self._replies: list[dict[str, Any]] = []
         self._cond = threading.Condition()
         self._eof = False
@@ -100,6 +102,8 @@ class Member:
                     self._replies.append(msg)
                 elif ev == "poll_error":
                     self.poll_errors.append(str(msg.get("error")))
+                elif ev == "released":
+                    self.released_polls += 1
                 self._cond.notify_all()
         with self._cond:
             self._eof = True

@@ -268,6 +268,10 @@ def _run_once(
             finally:
                 for m in ctx.members:
                     m.shutdown()
+                released = {m.name: m.released_polls for m in ctx.members if m.released_polls}
+                if released:
+                    ctx.note("the driver released a stuck poll of the client library (" + ", ".join(
+                        f"{name}: {n}" for name, n in released.items()) + "); see docs/conformance.md")
     except ScenarioError as e:
         run_error = str(e)
     except Exception as e:  # a failure of the run itself is reported, not raised
@@ -315,6 +319,7 @@ def run_conformance(
     config: ReplayConfig | None = None,
     group_protocol: str = "classic",
     jitter_ms: float = 0.0,
+    attempts: int = 2,
 ) -> RunResult:
     """Run every scenario with every client against ``broker`` and write the traces and
     ``summary.json`` under ``out_dir`` (the reports are :mod:`.report`'s).
@@ -327,6 +332,9 @@ def run_conformance(
     ``jitter_ms`` delays each request on its way to the broker by up to that long, at
     random (the recorder's ``jitter_ms``): other interleavings of the same scenario, to
     look for what a plain run rarely shows.
+
+    ``attempts``: how many times in all a scenario runs when its clients could not be driven
+    as scripted and the broker did nothing the validator calls a violation (:func:`run_scenario`).
 
     ``group_protocol`` ``consumer`` runs the KIP-848 suite: pass its clients
     (``CONSUMER_CLIENTS``) and scenarios (``consumer_scenarios.CONSUMER_SCENARIOS``)."""
@@ -359,7 +367,7 @@ def run_conformance(
                     i = counter[0]
                 progress(f"[{i}/{total}] {name} / {client} / {scenario.name} ...")
                 result = run_scenario(scenario, client, host, port, name, out_dir, cfg,
-                                      jitter_ms=jitter_ms)
+                                      attempts=attempts, jitter_ms=jitter_ms)
                 with lock:
                     done[(client, scenario.name)] = result
                 extra = f"; run error: {result.run_error.splitlines()[0]}" if result.run_error else ""
