@@ -303,30 +303,61 @@ BEFORE = [
     "and 3,800 events/s before, 15,965 and 16,935 after (4.5-5x); JSON Lines 4,685 and 4,807 "
     "before, 17,063 and 16,978 after (3.5-3.6x). Both wrote the same cluster files byte for "
     "byte (same SHA-256).",
+    "",
+    "The skipped steps and the other changes of 2026-11-27 (below), measured the same way "
+    "against commit 8cafca6 (before them), runs alternating on a machine loaded by other jobs "
+    "(load average about 7 on 2 cores): JSON Lines 16,158 and 15,775 events/s before, 29,056 "
+    "and 28,724 after (1.8x); Parquet 13,697 and 14,554 before, 19,852 and 21,127 after "
+    "(1.4-1.5x). Same SHA-256 of the cluster files, both formats.",
 ]
 
-#: what cProfile said of generate(40000, seed=7, fmt="jsonl") after item 5 (not re-measured
-#: by each run: python -c with cProfile, see the issue's notes)
+#: what cProfile and counters said of generate(40000, seed=7, fmt="jsonl") after the
+#: skipped steps (not re-measured by each run: cProfile's own time grouped by package, and
+#: counters wrapped around the runner's and the consumer's methods, on 2026-11-27)
 REMAINS = [
-    "What is left is the simulator's clock, not any one function. A group's run steps the "
-    "clock at every member's poll (every 100 ms) as well as at every message and timer: on "
-    "`generate(40000, seed=7)` that is 91,275 clock steps, 267,651 consumer ticks and 214,354 "
-    "polls for 40,158 events (2.3 steps and 6.7 ticks per event written). At each step the "
-    "runner advances the producers, asks the coordinator for its timers (twice: `advance` and "
-    "the next deadline) and every consumer for its next deadline, and ticks each consumer. "
-    "cProfile's own time, by where it is spent (the lean path, JSON Lines): the reference "
-    "client 27% (poll, consumption, heartbeat thread, deadlines), the runner 25% (its loop, "
-    "producers, cluster view, message delivery), builtins called from both 20% (min, max, "
-    "sorted, dict access), the reference coordinator 13% (mostly listing its timers each "
-    "step; `handle` itself is 13,047 calls, under 4%), encoding events 11%, merging and the "
-    "rest of generate 3%.",
+    "After item 5 the simulator's clock was what was left: a group's run stepped the clock at "
+    "every member's poll (every 100 ms) as well as at every message and timer, 91,190 clock "
+    "steps, 267,651 consumer ticks and 214,354 polls on `generate(40000, seed=7)` (40,548 "
+    "events). Since then, with the output unchanged byte for byte: the runner lists the "
+    "coordinator's timers once per input to the coordinator instead of twice per step and calls "
+    "`advance` only when a timer or the offset-expiry check is due; the producers keep one "
+    "float per cohort of partitions that had the same appends; the generator encodes JSON "
+    "Lines with encoders chosen once per type (a copy of `event_to_json` that a test compares "
+    "with it); and lean runs (the generator's) take the steps that only idle polls make in a "
+    "loop of their own (sim/runner.py, \"skipped steps\"). A Stable classic consumer with "
+    "nothing to send before its next heartbeat, auto-commit or request timeout is idle "
+    "(`Consumer.idle_until`); at each of its polls the loop does what the full step would have "
+    "done there: the producers' append (the same floats in the same order) and "
+    "`Consumer.idle_poll` (positions only), nothing else being due. A check that runs at "
+    "whichever step first follows a time (a poll timeout, offset expiry) keeps that step a "
+    "full one. The 91,190 steps are now 26,582 full steps and 63,837 skipped ones (the 771 "
+    "after a run's last full step are not taken: they can change nothing written); 57,323 "
+    "ticks, 31,980 full polls and 180,084 idle ones. Lean runs are compared with full runs on "
+    "generated groups with every fault kind, topic changes, loss, delay and other poll "
+    "intervals and produce rates (tests/test_generate_fast.py).",
     "",
-    "Closing the gap needs fewer steps: polls that change nothing observable but a position "
-    "could be skipped and the positions computed when a commit reads them. The producers' log "
-    "end offsets are floats summed once per step, so a run with fewer steps can round an offset "
-    "differently and commit an offset one record off: not the same bytes (the collections are "
-    "pinned byte for byte, tests/test_generate_fast.py), and that the distribution is the same "
-    "would have to be shown. That change is left for later.",
+    "cProfile's own time now (the lean path, JSON Lines): the runner 30% (main loop, skipped-"
+    "step loop, producers, message delivery), the reference client 23% (idle polls, full "
+    "ticks, responses), encoding events 17%, builtins 16% (min, isinstance, dict access), "
+    "the reference coordinator 7%, merging and the rest of generate 3%. The skipped-step "
+    "loop with its idle polls is about a fifth of the generator's CPU time.",
+    "",
+    "The rest of the gap is not one change. Byte identity keeps the idle polls one call each "
+    "and the producers' float append at each of their steps, because a log end offset is a "
+    "float summed once per step and a different sum can commit an offset one record off. "
+    "Making it a closed form of time (`(t - created) * rate // 1000`, integers) would let a "
+    "run of idle polls be applied at once when the consumer next takes a full step (the "
+    "positions are the offsets at the last poll, 50 records per poll at most; the polls that "
+    "read something, whose Fetch events take correlation ids, can be counted), saving at most "
+    "that fifth (about 1.25x). It changes every simulator output that "
+    "commits an offset (`groupspec simulate` traces, the sweeps' records processed twice, the committed "
+    "examples/injected collection, the pinned digest) and was not done. What stays after it "
+    "is the full steps, 26,582 for about 13,000 exchanges (heartbeats every 3 s, auto-commits "
+    "every 5 s, rebalances), each running the coordinator, the consumer and the network in "
+    "Python, and encoding and writing at 7 to 12 µs per event: 60,000 events/s per core needs "
+    "both under about 17 µs per event together, which Python objects per message and per "
+    "event do not reach; compiling the simulator (mypyc) or writing columns without event "
+    "objects would be the next things to measure.",
 ]
 
 
