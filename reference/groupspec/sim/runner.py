@@ -248,27 +248,29 @@ class Simulation:
 
     def _produce(self, add: float) -> None:
         """Every existing partition's log end offset grows by ``add`` (records)."""
-        if self._cohorts_for is not self._partitions():
+        parts = self._partition_list
+        if parts is None or self._cohorts_for is not parts:
             self._regroup()
         cl = self._cohort_leo
+        was = self._view_offsets
+        if len(was) == len(cl):
+            # the same cohorts as the offsets map: the offsets that moved, in place (a
+            # cluster view holding the map lives one call); the view stays while none moves
+            offsets = self._offsets_map
+            for ci in self._active_cohorts:
+                v = cl[ci] = cl[ci] + add
+                i = int(v)
+                if i != was[ci]:
+                    was[ci] = i
+                    if offsets is not None:
+                        for tp in self._cohort_tps[ci]:
+                            offsets[tp] = i
+            return
         for ci in self._active_cohorts:
             cl[ci] += add
-        # the cluster view stays while no integer offset moves
-        ints = [int(v) for v in cl]
-        was = self._view_offsets
-        if ints != was:
-            self._view_offsets = ints
-            offsets = self._offsets_map
-            if offsets is not None and len(ints) == len(was):
-                # the same cohorts: the offsets that moved, in place (a view lives one call)
-                ct = self._cohort_tps
-                for ci in self._active_cohorts:
-                    if ints[ci] != was[ci]:
-                        for tp in ct[ci]:
-                            offsets[tp] = ints[ci]
-            else:
-                self._cluster_view = None
-                self._offsets_map = None
+        self._view_offsets = [int(v) for v in cl]
+        self._cluster_view = None
+        self._offsets_map = None
 
     def _regroup(self) -> None:
         """The topics changed: partitions gone stop growing (each keeps its offset in a
