@@ -817,9 +817,13 @@ class Simulation:
                 times.append(mem.spec.start_ms)
         if self.faults:
             times.append(self.faults[0].at_ms)
+        if not times:
+            return None
+        best = min(times)
         if skipping:
             # checks that run at the first step after a time, whichever it is: that step must
-            # not be one only idle polls make (the offset-expiry check, a member's poll timeout)
+            # not be one only idle polls make (the offset-expiry check, a member's poll
+            # timeout); a time not before the next step cannot make it sooner
             after = [self.coordinator.next_offsets_check_ms]
             for mem in self.members.values():
                 c = mem.consumer
@@ -828,10 +832,11 @@ class Simulation:
                         and c.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)):
                     after.append(c.last_poll_ms + c.config.max_poll_interval_ms + 1)
             for x in after:
-                p = self._skipped_poll_after(max(x, self.now + 1))
-                if p is not None:
-                    times.append(p)
-        return min(times) if times else None
+                if x < best:
+                    p = self._skipped_poll_after(max(x, self.now + 1))
+                    if p is not None and p < best:
+                        best = p
+        return best
 
     def run(self) -> SimulationResult:
         self._note(
