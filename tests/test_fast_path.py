@@ -295,13 +295,14 @@ def _offset_not_stored(plan: Callable[..., Output | None]) -> Callable[..., Outp
 
 
 def _static_instance_ignored(state: CoordinatorState, group_id: str, member_id: str,
-                             group_instance_id: str | None, generation_id: int, now_ms: int) -> int | None:
+                             group_instance_id: str | None, generation_id: int,
+                             now_ms: int) -> tuple[Any, int] | None:
     """validate_member's FENCED_INSTANCE_ID forgotten: any instance id is accepted."""
     g = state.groups.get(group_id)
     if g is None or g.state.value != "Stable" or generation_id != g.generation_id:
         return None
     mem = g.members.get(member_id)
-    return None if mem is None else now_ms + mem.session_timeout_ms
+    return None if mem is None else (mem, now_ms + mem.session_timeout_ms)
 
 
 MUTANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
@@ -472,7 +473,7 @@ REPLAY_MUTANTS = {
                                     "if len(rem) > 1 and not self.x[rem[1]].sent > ex.received:", "if False:"),
     "missing response ignored": ("_sole_option",
                                  "if e.response is None or self.coordinator_error[i]:", "if False:"),
-    "due timer ignored": ("_fast_step", "if fast_path.earliest_deadline(state) <= t:", "if False:"),
+    "due timer ignored": ("_fast_step", "fast_path.earliest_deadline(state) <= t:", "False:"),
     "connection's last time not noted": ("_fast_step", "b.last_normal[e.connection] = t", "pass"),
     "answer not noted": ("_fast_step", "self.answers.setdefault(ex.seq, []).append(resp)", "pass"),
 }

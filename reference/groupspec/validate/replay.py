@@ -74,6 +74,15 @@ from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
 from groupspec.validate.snapshot import copy_state
 
+#: Error members bound once: looking one up on its Enum class costs as much
+#: as a function call, and these are read for nearly every event
+_COORDINATOR_LOAD_IN_PROGRESS = Error.COORDINATOR_LOAD_IN_PROGRESS
+_COORDINATOR_NOT_AVAILABLE = Error.COORDINATOR_NOT_AVAILABLE
+_MEMBER_ID_REQUIRED = Error.MEMBER_ID_REQUIRED
+_NONE = Error.NONE
+_NOT_COORDINATOR = Error.NOT_COORDINATOR
+_UNKNOWN_MEMBER_ID = Error.UNKNOWN_MEMBER_ID
+
 #: Answers a broker may give whenever the group's coordinator is elsewhere or moving.
 COORDINATOR_ERRORS = frozenset(
     {Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS}
@@ -86,9 +95,10 @@ def coordinator_moving(api: str, resp: m.Response | None) -> bool:
     GroupCoordinatorService.heartbeat answers a heartbeat that reaches a loading group NONE
     (rule HeartbeatWhileLoading)."""
     err = main_error(resp)
-    if err is Error.COORDINATOR_LOAD_IN_PROGRESS and api == "Heartbeat":
-        return False
-    return err in COORDINATOR_ERRORS
+    if err is _COORDINATOR_LOAD_IN_PROGRESS:
+        return api != "Heartbeat"
+    # err in COORDINATOR_ERRORS, by identity (an Error's hash is a Python-level call)
+    return err is _NOT_COORDINATOR or err is _COORDINATOR_NOT_AVAILABLE
 
 
 @dataclass(frozen=True)
@@ -303,8 +313,45 @@ def _floor(x: float) -> int:
     return math.floor(x) if math.isfinite(x) else 2**62
 
 
+@dataclass
+class _Prepared:
+    """What the replay derives from a group's exchanges alone, computed once per group
+    (:func:`replay_group` replays the same exchanges under several configurations)."""
+
+    #: whether each exchange's response is a coordinator error (NOT_COORDINATOR, ...)
+    coordinator_error: list[bool]
+    coordinator_errors: list[int]
+    index: dict[int, int]
+    #: for each exchange, the latest send time of a later request on its connection
+    #: (None: none), the evidence that the connection stayed open
+    open_until: list[float | None]
+    #: some member subscribes by regular expression (KIP-848)
+    regex: bool
+    #: each exchange's send time in whole ms (``_floor(x.sent)``)
+    sent_ms: list[int]
+
+
+def _prepare(exchanges: list[Exchange]) -> _Prepared:
+    coordinator_error = [coordinator_moving(x.event.api, x.event.response) for x in exchanges]
+    open_until: list[float | None] = [None] * len(exchanges)
+    last: dict[str, float] = {}
+    for i in sorted(range(len(exchanges)), key=lambda i: exchanges[i].sent, reverse=True):
+        conn = exchanges[i].event.connection
+        open_until[i] = last.get(conn)
+        if conn not in last:
+            last[conn] = exchanges[i].sent
+    return _Prepared(
+        coordinator_error, [i for i, err in enumerate(coordinator_error) if err],
+        {id(x): i for i, x in enumerate(exchanges)}, open_until,
+        any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest)
+            and x.event.request.subscribed_topic_regex for x in exchanges),
+        [_floor(x.sent) for x in exchanges],
+    )
+
+
 class Replayer:
-    def __init__(self, exchanges: list[Exchange], config: ReplayConfig) -> None:
+    def __init__(self, exchanges: list[Exchange], config: ReplayConfig,
+                 prepared: _Prepared | None = None) -> None:
         self.x = exchanges
         self.cfg = config
         self.budget = effective_budget(config, len(exchanges))
@@ -316,20 +363,22 @@ class Replayer:
         #: the checkpoint the current branch's decisions are counted from, and how many
         self._base: _Mark | None = None
         self._since_count = 0
+        pre = prepared if prepared is not None else _prepare(exchanges)
         #: whether each exchange's response is a coordinator error (NOT_COORDINATOR, ...)
-        self.coordinator_error = [coordinator_moving(x.event.api, x.event.response) for x in exchanges]
-        self._coordinator_errors = [i for i, err in enumerate(self.coordinator_error) if err]
+        self.coordinator_error = pre.coordinator_error
+        self._coordinator_errors = pre.coordinator_errors
         self.coordinator_moved = bool(self._coordinator_errors)
-        self._index = {id(x): i for i, x in enumerate(exchanges)}
+        self._index = pre.index
         #: for each exchange, the latest send time of a later request on its connection
         #: (None: none), the evidence that the connection stayed open
-        self._open_until: list[float | None] = [None] * len(exchanges)
-        last: dict[str, float] = {}
-        for i in sorted(range(len(exchanges)), key=lambda i: exchanges[i].sent, reverse=True):
-            conn = exchanges[i].event.connection
-            self._open_until[i] = last.get(conn)
-            if conn not in last:
-                last[conn] = exchanges[i].sent
+        self._open_until = pre.open_until
+        self._sent_ms = pre.sent_ms
+        #: the plain decisions (timers "normal", no regex resolution) made so far, by
+        #: (index, how, moved): a decision is immutable, and most are made again and again
+        self._decisions: dict[tuple[int, str, bool], _Decision] = {}
+        #: the step being taken is a sole option (``_sole_option``): no timer is due by
+        #: the request's time plus the slack
+        self._quiet_step = False
         #: exchanges whose divergence was recorded (and its rule): the replay takes the
         #: broker's answer there
         self.accept: dict[int, str] = {}
@@ -355,8 +404,7 @@ class Replayer:
         #: branches abandoned because their state had been explored (memoised)
         self.pruned = 0
         #: some member subscribes by regular expression (KIP-848)
-        self._regex = any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest)
-                          and x.event.request.subscribed_topic_regex for x in exchanges)
+        self._regex = pre.regex
 
     # ------------------------------------------------------------------ search
     def run(self, initial_delay_ms: int) -> ReplayResult:
@@ -590,8 +638,10 @@ class Replayer:
         return _Mark(self._base.checkpoint, self._base.fallback, self._base.since)
 
     def _note(self, d: _Decision) -> None:
-        assert self._base is not None
-        self._base = _Mark(self._base.checkpoint, self._base.fallback, (d, self._base.since))
+        base = self._base
+        assert base is not None
+        # in place: the base mark itself is never handed out (_mark and the search copy it)
+        base.since = (d, base.since)
         self._since_count += 1
 
     def _restore(self, mark: _Mark) -> _Branch:
@@ -632,10 +682,14 @@ class Replayer:
                         self._seen.add(key)
                     # the choice takes effect when its first request is handled (not at the
                     # clock before it): the horizon compares with that time
-                    at = max(b.clock, _floor(self.x[options[0].index].sent))
+                    at = max(b.clock, self._sent_ms[options[0].index])
                     stack.append((at, self._mark(b), options[1:]))
+                self._quiet_step = sole is not None
             self._current = d
-            self._step(b, d)
+            try:
+                self._step(b, d)
+            finally:
+                self._quiet_step = False
             self._note(d)
             self._resyncing = None
         self._current = None
@@ -665,10 +719,18 @@ class Replayer:
         state = b.coord.state
         if state.consumer_groups or state.regex_tasks:
             return None
-        t = max(b.clock, _floor(ex.sent))
+        t = max(b.clock, self._sent_ms[i])
         if fast_path.earliest_deadline(state) <= t + self.cfg.slack_ms:
             return None  # a timer to fire before or after it
-        return _Decision(i)
+        return self._decision(i, "handle", False)
+
+    def _decision(self, i: int, how: str, moved: bool) -> _Decision:
+        """``_Decision(i, "normal", how, moved)``, made once per replay."""
+        key = (i, how, moved)
+        d = self._decisions.get(key)
+        if d is None:
+            d = self._decisions[key] = _Decision(i, "normal", how, moved)
+        return d
 
     def _fast_step(self, b: _Branch, d: _Decision) -> bool:
         """Take step ``d`` at once when it handles a Heartbeat or OffsetCommit that a Stable
@@ -692,22 +754,25 @@ class Replayer:
         state = coord.state
         if state.consumer_groups or state.regex_tasks or b.gen_delta.get(e.group_id, 0):
             return False
-        t = max(b.clock, _floor(ex.sent))
+        t = max(b.clock, self._sent_ms[i])
         if t > ex.received or t < coord._last_now_ms or coord._next_offsets_check_ms <= t:
             return False
-        if fast_path.earliest_deadline(state) <= t:
+        # (a sole option was taken with no timer due by t + slack: none is due by t)
+        if not (self._quiet_step and self.cfg.slack_ms >= 0) and \
+                fast_path.earliest_deadline(state) <= t:
             return False  # a timer fires first
-        out = fast_path.plan(state, coord.config, i, e.request, t)
-        if out is None:
+        # (fast_path.plan's output without its records: take makes their changes)
+        decided = fast_path.decide(state, coord.config, e.request, t)
+        if decided is None:
             return False
-        resp = out.responses[0][1]
+        resp = decided[2]
         if compare(e.api_version, resp, actual) is not None:
             return False  # a divergence: the slow path records it
         # what _step, _advance and _absorb do here
         b.remaining.remove(i)
         b.processed.append(i)
         coord._last_now_ms = t
-        fast_path.commit(state, out)
+        fast_path.take(state, e.request, decided, t)
         b.clock = t
         b.last_normal[e.connection] = t
         for gid, grp in state.groups.items():
@@ -719,16 +784,20 @@ class Replayer:
         cands: list[int] = []
         seen_conn: set[str] = set()
         min_received = math.inf
+        x = self.x
+        max_reorder = self.cfg.max_reorder
         for i in b.remaining:
-            e = self.x[i]
+            e = x[i]
             if e.sent > min_received:
                 break
-            if e.event.connection not in seen_conn:
+            conn = e.event.connection
+            if conn not in seen_conn:
                 cands.append(i)
-                if len(cands) > self.cfg.max_reorder:
+                if len(cands) > max_reorder:
                     break
-            seen_conn.add(e.event.connection)
-            min_received = min(min_received, e.received)
+                seen_conn.add(conn)
+            if e.received < min_received:
+                min_received = e.received
         out: list[_Decision] = []
         for k, i in enumerate(cands):
             # (only SyncGroups commute: _commute is False for any other request)
@@ -739,7 +808,7 @@ class Replayer:
                 # commuting requests are only tried in send order
                 continue
             for how in self._hows(b, i):
-                out.append(_Decision(i, "normal", how, i != cands[0]))
+                out.append(self._decision(i, how, i != cands[0]))
         # a failover that a later coordinator error reveals may have happened before this
         # request: try that after the orders above
         # (only for a JoinGroup, the next in send order: what a JoinGroup creates before a
@@ -755,7 +824,7 @@ class Replayer:
             out.append(_Decision(i0, "normal", "failover-first"))
         # timers near the first candidate's time: both sides of the request
         i0 = cands[0]
-        t = max(b.clock, _floor(self.x[i0].sent))
+        t = max(b.clock, self._sent_ms[i0])
         s = self.cfg.slack_ms
         state = b.coord.state
         if ((state.consumer_groups or fast_path.earliest_deadline(state) <= t + s)
@@ -802,7 +871,7 @@ class Replayer:
         is not visible on the wire), not necessarily at the error."""
         if not self._coordinator_errors:
             return False
-        t = max(b.clock, _floor(self.x[i].sent))
+        t = max(b.clock, self._sent_ms[i])
         conn = self.x[i].event.connection
         remaining = set(b.remaining)
         for j in self._coordinator_errors:
@@ -829,7 +898,7 @@ class Replayer:
         if (
             b.failovers
             and isinstance(e.response, m.HeartbeatResponse)
-            and e.response.error is Error.NONE
+            and e.response.error is _NONE
             and all(t <= b.last_failover for t in b.last_normal.values())
         ):
             # the new coordinator may still be loading the group: GroupCoordinatorService
@@ -845,7 +914,7 @@ class Replayer:
         ex = self.x[d.index]
         e = ex.event
         s = self.cfg.slack_ms
-        t = max(b.clock, _floor(ex.sent))
+        t = max(b.clock, self._sent_ms[d.index])
         if d.timers == "early":
             t = max(t, min(t + s, _floor(ex.received)))
         if t > ex.received:
@@ -985,7 +1054,7 @@ class Replayer:
         (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin), so a broker
         handing the new process the old id lets two processes act as one member."""
         g = b.coord.state.groups.get(req.group_id)
-        if g is None or resp.error not in (Error.MEMBER_ID_REQUIRED, Error.NONE):
+        if g is None or resp.error not in (_MEMBER_ID_REQUIRED, _NONE):
             return False
         return resp.member_id in g.members or resp.member_id in g.pending_members
 
@@ -1014,7 +1083,7 @@ class Replayer:
             # NONE ended the join phase then: so does the reference (and its answers are
             # compared, adopting the broker's numbering and leader); anything else it still
             # waits for is taken as answered, its own answer (when it comes) not checked
-            if isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+            if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
                 self._force_join(b, ex.event.group_id, b.clock)
             if i in b.parked:
                 del b.parked[i]
@@ -1055,7 +1124,7 @@ class Replayer:
             mismatch = compare(ex.event.api_version, resp, actual)
             if mismatch is None:
                 if (b.open_divergence is not None and isinstance(resp, m.JoinGroupResponse)
-                        and resp.error is Error.NONE and resp.members):
+                        and resp.error is _NONE and resp.members):
                     # a completed join phase the broker agrees with: the group's state is
                     # determined again (generation, leader, members, protocol)
                     b.open_divergence = None
@@ -1124,7 +1193,7 @@ class Replayer:
             return Failure(len(b.processed), ex, summary(actual), summary(resp), fixed, detail)
         rule = rule_for(api, main_error(resp))
         mid = getattr(ex.event.request, "member_id", "")
-        if (main_error(resp) is Error.UNKNOWN_MEMBER_ID and main_error(actual) is not Error.UNKNOWN_MEMBER_ID
+        if (main_error(resp) is _UNKNOWN_MEMBER_ID and main_error(actual) is not _UNKNOWN_MEMBER_ID
                 and isinstance(mid, str) and mid in b.expired):
             # the member is unknown because its session expired: name the expiry
             at, session = b.expired[mid]
@@ -1133,7 +1202,7 @@ class Replayer:
                       f"no heartbeat since {at - session} ms): Kafka removed it then, and the broker "
                       f"still treats it as a member at {ex.sent:.0f} ms")
         elif (isinstance(resp, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
-                and resp.error is Error.NONE and actual.error is Error.NONE
+                and resp.error is _NONE and actual.error is _NONE
                 and resp.generation_id != actual.generation_id):
             # the generation is what differs first: say so, whatever else follows from it
             raw = resp.generation_id - b.gen_delta.get(ex.event.group_id, 0)
@@ -1190,7 +1259,7 @@ class Replayer:
     def _translate(b: _Branch, group_id: str, resp: m.Response) -> m.Response:
         """The reference's answer in the broker's numbering of generations."""
         delta = b.gen_delta.get(group_id, 0)
-        if delta and isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+        if delta and isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
             return dataclasses.replace(resp, generation_id=resp.generation_id + delta)
         return resp
 
@@ -1203,7 +1272,7 @@ class Replayer:
         answers change nothing: the reference's state stays its own, and the divergences it
         may cause are marked as possible consequences until a join phase agrees again."""
         if not (isinstance(resp, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse)
-                and resp.error is Error.NONE and actual.error is Error.NONE):
+                and resp.error is _NONE and actual.error is _NONE):
             return
         rid = out.responses[k][0]
         gid = self.x[rid].event.group_id
@@ -1214,7 +1283,7 @@ class Replayer:
         if leader == resp.leader or g is None or leader not in g.members:
             return
         same = [j for j, (r, x) in enumerate(out.responses)
-                if isinstance(x, m.JoinGroupResponse) and x.error is Error.NONE
+                if isinstance(x, m.JoinGroupResponse) and x.error is _NONE
                 and self.x[r].event.group_id == gid]
         roster = next((x.members for j in same for x in [out.responses[j][1]]
                        if isinstance(x, m.JoinGroupResponse) and x.members), ())
@@ -1250,7 +1319,7 @@ class Replayer:
                 b.leaders[rec.group_id] = rec.leader_id
         completions: dict[str, list[int]] = {}
         for k, (rid, resp) in enumerate(out.responses):
-            if isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+            if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
                 completions.setdefault(self.x[rid].event.group_id, []).append(k)
         for gid, ks in completions.items():
             if gid not in b.leader_open:
@@ -1264,7 +1333,7 @@ class Replayer:
                 ours[resp.member_id] = resp
                 if actual is None and rid in b.parked and rid not in b.unchecked:
                     actual = self.x[rid].event.response
-            if not isinstance(actual, m.JoinGroupResponse) or actual.error is not Error.NONE:
+            if not isinstance(actual, m.JoinGroupResponse) or actual.error is not _NONE:
                 continue
             leader = actual.leader
             chosen = next(iter(ours.values())).leader
@@ -1346,10 +1415,11 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
     # them); the one chosen is then replayed to the end, past every divergence
     first_only = dataclasses.replace(cfg, max_divergences=1)
     best: ReplayResult | None = None
+    prepared = _prepare(exchanges)
     for delay in cfg.initial_delays_ms:
         if on_try is not None:
             on_try(delay)
-        result = Replayer(exchanges, first_only).run(delay)
+        result = Replayer(exchanges, first_only, prepared).run(delay)
         if result.ok:
             return result
         if best is None or (result.failure is not None and best.failure is not None
@@ -1357,5 +1427,5 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
             best = result
     assert best is not None
     if cfg.max_divergences > 1 and not best.bound_hit:
-        best = Replayer(exchanges, cfg).run(best.initial_delay_ms)
+        best = Replayer(exchanges, cfg, prepared).run(best.initial_delay_ms)
     return best

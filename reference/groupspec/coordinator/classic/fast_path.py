@@ -32,6 +32,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from groupspec.coordinator.classic.group import Member
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output
@@ -46,12 +47,14 @@ from groupspec.protocol.messages import (
     OffsetCommitRequest,
     OffsetCommitResponse,
     Request,
+    Response,
 )
 
 #: the shortcut is taken (tests and ``GROUPSPEC_FAST_PATH=0`` turn it off)
 ENABLED: bool = os.environ.get("GROUPSPEC_FAST_PATH", "1") != "0"
 
 _STABLE = GroupState.Stable
+_NONE = Error.NONE
 _HEARTBEAT_NONE = HeartbeatResponse(error=Error.NONE)
 
 
@@ -71,17 +74,42 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
          req: Request, now_ms: int) -> Output | None:
     """The output the slow handler gives ``req`` at ``now_ms``, when it is the shortcut's
     case; None otherwise. Changes nothing: :func:`commit` applies the records."""
+    got = decide(state, config, req, now_ms)
+    if got is None:
+        return None
+    _, deadline, resp = got
+    assert isinstance(req, HeartbeatRequest | OffsetCommitRequest)
+    out = Output()
+    records = out.records
+    gid, mid = req.group_id, req.member_id
+    records.append(r.HeartbeatScheduled(gid, mid, deadline))
+    if isinstance(req, OffsetCommitRequest):
+        gen = req.generation_id
+        for p in req.partitions:
+            records.append(r.OffsetCommitted(gid, p.topic, p.partition, p.committed_offset,
+                                             p.committed_metadata, now_ms, gen, mid))
+    out.responses.append((request_id, resp))
+    return out
+
+
+#: what :func:`decide` finds: the member whose session deadline moves, the new deadline,
+#: and the answer
+Decided = tuple[Member, int, Response]
+
+
+def decide(state: CoordinatorState, config: CoordinatorConfig, req: Request,
+           now_ms: int) -> Decided | None:
+    """The shortcut's case, without the records :func:`plan` lists: the member, its new
+    session deadline and the answer (:func:`take` makes the records' changes); None when
+    ``req`` is not the shortcut's case. Changes nothing."""
     cls = type(req)
     if cls is HeartbeatRequest:
         assert isinstance(req, HeartbeatRequest)
-        deadline = _member_deadline(state, req.group_id, req.member_id, req.group_instance_id,
-                                    req.generation_id, now_ms)
-        if deadline is None:
+        got = _member_deadline(state, req.group_id, req.member_id, req.group_instance_id,
+                               req.generation_id, now_ms)
+        if got is None:
             return None
-        out = Output()
-        out.records.append(r.HeartbeatScheduled(req.group_id, req.member_id, deadline))
-        out.responses.append((request_id, _HEARTBEAT_NONE))
-        return out
+        return got[0], got[1], _HEARTBEAT_NONE
     if cls is OffsetCommitRequest:
         assert isinstance(req, OffsetCommitRequest)
         if req.generation_id < 0 or req.group_id in state.consumer_groups:
@@ -92,29 +120,36 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
             # offsets._utf16_length(meta) <= 2 * len(meta): within the limit for sure
             if meta is not None and 2 * len(meta) > limit:
                 return None
-        deadline = _member_deadline(state, req.group_id, req.member_id, req.group_instance_id,
-                                    req.generation_id, now_ms)
-        if deadline is None:
+        got = _member_deadline(state, req.group_id, req.member_id, req.group_instance_id,
+                               req.generation_id, now_ms)
+        if got is None:
             return None
-        out = Output()
-        records = out.records
-        gid, gen, mid = req.group_id, req.generation_id, req.member_id
-        records.append(r.HeartbeatScheduled(gid, mid, deadline))
-        for p in req.partitions:
-            records.append(r.OffsetCommitted(gid, p.topic, p.partition, p.committed_offset,
-                                             p.committed_metadata, now_ms, gen, mid))
-        out.responses.append((request_id, OffsetCommitResponse(partitions=tuple(
-            OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE) for p in req.partitions))))
-        return out
+        return got[0], got[1], OffsetCommitResponse(partitions=tuple(
+            OffsetCommitPartitionResponse(p.topic, p.partition, _NONE) for p in req.partitions))
     return None
 
 
+def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -> None:
+    """Make the changes of :func:`plan`'s records (what :func:`commit` does) for what
+    :func:`decide` found in this state: the member's new session deadline and, for a
+    commit, each partition's offset, in the request's order."""
+    member, deadline, _ = decided
+    member.heartbeat_deadline_ms = deadline
+    if type(req) is OffsetCommitRequest:
+        assert isinstance(req, OffsetCommitRequest)
+        offsets = state.groups[req.group_id].offsets
+        for p in req.partitions:
+            offsets[(p.topic, p.partition)] = CommittedOffset(
+                p.committed_offset, p.committed_metadata, now_ms)
+
+
 def _member_deadline(state: CoordinatorState, group_id: str, member_id: str,
-                     group_instance_id: str | None, generation_id: int, now_ms: int) -> int | None:
-    """The member's new session deadline when the group is Stable, the member is a member
-    (not pending) carrying exactly ``group_instance_id`` (mapped to it, if static), and
-    ``generation_id`` is the group's: validate_member and the generation check pass and the
-    handler reschedules the heartbeat (rebalance.reschedule_heartbeat). None otherwise."""
+                     group_instance_id: str | None, generation_id: int,
+                     now_ms: int) -> tuple[Member, int] | None:
+    """The member and its new session deadline when the group is Stable, the member is a
+    member (not pending) carrying exactly ``group_instance_id`` (mapped to it, if static),
+    and ``generation_id`` is the group's: validate_member and the generation check pass and
+    the handler reschedules the heartbeat (rebalance.reschedule_heartbeat). None otherwise."""
     if not group_id:
         return None
     g = state.groups.get(group_id)
@@ -125,7 +160,7 @@ def _member_deadline(state: CoordinatorState, group_id: str, member_id: str,
         return None
     if group_instance_id is not None and g.static_members.get(group_instance_id) != member_id:
         return None
-    return now_ms + m.session_timeout_ms
+    return m, now_ms + m.session_timeout_ms
 
 
 def commit(state: CoordinatorState, out: Output) -> None:
