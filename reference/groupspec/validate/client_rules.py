@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
@@ -63,6 +63,11 @@ CADENCE_GAPS = 3
 FENCING = frozenset({Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION, Error.FENCED_INSTANCE_ID})
 #: assignors that follow the eager protocol (RebalanceProtocol.EAGER)
 EAGER_ASSIGNORS = frozenset({"range", "roundrobin", "sticky"})
+#: Error members bound once: looking one up on its Enum class costs as much
+#: as a function call, and these are read for nearly every event
+_COORDINATOR_NOT_AVAILABLE = Error.COORDINATOR_NOT_AVAILABLE
+_NONE = Error.NONE
+_NOT_COORDINATOR = Error.NOT_COORDINATOR
 
 
 @dataclass(frozen=True)
@@ -81,12 +86,35 @@ class ClientFinding:
     side: str = "client"
 
 
+_UNKNOWN_MEMBER_ID = Error.UNKNOWN_MEMBER_ID
+_ILLEGAL_GENERATION = Error.ILLEGAL_GENERATION
+_FENCED_INSTANCE_ID = Error.FENCED_INSTANCE_ID
+
+
+def _fencing(err: Error | None) -> TypeGuard[Error]:
+    """``err in FENCING``, by identity (an Error's hash is a Python-level call)."""
+    return err is _UNKNOWN_MEMBER_ID or err is _ILLEGAL_GENERATION or err is _FENCED_INSTANCE_ID
+
+
+#: response classes with one ``error`` field
+_ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupResponse,
+                          m.LeaveGroupResponse, m.OffsetFetchResponse, m.FindCoordinatorResponse})
+
+
 def _error(resp: m.Response | None) -> Error | None:
+    """The response's error; for an OffsetCommit, its fencing error of the lowest code."""
     if resp is None:
         return None
+    if type(resp) in _ERROR_FIELD:
+        err = getattr(resp, "error", None)
+        return err if isinstance(err, Error) else None
     if isinstance(resp, m.OffsetCommitResponse):
-        errs = {p.error for p in resp.partitions} & FENCING
-        return next(iter(sorted(errs, key=lambda e: e.value)), None)
+        best: Error | None = None
+        for p in resp.partitions:
+            e = p.error
+            if _fencing(e) and (best is None or e.value < best.value):
+                best = e
+        return best
     err = getattr(resp, "error", None)
     return err if isinstance(err, Error) else None
 
@@ -137,13 +165,13 @@ def _facts(xs: list[Exchange]) -> _Facts:
     members_of: dict[tuple[int, str], set[str]] = {}
     for x in xs:
         req, resp = x.event.request, x.event.response
-        if isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse) and resp.error is Error.NONE:
+        if isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse) and resp.error is _NONE:
             try:
                 parts = pairs(Assignment.decode(resp.assignment).partitions)
             except (DecodeError, ValueError):
                 continue
             f.assigned.setdefault((req.generation_id, _key(req)), (parts, x))
-        elif isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+        elif isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
             if resp.protocol_name:
                 f.protocol[resp.generation_id] = resp.protocol_name
             f.joined.setdefault(x.event.client_id, []).append((x.received, resp.generation_id, resp.member_id))
@@ -162,18 +190,25 @@ def _finding(x: Exchange, rule: str, sent: str, expected: str, detail: str) -> C
 # ------------------------------------------------------------------ commits and reported ownership
 def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     out: list[ClientFinding] = []
+    #: member key -> the generations it was assigned partitions in (made when first needed)
+    generations: dict[str, list[int]] | None = None
     for x in xs:
         req = x.event.request
         if not isinstance(req, m.OffsetCommitRequest) or req.generation_id < 0 or not req.member_id:
             continue
-        mine = f.assigned.get((req.generation_id, _key(req)))
+        key = _key(req)
+        mine = f.assigned.get((req.generation_id, key))
         if mine is None or mine[1].received > x.sent:
             continue  # the member's assignment in that generation is not in the trace
-        allowed = set(mine[0])
+        allowed = mine[0]
         if f.protocol.get(req.generation_id) in COOPERATIVE_ASSIGNORS:
-            older = [g for (g, k) in f.assigned if k == _key(req) and g < req.generation_id]
+            if generations is None:
+                generations = {}
+                for g, k in f.assigned:
+                    generations.setdefault(k, []).append(g)
+            older = [g for g in generations.get(key, ()) if g < req.generation_id]
             if older:
-                allowed |= f.assigned[(max(older), _key(req))][0]  # just revoked: committed in the callback
+                allowed = allowed | f.assigned[(max(older), key)][0]  # just revoked: committed in the callback
         extra = {(p.topic, p.partition) for p in req.partitions} - allowed
         if extra:
             out.append(_finding(
@@ -224,7 +259,7 @@ def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
     fenced: dict[tuple[str, int], Exchange] = {}
     for x in sorted(xs, key=lambda x: x.received):
         req, err = x.event.request, _error(x.event.response)
-        if err not in FENCING or not isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest | m.SyncGroupRequest):
+        if not _fencing(err) or not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
             continue
         if req.generation_id >= 0 and req.member_id:
             fenced.setdefault((req.member_id, req.generation_id), x)
@@ -232,7 +267,7 @@ def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
     reported: set[tuple[str, int]] = set()
     for y in xs:
         req = y.event.request
-        if not isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest):
+        if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest)):
             continue
         pair = (req.member_id, req.generation_id)
         hit = fenced.get(pair)
@@ -270,7 +305,7 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
             continue
         for x in mine:
             req, err = x.event.request, _error(x.event.response)
-            if not isinstance(req, m.HeartbeatRequest) or err not in FENCING:
+            if not isinstance(req, m.HeartbeatRequest) or not _fencing(err):
                 continue
             cur = _current(f, cid, x.received)
             if cur is None or cur[0] <= req.generation_id:
@@ -280,7 +315,7 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                 yreq, yerr = y.event.request, _error(y.event.response)
                 if isinstance(yreq, m.LeaveGroupRequest):
                     break
-                if yerr in FENCING and not (
+                if _fencing(yerr) and not (
                     isinstance(yreq, m.HeartbeatRequest)
                     and (c := _current(f, cid, y.received)) is not None and c[0] > yreq.generation_id
                 ):
@@ -334,15 +369,15 @@ def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
             if isinstance(req, m.JoinGroupRequest):
                 session = req.session_timeout_ms
                 last = None  # rejoining: the join phase has its own timeout
-            elif isinstance(req, m.FindCoordinatorRequest) or err in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
+            elif isinstance(req, m.FindCoordinatorRequest) or err in (_NOT_COORDINATOR, _COORDINATOR_NOT_AVAILABLE):
                 last = None  # looking for the coordinator: no heartbeats to send
             elif isinstance(req, m.LeaveGroupRequest):
                 last = None
-            elif isinstance(req, m.SyncGroupRequest | m.HeartbeatRequest):
+            elif isinstance(req, (m.SyncGroupRequest, m.HeartbeatRequest)):
                 if last is not None and session is not None and x.sent - last.sent > session:
                     gaps.append((last, x))
                 # a member told to rejoin (or whose SyncGroup failed) stops heartbeating until it has
-                last = None if err in FENCING or (isinstance(req, m.SyncGroupRequest) and err is not Error.NONE) else x
+                last = None if _fencing(err) or (isinstance(req, m.SyncGroupRequest) and err is not _NONE) else x
         if len(gaps) >= CADENCE_GAPS and session is not None:
             first, x = gaps[CADENCE_GAPS - 1]
             out.append(_finding(
@@ -381,7 +416,7 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
     steps: list[tuple[float, int, Any]] = []
     for x in mine:
         req, resp = x.event.request, x.event.response
-        if isinstance(req, m.JoinGroupRequest | m.LeaveGroupRequest):
+        if isinstance(req, (m.JoinGroupRequest, m.LeaveGroupRequest)):
             steps.append((x.sent, 0, x))
         if resp is not None:
             steps.append((x.received, 1, x))
@@ -402,13 +437,13 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
                 owned = set()
         elif phase == 0:
             owned = set()  # LeaveGroup
-        elif isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE:
+        elif isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
             generation = resp.generation_id
             continue
-        elif isinstance(resp, m.SyncGroupResponse) and isinstance(req, m.SyncGroupRequest) and resp.error is Error.NONE:
+        elif isinstance(resp, m.SyncGroupResponse) and isinstance(req, m.SyncGroupRequest) and resp.error is _NONE:
             got = f.assigned.get((req.generation_id, _key(req)))
             owned = set(got[0]) if got is not None else owned
-        elif _error(resp) in FENCING and getattr(req, "generation_id", generation) == generation:
+        elif _fencing(_error(resp)) and getattr(req, "generation_id", generation) == generation:
             owned = set()  # the generation is reset: partitions lost
         else:
             continue
