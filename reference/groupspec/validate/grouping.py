@@ -84,6 +84,9 @@ class GroupTrace:
     #: v1.1 Fetch events of this group's consumers (line, event): those naming the group,
     #: and those naming none whose client id is one of the group's (client-side rules)
     fetches: list[tuple[int, FetchEvent]] = field(default_factory=list)
+    #: ``records`` are known to be in seq order (:func:`group_trace` found the file's events
+    #: in line and seq order); False: not known, the validator sorts them
+    records_in_seq_order: bool = False
 
 
 @dataclass
@@ -128,9 +131,16 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         problems.append(p)
         return p
 
+    #: every event so far came in line order and in seq order
+    ordered = True
+    last_line = -1
     for i, loc in enumerate(loaded.events):
         ev = loc.event
-        if isinstance(ev, Header):
+        cls = type(ev)
+        if loc.line <= last_line:
+            ordered = False
+        last_line = loc.line
+        if cls is not RecordEvent and cls is not WireExchange and isinstance(ev, Header):
             if i != 0 or header is not None:
                 problem("out_of_order", loc, "a header that is not the first event; ignored")
             else:
@@ -138,16 +148,29 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             continue
         if i == 0:
             problem("missing_header", loc, "the trace does not start with a header line")
-        if ev.seq in seen_seq:
-            p = problem("duplicate_event", loc, f"seq {ev.seq} appears again; the repeat is ignored")
+        seq = ev.seq
+        if seq in seen_seq:
+            p = problem("duplicate_event", loc, f"seq {seq} appears again; the repeat is ignored")
             continue
-        seen_seq.add(ev.seq)
-        if last_seq is not None and ev.seq < last_seq:
-            problem("out_of_order", loc, f"seq {ev.seq} comes after seq {last_seq}")
-        last_seq = ev.seq if last_seq is None else max(last_seq, ev.seq)
-        seq_line[ev.seq] = loc
+        seen_seq.add(seq)
+        if last_seq is None or seq > last_seq:
+            last_seq = seq
+        elif seq < last_seq:
+            ordered = False
+            problem("out_of_order", loc, f"seq {seq} comes after seq {last_seq}")
+        seq_line[seq] = loc
 
-        if isinstance(ev, WireExchange):
+        if cls is RecordEvent:  # the most frequent kind first (the chain below says the same)
+            assert isinstance(ev, RecordEvent)
+            rgid = ev.record.group_id
+            if rgid:
+                rg = groups.get(rgid)
+                if rg is None:
+                    rg = groups[rgid] = GroupTrace(rgid)
+                rg.records.append((loc.line, ev))
+            else:  # CoordinatorUnloaded: every group's in-memory state goes
+                coordinator_wide.append((loc.line, ev))
+        elif isinstance(ev, WireExchange):
             gid = ev.group_id
             key = (ev.connection, ev.correlation_id, ev.api)
             if key in seen_request:
@@ -201,7 +224,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     top = max(seq_line, default=0)
     present = sorted(seq_line.keys() | {s for s in accounted if s <= top})
     start = 1 if header is not None else (present[0] if present else 1)
-    for before, after in zip([start - 1, *present], present, strict=False):
+    contiguous = bool(present) and present[0] == start and present[-1] == start + len(present) - 1
+    for before, after in zip([start - 1, *present], present if not contiguous else (), strict=False):
         if after > before + 1 and after in seq_line:
             loc = seq_line[after]
             n = after - before - 1
@@ -246,5 +270,6 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         if coordinator_wide and g.records:
             g.records = sorted(g.records + coordinator_wide, key=lambda r: r[0])
         g.exchanges.sort(key=lambda x: (x.sent, x.event.correlation_id, x.seq))
+        g.records_in_seq_order = ordered
     problems.sort(key=lambda p: (p.line, p.kind))
     return GroupedTrace(source, groups, problems, header, len(loaded.events))
