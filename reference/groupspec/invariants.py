@@ -29,6 +29,12 @@ from groupspec.protocol import records as r
 from groupspec.protocol.group_state import GroupState, is_valid_transition
 
 S = GroupState
+#: GroupState members bound once: looking one up on its Enum class costs as much as a
+#: function call, and the invariants read them for nearly every record
+_CompletingRebalance = S.CompletingRebalance
+_Empty = S.Empty
+_PreparingRebalance = S.PreparingRebalance
+_Stable = S.Stable
 TP = tuple[str, int]
 
 
@@ -48,7 +54,7 @@ class Violation:
 def leader_is_member(g: Group) -> str | None:
     """LeaderIsMemberInv: a group with members has a leader, and the leader is a member;
     CompletingRebalance and Stable always have members."""
-    if g.state in (S.CompletingRebalance, S.Stable) and not g.members:
+    if g.state in (_CompletingRebalance, _Stable) and not g.members:
         return f"{g.state.value} with no members"
     if g.members and g.leader_id not in g.members:
         return f"leader {g.leader_id!r} is not among members {sorted(g.members)}"
@@ -84,9 +90,9 @@ def parked_requests_fit_state(g: Group) -> str | None:
     """ParkedRequestsInv: JoinGroups wait only in PreparingRebalance, SyncGroups only in
     CompletingRebalance."""
     for m in g.members.values():
-        if m.is_awaiting_join and g.state is not S.PreparingRebalance:
+        if m.is_awaiting_join and g.state is not _PreparingRebalance:
             return f"{m.member_id!r} parked in JoinGroup while {g.state.value}"
-        if m.is_awaiting_sync and g.state is not S.CompletingRebalance:
+        if m.is_awaiting_sync and g.state is not _CompletingRebalance:
             return f"{m.member_id!r} parked in SyncGroup while {g.state.value}"
     return None
 
@@ -129,7 +135,7 @@ def check_record(
         if not is_valid_transition(g.state, rec.state):
             out.append(Violation("ValidTransitionInv", rec.group_id,
                                  f"{g.state.value} -> {rec.state.value} is not in the table", at_ms))
-        ends_join = g.state is S.PreparingRebalance and rec.state in (S.CompletingRebalance, S.Empty)
+        ends_join = g.state is _PreparingRebalance and rec.state in (_CompletingRebalance, _Empty)
         if ends_join and not isinstance(previous, r.GenerationStarted):
             # Every join completion starts a generation, also the one that ends Empty.
             out.append(Violation(
@@ -174,7 +180,7 @@ def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:
     (or new) group."""
     where = f"{rec.topic}-{rec.partition}@{rec.committed_offset}"
     if rec.generation_id < 0:
-        if g is not None and g.state is not S.Empty:
+        if g is not None and g.state is not _Empty:
             return f"generation-less commit {where} stored while the group is {g.state.value}"
         return None
     if g is None:
@@ -186,7 +192,7 @@ def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:
             f"commit {where} from generation {rec.generation_id} stored while the group is at "
             f"generation {g.generation_id}"
         )
-    if g.state not in (S.Stable, S.PreparingRebalance):
+    if g.state not in (_Stable, _PreparingRebalance):
         return f"commit {where} stored while the group is {g.state.value}"
     return None
 

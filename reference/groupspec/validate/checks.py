@@ -39,6 +39,10 @@ from groupspec.validate.compare import summary
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule
 
+#: Error members bound once: looking one up on its Enum class costs as much
+#: as a function call, and these are read for nearly every event
+_NONE = Error.NONE
+
 TP = tuple[str, int]
 
 #: assignors that follow the cooperative protocol (RebalanceProtocol.COOPERATIVE)
@@ -70,10 +74,10 @@ def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
         e = x.event
         if isinstance(e.request, m.OffsetCommitRequest):
             timeline.append((x.sent, 0, x))
-        elif isinstance(e.response, m.JoinGroupResponse) and e.response.error is Error.NONE:
+        elif isinstance(e.response, m.JoinGroupResponse) and e.response.error is _NONE:
             timeline.append((x.received, 1, x))
         elif isinstance(e.response, m.DeleteGroupsResponse) and any(
-            r.error is Error.NONE for r in e.response.results
+            r.error is _NONE for r in e.response.results
         ):
             timeline.append((x.received, 2, x))
     # at equal times a commit comes first: only a response received strictly before it counts
@@ -94,7 +98,7 @@ def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
             assert isinstance(req, m.OffsetCommitRequest)
             if not isinstance(resp, m.OffsetCommitResponse) or req.generation_id < 0:
                 continue
-            accepted = [p for p in resp.partitions if p.error is Error.NONE]
+            accepted = [p for p in resp.partitions if p.error is _NONE]
             if accepted and req.generation_id < newest and newest_at is not None:
                 out.append(_finding(
                     x, "StaleCommitAccepted", "ILLEGAL_GENERATION (or another rejection)",
@@ -120,7 +124,7 @@ def one_owner_per_generation(exchanges: list[Exchange]) -> list[Finding]:
     for x in sorted(syncs, key=lambda x: (x.received, x.seq)):
         req, resp = x.event.request, x.event.response
         assert isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse)
-        if resp.error is not Error.NONE:
+        if resp.error is not _NONE:
             continue
         parts = _decode_assignment(resp.assignment)
         if parts is None:
@@ -145,7 +149,7 @@ def assignor_contract(exchanges: list[Exchange]) -> list[Finding]:
     joins: dict[tuple[int, str], m.JoinGroupResponse] = {}
     for x in exchanges:
         r = x.event.response
-        if isinstance(r, m.JoinGroupResponse) and r.error is Error.NONE and r.members:
+        if isinstance(r, m.JoinGroupResponse) and r.error is _NONE and r.members:
             joins[(r.generation_id, r.member_id)] = r
     out: list[Finding] = []
     for x in exchanges:

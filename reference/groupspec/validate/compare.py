@@ -23,6 +23,10 @@ from groupspec.protocol.wire import DecodeError
 #: JoinGroup v9 added skipAssignment (KIP-814); LeaveGroup v3 answers per member (KIP-345).
 SKIP_ASSIGNMENT_MIN_VERSION = 9
 LEAVE_MEMBERS_MIN_VERSION = 3
+#: Error members bound once: looking one up on its Enum class costs as much
+#: as a function call, and these are read for nearly every event
+_MEMBER_ID_REQUIRED = Error.MEMBER_ID_REQUIRED
+_NONE = Error.NONE
 
 
 @dataclass(frozen=True)
@@ -34,17 +38,28 @@ class Mismatch:
     prehistory: bool = False
 
 
+#: response classes whose ``error`` field (always an Error) decides them
+_ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupResponse,
+                          m.LeaveGroupResponse, m.OffsetFetchResponse, ConsumerGroupHeartbeatResponse})
+
+
 def main_error(resp: m.Response | None) -> Error | None:
     """The error that decides a response (for OffsetCommit, the first non-NONE partition)."""
     if resp is None:
         return None
+    cls = type(resp)
+    if cls in _ERROR_FIELD:  # the responses with one error field, most of a trace's
+        err = getattr(resp, "error", None)
+        return err if isinstance(err, Error) else None
     if isinstance(resp, m.OffsetCommitResponse):
-        errs = [p.error for p in resp.partitions if p.error is not Error.NONE]
-        return errs[0] if errs else Error.NONE
+        for p in resp.partitions:
+            if p.error is not _NONE:
+                return p.error
+        return _NONE
     if isinstance(resp, m.DescribeGroupsResponse):
-        return resp.groups[0].error if resp.groups else Error.NONE
+        return resp.groups[0].error if resp.groups else _NONE
     if isinstance(resp, m.DeleteGroupsResponse):
-        return resp.results[0].error if resp.results else Error.NONE
+        return resp.results[0].error if resp.results else _NONE
     err = getattr(resp, "error", None)
     return err if isinstance(err, Error) else None
 
@@ -52,9 +67,9 @@ def main_error(resp: m.Response | None) -> Error | None:
 def leave_error(resp: m.LeaveGroupResponse) -> Error:
     """The one error a LeaveGroup v0-2 response carries: the top-level error, else the first
     member error that is not NONE (LeaveGroupResponse.java getError)."""
-    if resp.error is not Error.NONE:
+    if resp.error is not _NONE:
         return resp.error
-    return next((x.error for x in resp.members if x.error is not Error.NONE), Error.NONE)
+    return next((x.error for x in resp.members if x.error is not _NONE), _NONE)
 
 
 def _assignment_text(data: bytes) -> str:
@@ -71,8 +86,8 @@ def summary(resp: m.Response | None) -> str:
     if resp is None:
         return "no answer yet (the request stays parked)"
     if isinstance(resp, m.JoinGroupResponse):
-        if resp.error is not Error.NONE:
-            extra = f" member_id={resp.member_id}" if resp.error is Error.MEMBER_ID_REQUIRED else ""
+        if resp.error is not _NONE:
+            extra = f" member_id={resp.member_id}" if resp.error is _MEMBER_ID_REQUIRED else ""
             return f"JoinGroup {resp.error.name}{extra}"
         members = f", members=[{', '.join(sorted(x.member_id for x in resp.members))}]" if resp.members else ""
         return (
@@ -80,7 +95,7 @@ def summary(resp: m.Response | None) -> str:
             f"leader={resp.leader} member_id={resp.member_id}{members}"
         )
     if isinstance(resp, m.SyncGroupResponse):
-        if resp.error is not Error.NONE:
+        if resp.error is not _NONE:
             return f"SyncGroup {resp.error.name}"
         return f"SyncGroup NONE assignment={_assignment_text(resp.assignment)}"
     if isinstance(resp, m.OffsetCommitResponse):
@@ -98,7 +113,7 @@ def summary(resp: m.Response | None) -> str:
     if isinstance(resp, m.DeleteGroupsResponse):
         return "DeleteGroups [" + ", ".join(f"{x.group_id}:{x.error.name}" for x in resp.results) + "]"
     if isinstance(resp, ConsumerGroupHeartbeatResponse):
-        if resp.error is not Error.NONE:
+        if resp.error is not _NONE:
             return f"ConsumerGroupHeartbeat {resp.error.name}"
         a = "" if resp.assignment is None else " assignment=" + _heartbeat_assignment_text(resp.assignment)
         return (f"ConsumerGroupHeartbeat NONE member_id={resp.member_id} "
@@ -125,7 +140,7 @@ def _consumer_heartbeat(e: ConsumerGroupHeartbeatResponse,
     configuration the trace does not carry, so it is not compared."""
     if e.error is not a.error:
         return Mismatch("error")
-    if e.error is not Error.NONE:
+    if e.error is not _NONE:
         return None
     if e.member_id != a.member_id:
         return Mismatch("member_id")
@@ -148,7 +163,7 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
     if isinstance(expected, m.SyncGroupResponse) and isinstance(actual, m.SyncGroupResponse):
         if expected.error is not actual.error:
             return Mismatch("error")
-        if expected.error is Error.NONE:
+        if expected.error is _NONE:
             if expected.assignment != actual.assignment:
                 return Mismatch("assignment")
             for f in ("protocol_type", "protocol_name"):
@@ -165,7 +180,7 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
             return None if leave_error(expected) is leave_error(actual) else Mismatch("error")
         if expected.error is not actual.error:
             return Mismatch("error")
-        if api_version >= LEAVE_MEMBERS_MIN_VERSION and expected.error is Error.NONE:
+        if api_version >= LEAVE_MEMBERS_MIN_VERSION and expected.error is _NONE:
             e = sorted((x.member_id, x.group_instance_id or "", x.error.value) for x in expected.members)
             a = sorted((x.member_id, x.group_instance_id or "", x.error.value) for x in actual.members)
             if e != a:
@@ -181,14 +196,14 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
         e3 = {(p.topic, p.partition): p.committed_offset for p in expected.partitions}
         for p in actual.partitions:
             want = e3.get((p.topic, p.partition), -1)
-            if p.error is Error.NONE and p.committed_offset != want:
+            if p.error is _NONE and p.committed_offset != want:
                 return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1)
         return None
     if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         for eg, ag in zip(expected.groups, actual.groups, strict=False):
             if eg.error is not ag.error:
                 return Mismatch("error")
-            if eg.error is Error.NONE and ag.group_state != eg.group_state:
+            if eg.error is _NONE and ag.group_state != eg.group_state:
                 return Mismatch("group state")
             if {x.member_id for x in eg.members} != {x.member_id for x in ag.members}:
                 return Mismatch("members")
@@ -205,9 +220,9 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
 def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Mismatch | None:
     if e.error is not a.error:
         return Mismatch("error")
-    if e.error is Error.MEMBER_ID_REQUIRED:
+    if e.error is _MEMBER_ID_REQUIRED:
         return None if e.member_id == a.member_id else Mismatch("member_id")
-    if e.error is not Error.NONE:
+    if e.error is not _NONE:
         return None
     for f in ("generation_id", "leader", "member_id"):
         if getattr(e, f) != getattr(a, f):
