@@ -157,13 +157,13 @@ class _KafkaPython:
         return sum(len(records) for records in batches.values())
 
     def _watch_poll(self) -> None:
-        """kafka-python 3.0.12's poll(timeout_ms=100) now and then never returns: its thread
-        waits in NetworkSelector.run for a wait on the in-flight fetches whose 100 ms timeout
-        never fires, while the library's I/O thread goes on heartbeating and rebalancing (seen
-        in about one loaded run in ten, twice in a row in CI; thread stacks in
-        docs/conformance.md). A poll that has not returned for POLL_STUCK_S has its pending
-        waits failed with KafkaTimeoutError, which is what their own timeout does, and fetch
-        handles as "no records yet"; each release is logged and reported (``released``)."""
+        """A guard against a poll(timeout_ms=100) that never returns: kafka-python 3.0.12's
+        application thread waits in NetworkSelector.run for work its I/O thread is to do,
+        and a stall under CPU starvation was seen with that thread waiting there
+        (docs/conformance.md). A poll that has not returned for POLL_STUCK_S has its
+        pending waits failed with KafkaTimeoutError, which is what their own timeout does
+        and what the fetcher handles as "no records yet"; each release is logged and
+        reported (``released``), and a stuck poll with nothing to release is logged too."""
         from kafka.errors import KafkaTimeoutError
 
         while True:
