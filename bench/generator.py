@@ -305,10 +305,10 @@ BEFORE = [
     "byte (same SHA-256).",
     "",
     "The skipped steps and the other changes of 2026-11-27 (below), measured the same way "
-    "against commit 8cafca6 (before them), runs alternating on a machine loaded by other jobs "
-    "(load average about 7 on 2 cores): JSON Lines 16,158 and 15,775 events/s before, 29,056 "
-    "and 28,724 after (1.8x); Parquet 13,697 and 14,554 before, 19,852 and 21,127 after "
-    "(1.4-1.5x). Same SHA-256 of the cluster files, both formats.",
+    "against commit 8cafca6 (before them), runs alternating (load average about 1.5 to 4 on "
+    "2 cores), commit cd63fd7: JSON Lines 17,622 and 17,490 events/s before, 34,635 and "
+    "32,794 after (1.9-2.0x); Parquet 15,409 and 14,938 before, 23,195 and 22,048 after "
+    "(1.5x). Same SHA-256 of the cluster files, both formats.",
 ]
 
 #: what cProfile and counters said of generate(40000, seed=7, fmt="jsonl") after the
