@@ -29,12 +29,6 @@ from groupspec.protocol import records as r
 from groupspec.protocol.group_state import GroupState, is_valid_transition
 
 S = GroupState
-#: GroupState members bound once: looking one up on its Enum class costs as much as a
-#: function call, and the invariants read them for nearly every record
-_CompletingRebalance = S.CompletingRebalance
-_Empty = S.Empty
-_PreparingRebalance = S.PreparingRebalance
-_Stable = S.Stable
 TP = tuple[str, int]
 
 
@@ -54,7 +48,7 @@ class Violation:
 def leader_is_member(g: Group) -> str | None:
     """LeaderIsMemberInv: a group with members has a leader, and the leader is a member;
     CompletingRebalance and Stable always have members."""
-    if g.state in (_CompletingRebalance, _Stable) and not g.members:
+    if g.state in (S.CompletingRebalance, S.Stable) and not g.members:
         return f"{g.state.value} with no members"
     if g.members and g.leader_id not in g.members:
         return f"leader {g.leader_id!r} is not among members {sorted(g.members)}"
@@ -90,9 +84,9 @@ def parked_requests_fit_state(g: Group) -> str | None:
     """ParkedRequestsInv: JoinGroups wait only in PreparingRebalance, SyncGroups only in
     CompletingRebalance."""
     for m in g.members.values():
-        if m.is_awaiting_join and g.state is not _PreparingRebalance:
+        if m.is_awaiting_join and g.state is not S.PreparingRebalance:
             return f"{m.member_id!r} parked in JoinGroup while {g.state.value}"
-        if m.is_awaiting_sync and g.state is not _CompletingRebalance:
+        if m.is_awaiting_sync and g.state is not S.CompletingRebalance:
             return f"{m.member_id!r} parked in SyncGroup while {g.state.value}"
     return None
 
@@ -135,7 +129,7 @@ def check_record(
         if not is_valid_transition(g.state, rec.state):
             out.append(Violation("ValidTransitionInv", rec.group_id,
                                  f"{g.state.value} -> {rec.state.value} is not in the table", at_ms))
-        ends_join = g.state is _PreparingRebalance and rec.state in (_CompletingRebalance, _Empty)
+        ends_join = g.state is S.PreparingRebalance and rec.state in (S.CompletingRebalance, S.Empty)
         if ends_join and not isinstance(previous, r.GenerationStarted):
             # Every join completion starts a generation, also the one that ends Empty.
             out.append(Violation(
@@ -143,7 +137,9 @@ def check_record(
                 f"join phase ended ({rec.state.value}) without a new generation", at_ms,
             ))
     elif isinstance(rec, r.GenerationStarted):
-        if g is not None and rec.generation_id != g.generation_id + 1:
+        if g is None:
+            return out
+        if rec.generation_id != g.generation_id + 1:
             out.append(Violation(
                 "GenerationMonotonicInv", rec.group_id,
                 f"generation {g.generation_id} followed by {rec.generation_id}", at_ms,
@@ -180,7 +176,7 @@ def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:
     (or new) group."""
     where = f"{rec.topic}-{rec.partition}@{rec.committed_offset}"
     if rec.generation_id < 0:
-        if g is not None and g.state is not _Empty:
+        if g is not None and g.state is not S.Empty:
             return f"generation-less commit {where} stored while the group is {g.state.value}"
         return None
     if g is None:
@@ -192,7 +188,7 @@ def stale_commit(g: Group | None, rec: r.OffsetCommitted) -> str | None:
             f"commit {where} from generation {rec.generation_id} stored while the group is at "
             f"generation {g.generation_id}"
         )
-    if g.state not in (_Stable, _PreparingRebalance):
+    if g.state not in (S.Stable, S.PreparingRebalance):
         return f"commit {where} stored while the group is {g.state.value}"
     return None
 

@@ -267,7 +267,7 @@ def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
     reported: set[tuple[str, int]] = set()
     for y in xs:
         req = y.event.request
-        if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest)):
+        if not isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest):
             continue
         pair = (req.member_id, req.generation_id)
         hit = fenced.get(pair)

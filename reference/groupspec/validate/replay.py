@@ -95,10 +95,10 @@ def coordinator_moving(api: str, resp: m.Response | None) -> bool:
     GroupCoordinatorService.heartbeat answers a heartbeat that reaches a loading group NONE
     (rule HeartbeatWhileLoading)."""
     err = main_error(resp)
-    if err is _COORDINATOR_LOAD_IN_PROGRESS:
-        return api != "Heartbeat"
+    if err is Error.COORDINATOR_LOAD_IN_PROGRESS and api == "Heartbeat":
+        return False
     # err in COORDINATOR_ERRORS, by identity (an Error's hash is a Python-level call)
-    return err is _NOT_COORDINATOR or err is _COORDINATOR_NOT_AVAILABLE
+    return err is _NOT_COORDINATOR or err is _COORDINATOR_NOT_AVAILABLE or err is _COORDINATOR_LOAD_IN_PROGRESS
 
 
 @dataclass(frozen=True)
