@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.report import best_of, machine, publish, targets_table, this_run
+from bench.report import best_of, machine, publish, targets_table, this_run, verdict
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline import generate as gen
 from groupspec.sim.scenario import parse_scenario
@@ -205,7 +205,7 @@ def targets(report: dict[str, Any]) -> list[tuple[str, str, str]]:
         got = r["cpu_events_per_s"]
         out.append((f"generator >= {TARGET_EVENTS_PER_S:,} events/s per core, {r['format']}",
                     f"{got:,.0f} events/s by CPU time ({r['events_per_s']:,.0f} by wall clock)",
-                    "met" if got >= TARGET_EVENTS_PER_S else f"gap ({TARGET_EVENTS_PER_S / got:.1f}x short)"))
+                    verdict(got, TARGET_EVENTS_PER_S, digits=1)))
     return out
 
 

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.report import machine, publish, targets_table, this_run
+from bench.report import machine, publish, targets_table, this_run, verdict
 
 #: issue 8: N cores at least 0.8 x N times one core; issue 20: 0.9 x N
 TARGET_SCALING = 0.8
@@ -165,10 +165,6 @@ def table(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _verdict(got: float, need: float) -> str:
-    return "met" if got >= need else f"gap ({need / got:.2f}x short)"
-
-
 def targets(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     c = report["cores"]
     got = report["scaling_job"]
@@ -176,12 +172,12 @@ def targets(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     one = report["one_core_vs_in_process"]
     return [
         (f"Spark on {c} cores >= {TARGET_SCALING * c:.1f}x one core (issue 8, job time)", scaled,
-         _verdict(got, TARGET_SCALING * c)),
+         verdict(got, TARGET_SCALING * c)),
         (f"Spark on {c} cores >= {TARGET_SCALING_20 * c:.1f}x one core (issue 20, job time; asked at 10M events)",
-         scaled, _verdict(got, TARGET_SCALING_20 * c)),
+         scaled, verdict(got, TARGET_SCALING_20 * c)),
         (f"Spark on one core >= {TARGET_ONE_CORE}x the in-process validator (issue 20, job time)",
          f"{one:.2f}x (wall time, start-up included: {report['one_core_vs_in_process_wall']:.2f}x)",
-         _verdict(one, TARGET_ONE_CORE)),
+         verdict(one, TARGET_ONE_CORE)),
     ]
 
 

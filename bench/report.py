@@ -48,6 +48,11 @@ def this_run(report: dict[str, Any], collection: str) -> list[str]:
     ]
 
 
+def verdict(got: float, need: float, digits: int = 2) -> str:
+    """A target's verdict: "met", or how many times short of it ``got`` is."""
+    return "met" if got >= need else f"gap ({need / got:.{digits}f}x short)"
+
+
 def targets_table(targets: Targets) -> list[str]:
     return [
         "| target | measured | verdict |",

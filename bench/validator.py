@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.report import best_of, machine, publish, targets_table, this_run
+from bench.report import best_of, machine, publish, targets_table, this_run, verdict
 from groupspec.pipeline.generate import generate
 from groupspec.trace.parquet import TEXT, jsonl_to_parquet
 from groupspec.validate.load import load_path
@@ -100,8 +100,7 @@ def targets(report: dict[str, Any]) -> list[tuple[str, str, str]]:
             got = r["events_per_s"]
             out.append((f"validator >= {TARGET_EVENTS_PER_S:,} events/s, one core, Parquet",
                         f"{got:,.0f} events/s ({r['cpu_events_per_s']:,.0f} by CPU time)",
-                        "met" if got >= TARGET_EVENTS_PER_S else
-                        f"gap ({TARGET_EVENTS_PER_S / got:.0f}x short)"))
+                        verdict(got, TARGET_EVENTS_PER_S, digits=0)))
     return out
 
 
