@@ -146,21 +146,3 @@ def test_a_lean_run_leaves_no_cycle_behind() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
-
-
-def test_the_generators_json_is_the_trace_writers() -> None:
-    # the generator encodes events with a copy of event_to_json whose codec checks are made
-    # once per type: every kind of event, classic and KIP-848 (topic ids, metadata events)
-    from groupspec.cli.simulate import bundled_scenarios
-    from groupspec.pipeline.generate import _event_json
-    from groupspec.sim.scenario import apply_overrides
-    from groupspec.trace.events import Header
-
-    events: list[Event] = [Header(source="s", cluster="c", note="n")]
-    for protocol in ("classic", "consumer"):
-        data = apply_overrides(json.loads(bundled_scenarios()["failover"]), group_protocol=protocol)
-        events += simulate(parse_scenario(data, "failover")).trace
-    assert len({type(e) for e in events}) >= 6
-    for e in events:
-        assert _event_json(e) == event_to_json(e)
-        assert json.dumps(_event_json(e)) == json.dumps(event_to_json(e))

@@ -27,7 +27,6 @@ without one the clusters are generated in this process.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import heapq
 import json
@@ -36,7 +35,6 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from enum import Enum
 from itertools import count, repeat
 from pathlib import Path
 from typing import Any
@@ -45,11 +43,10 @@ from groupspec.gc_pause import paused_gc
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
 from groupspec.protocol.errors import Error
-from groupspec.protocol.topic_id import TopicId
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import events as ev
-from groupspec.trace.codec import _field_names
+from groupspec.trace.jsonl import event_to_json
 
 #: fault patterns a group's schedule is drawn from
 FAULTS: tuple[str, ...] = ("crash", "close-rejoin", "pause", "slow-poll", "scale-out",
@@ -352,58 +349,7 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
 
 def _line(e: ev.Event) -> bytes:
     """The event's line as the trace writer writes it (ASCII: ``json.dumps`` escapes the rest)."""
-    return _dumps(_event_json(e)).encode()
-
-
-def _event_json(e: ev.Event) -> dict[str, Any]:
-    """:func:`groupspec.trace.jsonl.event_to_json`, with :func:`_to_json` for the codec's
-    ``to_json`` (tests/test_generate_fast.py compares them)."""
-    t: type = type(e)
-    out: dict[str, Any] = {"kind": ev.KINDS[t]}
-    for name in _field_names(t):
-        value = getattr(e, name)
-        if name == "record":
-            out["record"] = {"type": type(value).__name__, **_to_json(value)}
-        else:
-            out[name] = _to_json(value)
-    return out
-
-
-#: exact type -> its values' encoder (_build_encoder)
-_ENCODERS: dict[type, Callable[[Any], Any]] = {}
-
-
-def _to_json(value: Any) -> Any:
-    """:func:`groupspec.trace.codec.to_json`, its checks made once per type, not per value."""
-    t = type(value)
-    enc = _ENCODERS.get(t)
-    if enc is None:
-        enc = _ENCODERS[t] = _build_encoder(t)
-    return enc(value)
-
-
-def _identity(value: Any) -> Any:
-    return value
-
-
-def _build_encoder(t: type) -> Callable[[Any], Any]:
-    """The encoder of type ``t``'s values: codec.to_json's checks, in its order."""
-    if issubclass(t, TopicId):
-        return str
-    if t is type(None) or issubclass(t, bool | int | float | str):
-        return _identity
-    if issubclass(t, bytes):
-        return lambda v: base64.b64encode(v).decode("ascii")
-    if issubclass(t, Enum):
-        return lambda v: v.name
-    if dataclasses.is_dataclass(t):
-        names = _field_names(t)
-        return lambda v: {name: _to_json(getattr(v, name)) for name in names}
-    if issubclass(t, tuple | list):
-        return lambda v: [_to_json(x) for x in v]
-    if issubclass(t, dict):
-        return lambda v: {str(k): _to_json(x) for k, x in v.items()}
-    raise TypeError(f"cannot encode {t.__name__} as JSON")
+    return _dumps(event_to_json(e)).encode()
 
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode

@@ -38,22 +38,46 @@ class CodecError(ValueError):
 
 
 def to_json(value: Any) -> Any:
-    if isinstance(value, TopicId):
+    """``value`` as JSON data. The rules go by the value's type alone, so each type's
+    encoder is chosen once (:func:`_encoder_for`) and reused for every value of it."""
+    t = type(value)
+    enc = _ENCODERS.get(t)
+    if enc is None:
+        enc = _ENCODERS[t] = _encoder_for(t)
+    return enc(value)
+
+
+#: exact type -> the encoder of its values (:func:`_encoder_for`)
+_ENCODERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _encoder_for(t: type) -> Callable[[Any], Any]:
+    """How values of type ``t`` are encoded; the rules are tried in this order."""
+    if issubclass(t, TopicId):
         # Kafka's text form (Uuid.toString), as its tools print topic ids
-        return str(value)
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, Enum):
-        return value.name
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {name: to_json(getattr(value, name)) for name in _field_names(type(value))}
-    if isinstance(value, tuple | list):
-        return [to_json(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+        return str
+    if t is type(None) or issubclass(t, bool | int | float | str):
+        return _same
+    if issubclass(t, bytes):
+        return lambda v: base64.b64encode(v).decode("ascii")
+    if issubclass(t, Enum):
+        return lambda v: v.name
+    if dataclasses.is_dataclass(t):  # an instance's type (a class passed as a value is not)
+        names = _field_names(t)
+        return lambda v: {name: to_json(getattr(v, name)) for name in names}
+    if issubclass(t, tuple | list):
+        return lambda v: [to_json(x) for x in v]
+    if issubclass(t, dict):
+        return lambda v: {str(k): to_json(x) for k, x in v.items()}
+
+    def refuse(v: Any) -> Any:
+        raise TypeError(f"cannot encode {t.__name__} as JSON")
+
+    return refuse
 
 
 @functools.cache

@@ -12,10 +12,17 @@ from __future__ import annotations
 import json
 import json.scanner
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import IO, Any
 
-from groupspec.trace.codec import CodecError, Decoder, dataclass_decoder, decoder_for, to_json
+from groupspec.trace.codec import (
+    CodecError,
+    Decoder,
+    _field_names,
+    dataclass_decoder,
+    decoder_for,
+    to_json,
+)
 from groupspec.trace.events import (
     APIS,
     FORMAT,
@@ -64,14 +71,15 @@ def parse_line(text: str) -> Any:
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": KINDS[type(event)]}
-    for f in fields(event):
-        value = getattr(event, f.name)
-        if f.name == "record":
+    t: type = type(event)
+    out: dict[str, Any] = {"kind": KINDS[t]}
+    for name in _field_names(t):
+        value = getattr(event, name)
+        if name == "record":
             body = to_json(value)
             out["record"] = {"type": type(value).__name__, **body}
         else:
-            out[f.name] = to_json(value)
+            out[name] = to_json(value)
     return out
 
 
