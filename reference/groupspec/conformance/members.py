@@ -193,7 +193,7 @@ class Member:
             elif line.strip().startswith("File ") and threads:
                 # File "/.../site-packages/kafka/client_async.py", line 680 in poll
                 path, _, rest = line.strip()[6:].partition('", line ')
-                threads[-1].append(f"{'/'.join(path.split('/')[-2:])}:{rest.replace(' in ', ' in ', 1)}")
+                threads[-1].append(f"{'/'.join(path.split('/')[-2:])}:{rest}")
         return [" < ".join(frames[:frames_per_thread]) for frames in threads if frames]
 
     def _reap(self, timeout_s: float) -> None:
