@@ -283,12 +283,14 @@ def validate_parquet_buffer(buf: Any, source: str, config: ReplayConfig | None =
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from groupspec.trace.columnar import BATCH_ROWS, is_columnar_schema
+    from groupspec.trace.columnar import BATCH_ROWS, is_columnar_schema, needed_columns
 
     try:
         pf = pq.ParquetFile(pa.BufferReader(buf))
         if is_columnar_schema(pf.schema_arrow):
-            batches = list(pf.iter_batches(batch_size=BATCH_ROWS))
+            # only the columns decoding needs, as load_path reads a file (most of the layout's
+            # ~400 leaf columns are null in any one trace, and reading one costs per chunk)
+            batches = list(pf.iter_batches(batch_size=BATCH_ROWS, columns=needed_columns(pf)))
             text: list[Any] | None = None
         else:
             batches, text = [], pf.read(columns=list(TEXT_COLUMNS)).to_batches()
