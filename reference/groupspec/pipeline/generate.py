@@ -46,6 +46,7 @@ from groupspec.protocol.errors import Error
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import events as ev
+from groupspec.trace.columnar_write import write_events
 from groupspec.trace.jsonl import event_to_json
 
 #: fault patterns a group's schedule is drawn from
@@ -358,37 +359,16 @@ _dumps = json.JSONEncoder(separators=(",", ":")).encode
 def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
     """Events (the header first) as a trace file; line n holds seq n - 1. Each event is
     encoded once: JSON Lines are its line; Parquet (the columnar layout) is written from
-    the event objects, as :func:`groupspec.trace.parquet.write_events` writes them, without
-    making each line and parsing it back (tests/test_generate_fast.py compares the two)."""
+    the event objects a column at a time (:mod:`groupspec.trace.columnar_write`), as
+    :func:`groupspec.trace.parquet.write_events` writes them, without making each line and
+    parsing it back (tests/test_generate_fast.py compares the two)."""
     if fmt == "parquet":
-        _write_parquet(events, path)
+        # the generator's events come back from their JSON lines unchanged, as that
+        # writer requires
+        write_events(events, path)
         return
     with open(path, "wb") as fh:
         fh.write(b"".join([_line(e) + b"\n" for e in events]))
-
-
-def _write_parquet(events: list[ev.Event], path: str) -> None:
-    from groupspec.trace.parquet import write_events
-
-    try:
-        from groupspec.trace.columnar import BATCH_ROWS, lines_to_table, schema
-    except ImportError:  # the layout's internals moved: the public writer
-        write_events(events, path)
-        return
-    import pyarrow.parquet as pq
-
-    with pq.ParquetWriter(path, schema()) as writer:
-        for start in range(0, len(events), BATCH_ROWS):
-            # (line number, line, ended by a newline, its event, the event's canonical line
-            # is the line): what the writer's classify gives for a line it wrote, the event
-            # read back from the line being this one (the generator's events survive their
-            # JSON form unchanged). The layout keeps a line's bytes only when they are not
-            # its event's canonical line, or when Arrow cannot hold the event (a lone
-            # surrogate; the generator's text is ASCII it makes itself): never here, so the
-            # line is not encoded at all
-            rows = [(no, b"", True, e, True)
-                    for no, e in enumerate(events[start:start + BATCH_ROWS], start=start + 1)]
-            writer.write_table(lines_to_table(rows))
 
 
 # ---------------------------------------------------------------- the collection
