@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groupspec.assignors.cooperative_sticky import premature_handovers
-from groupspec.invariants import InvariantMonitor, Violation, check_state
+from groupspec.invariants import InvariantMonitor, check_state
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
 from groupspec.protocol.errors import Error
@@ -267,20 +267,28 @@ def record_invariants(records: list[tuple[int, RecordEvent]]) -> tuple[list[Find
     # after an input of state-neutral records when the last check found nothing (it would
     # find nothing again).
     clean = False
+    apply = mon.apply_records
     n = len(records)
     k = 0
     while k < n:
         line, ev = records[k]
         at = ev.at_ms
+        rec = ev.record
+        run = [rec]
+        neutral = type(rec) in _STATE_NEUTRAL
         end = k + 1
-        while end < n and records[end][1].at_ms == at:
+        while end < n:
+            e = records[end][1]
+            if e.at_ms != at:
+                break
+            rec = e.record
+            run.append(rec)
+            if neutral and type(rec) not in _STATE_NEUTRAL:
+                neutral = False
             end += 1
-        run = [e.record for _, e in records[k:end]]
         try:
-            found: list[Violation] = []
-            for rec in run:
-                found += mon.apply(rec, at)
-            if not clean or any(type(rec) not in _STATE_NEUTRAL for rec in run):
+            found = apply(run, at)
+            if not (clean and neutral):
                 now = check_state(mon.state, at)
                 clean = not now
                 after = [v for v in now if v not in mon.violations]

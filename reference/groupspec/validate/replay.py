@@ -38,8 +38,8 @@ request whose interval overlaps it), at most ``budget`` times.
 
 Choice points are remembered lazily: most are never revisited (a conforming trace
 backtracks rarely), so instead of a copy of the whole replay state at each one, the
-search keeps a copy every ``CHECKPOINT_EVERY`` choice points and the decisions taken since
-it; revisiting a choice point copies the checkpoint and replays those decisions, which
+search keeps a copy every ``CHECKPOINT_EVERY`` decisions (``QUIET_CHECKPOINT_EVERY`` until
+its first failure) and the decisions taken since it; revisiting a choice point copies the checkpoint and replays those decisions, which
 ``_step`` makes exactly as before (it depends only on the branch and the decision).
 """
 
@@ -241,8 +241,15 @@ class _Decision:
 #: The decisions a branch took since its checkpoint, newest first (shared tails).
 _Link = tuple[_Decision, "_Link | None"]
 
-#: Choice points between two copies of the replay state.
+#: Decisions between two copies of the replay state, while the search is backtracking
+#: (after a failure, until it resynchronises): its choice points are revisited often.
 CHECKPOINT_EVERY = 32
+#: The same before the search's first failure since it started or resynchronised: most of
+#: these choice points are never revisited (a conforming stretch of trace), and the few
+#: that are lie within the failure's horizon, near the end; each pays the decisions since
+#: its checkpoint once (it becomes its own checkpoint then). A copy holds the branch's
+#: lists of requests, so copying less often saves work that grows with the group's size.
+QUIET_CHECKPOINT_EVERY = 256
 
 
 @dataclass
@@ -632,7 +639,8 @@ class Replayer:
     def _mark(self, b: _Branch) -> _Mark:
         """Remember the branch's state now, a choice point: by the decisions since the
         checkpoint, or by a new checkpoint when there have been many."""
-        if self._base is None or self._since_count >= CHECKPOINT_EVERY:
+        every = CHECKPOINT_EVERY if self._seen is not None else QUIET_CHECKPOINT_EVERY
+        if self._base is None or self._since_count >= every:
             self._rebase(copy_state(b), self.fallback)
         assert self._base is not None
         return _Mark(self._base.checkpoint, self._base.fallback, self._base.since)
