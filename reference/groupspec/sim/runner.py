@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 from groupspec.assignors.server_spec import TopicMetadata
@@ -100,15 +100,20 @@ class SimulationResult:
         return all(v.ok for v in self.verdicts)
 
 
-@dataclass(order=True)
+@dataclass
 class _Msg:
     at_ms: int
     seq: int
-    to_coordinator: bool = field(compare=False)
-    member: str = field(compare=False)
-    incarnation: int = field(compare=False)
-    rid: int = field(compare=False)
-    payload: m.Request | m.Response = field(compare=False)
+    to_coordinator: bool
+    member: str
+    incarnation: int
+    rid: int
+    payload: m.Request | m.Response
+
+
+#: the network's queue holds (delivery time, sequence number, message): the order of
+#: delivery, compared as tuples (unique sequence numbers: messages are never compared)
+_Queued = tuple[int, int, _Msg]
 
 
 @dataclass
@@ -199,7 +204,7 @@ class Simulation:
         self._view_offsets: list[int] = []
         self._offsets_map: dict[TP, int] | None = None
         self.members = {ms.name: _Member(ms) for ms in scenario.members}
-        self.queue: list[_Msg] = []
+        self.queue: list[_Queued] = []
         self.msg_seq = 0
         self.last_delivery: dict[tuple[str, bool], int] = {}
         self.rid = 0
@@ -378,7 +383,7 @@ class Simulation:
         self.last_delivery[key] = at
         self.msg_seq += 1
         heapq.heappush(
-            self.queue, _Msg(at, self.msg_seq, to_coord, member, incarnation, rid, payload)
+            self.queue, (at, self.msg_seq, _Msg(at, self.msg_seq, to_coord, member, incarnation, rid, payload))
         )
 
     def _send_all(self, name: str, out: list[tuple[int, m.Request]]) -> None:
@@ -510,7 +515,7 @@ class Simulation:
         if self.now < mem.frozen_until:
             # A frozen process reads its socket when it wakes up.
             msg.at_ms = mem.frozen_until
-            heapq.heappush(self.queue, msg)
+            heapq.heappush(self.queue, (msg.at_ms, msg.seq, msg))
             return
         c = mem.consumer
         mem.skip = False
@@ -788,7 +793,7 @@ class Simulation:
     def _next_time(self) -> int | None:
         times: list[int] = []
         if self.queue:
-            times.append(self.queue[0].at_ms)
+            times.append(self.queue[0][0])
         # the coordinator's earliest group timer (Coordinator.next_deadline without listing
         # and sorting every timer), listed again only after an input to the coordinator
         if self._coordinator_changed:
@@ -881,8 +886,8 @@ class Simulation:
                 for gid, at in sorted(self.coordinator.pending_regex_resolutions().items()):
                     if at + self.sc.regex_resolution_ms <= self.now:
                         self._coordinator_output(self.coordinator.complete_regex_resolution(gid, self.now))
-            while self.queue and self.queue[0].at_ms <= self.now:
-                msg = heapq.heappop(self.queue)
+            while self.queue and self.queue[0][0] <= self.now:
+                msg = heapq.heappop(self.queue)[2]
                 if msg.to_coordinator:
                     self._deliver_to_coordinator(msg)
                 else:
