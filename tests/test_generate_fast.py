@@ -3,6 +3,7 @@ events for the same seed, and its injected violations where the manifest says.""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -24,7 +25,7 @@ from groupspec.pipeline.generate import (
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import columnar, columnar_write
-from groupspec.trace.events import Event, FetchEvent, WireExchange
+from groupspec.trace.events import Event, FetchEvent, RecordEvent, WireExchange
 from groupspec.trace.jsonl import event_to_json
 from groupspec.validate.load import load_bytes
 from tests.test_trace_columnar import EVENTS, INJECTED
@@ -139,6 +140,20 @@ def test_parquet_is_what_the_public_writer_makes_of_the_same_lines(tmp_path: Pat
         got = tmp_path / "p" / (src.stem + ".parquet")
         assert pq.read_table(got).equals(pq.read_table(ref))
         assert got.read_bytes() == ref.read_bytes()
+
+
+def test_the_simulators_events_are_what_their_classes_make() -> None:
+    # the runner gives exchanges and record events their field dict at once (sim/runner.py:
+    # Simulation._exchange, _record_event) instead of calling the classes: the objects must
+    # be what the classes make, down to the dict's order (a field added to a class fails here)
+    made: list[Event] = []
+    for seed in range(4):
+        trace = simulate(parse_scenario(group_scenario(f"g{seed}", random.Random(seed)), f"g{seed}")).trace
+        made += [e for e in trace if isinstance(e, WireExchange | RecordEvent)]
+    assert any(isinstance(e, WireExchange) and e.response is None for e in made)  # unanswered ones too
+    for e in made:
+        again = type(e)(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})
+        assert list(vars(again).items()) == list(vars(e).items())
 
 
 def test_a_lean_run_leaves_no_cycle_behind() -> None:

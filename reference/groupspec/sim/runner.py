@@ -156,6 +156,20 @@ def not_coordinator(req: m.Request) -> m.Response:
     raise TypeError(type(req).__name__)
 
 
+#: request class -> (Kafka's API name, API key)
+_API_OF: dict[type, tuple[str, int]] = {}
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _record_event(seq: int, at_ms: int, record: r.Record) -> ev.RecordEvent:
+    """``ev.RecordEvent(seq, at_ms, record)``, given its field dict at once as
+    :meth:`Simulation._exchange` makes exchanges (most of a trace's events are records)."""
+    e = _new(ev.RecordEvent)
+    _setattr(e, "__dict__", {"seq": seq, "at_ms": at_ms, "record": record, "cluster": None})
+    return e
+
+
 class Simulation:
     #: how long the new coordinator takes to load the group after a failover
     FAILOVER_LOAD_MS = 200
@@ -397,12 +411,12 @@ class Simulation:
         self._coordinator_changed = True
         if self.lean:
             for rec in out.records:
-                self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
+                self.trace.append(_record_event(len(self.trace) + 1, self.now, rec))
         else:
             for v in self.monitor.apply_input(out.records, self.now):
                 self.violations.append(str(v))
             for rec in out.records:
-                self.trace.append(ev.RecordEvent(len(self.trace) + 1, self.now, rec))
+                self.trace.append(_record_event(len(self.trace) + 1, self.now, rec))
                 self._observe_record(rec)
         for rid, resp in out.responses:
             owner = self.rid_owner.get(rid)
@@ -470,22 +484,8 @@ class Simulation:
         owner = self.rid_owner.pop(msg.rid, None)
         if owner is not None:
             name, _, req, sent = owner
-            self.trace.append(
-                ev.WireExchange(
-                    seq=len(self.trace) + 1,
-                    connection=f"{self.connection_prefix}{name}#{msg.incarnation}",
-                    client_id=name,
-                    api=m.api_name(req),
-                    api_key=ev.APIS[m.api_name(req)][0],
-                    api_version=_api_version(req),
-                    correlation_id=msg.rid,
-                    group_id=ev.request_group_id(req),
-                    sent_ms=float(sent),
-                    received_ms=float(self.now),
-                    request=req,
-                    response=cast(m.Response, msg.payload),
-                )
-            )
+            self.trace.append(self._exchange(name, msg.incarnation, msg.rid, req, sent,
+                                             float(self.now), cast(m.Response, msg.payload)))
             if self.lean:
                 pass
             elif (
@@ -522,6 +522,25 @@ class Simulation:
         out = c.on_response(msg.rid, cast(m.Response, msg.payload), self.now, self._cluster())
         self._drain_events(c, mem)
         self._send_all(msg.member, out)
+
+    def _exchange(self, name: str, incarnation: int, rid: int, req: m.Request, sent: int,
+                  received: float | None, resp: m.Response | None) -> ev.WireExchange:
+        """The trace's exchange of member ``name``'s request ``req`` (request id ``rid``):
+        ``ev.WireExchange(...)`` as its generated ``__init__`` makes it, given its field dict
+        at once instead of a frozen dataclass's ``object.__setattr__`` per field (a third of
+        the cost of an exchange's step; tests/test_generate_fast.py compares the two)."""
+        api = _API_OF.get(type(req))
+        if api is None:
+            api = _API_OF[type(req)] = (m.api_name(req), ev.APIS[m.api_name(req)][0])
+        e = _new(ev.WireExchange)
+        _setattr(e, "__dict__", {
+            "seq": len(self.trace) + 1, "connection": f"{self.connection_prefix}{name}#{incarnation}",
+            "client_id": name, "api": api[0], "api_key": api[1], "api_version": _api_version(req),
+            "correlation_id": rid, "group_id": ev.request_group_id(req), "sent_ms": float(sent),
+            "received_ms": received, "request": req, "response": resp,
+            "cluster": None, "rewritten": False, "peer": None,
+        })
+        return e
 
     def _drain_events(self, c: GroupMember, mem: _Member) -> None:
         if self.lean:
@@ -588,8 +607,13 @@ class Simulation:
         now = self.now
         if not mem.alive or c is None or now < mem.frozen_until:
             return
-        if mem.skip and now < mem.wake and now < c.next_poll_ms:
-            return  # an idle consumer between its polls: the tick would do nothing
+        if mem.skip and now < mem.wake:
+            # an idle consumer (Consumer.idle_until): between its polls the tick would do
+            # nothing, and at one (a full step another member or the network makes at the
+            # time of its poll) what the skipped steps do at its polls; it stays idle
+            if now >= c.next_poll_ms and cast(Consumer, c).idle_poll(now, self._offsets()):
+                self.rid += 1  # the Fetch event's correlation id, as _drain_events
+            return
         out = c.tick(now, self._cluster_view or self._cluster())
         if self.lean and not c.events and not c.processed:
             pass  # nothing to drain (most ticks)
@@ -625,19 +649,23 @@ class Simulation:
         if not idle:
             return
         rate = self.sc.produce_rate_per_s
-        while True:
-            t = min([c.next_poll_ms for c in idle])
-            if t >= until:
-                return
+        produce, offsets_now = self._produce, self._offsets
+        fetches = 0
+        t = min([c.next_poll_ms for c in idle])
+        while t < until:
             self.now = t
             dt = (t - self._last_produce) / 1000.0
             if dt > 0:
-                self._produce(dt * rate)
+                produce(dt * rate)
                 self._last_produce = t
-            offsets = self._offsets()
+            offsets = offsets_now()
             for c in idle:
                 if c.next_poll_ms == t and c.idle_poll(t, offsets):
-                    self.rid += 1  # the Fetch event's correlation id, as _drain_events
+                    fetches += 1
+            t = min([c.next_poll_ms for c in idle])
+        # each poll that read records took a correlation id for its Fetch event, as
+        # _drain_events (nothing else takes one in these steps)
+        self.rid += fetches
 
     def _skipped_poll_after(self, t: int) -> int | None:
         """The first step at or after ``t`` that an idle member's poll makes (a check that
@@ -918,13 +946,7 @@ class Simulation:
         request whose connection closed: without them a trace hides the JoinGroup that
         started a rebalance the other members were told about."""
         for rid, (name, incarnation, req, sent) in sorted(self.rid_owner.items()):
-            self.trace.append(ev.WireExchange(
-                seq=len(self.trace) + 1, connection=f"{self.connection_prefix}{name}#{incarnation}", client_id=name,
-                api=m.api_name(req), api_key=ev.APIS[m.api_name(req)][0],
-                api_version=_api_version(req), correlation_id=rid,
-                group_id=ev.request_group_id(req), sent_ms=float(sent), received_ms=None,
-                request=req, response=None,
-            ))
+            self.trace.append(self._exchange(name, incarnation, rid, req, sent, None, None))
 
     def _heartbeat_expiry_matters(self, e: Expiry) -> bool:
         g = self.coordinator.state.groups.get(e.group_id)
