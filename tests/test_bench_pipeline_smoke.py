@@ -21,6 +21,8 @@ def test_one_core_against_two_on_a_tiny_collection(tmp_path: Path) -> None:
     # the job counts each file's header line as an event; the manifest does not
     assert report["events"] == col.events + len(col.clusters)
     for r in (one, two):
+        # the JVM and the Python workers are seen and their CPU counted
+        assert r["cpu_jvm_s"] > 0 and r["cpu_python_s"] > 0
         assert r["events"] == report["events"]
         assert 0 < r["job_s"] <= r["wall_s"]
         assert r["validate_s"] + r["outputs_s"] <= r["job_s"] + 0.2  # rounded to 0.1 s each
@@ -38,3 +40,14 @@ def test_one_core_against_two_on_a_tiny_collection(tmp_path: Path) -> None:
     text = bench.readme(report)
     assert "| Spark local[1] |" in text and "| Spark local[2] |" in text and "| in process" in text
     assert "## Target" in text
+
+
+def test_the_cpu_of_a_run_s_process_tree_is_counted() -> None:
+    # a child that spends about a second of CPU in a grandchild: both are found under the
+    # command's pid, whatever else the machine runs
+    burn = "import time; t = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
+    spawn = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {burn!r}], check=True)"
+    proc, cpu = bench.run_measured([sys.executable, "-c", spawn])
+    assert proc.returncode == 0
+    assert cpu["jvm"] == 0
+    assert 0.6 <= cpu["python"] <= 3.0
