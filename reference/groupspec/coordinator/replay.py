@@ -9,6 +9,9 @@ not fit the state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from groupspec.coordinator.classic.group import Group, Member
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.state import CommittedOffset, CoordinatorState, ReplayError
@@ -37,7 +40,8 @@ def _member(g: Group, member_id: str, rec: r.Record) -> Member:
 
 def apply_record(state: CoordinatorState, rec: r.Record) -> None:
     # the two most frequent records (a Stable group's heartbeats and commits) first: what
-    # the cases below do for them, without testing every other kind before
+    # the cases below do for them, without testing every other kind before; then the other
+    # records of a classic group, looked up by their class (_GROUP_RECORDS)
     cls = type(rec)
     if cls is r.HeartbeatScheduled:
         assert isinstance(rec, r.HeartbeatScheduled)
@@ -46,6 +50,10 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
     if cls is r.OffsetCommitted:
         cg = state.consumer_groups.get(rec.group_id)
         _apply_offsets(cg.offsets if cg is not None else _group(state, rec).offsets, rec)
+        return
+    apply = _GROUP_RECORDS.get(cls)
+    if apply is not None:
+        apply(_group(state, rec), rec)
         return
     if isinstance(rec, CONSUMER_GROUP_RECORDS):
         apply_consumer_record(state, rec)
@@ -70,114 +78,6 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         return
     g = _group(state, rec)
     match rec:
-        case r.StateChanged(state=target, now_ms=now):
-            if not is_valid_transition(g.state, target):
-                raise ReplayError(
-                    f"StateChanged: group {g.group_id!r} cannot go {g.state.value} -> {target.value}"
-                )
-            g.previous_state = g.state
-            g.state = target
-            g.state_timestamp_ms = now
-        case r.ProtocolTypeSet(protocol_type=pt):
-            g.protocol_type = pt
-        case r.MemberAdded():
-            mid = rec.info.member_id
-            if mid in g.members:
-                raise ReplayError(f"MemberAdded: {mid!r} is already a member of {g.group_id!r}")
-            iid = rec.info.group_instance_id
-            if iid is not None:
-                if iid in g.static_members:
-                    raise ReplayError(f"MemberAdded: instance {iid!r} already maps to a member")
-                g.static_members[iid] = mid
-            g.members[mid] = Member(
-                info=rec.info,
-                rebalance_timeout_ms=rec.rebalance_timeout_ms,
-                session_timeout_ms=rec.session_timeout_ms,
-                protocols=rec.protocols,
-                join_request=rec.join_request,
-                is_new=True,
-            )
-            g.pending_members.pop(mid, None)
-        case r.MemberUpdated():
-            m = _member(g, rec.member_id, rec)
-            m.protocols = rec.protocols
-            m.rebalance_timeout_ms = rec.rebalance_timeout_ms
-            m.session_timeout_ms = rec.session_timeout_ms
-            m.join_request = rec.join_request
-        case r.JoinAnswered(member_id=mid):
-            _member(g, mid, rec).join_request = None
-        case r.SyncParked(member_id=mid, request_id=rid):
-            _member(g, mid, rec).sync_request = rid
-        case r.SyncAnswered(member_id=mid):
-            _member(g, mid, rec).sync_request = None
-        case r.MemberRemoved(member_id=mid):
-            m = _member(g, mid, rec)
-            del g.members[mid]
-            if m.group_instance_id is not None:
-                g.static_members.pop(m.group_instance_id, None)
-            g.pending_sync_members.pop(mid, None)
-        case r.PendingMemberAdded(member_id=mid, deadline_ms=deadline):
-            g.pending_members[mid] = deadline
-        case r.PendingMemberRemoved(member_id=mid):
-            if mid not in g.pending_members:
-                raise ReplayError(f"PendingMemberRemoved: {mid!r} is not pending in {g.group_id!r}")
-            del g.pending_members[mid]
-        case r.StaticMemberReplaced():
-            old = _member(g, rec.old_member_id, rec)
-            if g.static_members.get(rec.group_instance_id) != rec.old_member_id:
-                raise ReplayError(
-                    f"StaticMemberReplaced: instance {rec.group_instance_id!r} does not map to "
-                    f"{rec.old_member_id!r}"
-                )
-            if old.is_awaiting_join or old.is_awaiting_sync:
-                raise ReplayError("StaticMemberReplaced: the old member still has parked requests")
-            del g.members[rec.old_member_id]
-            info = r.MemberInfo(
-                rec.new_member_id,
-                old.info.group_instance_id,
-                old.info.client_id,
-                old.info.client_host,
-                old.info.protocol_type,
-            )
-            g.members[rec.new_member_id] = Member(
-                info=info,
-                rebalance_timeout_ms=old.rebalance_timeout_ms,
-                session_timeout_ms=old.session_timeout_ms,
-                protocols=old.protocols,
-                assignment=old.assignment,
-            )
-            g.static_members[rec.group_instance_id] = rec.new_member_id
-        case r.LeaderChanged(leader_id=lid):
-            if lid is not None and lid not in g.members:
-                raise ReplayError(f"LeaderChanged: {lid!r} is not a member of {g.group_id!r}")
-            g.leader_id = lid
-        case r.GenerationStarted(generation_id=gen, protocol_name=pn):
-            if gen != g.generation_id + 1:
-                raise ReplayError(
-                    f"GenerationStarted: generation {gen} does not follow {g.generation_id}"
-                )
-            g.generation_id = gen
-            g.protocol_name = pn
-            g.pending_sync_members.clear()
-        case r.MembersMarkedJoined():
-            for m in g.members.values():
-                m.is_new = False
-        case r.PendingSyncSet(member_ids=ids):
-            g.pending_sync_members = dict.fromkeys(ids)
-        case r.PendingSyncRemoved(member_id=mid):
-            g.pending_sync_members.pop(mid, None)
-        case r.AssignmentsSet(assignments=assignments):
-            by_id = dict(assignments)
-            for mid, m in g.members.items():
-                m.assignment = by_id.get(mid, b"")
-        case r.HeartbeatScheduled():
-            _heartbeat_scheduled(g, rec)
-        case r.JoinTimerSet(timer=t):
-            g.join_timer = t
-        case r.SyncTimerSet(timer=t):
-            g.sync_timer = t
-        case r.NewMemberAddedSet(value=v):
-            g.new_member_added = v
         case r.GroupRemoved():
             if g.state is not GroupState.Dead:
                 raise ReplayError(f"GroupRemoved: group {g.group_id!r} is {g.state.value}, not Dead")
@@ -185,14 +85,206 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             if g.offsets:
                 # a group that gives way to the other protocol keeps its offsets by id
                 state.detached_offsets[g.group_id] = g.offsets
-        case r.GroupMetadataPersisted(snapshot=snap):
-            g.persisted = snap
-        case r.GroupTombstoned():
-            g.persisted = None
         case r.OffsetCommitted() | r.OffsetsDeleted():
             _apply_offsets(g.offsets, rec)
         case _:
             raise ReplayError(f"unknown record type {r.record_name(rec)}")
+
+
+#: what a record of one classic group does to it, by the record's class (the records that
+#: need nothing but their group; apply_record looks the class up instead of testing it
+#: against every kind in turn)
+_GROUP_RECORDS: dict[type[r.Record], Callable[[Group, Any], None]] = {}
+
+_R = TypeVar("_R", bound=r.Record)
+
+
+def _on(cls: type[_R]) -> Callable[[Callable[[Group, _R], None]], Callable[[Group, _R], None]]:
+    def register(fn: Callable[[Group, _R], None]) -> Callable[[Group, _R], None]:
+        _GROUP_RECORDS[cls] = fn
+        return fn
+    return register
+
+
+@_on(r.StateChanged)
+def _state_changed(g: Group, rec: r.StateChanged) -> None:
+    target, now = rec.state, rec.now_ms
+    if not is_valid_transition(g.state, target):
+        raise ReplayError(
+            f"StateChanged: group {g.group_id!r} cannot go {g.state.value} -> {target.value}"
+        )
+    g.previous_state = g.state
+    g.state = target
+    g.state_timestamp_ms = now
+
+
+@_on(r.ProtocolTypeSet)
+def _protocol_type_set(g: Group, rec: r.ProtocolTypeSet) -> None:
+    g.protocol_type = rec.protocol_type
+
+
+@_on(r.MemberAdded)
+def _member_added(g: Group, rec: r.MemberAdded) -> None:
+    mid = rec.info.member_id
+    if mid in g.members:
+        raise ReplayError(f"MemberAdded: {mid!r} is already a member of {g.group_id!r}")
+    iid = rec.info.group_instance_id
+    if iid is not None:
+        if iid in g.static_members:
+            raise ReplayError(f"MemberAdded: instance {iid!r} already maps to a member")
+        g.static_members[iid] = mid
+    g.members[mid] = Member(
+        info=rec.info,
+        rebalance_timeout_ms=rec.rebalance_timeout_ms,
+        session_timeout_ms=rec.session_timeout_ms,
+        protocols=rec.protocols,
+        join_request=rec.join_request,
+        is_new=True,
+    )
+    g.pending_members.pop(mid, None)
+
+
+@_on(r.MemberUpdated)
+def _member_updated(g: Group, rec: r.MemberUpdated) -> None:
+    m = _member(g, rec.member_id, rec)
+    m.protocols = rec.protocols
+    m.rebalance_timeout_ms = rec.rebalance_timeout_ms
+    m.session_timeout_ms = rec.session_timeout_ms
+    m.join_request = rec.join_request
+
+
+@_on(r.JoinAnswered)
+def _join_answered(g: Group, rec: r.JoinAnswered) -> None:
+    _member(g, rec.member_id, rec).join_request = None
+
+
+@_on(r.SyncParked)
+def _sync_parked(g: Group, rec: r.SyncParked) -> None:
+    _member(g, rec.member_id, rec).sync_request = rec.request_id
+
+
+@_on(r.SyncAnswered)
+def _sync_answered(g: Group, rec: r.SyncAnswered) -> None:
+    _member(g, rec.member_id, rec).sync_request = None
+
+
+@_on(r.MemberRemoved)
+def _member_removed(g: Group, rec: r.MemberRemoved) -> None:
+    mid = rec.member_id
+    m = _member(g, mid, rec)
+    del g.members[mid]
+    if m.group_instance_id is not None:
+        g.static_members.pop(m.group_instance_id, None)
+    g.pending_sync_members.pop(mid, None)
+
+
+@_on(r.PendingMemberAdded)
+def _pending_member_added(g: Group, rec: r.PendingMemberAdded) -> None:
+    g.pending_members[rec.member_id] = rec.deadline_ms
+
+
+@_on(r.PendingMemberRemoved)
+def _pending_member_removed(g: Group, rec: r.PendingMemberRemoved) -> None:
+    mid = rec.member_id
+    if mid not in g.pending_members:
+        raise ReplayError(f"PendingMemberRemoved: {mid!r} is not pending in {g.group_id!r}")
+    del g.pending_members[mid]
+
+
+@_on(r.StaticMemberReplaced)
+def _static_member_replaced(g: Group, rec: r.StaticMemberReplaced) -> None:
+    old = _member(g, rec.old_member_id, rec)
+    if g.static_members.get(rec.group_instance_id) != rec.old_member_id:
+        raise ReplayError(
+            f"StaticMemberReplaced: instance {rec.group_instance_id!r} does not map to "
+            f"{rec.old_member_id!r}"
+        )
+    if old.is_awaiting_join or old.is_awaiting_sync:
+        raise ReplayError("StaticMemberReplaced: the old member still has parked requests")
+    del g.members[rec.old_member_id]
+    info = r.MemberInfo(
+        rec.new_member_id,
+        old.info.group_instance_id,
+        old.info.client_id,
+        old.info.client_host,
+        old.info.protocol_type,
+    )
+    g.members[rec.new_member_id] = Member(
+        info=info,
+        rebalance_timeout_ms=old.rebalance_timeout_ms,
+        session_timeout_ms=old.session_timeout_ms,
+        protocols=old.protocols,
+        assignment=old.assignment,
+    )
+    g.static_members[rec.group_instance_id] = rec.new_member_id
+
+
+@_on(r.LeaderChanged)
+def _leader_changed(g: Group, rec: r.LeaderChanged) -> None:
+    lid = rec.leader_id
+    if lid is not None and lid not in g.members:
+        raise ReplayError(f"LeaderChanged: {lid!r} is not a member of {g.group_id!r}")
+    g.leader_id = lid
+
+
+@_on(r.GenerationStarted)
+def _generation_started(g: Group, rec: r.GenerationStarted) -> None:
+    gen = rec.generation_id
+    if gen != g.generation_id + 1:
+        raise ReplayError(
+            f"GenerationStarted: generation {gen} does not follow {g.generation_id}"
+        )
+    g.generation_id = gen
+    g.protocol_name = rec.protocol_name
+    g.pending_sync_members.clear()
+
+
+@_on(r.MembersMarkedJoined)
+def _members_marked_joined(g: Group, rec: r.MembersMarkedJoined) -> None:
+    for m in g.members.values():
+        m.is_new = False
+
+
+@_on(r.PendingSyncSet)
+def _pending_sync_set(g: Group, rec: r.PendingSyncSet) -> None:
+    g.pending_sync_members = dict.fromkeys(rec.member_ids)
+
+
+@_on(r.PendingSyncRemoved)
+def _pending_sync_removed(g: Group, rec: r.PendingSyncRemoved) -> None:
+    g.pending_sync_members.pop(rec.member_id, None)
+
+
+@_on(r.AssignmentsSet)
+def _assignments_set(g: Group, rec: r.AssignmentsSet) -> None:
+    by_id = dict(rec.assignments)
+    for mid, m in g.members.items():
+        m.assignment = by_id.get(mid, b"")
+
+
+@_on(r.JoinTimerSet)
+def _join_timer_set(g: Group, rec: r.JoinTimerSet) -> None:
+    g.join_timer = rec.timer
+
+
+@_on(r.SyncTimerSet)
+def _sync_timer_set(g: Group, rec: r.SyncTimerSet) -> None:
+    g.sync_timer = rec.timer
+
+
+@_on(r.NewMemberAddedSet)
+def _new_member_added_set(g: Group, rec: r.NewMemberAddedSet) -> None:
+    g.new_member_added = rec.value
+
+
+@_on(r.GroupMetadataPersisted)
+def _group_metadata_persisted(g: Group, rec: r.GroupMetadataPersisted) -> None:
+    g.persisted = rec.snapshot
+
+
+@_on(r.GroupTombstoned)
+def _group_tombstoned(g: Group, rec: r.GroupTombstoned) -> None:
+    g.persisted = None
 
 
 def _heartbeat_scheduled(g: Group, rec: r.HeartbeatScheduled) -> None:

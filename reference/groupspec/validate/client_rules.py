@@ -154,6 +154,14 @@ class _Facts:
     ambiguous: set[str] = field(default_factory=set)
     #: client id -> [(received, generation, member id)] of its successful JoinGroups
     joined: dict[str, list[tuple[float, int, str]]] = field(default_factory=dict)
+    #: client id -> its exchanges, in the order given (by send time)
+    by_client: dict[str, list[Exchange]] = field(default_factory=dict)
+    #: ``_error`` of each exchange (by ``id``) whose answer is not NONE; see :meth:`error`
+    errors: dict[int, Error | None] = field(default_factory=dict)
+
+    def error(self, x: Exchange) -> Error | None:
+        """``_error(x.event.response)``, computed once per exchange by :func:`_facts`."""
+        return self.errors.get(id(x), _NONE)
 
 
 def _key(req: Any) -> str:
@@ -161,10 +169,21 @@ def _key(req: Any) -> str:
 
 
 def _facts(xs: list[Exchange]) -> _Facts:
+    """The facts of exchanges ``xs`` (in send order), in one pass over them."""
     f = _Facts()
     members_of: dict[tuple[int, str], set[str]] = {}
+    by_client, errors = f.by_client, f.errors
     for x in xs:
         req, resp = x.event.request, x.event.response
+        cid = x.event.client_id
+        mine = by_client.get(cid)
+        if mine is None:
+            by_client[cid] = [x]
+        else:
+            mine.append(x)
+        err = _error(resp)
+        if err is not _NONE:
+            errors[id(x)] = err
         if isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse) and resp.error is _NONE:
             try:
                 parts = pairs(Assignment.decode(resp.assignment).partitions)
@@ -257,9 +276,12 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
 # ------------------------------------------------------------------ fencing and stale errors
 def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
     fenced: dict[tuple[str, int], Exchange] = {}
-    for x in sorted(xs, key=lambda x: x.received):
-        req, err = x.event.request, _error(x.event.response)
-        if not _fencing(err) or not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
+    # (those fenced, in the order given, then by receive time: a stable sort of the few,
+    # as of all exchanges by receive time)
+    answered_fencing = [x for x in xs if _fencing(_error(x.event.response))]
+    for x in sorted(answered_fencing, key=lambda x: x.received):
+        req = x.event.request
+        if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
             continue
         if req.generation_id >= 0 and req.member_id:
             fenced.setdefault((req.member_id, req.generation_id), x)
@@ -296,15 +318,13 @@ def _current(f: _Facts, cid: str, at: float) -> tuple[int, str] | None:
 
 
 def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    """ClientIgnoresStaleErrors over ``xs`` (in send order), read from ``f = _facts(xs)``."""
     out: list[ClientFinding] = []
-    by_client: dict[str, list[Exchange]] = {}
-    for x in xs:
-        by_client.setdefault(x.event.client_id, []).append(x)
-    for cid, mine in by_client.items():
+    for cid, mine in f.by_client.items():
         if cid in f.ambiguous:
             continue
         for x in mine:
-            req, err = x.event.request, _error(x.event.response)
+            req, err = x.event.request, f.error(x)
             if not isinstance(req, m.HeartbeatRequest) or not _fencing(err):
                 continue
             cur = _current(f, cid, x.received)
@@ -312,7 +332,7 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                 continue  # not stale: the member acts on it
             later = sorted((y for y in mine if y.sent > x.received), key=lambda y: y.sent)
             for y in later:
-                yreq, yerr = y.event.request, _error(y.event.response)
+                yreq, yerr = y.event.request, f.error(y)
                 if isinstance(yreq, m.LeaveGroupRequest):
                     break
                 if _fencing(yerr) and not (
@@ -352,20 +372,18 @@ def _reported_generation(mine: list[Exchange], before: Exchange) -> int:
 
 # ------------------------------------------------------------------ heartbeat cadence
 def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    """HeartbeatKeepsSessionAlive over ``xs`` (in send order), read from ``f = _facts(xs)``:
+    each process's exchanges, in send order."""
     out: list[ClientFinding] = []
-    by_client: dict[str, list[Exchange]] = {}
-    for x in xs:
-        by_client.setdefault(x.event.client_id, []).append(x)
-    for cid, mine in sorted(by_client.items()):
+    for cid, mine in sorted(f.by_client.items()):
         if cid in f.ambiguous:
             continue
-        mine = sorted(mine, key=lambda x: x.sent)
         session = None
         last: Exchange | None = None  # the last session-refreshing request while in a generation
         gaps: list[tuple[Exchange, Exchange]] = []
         for x in mine:
-            req, resp = x.event.request, x.event.response
-            err = _error(resp)
+            req = x.event.request
+            err = f.error(x)
             if isinstance(req, m.JoinGroupRequest):
                 session = req.session_timeout_ms
                 last = None  # rejoining: the join phase has its own timeout
