@@ -48,28 +48,13 @@ class Consumption:
         records towards its log end offset."""
         for tp in sorted(self.owned - self.awaiting_position if self.awaiting_position else self.owned):
             pos = self.positions.get(tp, 0)
-            end = min(log_end_offsets.get(tp, 0), pos + max_per_partition)
+            end = log_end_offsets.get(tp, 0)
+            cap = pos + max_per_partition
+            if cap < end:  # min(end, cap), as a comparison
+                end = cap
             if end > pos:
                 self.processed.append((tp, pos, end))
                 self.positions[tp] = end
-
-    def _consume_quietly(self, log_end_offsets: Mapping[TP, int], max_per_partition: int) -> bool:
-        """:meth:`_consume` without noting the ranges read: whether any record was."""
-        # the idle polls of the simulator's lean runs (most of its polls) come here: the
-        # min of _consume as a comparison, the lookups bound once
-        read = False
-        positions = self.positions
-        position, leo = positions.get, log_end_offsets.get
-        for tp in self.owned - self.awaiting_position if self.awaiting_position else self.owned:
-            pos = position(tp, 0)
-            end = leo(tp, 0)
-            cap = pos + max_per_partition
-            if cap < end:
-                end = cap
-            if end > pos:
-                positions[tp] = end
-                read = True
-        return read
 
     def _uncommitted(self, parts: set[TP]) -> tuple[m.OffsetCommitPartition, ...]:
         """The positions of ``parts`` that differ from what was last committed."""

@@ -348,12 +348,8 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
     return ClusterResult(plan.cluster, source, total, len(groups), tuple(injected))
 
 
-def _line(e: ev.Event) -> bytes:
-    """The event's line as the trace writer writes it (ASCII: ``json.dumps`` escapes the rest)."""
-    return _dumps(event_to_json(e)).encode()
-
-
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+#: an event's JSON value as its line's text (the events' values hold no cycles to check for)
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
@@ -367,8 +363,11 @@ def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
         # writer requires
         write_events(events, path)
         return
+    # the lines as the trace writer writes them, ASCII (json.dumps escapes the rest): the
+    # file's text encoded once
+    text = "\n".join(map(_dumps, map(event_to_json, events)))
     with open(path, "wb") as fh:
-        fh.write(b"".join([_line(e) + b"\n" for e in events]))
+        fh.write((text + "\n" if events else "").encode("ascii"))
 
 
 # ---------------------------------------------------------------- the collection

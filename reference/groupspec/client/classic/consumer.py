@@ -345,8 +345,24 @@ class Consumer(Consumption):
         Returns whether any record was read (the poll's Fetch); ``processed`` is not noted."""
         self._now = now
         self.last_poll_ms = now
-        self.next_poll_ms = now + self.config.poll_interval_ms
-        return self._consume_quietly(log_end_offsets, self.config.max_poll_records_per_partition)
+        cfg = self.config
+        self.next_poll_ms = now + cfg.poll_interval_ms
+        # Consumption._consume without noting the ranges read, the lookups bound once: most
+        # of a lean simulator run's polls are these
+        read = False
+        most = cfg.max_poll_records_per_partition
+        positions = self.positions
+        position, leo = positions.get, log_end_offsets.get
+        for tp in self.owned - self.awaiting_position if self.awaiting_position else self.owned:
+            pos = position(tp, 0)
+            end = leo(tp, 0)
+            cap = pos + most
+            if cap < end:  # min(end, cap), as a comparison
+                end = cap
+            if end > pos:
+                positions[tp] = end
+                read = True
+        return read
 
     def _process(self, now: int, cluster: ClusterView) -> list[Outgoing]:
         self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
