@@ -228,14 +228,14 @@ def _progress_printer(label_total: bool = True) -> Any:
     return progress
 
 
-def _session(master: str | None, app: str) -> tuple[Any, bool]:
+def _session(master: str | None, app: str, light_jvm: bool = True) -> tuple[Any, bool]:
     from pyspark.sql import SparkSession
 
     from groupspec.pipeline.spark import spark_session
 
     existing = SparkSession.getActiveSession()
     try:
-        return spark_session(master, app_name=app), existing is None
+        return spark_session(master, app_name=app, light_jvm=light_jvm), existing is None
     except Exception as e:  # py4j and Spark raise many kinds; the first line says what
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
         raise InputError("--master", f"cannot start Spark on {master or 'local[*]'}: {first}") from None
@@ -254,7 +254,8 @@ def run_validate_command(args: argparse.Namespace) -> int:
     if not find_inputs(args.inputs):
         raise InputError("INPUT", "no trace files (*.jsonl, *.parquet) found")
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
-    spark, stop = _session(args.master, "groupspec-validate")
+    # Spark's own Parquet reader decodes in the JVM: it keeps the JVM's optimising compiler
+    spark, stop = _session(args.master, "groupspec-validate", light_jvm=args.reader != "parquet")
     try:
         outcome = run_validate(spark, args.inputs, Path(args.out), config, _progress_printer(),
                                keep_scan=args.keep_scan, partitions=args.partitions,

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -86,15 +87,57 @@ def spark_schema(columns: Columns) -> StructType:
     return StructType([StructField(name, _SPARK[kind], True) for name, kind in columns])
 
 
+#: JVM options for a Spark JVM this process starts in local mode, where the JVM only moves
+#: bytes between files and the Python workers that do the work: the C1 compiler alone. C2's
+#: optimising compilations of Spark's start-up and planning code cost as much CPU as the
+#: rest of the JVM, and in local mode they run beside the Python worker: measured on a
+#: 1M-event ``pipeline validate`` on local[1], the JVM used 19.5-21 s of CPU with both
+#: compilers and 10-11 s with C1 alone, the job's outputs step took half the time, and
+#: the Python workers' CPU did not change (bench/pipeline.md). Not used where the JVM
+#: does the heavy work (``pipeline validate --reader parquet``) or where the user sets the
+#: driver's JVM options (the ``conf`` given, or spark-defaults.conf).
+LIGHT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+_DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def _user_sets_driver_options() -> bool:
+    """Whether spark-defaults.conf (or spark-submit's arguments) set the driver's JVM options."""
+    if _DRIVER_JAVA_OPTIONS in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+        return True
+    for conf_dir in (os.environ.get("SPARK_CONF_DIR"),
+                     os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None):
+        if conf_dir:
+            with suppress(OSError):
+                text = Path(conf_dir, "spark-defaults.conf").read_text(encoding="utf-8", errors="replace")
+                if any(line.split()[:1] == [_DRIVER_JAVA_OPTIONS] for line in text.splitlines()):
+                    return True
+    return False
+
+
+def session_conf(master: str | None, conf: Mapping[str, str] | None = None,
+                 light_jvm: bool = True) -> dict[str, str]:
+    """The settings :func:`spark_session` starts a session with: ``conf``, the console
+    progress bar off, and :data:`LIGHT_JVM_OPTIONS` when this process starts a local-mode
+    JVM (``master`` local, or none and not under spark-submit) the user has not configured."""
+    settings = {"spark.ui.showConsoleProgress": "false", **(conf or {})}
+    starts_jvm = "PYSPARK_GATEWAY_PORT" not in os.environ  # spark-submit started the JVM already
+    local = (master or "local").startswith("local")
+    if (light_jvm and starts_jvm and local and _DRIVER_JAVA_OPTIONS not in settings
+            and not _user_sets_driver_options()):
+        settings[_DRIVER_JAVA_OPTIONS] = LIGHT_JVM_OPTIONS
+    return settings
+
+
 def spark_session(master: str | None = None, conf: Mapping[str, str] | None = None,
-                  app_name: str = "groupspec-sweep") -> SparkSession:
+                  app_name: str = "groupspec-sweep", light_jvm: bool = True) -> SparkSession:
     """The session: a new one on ``master`` (default: Spark's, ``local[*]``), or the one
-    spark-submit made. Executors run this interpreter unless PYSPARK_PYTHON says otherwise."""
+    spark-submit made. Executors run this interpreter unless PYSPARK_PYTHON says otherwise.
+    ``light_jvm``: start a local JVM with :data:`LIGHT_JVM_OPTIONS` (see :func:`session_conf`)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    for key, value in {"spark.ui.showConsoleProgress": "false", **(conf or {})}.items():
+    for key, value in session_conf(master, conf, light_jvm).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
