@@ -26,7 +26,7 @@ import dataclasses
 import types
 from collections.abc import Callable, Sequence
 from itertools import accumulate, chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Union, cast, get_args, get_origin
 
 from groupspec.trace.codec import _hints
@@ -126,30 +126,21 @@ def _nulls_at(values: Sequence[Any], placeholder: Any) -> tuple[Sequence[Any], A
     return [placeholder if v is None else v for v in values], mask
 
 
-def _transposed(values: Sequence[Any], get: Callable[[Any], Any], width: int) -> list[Sequence[Any]]:
-    """One sequence per child: ``get(value)`` of every value, as columns."""
-    if width == 1:
-        return [list(map(get, values))]
-    if not values:
-        return [() for _ in range(width)]
-    return list(zip(*map(get, values), strict=True))
-
-
-def _children(values: Sequence[Any], children: Sequence[Column], get: Callable[[Any], Any]) -> list[Any]:
-    return [c.build(col) for c, col in zip(children, _transposed(values, get, len(children)), strict=True)]
-
-
-def _struct(arrow_type: Any, children: list[Column], get: Callable[[Any], Any], placeholder: Any) -> Column:
+def _struct(arrow_type: Any, children: list[Column], getters: list[Callable[[Any], Any]],
+            placeholder: Any) -> Column:
+    """A struct whose child ``i`` holds ``getters[i]`` of each value."""
     pa = _pa()
     fields = list(arrow_type)
     for f, c in zip(fields, children, strict=True):
         _checked(c, f.type)
     if not fields:
         return Column(arrow_type, lambda values: pa.array([None if v is None else {} for v in values], arrow_type))
+    parts = list(zip(children, getters, strict=True))
 
     def build(values: Sequence[Any]) -> Any:
         values, mask = _nulls_at(values, placeholder)
-        return pa.StructArray.from_arrays(_children(values, children, get), fields=fields, mask=mask)
+        return pa.StructArray.from_arrays([c.build(list(map(get, values))) for c, get in parts],
+                                          fields=fields, mask=mask)
 
     return Column(arrow_type, build)
 
@@ -161,25 +152,12 @@ def struct_column(cls: type, arrow_type: Any) -> Column:
     hints = _hints(cls)
     names = [f.name for f in arrow_type]
     placeholder = types.SimpleNamespace(**dict.fromkeys(names))
-    return _struct(arrow_type, [column_for(hints[n]) for n in names], attrgetter(*names) if names else _none,
-                   placeholder)
-
-
-def _none(v: Any) -> Any:
-    return None
+    return _struct(arrow_type, [column_for(hints[n]) for n in names], [attrgetter(n) for n in names], placeholder)
 
 
 def _fixed(arrow_type: Any, items: list[Column]) -> Column:
     """A fixed tuple as the struct ``f0, f1, ...`` of its items."""
-    return _struct(arrow_type, items, _same if len(items) != 1 else _first, (None,) * len(items))
-
-
-def _same(v: Any) -> Any:
-    return v
-
-
-def _first(v: Any) -> Any:
-    return v[0]
+    return _struct(arrow_type, items, [itemgetter(i) for i in range(len(items))], (None,) * len(items))
 
 
 def _list(arrow_type: Any, item: Column) -> Column:
@@ -213,19 +191,16 @@ class _Plan:
         self.records = {name: _checked(column_for(cls), types_[f"rec_{name}"]) for name, cls in RECORD_TYPES.items()}
         #: the flat columns read off an event's attributes, and whether they are floats
         self.attrs = [(name, tp is float) for name, tp in FLAT if name not in ("kind", "group_id")]
-        self.getters: dict[type, tuple[list[tuple[str, bool]], Callable[[Any], Any]]] = {}
+        self.getters: dict[type, dict[str, Callable[[Any], Any]]] = {}
         #: the order of the kinds in a batch laid out by kind
         self.kind_order = {cls: i for i, cls in enumerate(KINDS)}
 
-    def getter(self, cls: type, first: Any) -> tuple[list[tuple[str, bool]], Callable[[Any], Any]]:
+    def getters_of(self, cls: type, first: Any) -> dict[str, Callable[[Any], Any]]:
         """The flat columns an event of class ``cls`` has an attribute for (those
-        ``getattr(event, name, None)`` finds), and a getter of their values as a tuple."""
+        ``getattr(event, name, None)`` finds), with the getter of each."""
         got = self.getters.get(cls)
         if got is None:
-            attrs = [(n, f) for n, f in self.attrs if hasattr(first, n)]
-            names = [n for n, _ in attrs]
-            get = attrgetter(*names) if len(names) != 1 else (lambda e: (getattr(e, names[0]),))
-            got = self.getters[cls] = (attrs, get)
+            got = self.getters[cls] = {n: attrgetter(n) for n, _ in self.attrs if hasattr(first, n)}
         return got
 
 
@@ -242,14 +217,6 @@ def _floats(values: Sequence[Any]) -> list[Any]:
     return [None if v is None else float(v) for v in values]
 
 
-def _group_key(e: Event) -> tuple[type, str]:
-    if isinstance(e, WireExchange):
-        return WireExchange, e.api
-    if isinstance(e, RecordEvent):
-        return RecordEvent, type(e.record).__name__
-    return type(e), ""
-
-
 def events_table(events: Sequence[Event], first_line: int = 1) -> Any:
     """The columnar table of ``events`` as lines ``first_line``, ``first_line + 1``, ...:
     what :func:`groupspec.trace.columnar.lines_to_table` makes of them (each its canonical
@@ -261,7 +228,9 @@ def events_table(events: Sequence[Event], first_line: int = 1) -> Any:
     # of one class next to one another (the record types share ``ev_record``)
     groups: dict[tuple[type, str], list[int]] = {}
     for i, e in enumerate(events):
-        key = _group_key(e)
+        cls = type(e)
+        key = (cls, e.api if cls is WireExchange  # type: ignore[union-attr]
+               else type(e.record).__name__ if cls is RecordEvent else "")  # type: ignore[union-attr]
         got = groups.get(key)
         if got is None:
             groups[key] = [i]
@@ -277,13 +246,15 @@ def events_table(events: Sequence[Event], first_line: int = 1) -> Any:
         kind = KINDS[cls]
         flat["kind"] += [kind] * k
         flat["group_id"] += map(group_of, evs)
-        attrs, get = plan.getter(cls, evs[0])
-        values = dict(zip([n for n, _ in attrs], _transposed(evs, get, len(attrs)), strict=True))
-        if cls is RecordEvent:
-            values["record_type"] = [sub] * k
+        getters = plan.getters_of(cls, evs[0])
         for name, is_float in plan.attrs:
-            col = values.get(name)
-            flat[name] += [None] * k if col is None else _floats(col) if is_float else col
+            get = getters.get(name)
+            if cls is RecordEvent and name == "record_type":
+                flat[name] += [sub] * k
+            elif get is None:
+                flat[name] += [None] * k
+            else:
+                flat[name] += _floats(list(map(get, evs))) if is_float else map(get, evs)
         if cls is WireExchange:
             exchanges = cast(list[WireExchange], evs)
             runs[f"req_{sub}"] = [start, plan.requests[sub].build([e.request for e in exchanges])]
