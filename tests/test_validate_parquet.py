@@ -88,3 +88,30 @@ def test_events_written_to_parquet_read_back(tmp_path: Path, capsys: pytest.Capt
     assert [x.event for x in loaded.events] == events
     assert main(["validate", str(path)]) == 0
     assert "conforming" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("columns", "missing"), [
+    ({"x": [1]}, "columns line, text, ended"),
+    ({"line": [1], "text": ["{}"]}, "column ended "),
+])
+def test_a_parquet_file_of_neither_layout_is_named_with_what_it_lacks(
+        tmp_path: Path, columns: dict[str, list[Any]], missing: str) -> None:
+    """Not pyarrow's field-lookup text with its dataset internals: the file, the layouts, the
+    columns it lacks and the ones it has. The Spark job's reader of file bytes says the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from groupspec.pipeline.validate_rows import validate_parquet_buffer
+    from groupspec.validate.problems import TraceInputError
+
+    path = tmp_path / "other.parquet"
+    pq.write_table(pa.table(columns), path)
+    with pytest.raises(TraceInputError) as caught:
+        load_path(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: not a readable Parquet trace: neither the columnar layout's")
+    assert missing in message and f"the file's columns: {', '.join(columns)}" in message
+    assert "__fragment_index" not in message and "\n" not in message
+    rows = list(validate_parquet_buffer(pa.py_buffer(path.read_bytes()), str(path)))
+    problem = next(r for r in rows if r["role"] == "problem")
+    assert problem["reason"] == message

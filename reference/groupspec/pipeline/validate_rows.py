@@ -45,6 +45,7 @@ from typing import Any
 
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline.validate_metrics import rebalance_metrics
+from groupspec.trace.parquet import TEXT_LINE_COLUMNS, text_layout_missing
 from groupspec.validate.grouping import group_trace
 from groupspec.validate.load import LoadedTrace, loaded_from_arrow, parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
@@ -118,7 +119,7 @@ UNREADABLE = "unreadable_file"
 #: the columnar one (typed columns and structs) and the older text one (a line's JSON text)
 COLUMNAR, TEXT = "columnar", "text"
 #: the columns of the text layout the job decodes from Arrow
-TEXT_COLUMNS = ("line", "text", "ended")
+TEXT_COLUMNS = TEXT_LINE_COLUMNS
 
 Row = dict[str, Any]
 #: called with each group's number of exchanges once it is checked (progress)
@@ -293,6 +294,9 @@ def validate_parquet_buffer(buf: Any, source: str, config: ReplayConfig | None =
             batches = list(pf.iter_batches(batch_size=BATCH_ROWS, columns=needed_columns(pf)))
             text: list[Any] | None = None
         else:
+            missing = [c for c in TEXT_COLUMNS if c not in pf.schema_arrow.names]
+            if missing:
+                raise ValueError(text_layout_missing(missing, pf.schema_arrow.names))
             batches, text = [], pf.read(columns=list(TEXT_COLUMNS)).to_batches()
     except Exception as e:  # pyarrow's errors for a damaged file have no common base
         yield from unreadable(source, f"{source}: not a readable Parquet trace: {e}")

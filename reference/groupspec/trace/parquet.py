@@ -109,6 +109,10 @@ def _row(line: int, text: str | None, ended: bool) -> dict[str, Any]:
 
 #: the layouts :func:`layout_of` names
 COLUMNAR, TEXT = "columnar", "text"
+#: the text layout's columns a reader needs (the typed ones beside them are for queries)
+TEXT_LINE_COLUMNS = ("line", "text", "ended")
+#: the schema metadata key of the columnar layout, as an error message names it
+LAYOUT_KEY_TEXT = "groupspec.layout"
 
 
 def layout_of(path: str | Path) -> str:
@@ -117,6 +121,14 @@ def layout_of(path: str | Path) -> str:
     from groupspec.trace import columnar
 
     return COLUMNAR if columnar.is_columnar_schema(pq.read_schema(str(path))) else TEXT
+
+
+def text_layout_missing(missing: Iterable[str], names: Iterable[str]) -> str:
+    """What is wrong with a Parquet file of neither layout, naming what it lacks and has."""
+    missing, names = list(missing), list(names)
+    return (f"neither the columnar layout's {LAYOUT_KEY_TEXT} metadata nor the text layout's "
+            f"column{'s' if len(missing) > 1 else ''} {', '.join(missing)} (it needs {', '.join(TEXT_LINE_COLUMNS)}); "
+            f"the file's columns: {', '.join(names[:12])}{' ...' if len(names) > 12 else ''}")
 
 
 def write_lines(lines: Iterable[tuple[int, str | None, bool]], path: str | Path, layout: str = COLUMNAR) -> int:
@@ -225,7 +237,11 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str | None, bool]]:
             if text.strip():  # blank lines are no line of the trace, as in JSON Lines
                 yield no, text, ended
         return
-    table = pq.read_table(str(path), columns=["line", "text", "ended"])
+    names = pq.read_schema(str(path)).names
+    missing = [c for c in TEXT_LINE_COLUMNS if c not in names]
+    if missing:
+        raise ValueError(text_layout_missing(missing, names))
+    table = pq.read_table(str(path), columns=list(TEXT_LINE_COLUMNS))
     lines = table.column("line").to_pylist()
     texts = table.column("text").to_pylist()
     ended = table.column("ended").to_pylist()
