@@ -102,14 +102,66 @@ class Conv:
     #: a struct of a dataclass without some fields: ``decode_given(arr, *lists)`` with a
     #: list of values per skipped field (:func:`struct_conv`)
     decode_given: Callable[..., list[Any]] | None = None
+    #: the decoder of ``X | None`` when it is not ``decode`` behind :func:`_nullable` (a
+    #: leaf's decoder reads a null as None itself, :func:`_leaf`)
+    decode_optional: Callable[[Any], list[Any]] | None = None
 
 
 def _identity(v: Any) -> Any:
     return v
 
 
-def _pylist(arr: Any) -> list[Any]:
-    return arr.to_pylist()  # type: ignore[no-any-return]
+def _leaf(convert: Callable[[Any], Any] | None = None, nulls: bool = True,
+          by_value: bool = False) -> Callable[[Any], list[Any]]:
+    """The decoder of a leaf array: its values with ``convert`` applied to each, a null read
+    as None (when ``nulls``; otherwise given to ``convert`` too, which refuses it).
+
+    Strings may come dictionary-encoded (:func:`open_file` reads them so: fewer bytes to
+    decode). Each row still gets its own ``str``, as from a plain array: the replay
+    fingerprints states by pickling them, and pickle writes one object held in two places
+    differently from two equal objects, so sharing values would change which states its
+    search tells apart. Only when ``by_value`` (``convert`` gives one object per distinct
+    value anyway: enum members) is a dictionary converted once per distinct value."""
+
+    def each(values: list[Any]) -> list[Any]:
+        if convert is None:
+            return values
+        if nulls:
+            return [None if v is None else convert(v) for v in values]
+        return [convert(v) for v in values]
+
+    def decode(arr: Any) -> list[Any]:
+        n = len(arr)
+        if nulls and arr.null_count == n:
+            return [None] * n
+        if _pa().types.is_dictionary(arr.type):
+            if by_value:
+                got = _by_dictionary(arr, each, nulls)
+                if got is not None:
+                    return got
+            arr = arr.dictionary_decode()
+        return each(arr.to_pylist())
+
+    return decode
+
+
+def _by_dictionary(arr: Any, each: Callable[[list[Any]], list[Any]], nulls: bool) -> list[Any] | None:
+    """:func:`_leaf`'s values of a dictionary array, ``each`` applied to the dictionary and
+    the rows indexing the result; None (decode row by row) when the dictionary is longer
+    than the array (a few rows of a column), when a null must reach ``each``, or when a
+    value of the dictionary does not convert (it may be one no row of ``arr`` holds)."""
+    values = arr.dictionary
+    if len(values) > len(arr) or (arr.null_count and not nulls):
+        return None
+    try:
+        distinct = each(values.to_pylist())
+    except Exception:
+        return None
+    indices = arr.indices
+    if arr.null_count:
+        distinct.append(None)
+        indices = indices.fill_null(len(distinct) - 1)
+    return list(map(distinct.__getitem__, indices.to_pylist()))
 
 
 def _nullable(inner: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
@@ -153,7 +205,7 @@ def _json_leaf(tp: Any) -> Conv:
         return None if v is None else json.dumps(to_json(v), separators=(",", ":"))
 
     def decode(arr: Any) -> list[Any]:
-        return [None if s is None else dec(json.loads(s), "") for s in arr.to_pylist()]
+        return [None if s is None else dec(json.loads(s), "") for s in _leaf()(arr)]
 
     return Conv(pa.string(), encode, decode)
 
@@ -166,29 +218,22 @@ def _build(tp: Any) -> Conv:
         if len(args) == 1 and type(None) in get_args(tp):
             inner = conv_for(args[0])
             enc = inner.encode
-            return Conv(inner.type, lambda v: None if v is None else enc(v), _nullable(inner.decode))
+            return Conv(inner.type, lambda v: None if v is None else enc(v),
+                        inner.decode_optional or _nullable(inner.decode))
         return _json_leaf(tp)
     if origin is tuple:
         items = get_args(tp)
         if len(items) == 2 and items[1] is Ellipsis:
             return _list(conv_for(items[0]))
         return _fixed(tuple(conv_for(a) for a in items))
-    if tp is int:
-        return Conv(pa.int64(), _identity, _pylist)
-    if tp is float:
-        return Conv(pa.float64(), _identity, _pylist)
-    if tp is str:
-        return Conv(pa.string(), _identity, _pylist)
-    if tp is bool:
-        return Conv(pa.bool_(), _identity, _pylist)
-    if tp is bytes:
-        return Conv(pa.binary(), _identity, _pylist)
+    plain = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(), bytes: pa.binary()}
+    if tp in plain:
+        values = _leaf()
+        return Conv(plain[tp], _identity, values, decode_optional=values)
     if tp is TopicId:
-        parse = TopicId.parse
-        return Conv(pa.string(), str, lambda arr: [parse(s) for s in arr.to_pylist()])
+        return _converted(pa.string(), str, TopicId.parse)
     if isinstance(tp, type) and issubclass(tp, Enum):
-        members = dict(tp.__members__)
-        return Conv(pa.string(), lambda v: v.name, lambda arr: [members[s] for s in arr.to_pylist()])
+        return _converted(pa.string(), lambda v: v.name, dict(tp.__members__).__getitem__, by_value=True)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp) and tp not in _BUILDING:
         _BUILDING.add(tp)
         try:
@@ -196,6 +241,14 @@ def _build(tp: Any) -> Conv:
         finally:
             _BUILDING.discard(tp)
     return _json_leaf(tp)
+
+
+def _converted(arrow: Any, encode: Callable[[Any], Any], convert: Callable[[Any], Any],
+               by_value: bool = False) -> Conv:
+    """A leaf held as text and read back by ``convert`` (which refuses a null unless the
+    type is optional)."""
+    return Conv(arrow, encode, _leaf(convert, nulls=False, by_value=by_value),
+                decode_optional=_leaf(convert, by_value=by_value))
 
 
 def _list(item: Conv) -> Conv:
@@ -340,6 +393,9 @@ class Layout:
         #: an exchange's fields held in flat columns, then its request and response
         self.exchange_fields = [f.name for f in dataclasses.fields(WireExchange)
                                 if f.name not in ("request", "response")]
+        hints = _hints(WireExchange)
+        #: their decoders (a flat column holds the field's type)
+        self.exchange_decoders = [conv_for(hints[name]).decode for name in self.exchange_fields]
         self.make_exchange = _maker(WireExchange, [*self.exchange_fields, "request", "response"])
         fields = [pa.field("line", pa.int64(), nullable=False), pa.field("ended", pa.bool_(), nullable=False),
                   pa.field("raw", pa.binary()), pa.field("decoded", pa.bool_(), nullable=False)]
@@ -352,6 +408,21 @@ class Layout:
         for name, c in self.records.items():
             fields.append(pa.field(f"rec_{name}", c.type))
         self.schema = pa.schema(fields, metadata={LAYOUT_KEY: COLUMNAR_LAYOUT})
+        #: the Parquet paths of its string leaves (read as dictionaries, :func:`open_file`)
+        self.string_paths = [p for f in fields for p in _string_paths(f.type, f.name)]
+
+
+def _string_paths(tp: Any, path: str) -> Iterator[str]:
+    """The Parquet column paths of the string leaves of a column of Arrow type ``tp``
+    (lists named as pyarrow writes them, ``<name>.list.element``)."""
+    pa = _pa()
+    if pa.types.is_string(tp):
+        yield path
+    elif pa.types.is_struct(tp):
+        for f in tp:
+            yield from _string_paths(f.type, f"{path}.{f.name}")
+    elif pa.types.is_list(tp):
+        yield from _string_paths(tp.value_type, f"{path}.list.element")
 
 
 _LAYOUT: list[Layout] = []
@@ -532,13 +603,17 @@ def write_events(events: Iterable[Event], path: Any) -> int:
 
 @dataclasses.dataclass
 class DecodedRows:
-    """The rows of columnar batches: events by line (rows with ``decoded``) and the other
-    rows' (line number, bytes, ended)."""
+    """The rows of columnar batches: the events of the rows with ``decoded`` with their line
+    numbers (``lines[i]`` is ``events[i]``'s line), and the other rows' (line number, bytes,
+    ended)."""
 
-    events: list[tuple[int, Event]] = dataclasses.field(default_factory=list)
+    lines: list[int] = dataclasses.field(default_factory=list)
+    events: list[Event] = dataclasses.field(default_factory=list)
     undecoded: list[tuple[int, bytes, bool]] = dataclasses.field(default_factory=list)
     #: (line number, raw bytes or None, ended) of every row, only when asked for
     rows: list[tuple[int, bytes | None, bool]] = dataclasses.field(default_factory=list)
+    #: every batch so far had its rows in line order, after the previous batch's
+    in_order: bool = True
 
 
 def _rows(mask: Any) -> Any:
@@ -561,11 +636,31 @@ class _Columns:
         field = layout().schema.field(name)  # KeyError: not a column of the layout
         return _pa().nulls(self.batch.num_rows, field.type)
 
+    def take(self, names: Sequence[str], idx: Any) -> list[Any]:
+        """The columns ``names`` at rows ``idx`` (one ``take`` for all of them)."""
+        pa = _pa()
+        taken: list[Any] = pa.RecordBatch.from_arrays([self.column(n) for n in names],
+                                                       names=list(names)).take(idx).columns
+        return taken
+
+
+def _place(events: list[Any], idx: Any, made: list[Any]) -> None:
+    for i, e in zip(idx.to_pylist(), made, strict=True):
+        events[i] = e
+
+
+def _ascending(col: Any) -> bool:
+    """Whether an int64 column's values increase strictly from row to row."""
+    import pyarrow.compute as pc
+
+    n = len(col)
+    return n < 2 or not pc.any(pc.less_equal(col.slice(1), col.slice(0, n - 1))).as_py()
+
 
 def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     """Decode one record batch of the columnar layout into ``out``, in bulk: the rows of
     each kind (and of each API, record type) are taken together, and each column is
-    converted once (``to_pylist`` per column, structs by their fields)."""
+    converted once (a list per column, structs by their fields, :class:`Conv`)."""
     import pyarrow.compute as pc
 
     lay = layout()
@@ -573,7 +668,11 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     if n == 0:
         return
     batch = _Columns(batch)
-    lines = batch.column("line").to_pylist()
+    line_col = batch.column("line")
+    lines = line_col.to_pylist()
+    if out.in_order and not (_ascending(line_col) and (not out.lines or lines[0] > out.lines[-1])
+                             and (not out.undecoded or lines[0] > out.undecoded[-1][0])):
+        out.in_order = False
     dec = batch.column("decoded")
     raw_col = batch.column("raw")
     if keep_rows:
@@ -596,19 +695,18 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
                 idx = _rows(pc.and_(mask, pc.equal(api_col, api)))
                 if api not in lay.requests:
                     raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown api {api!r}")
-                reqs = lay.requests[api].decode(batch.column(f"req_{api}").take(idx))
-                resps = lay.response_decoders[api](batch.column(f"resp_{api}").take(idx))
-                cols = [batch.column(name).take(idx).to_pylist() for name in lay.exchange_fields]
-                for i, e in zip(idx.to_pylist(), lay.make_exchange(len(idx), *cols, reqs, resps), strict=True):
-                    events[i] = e
+                *flat, req, resp = batch.take([*lay.exchange_fields, f"req_{api}", f"resp_{api}"], idx)
+                cols = [d(c) for d, c in zip(lay.exchange_decoders, flat, strict=True)]
+                made = lay.make_exchange(len(idx), *cols, lay.requests[api].decode(req),
+                                         lay.response_decoders[api](resp))
+                _place(events, idx, made)
             continue
         conv = lay.others.get(kind) if isinstance(kind, str) else None
         if conv is None:
             raise ColumnarError(f"line {lines[_rows(mask)[0].as_py()]}: unknown event kind {kind!r}")
         if kind != "record":
             idx = _rows(mask)
-            for i, e in zip(idx.to_pylist(), conv.decode(batch.column(f"ev_{kind}").take(idx)), strict=True):
-                events[i] = e
+            _place(events, idx, conv.decode(batch.column(f"ev_{kind}").take(idx)))
             continue
         type_col = batch.column("record_type")
         assert conv.decode_given is not None
@@ -617,16 +715,15 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
                         else pc.and_(mask, pc.is_null(type_col)))
             if name not in lay.records:
                 raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown record type {name!r}")
-            recs = lay.records[name].decode(batch.column(f"rec_{name}").take(idx))
-            got = conv.decode_given(batch.column("ev_record").take(idx), recs)
-            for i, e in zip(idx.to_pylist(), got, strict=True):
-                events[i] = e
-    out.events += [(no, e) for no, e in zip(lines, events, strict=True) if e is not None]
-
-
-def _in_order(rows: list[Any]) -> None:
-    if any(x[0] >= y[0] for x, y in itertools.pairwise(rows)):
-        rows.sort(key=lambda p: p[0])
+            ev, rec = batch.take(["ev_record", f"rec_{name}"], idx)
+            _place(events, idx, conv.decode_given(ev, lay.records[name].decode(rec)))
+    if dec.true_count == n:
+        out.lines += lines
+        out.events += events
+    else:  # every decoded row has its event (a kind, API or record type not known raised)
+        flags = dec.to_pylist()
+        out.lines += itertools.compress(lines, flags)
+        out.events += itertools.compress(events, flags)
 
 
 def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRows:
@@ -636,10 +733,26 @@ def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRo
     for b in batches:
         for batch in (b.to_batches() if hasattr(b, "to_batches") else [b]):
             decode_batch(batch, out, keep_rows)
-    _in_order(out.events)
-    _in_order(out.undecoded)
-    _in_order(out.rows)
+    if not out.in_order:
+        order = sorted(range(len(out.lines)), key=out.lines.__getitem__)
+        out.lines = [out.lines[i] for i in order]
+        out.events = [out.events[i] for i in order]
+        out.undecoded.sort(key=lambda p: p[0])
+        out.rows.sort(key=lambda p: p[0])
     return out
+
+
+def open_file(path: Any) -> Any:
+    """A Parquet file (``pyarrow.parquet.ParquetFile``) opened to be decoded: the string
+    columns of the columnar layout are read as dictionary arrays, so that each distinct
+    value becomes one Python object (:func:`_leaf`). A file without every column of the
+    layout (another layout, another writer) is opened as it is."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(str(path), read_dictionary=layout().string_paths)
+    except KeyError:  # a column path the file does not have
+        return pq.ParquetFile(str(path))
 
 
 def needed_columns(pf: Any) -> list[str]:
@@ -666,9 +779,7 @@ def needed_columns(pf: Any) -> list[str]:
 
 def iter_batches(path: Any, batch_rows: int = BATCH_ROWS) -> Iterator[Any]:
     """The record batches of a columnar Parquet file, only the columns decoding needs."""
-    import pyarrow.parquet as pq
-
-    pf = pq.ParquetFile(str(path))
+    pf = open_file(path)
     yield from pf.iter_batches(batch_size=batch_rows, columns=needed_columns(pf))
 
 
@@ -676,7 +787,7 @@ def read_rows(path: Any) -> list[tuple[int, bytes, bool]]:
     """A columnar Parquet trace's lines as JSON Lines bytes: (line number, the line's exact
     bytes without the newline, whether a newline ended it), in line order."""
     got = decode_batches(iter_batches(path), keep_rows=True)
-    events = dict(got.events)
+    events = dict(zip(got.lines, got.events, strict=True))
     return [(no, raw if raw is not None else canonical(events[no]), end) for no, raw, end in got.rows]
 
 
@@ -688,6 +799,6 @@ def to_jsonl_bytes(path: Any) -> bytes:
 __all__ = [
     "BATCH_ROWS", "COLUMNAR_LAYOUT", "LAYOUT_KEY", "ColumnarError", "Conv", "DecodedRows", "Layout",
     "arrow_type", "canonical", "classify", "conv_for", "dataclass_maker", "decode_batch", "decode_batches", "decode_line",
-    "is_columnar_schema", "iter_batches", "layout", "lines_to_table", "read_rows", "schema",
+    "is_columnar_schema", "iter_batches", "layout", "lines_to_table", "open_file", "read_rows", "schema",
     "split_lines", "struct_conv", "to_jsonl_bytes", "write_events", "write_lines",
 ]

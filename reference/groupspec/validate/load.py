@@ -167,7 +167,7 @@ def loaded_from_arrow(batches: Any, source: str = "<trace>") -> LoadedTrace:
         lines.append((no, text, ended))
     out = parse_lines(lines, source)
     events: list[Located] = columnar.dataclass_maker(Located, ("line", "event"))(
-        len(got.events), [no for no, _ in got.events], [e for _, e in got.events])
+        len(got.events), got.lines, got.events)
     if out.events:  # only from a file not written by this version (a row it could decode)
         events = sorted(events + out.events, key=lambda x: x.line)
     out.events = events
@@ -178,11 +178,9 @@ def loaded_from_arrow(batches: Any, source: str = "<trace>") -> LoadedTrace:
 
 def _parquet_file(path: str | Path) -> Any:
     """The pyarrow ParquetFile of a columnar-layout trace, or None for the text layout."""
-    import pyarrow.parquet as pq
-
     from groupspec.trace import columnar
 
-    pf = pq.ParquetFile(str(path))
+    pf = columnar.open_file(path)
     return pf if columnar.is_columnar_schema(pf.schema_arrow) else None
 
 
