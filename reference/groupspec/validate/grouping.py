@@ -9,12 +9,15 @@ turn a divergence into an inconclusive verdict (see :mod:`groupspec.validate.ver
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from groupspec.trace.events import (
     APIS,
     ApiVersionsEvent,
     DecodeErrorEvent,
+    Event,
     ExpiryEvent,
     FetchEvent,
     Header,
@@ -22,7 +25,7 @@ from groupspec.trace.events import (
     RecordEvent,
     WireExchange,
 )
-from groupspec.validate.load import LoadedTrace, Located
+from groupspec.validate.load import LoadedTrace
 from groupspec.validate.problems import InputProblem
 
 #: APIs whose requests the reference coordinator answers per group (ListGroups is
@@ -98,12 +101,108 @@ class GroupedTrace:
     events: int
 
 
+@dataclass
+class _Sequenced:
+    """The file's events checked for their order (:func:`_sequence`): those kept, by line."""
+
+    lines: list[int]
+    events: list[Event]
+    header: Header | None
+    #: every event came in line order and in seq order
+    ordered: bool
+    #: seq -> line of the events kept (None: not made, the seqs kept increase strictly)
+    seq_line: dict[int, int] | None
+
+
+def _sequence(loaded: LoadedTrace, problem: Callable[[str, int, Event, str], object]) -> _Sequenced:
+    """The header, and the events kept: a header that is not the first event and a repeated
+    seq are reported (``problem``) and dropped, as is a seq smaller than one before it
+    (reported, kept). Most files need none of that (the lines and seqs increase, one header
+    first), which is told by comparing the columns whole, without a step per event."""
+    located = loaded.events
+    lines = [loc.line for loc in located]
+    events = [loc.event for loc in located]
+    if not events:
+        return _Sequenced(lines, events, None, True, {})
+    first = events[0]
+    header = first if isinstance(first, Header) else None
+    skip = 1 if header is not None else 0
+    seqs = [e.seq for e in events]
+    if (not any(issubclass(t, Header) for t in set(map(type, events[1:])))
+            and lines[0] > -1 and all(map(operator.lt, lines, lines[1:]))
+            and all(map(operator.lt, seqs[skip:], seqs[skip + 1:]))):
+        if header is None:
+            problem("missing_header", lines[0], first, "the trace does not start with a header line")
+        return _Sequenced(lines[skip:], events[skip:], header, True, None)
+
+    header = None
+    ordered = True
+    last_line = -1
+    seen_seq: set[int] = set()
+    last_seq: int | None = None
+    seq_line: dict[int, int] = {}
+    kept_lines: list[int] = []
+    kept: list[Event] = []
+    for i, (line, ev) in enumerate(zip(lines, events, strict=True)):
+        cls = type(ev)
+        if line <= last_line:
+            ordered = False
+        last_line = line
+        if cls is not RecordEvent and cls is not WireExchange and isinstance(ev, Header):
+            if i != 0 or header is not None:
+                problem("out_of_order", line, ev, "a header that is not the first event; ignored")
+            else:
+                header = ev
+            continue
+        if i == 0:
+            problem("missing_header", line, ev, "the trace does not start with a header line")
+        seq = ev.seq
+        if seq in seen_seq:
+            problem("duplicate_event", line, ev, f"seq {seq} appears again; the repeat is ignored")
+            continue
+        seen_seq.add(seq)
+        if last_seq is None or seq > last_seq:
+            last_seq = seq
+        elif seq < last_seq:
+            ordered = False
+            problem("out_of_order", line, ev, f"seq {seq} comes after seq {last_seq}")
+        seq_line[seq] = line
+        kept_lines.append(line)
+        kept.append(ev)
+    return _Sequenced(kept_lines, kept, header, ordered, seq_line)
+
+
+def _dropped(seq: _Sequenced, accounted: set[int], source: str) -> list[InputProblem]:
+    """Seq numbers that never appear: events dropped, reported where the numbering resumes.
+    ``accounted``: the seqs of lines that did not parse (they are not missing)."""
+    if seq.seq_line is None:  # the seqs kept increase: contiguous needs no look-up
+        kept = [e.seq for e in seq.events]
+        start = 1 if seq.header is not None else (kept[0] if kept else 1)
+        if not accounted and (not kept or (kept[0] == start and kept[-1] == start + len(kept) - 1)):
+            return []
+        seq.seq_line = dict(zip(kept, seq.lines, strict=True))
+    seq_line = seq.seq_line
+    top = max(seq_line, default=0)
+    present = sorted(seq_line.keys() | {s for s in accounted if s <= top})
+    start = 1 if seq.header is not None else (present[0] if present else 1)
+    contiguous = bool(present) and present[0] == start and present[-1] == start + len(present) - 1
+    out: list[InputProblem] = []
+    for before, after in zip([start - 1, *present], present if not contiguous else (), strict=False):
+        if after > before + 1 and after in seq_line:
+            n = after - before - 1
+            out.append(InputProblem(
+                "missing_events", source, seq_line[after],
+                f"seq {before + 1}{f'..{after - 1}' if n > 1 else ''} missing before seq {after}: "
+                f"{n} event(s) dropped", None, after,
+            ))
+    return out
+
+
 def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     source = loaded.source
     problems = list(loaded.problems)
     groups: dict[str, GroupTrace] = {}
     file_gaps: list[Gap] = []
-    header: Header | None = None
 
     def group(gid: str) -> GroupTrace:
         g = groups.get(gid)
@@ -117,65 +216,46 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         else:
             file_gaps.append(Gap(p))
 
-    seen_seq: set[int] = set()
-    seen_request: set[tuple[str, int, str]] = set()
-    last_seq: int | None = None
-    seq_line: dict[int, Located] = {}
     conn_groups: dict[str, set[str]] = {}
     decode_errors: list[tuple[int, DecodeErrorEvent]] = []
     unattributed_fetches: list[tuple[int, FetchEvent]] = []
     coordinator_wide: list[tuple[int, RecordEvent]] = []
 
-    def problem(kind: str, loc: Located, msg: str, gid: str | None = None) -> InputProblem:
-        p = InputProblem(kind, source, loc.line, msg, gid, loc.event.seq)
+    def problem(kind: str, line: int, ev: Event, msg: str, gid: str | None = None) -> InputProblem:
+        p = InputProblem(kind, source, line, msg, gid, ev.seq)
         problems.append(p)
         return p
 
-    #: every event so far came in line order and in seq order
-    ordered = True
-    last_line = -1
-    for i, loc in enumerate(loaded.events):
-        ev = loc.event
-        cls = type(ev)
-        if loc.line <= last_line:
-            ordered = False
-        last_line = loc.line
-        if cls is not RecordEvent and cls is not WireExchange and isinstance(ev, Header):
-            if i != 0 or header is not None:
-                problem("out_of_order", loc, "a header that is not the first event; ignored")
-            else:
-                header = ev
-            continue
-        if i == 0:
-            problem("missing_header", loc, "the trace does not start with a header line")
-        seq = ev.seq
-        if seq in seen_seq:
-            p = problem("duplicate_event", loc, f"seq {seq} appears again; the repeat is ignored")
-            continue
-        seen_seq.add(seq)
-        if last_seq is None or seq > last_seq:
-            last_seq = seq
-        elif seq < last_seq:
-            ordered = False
-            problem("out_of_order", loc, f"seq {seq} comes after seq {last_seq}")
-        seq_line[seq] = loc
+    def served(conn: str, gid: str) -> None:
+        owners = conn_groups.get(conn)
+        if owners is None:
+            conn_groups[conn] = {gid}
+        else:
+            owners.add(gid)
 
+    sequenced = _sequence(loaded, problem)
+    header = sequenced.header
+    seen_request: set[tuple[str, int, str]] = set()
+    #: a group's record list by group id (the group made on its first event, in file order)
+    records_of: dict[str, list[tuple[int, RecordEvent]]] = {}
+    for line, ev in zip(sequenced.lines, sequenced.events, strict=True):
+        cls = type(ev)
         if cls is RecordEvent:  # the most frequent kind first (the chain below says the same)
             assert isinstance(ev, RecordEvent)
             rgid = ev.record.group_id
             if rgid:
-                rg = groups.get(rgid)
-                if rg is None:
-                    rg = groups[rgid] = GroupTrace(rgid)
-                rg.records.append((loc.line, ev))
+                recs = records_of.get(rgid)
+                if recs is None:
+                    recs = records_of[rgid] = group(rgid).records
+                recs.append((line, ev))
             else:  # CoordinatorUnloaded: every group's in-memory state goes
-                coordinator_wide.append((loc.line, ev))
+                coordinator_wide.append((line, ev))
         elif isinstance(ev, WireExchange):
             gid = ev.group_id
             key = (ev.connection, ev.correlation_id, ev.api)
             if key in seen_request:
-                p = problem(
-                    "duplicate_event", loc,
+                problem(
+                    "duplicate_event", line, ev,
                     f"{ev.api} with correlation id {ev.correlation_id} on connection "
                     f"{ev.connection} appears again; the repeat is ignored", gid,
                 )
@@ -184,13 +264,13 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             if ev.api not in REPLAYED_APIS or (gid == "" and ev.api != "OffsetCommit"):
                 if gid:
                     group(gid).other += 1
-                    conn_groups.setdefault(ev.connection, set()).add(gid)
+                    served(ev.connection, gid)
                 continue
-            conn_groups.setdefault(ev.connection, set()).add(gid)
+            served(ev.connection, gid)
             g = group(gid)
             if ev.received_ms is not None and ev.received_ms < ev.sent_ms:
                 p = problem(
-                    "bad_interval", loc,
+                    "bad_interval", line, ev,
                     f"{ev.api} received at {ev.received_ms} ms before it was sent at {ev.sent_ms} ms",
                     gid,
                 )
@@ -198,44 +278,31 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 continue
             if ev.response is None:
                 p = problem(
-                    "missing_response", loc,
+                    "missing_response", line, ev,
                     f"{ev.api} sent at {ev.sent_ms} ms on connection {ev.connection} has no response",
                     gid,
                 )
                 g.gaps.append(Gap(p, ev.sent_ms))
-            g.exchanges.append(Exchange(loc.line, ev))
+            g.exchanges.append(Exchange(line, ev))
         elif isinstance(ev, RecordEvent):
             if ev.record.group_id:
-                group(ev.record.group_id).records.append((loc.line, ev))
+                group(ev.record.group_id).records.append((line, ev))
             else:  # CoordinatorUnloaded: every group's in-memory state goes
-                coordinator_wide.append((loc.line, ev))
+                coordinator_wide.append((line, ev))
         elif isinstance(ev, DecodeErrorEvent):
-            decode_errors.append((loc.line, ev))
+            decode_errors.append((line, ev))
         elif isinstance(ev, ExpiryEvent | ApiVersionsEvent | MetadataEvent):
             pass  # the reference fires its own timers; expiries are informational
         elif isinstance(ev, FetchEvent):
             if ev.group_id:
-                group(ev.group_id).fetches.append((loc.line, ev))
+                group(ev.group_id).fetches.append((line, ev))
             else:
-                unattributed_fetches.append((loc.line, ev))
+                unattributed_fetches.append((line, ev))
 
-    # seq numbers that never appear: events dropped (reported where the numbering resumes)
     accounted = {p.seq for p in loaded.problems if p.seq is not None}  # lines that did not parse
-    top = max(seq_line, default=0)
-    present = sorted(seq_line.keys() | {s for s in accounted if s <= top})
-    start = 1 if header is not None else (present[0] if present else 1)
-    contiguous = bool(present) and present[0] == start and present[-1] == start + len(present) - 1
-    for before, after in zip([start - 1, *present], present if not contiguous else (), strict=False):
-        if after > before + 1 and after in seq_line:
-            loc = seq_line[after]
-            n = after - before - 1
-            p = InputProblem(
-                "missing_events", source, loc.line,
-                f"seq {before + 1}{f'..{after - 1}' if n > 1 else ''} missing before seq {after}: "
-                f"{n} event(s) dropped", None, after,
-            )
-            problems.append(p)
-            file_gaps.append(Gap(p))
+    for p in _dropped(sequenced, accounted, source):
+        problems.append(p)
+        file_gaps.append(Gap(p))
 
     for line, de in decode_errors:
         p = InputProblem(
@@ -268,8 +335,13 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     for g in groups.values():
         g.gaps.extend(file_gaps)
         if coordinator_wide and g.records:
-            g.records = sorted(g.records + coordinator_wide, key=lambda r: r[0])
-        g.exchanges.sort(key=lambda x: (x.sent, x.event.correlation_id, x.seq))
-        g.records_in_seq_order = ordered
+            g.records = sorted(g.records + coordinator_wide, key=_LINE)
+        g.exchanges.sort(key=_SEND_ORDER)
+        g.records_in_seq_order = sequenced.ordered
     problems.sort(key=lambda p: (p.line, p.kind))
     return GroupedTrace(source, groups, problems, header, len(loaded.events))
+
+
+#: sort keys: a record's line; an exchange's send time, then correlation id and seq
+_LINE = operator.itemgetter(0)
+_SEND_ORDER = operator.attrgetter("sent", "event.correlation_id", "seq")
