@@ -309,11 +309,18 @@ BEFORE = [
     "2 cores), commit cd63fd7: JSON Lines 17,622 and 17,490 events/s before, 34,635 and "
     "32,794 after (1.9-2.0x); Parquet 15,409 and 14,938 before, 23,195 and 22,048 after "
     "(1.5x). Same SHA-256 of the cluster files, both formats.",
+    "",
+    "The column-at-a-time Parquet writer and the simulator changes that followed (below), "
+    "measured the same way against commit 78de458 (before them), runs alternating (load "
+    "average about 4 to 9 on 2 cores), commit f4221c5: Parquet 27,595, 27,772 and 28,039 "
+    "events/s before, 37,855, 36,912 and 36,196 after (1.3x); JSON Lines 33,718, 31,924 and "
+    "30,822 before, 38,370, 36,197 and 35,627 after (1.14x). Same SHA-256 of the cluster "
+    "files, both formats.",
 ]
 
-#: what cProfile and counters said of generate(40000, seed=7, fmt="jsonl") after the
-#: skipped steps (not re-measured by each run: cProfile's own time grouped by package, and
-#: counters wrapped around the runner's and the consumer's methods, on 2026-11-27)
+#: what counters, callgrind and cProfile said of generate(40000, seed=7) (not re-measured by
+#: each run: counters wrapped around the runner's and the consumer's methods, instruction
+#: counts of the simulator alone, on 2026-11-27)
 REMAINS = [
     "After item 5 the simulator's clock was what was left: a group's run stepped the clock at "
     "every member's poll (every 100 ms) as well as at every message and timer, 91,190 clock "
@@ -321,45 +328,60 @@ REMAINS = [
     "events). Since then, with the output unchanged byte for byte: the runner lists the "
     "coordinator's timers once per input to the coordinator instead of twice per step and calls "
     "`advance` only when a timer or the offset-expiry check is due; the producers keep one "
-    "float per cohort of partitions that had the same appends; the generator encodes JSON "
-    "Lines with encoders chosen once per type (a copy of `event_to_json` that a test compares "
-    "with it); and lean runs (the generator's) take the steps that only idle polls make in a "
-    "loop of their own (sim/runner.py, \"skipped steps\"). A Stable classic consumer with "
-    "nothing to send before its next heartbeat, auto-commit or request timeout is idle "
+    "float per cohort of partitions that had the same appends; JSON Lines are encoded with "
+    "`event_to_json`'s encoders chosen once per type and the file's text encoded once; and "
+    "lean runs (the generator's) take the steps that only idle polls make in a loop of their "
+    "own (sim/runner.py, \"skipped steps\"). A Stable classic consumer with nothing to send "
+    "before its next heartbeat, auto-commit or request timeout is idle "
     "(`Consumer.idle_until`); at each of its polls the loop does what the full step would have "
     "done there: the producers' append (the same floats in the same order) and "
-    "`Consumer.idle_poll` (positions only), nothing else being due. A check that runs at "
-    "whichever step first follows a time (a poll timeout, offset expiry) keeps that step a "
-    "full one. The 91,190 steps are now 26,582 full steps and 63,837 skipped ones (the 771 "
-    "after a run's last full step are not taken: they can change nothing written); 57,323 "
-    "ticks, 31,980 full polls and 180,084 idle ones. Lean runs are compared with full runs on "
-    "generated groups with every fault kind, topic changes, loss, delay and other poll "
-    "intervals and produce rates (tests/test_generate_fast.py).",
+    "`Consumer.idle_poll` (positions only), nothing else being due; an idle member's poll "
+    "that falls on a full step (another member's auto-commit, a message) is the same idle "
+    "poll. A check that runs at whichever step first follows a time (a poll timeout, offset "
+    "expiry) keeps that step a full one. The 91,190 steps are now 26,582 full steps and "
+    "63,837 skipped ones (the 771 after a run's last full step are not taken: they can "
+    "change nothing written); 46,724 ticks, 21,381 full polls and 190,683 idle ones. Lean "
+    "runs are compared with full runs on generated groups with every fault kind, topic "
+    "changes, loss, delay and other poll intervals and produce rates "
+    "(tests/test_generate_fast.py).",
     "",
-    "cProfile's own time now (the lean path, JSON Lines): the runner 30% (main loop, skipped-"
-    "step loop, producers, message delivery), the reference client 23% (idle polls, full "
-    "ticks, responses), encoding events 17%, builtins 16% (min, isinstance, dict access), "
-    "the reference coordinator 7%, merging and the rest of generate 3%. Making the skipped-"
-    "step loop free (the output then differs: positions stand still) takes `generate(40000, "
-    "seed=7)` from 34,424 to 39,714 events/s (JSON Lines) and from 29,717 to 34,386 "
-    "(Parquet) by CPU time: the loop with its idle polls is 13 to 15% of the generator.",
+    "Parquet is written a column at a time (trace/columnar_write.py): the events are laid out "
+    "by kind, API and record type so that each struct column is one run of values between "
+    "nulls, each column is read off the objects with one getter and converted by one "
+    "`pa.array` (each leaf value by the layout's own encoder), and one `take` restores line "
+    "order. The layout's writer made a dict per event and per nested value that `pa.array` "
+    "turned back into columns: the table of a 25,454-event cluster took 11.4 µs per event "
+    "that way and about 4 µs now, pyarrow's encoding of the ~400 columns about 2.6 µs more. "
+    "The files are the same byte for byte (tests compare the two writers on Hypothesis events "
+    "of every kind, API and record type and on examples/injected). The simulator lost "
+    "costs that changed nothing: evaluating `ConsumerConfig`'s type hints from text for every "
+    "group's scenario, a frozen dataclass `__init__` per exchange and record event (the "
+    "runner gives them their field dict at once; a test compares them with the classes'), "
+    "`min()` calls and `_Msg.__lt__` in the network queue (now tuples). Simulating 10,000 "
+    "generated events: 2,252 M instructions before these changes, 1,823 M after (callgrind, "
+    "-19%).",
     "",
-    "The rest of the gap is not one change. Byte identity keeps the idle polls one call each "
-    "and the producers' float append at each of their steps, because a log end offset is a "
-    "float summed once per step and a different sum can commit an offset one record off. "
-    "Making it a closed form of time (`(t - created) * rate // 1000`, integers) would let a "
-    "run of idle polls be applied at once when the consumer next takes a full step (the "
-    "positions are the offsets at the last poll, 50 records per poll at most; the polls that "
-    "read something, whose Fetch events take correlation ids, can be counted), saving at most "
-    "those 13 to 15% (1.15x). It changes every simulator output that "
-    "commits an offset (`groupspec simulate` traces, the sweeps' records processed twice, the committed "
-    "examples/injected collection, the pinned digest) and was not done. What stays after it "
-    "is the full steps, 26,582 for about 13,000 exchanges (heartbeats every 3 s, auto-commits "
-    "every 5 s, rebalances), each running the coordinator, the consumer and the network in "
-    "Python, and encoding and writing at 7 to 12 µs per event: 60,000 events/s per core needs "
-    "both under about 17 µs per event together, which Python objects per message and per "
-    "event do not reach; compiling the simulator (mypyc) or writing columns without event "
-    "objects would be the next things to measure.",
+    "What is left is the simulation itself, about 18 µs per event: making the skipped-step "
+    "loop free (the output then differs: positions stand still) takes `generate(40000, "
+    "seed=7)` from 32,767 to 40,598 events/s (JSON Lines) and from 33,390 to 38,507 "
+    "(Parquet) by CPU time, so the idle polls and the producers' appends in it are 15 to 20% "
+    "of the generator; the rest is the 26,582 full steps for about 13,000 exchanges "
+    "(heartbeats every 3 s, auto-commits every 5 s, rebalances), each running the reference "
+    "coordinator, the consumer and the network in Python. Byte identity keeps the idle polls "
+    "one call each and the producers' float append at each of their steps, because a log end "
+    "offset is a float summed once per step and a different sum can commit an offset one "
+    "record off. Making it a closed form of time (`(t - created) * rate // 1000`, integers) "
+    "would let a run of idle polls be applied at once when the consumer next takes a full "
+    "step (the polls that read something, whose Fetch events take correlation ids, can be "
+    "counted), saving at most that loop; it changes every simulator output that commits an "
+    "offset (`groupspec simulate` traces, the sweeps' records processed twice, the committed "
+    "examples/injected collection, the pinned digest) and was not done. Encoding JSON Lines "
+    "is about 7 µs per event, 4.3 of them `event_to_json` building dicts (trace/jsonl.py, "
+    "trace/codec.py; repeated sub-values such as heartbeats' requests and responses could be "
+    "encoded once) and 2.8 the C JSON encoder. 60,000 events/s per core leaves 16.7 µs per "
+    "event for everything, under what the simulation alone costs in Python objects per "
+    "message and per poll; compiling the simulator and client (mypyc; the validator's "
+    "modules gained 1.19x, bench/mypyc.md) would be the next thing to measure.",
 ]
 
 

@@ -5,8 +5,8 @@ dict per event and per nested value, which ``pa.array`` then converts back into 
 :func:`events_table` makes the same table from the event objects a column at a time: the
 events are put in order of their kind, API and record type, so that each struct column
 (``req_JoinGroup``, ``rec_GroupMetadataValue``) is one run of values between nulls; each
-column's values are read off the objects with one ``attrgetter`` per class and converted
-by one ``pa.array`` per leaf column (nested values the same way, their children
+column's values are read off the objects with one getter per field (``map`` in C) and
+converted by one ``pa.array`` per leaf column (nested values the same way, their children
 flattened); and one ``take`` puts the rows back in line order.
 
 The values and types are the layout's (:mod:`groupspec.trace.columnar`, whose module
