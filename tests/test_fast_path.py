@@ -296,13 +296,23 @@ def _offset_not_stored(plan: Callable[..., Output | None]) -> Callable[..., Outp
 
 def _static_instance_ignored(state: CoordinatorState, group_id: str, member_id: str,
                              group_instance_id: str | None, generation_id: int,
-                             now_ms: int) -> tuple[Any, int] | None:
+                             now_ms: int) -> tuple[Any, int, bool] | None:
     """validate_member's FENCED_INSTANCE_ID forgotten: any instance id is accepted."""
     g = state.groups.get(group_id)
     if g is None or g.state.value != "Stable" or generation_id != g.generation_id:
         return None
     mem = g.members.get(member_id)
-    return None if mem is None else (mem, now_ms + mem.session_timeout_ms)
+    return None if mem is None else (mem, now_ms + mem.session_timeout_ms, True)
+
+
+def _rebalance_not_said(plan: Callable[..., Output | None]) -> Callable[..., Output | None]:
+    """A heartbeat while the group prepares a rebalance answered NONE, as in Stable."""
+    def mutant(*args: Any) -> Output | None:
+        out = plan(*args)
+        if out is not None and out.responses[0][1] == m.HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS):
+            out.responses[0] = (out.responses[0][0], m.HeartbeatResponse(error=Error.NONE))
+        return out
+    return mutant
 
 
 MUTANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
@@ -311,6 +321,7 @@ MUTANTS: dict[str, Callable[[pytest.MonkeyPatch], None]] = {
                                                         _deadline_not_moved(fast_path.commit)),
     "commit not stored": lambda mp: mp.setattr(fast_path, "plan", _offset_not_stored(fast_path.plan)),
     "instance id not checked": lambda mp: mp.setattr(fast_path, "_member_deadline", _static_instance_ignored),
+    "rebalance not said": lambda mp: mp.setattr(fast_path, "plan", _rebalance_not_said(fast_path.plan)),
 }
 
 
@@ -432,8 +443,32 @@ def _lockstep_replayer() -> Any:
     return Lockstepped
 
 
+def _join_answered_early(tmp: Path) -> Path:
+    """The default scenario's trace with its last parked JoinGroup (answered when the other
+    members rejoined) answered at once instead: the members' heartbeats that follow come
+    while the reference still keeps that JoinGroup parked, though the broker answered it
+    (the slow step settles it first, and fails)."""
+    import io
+
+    from groupspec.cli.simulate import bundled_scenarios
+    from groupspec.sim.render import write_trace
+    from groupspec.sim.runner import simulate
+    from groupspec.sim.scenario import load_scenario_text
+
+    out = io.StringIO()
+    write_trace(simulate(load_scenario_text(bundled_scenarios()["default"], "default.json")), out)
+    objs = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
+    join = [o for o in objs if o.get("api") == "JoinGroup" and o.get("response")
+            and o["received_ms"] - o["sent_ms"] > 200][-1]
+    join["received_ms"] = join["sent_ms"] + 1
+    path = tmp / "default-join-answered-early.jsonl"
+    path.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objs))
+    return path
+
+
 @pytest.fixture(scope="module")
 def injected(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The injected collection, and a trace where a parked request is due at fast steps."""
     here = Path(__file__).resolve().parent.parent / "examples" / "injected"
     tmp = tmp_path_factory.mktemp("injected-fast")
     paths = []
@@ -441,6 +476,7 @@ def injected(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         p = tmp / f.name.removesuffix(".gz")
         p.write_bytes(gzip.decompress(f.read_bytes()))
         paths.append(p)
+    paths.append(_join_answered_early(tmp))
     return paths
 
 
@@ -476,6 +512,7 @@ REPLAY_MUTANTS = {
     "due timer ignored": ("_fast_step", "fast_path.earliest_deadline(state) <= t:", "False:"),
     "connection's last time not noted": ("_fast_step", "b.last_normal[e.connection] = t", "pass"),
     "answer not noted": ("_fast_step", "self.answers.setdefault(ex.seq, []).append(resp)", "pass"),
+    "parked request due ignored": ("_fast_step", "if b.parked and any(", "if False and any("),
 }
 
 

@@ -68,7 +68,7 @@ from groupspec.protocol.consumer_group_messages import (
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
-from groupspec.trace.events import MetadataEvent
+from groupspec.trace.events import MetadataEvent, WireExchange
 from groupspec.validate.compare import Mismatch, compare, main_error, summary
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
@@ -722,7 +722,7 @@ class Replayer:
             return None  # another request is a candidate too
         if e.response is None or self.coordinator_error[i]:
             return None  # "lost", "failover" and "noise" (_hows)
-        if b.failovers and isinstance(e.response, m.HeartbeatResponse):
+        if b.failovers and self._may_be_loading(b, e):
             return None  # the "loading" alternative (_hows)
         state = b.coord.state
         if state.consumer_groups or state.regex_tasks:
@@ -742,9 +742,9 @@ class Replayer:
 
     def _fast_step(self, b: _Branch, d: _Decision) -> bool:
         """Take step ``d`` at once when it handles a Heartbeat or OffsetCommit that a Stable
-        group answers as the broker did: ``_step`` and ``_absorb`` would do no more than
-        handle it (no timer due, nothing parked, no clock problem) and find the answer
-        equal. Their effects on the branch and the replayer are then made directly (the
+        or PreparingRebalance group answers as the broker did: ``_step`` and ``_absorb``
+        would do no more than handle it (no timer due, no parked request to settle, no clock
+        problem) and find the answer equal. Their effects on the branch and the replayer are then made directly (the
         coordinator's through coordinator/classic/fast_path.py) and True is returned;
         otherwise nothing is changed and False is returned (the slow path takes the step).
         Equivalence: tests/test_fast_path.py and tests/test_injected_verdicts.py."""
@@ -756,7 +756,7 @@ class Replayer:
         if d.timers != "normal" or d.how != "handle" or d.regex:
             return False
         actual = e.response
-        if actual is None or b.parked or i in self.accept:
+        if actual is None or i in self.accept:
             return False
         coord = b.coord
         state = coord.state
@@ -764,6 +764,12 @@ class Replayer:
             return False
         t = max(b.clock, self._sent_ms[i])
         if t > ex.received or t < coord._last_now_ms or coord._next_offsets_check_ms <= t:
+            return False
+        # requests parked (JoinGroups while the group prepares a rebalance) that the broker
+        # answered by now are settled first, on the slow path; the others stay parked, as
+        # handling a heartbeat or commit answers none of them
+        if b.parked and any(self._overdue(self.x[j], t) or self._read_after(self.x[j], ex)
+                            for j in b.parked):
             return False
         # (a sole option was taken with no timer due by t + slack: none is due by t)
         if not (self._quiet_step and self.cfg.slack_ms >= 0) and \
@@ -903,18 +909,22 @@ class Replayer:
         if self.coordinator_error[i]:
             moved = b.last_normal.get(e.connection, -1) > b.last_failover
             return ["failover", "noise", "handle"] if moved else ["noise", "failover", "handle"]
-        if (
-            b.failovers
+        if self._may_be_loading(b, e):
+            return ["handle", "loading"]
+        return ["handle"]
+
+    @staticmethod
+    def _may_be_loading(b: _Branch, e: WireExchange) -> bool:
+        """Whether ``e`` is a heartbeat answered NONE by a new coordinator that may still
+        have been loading the group: GroupCoordinatorService answers a heartbeat then NONE
+        without touching the group (heartbeat, the COORDINATOR_LOAD_IN_PROGRESS branch);
+        anything handled since the failover shows that the load has finished."""
+        return (
+            b.failovers > 0
             and isinstance(e.response, m.HeartbeatResponse)
             and e.response.error is _NONE
             and all(t <= b.last_failover for t in b.last_normal.values())
-        ):
-            # the new coordinator may still be loading the group: GroupCoordinatorService
-            # answers a heartbeat then NONE without touching the group (heartbeat, the
-            # COORDINATOR_LOAD_IN_PROGRESS branch); nothing handled since the failover
-            # shows that the load has finished
-            return ["handle", "loading"]
-        return ["handle"]
+        )
 
     def _step(self, b: _Branch, d: _Decision) -> None:
         if fast_path.ENABLED and self._fast_step(b, d):
@@ -941,9 +951,9 @@ class Replayer:
             if i not in b.parked:
                 continue
             xi = self.x[i]
-            if xi.received + s < t:
+            if self._overdue(xi, t):
                 self._settle(b, i)
-            elif xi.event.connection == e.connection and xi.received <= ex.sent:
+            elif self._read_after(xi, ex):
                 self._settle(b, i, cap=t)
         upto = t - s if d.timers == "defer" else t
         # a timer due at the clock itself (armed with no delay by the request just handled,
@@ -1031,6 +1041,19 @@ class Replayer:
             if joined:
                 b.introduced.add(joined)
         self._absorb(b, out, t, by=ex.received, trigger=d.index)
+
+    def _overdue(self, parked: Exchange, t: int) -> bool:
+        """The broker answered ``parked`` (a request the reference keeps parked) more than the
+        slack before ``t``: the reference must have answered it before handling anything at
+        ``t`` (``_settle``)."""
+        return parked.received + self.cfg.slack_ms < t
+
+    @staticmethod
+    def _read_after(parked: Exchange, ex: Exchange) -> bool:
+        """``ex`` came on ``parked``'s connection after the broker answered ``parked``: the
+        broker reads a connection's next request only after answering the last, so the
+        reference must have answered ``parked`` before handling ``ex``."""
+        return parked.event.connection == ex.event.connection and parked.received <= ex.sent
 
     def _check_fresh(
         self, b: _Branch, ex: Exchange, req: m.JoinGroupRequest, resp: m.JoinGroupResponse

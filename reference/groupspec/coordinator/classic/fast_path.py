@@ -1,14 +1,16 @@
-"""A shortcut for the two requests a Stable classic group answers most: a Heartbeat and an
-OffsetCommit from a current member at the current generation.
+"""A shortcut for the two requests a classic group answers most: a Heartbeat and an
+OffsetCommit from a current member at the current generation, while the group is Stable or
+PreparingRebalance (members heartbeat and commit while the others rejoin).
 
 This module holds no protocol rule of its own. It recognises, conservatively, the one case
 of each handler whose answer is fixed, and produces exactly the responses and records that
 handler would:
 
 - :func:`groupspec.coordinator.classic.heartbeat.handle_heartbeat` (Kafka:
-  GroupMetadataManager.classicGroupHeartbeatToClassicGroup) for a Stable group, a known
-  member, the right group.instance.id and generation: ``HeartbeatScheduled(now +
-  session timeout)`` and NONE;
+  GroupMetadataManager.classicGroupHeartbeatToClassicGroup) for a Stable or
+  PreparingRebalance group, a known member, the right group.instance.id and generation:
+  ``HeartbeatScheduled(now + session timeout)`` and NONE (Stable) or
+  REBALANCE_IN_PROGRESS (PreparingRebalance);
 - :func:`groupspec.coordinator.offsets.handle_offset_commit` (ClassicGroup.
   validateOffsetCommit, OffsetMetadataManager.commitOffset) for the same conditions and a
   generation >= 0: ``HeartbeatScheduled`` (a commit counts as a heartbeat), one
@@ -54,8 +56,10 @@ from groupspec.protocol.messages import (
 ENABLED: bool = os.environ.get("GROUPSPEC_FAST_PATH", "1") != "0"
 
 _STABLE = GroupState.Stable
+_PREPARING = GroupState.PreparingRebalance
 _NONE = Error.NONE
 _HEARTBEAT_NONE = HeartbeatResponse(error=Error.NONE)
+_HEARTBEAT_REBALANCING = HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS)
 
 
 @contextmanager
@@ -109,7 +113,7 @@ def decide(state: CoordinatorState, config: CoordinatorConfig, req: Request,
                                req.generation_id, now_ms)
         if got is None:
             return None
-        return got[0], got[1], _HEARTBEAT_NONE
+        return got[0], got[1], _HEARTBEAT_NONE if got[2] else _HEARTBEAT_REBALANCING
     if cls is OffsetCommitRequest:
         assert isinstance(req, OffsetCommitRequest)
         if req.generation_id < 0 or req.group_id in state.consumer_groups:
@@ -145,22 +149,26 @@ def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -
 
 def _member_deadline(state: CoordinatorState, group_id: str, member_id: str,
                      group_instance_id: str | None, generation_id: int,
-                     now_ms: int) -> tuple[Member, int] | None:
-    """The member and its new session deadline when the group is Stable, the member is a
-    member (not pending) carrying exactly ``group_instance_id`` (mapped to it, if static),
-    and ``generation_id`` is the group's: validate_member and the generation check pass and
+                     now_ms: int) -> tuple[Member, int, bool] | None:
+    """The member, its new session deadline and whether the group is Stable (else it is
+    PreparingRebalance), when the group is in one of these states, the member is a member
+    (not pending) carrying exactly ``group_instance_id`` (mapped to it, if static), and
+    ``generation_id`` is the group's: validate_member and the generation check pass and
     the handler reschedules the heartbeat (rebalance.reschedule_heartbeat). None otherwise."""
     if not group_id:
         return None
     g = state.groups.get(group_id)
-    if g is None or g.state is not _STABLE or generation_id != g.generation_id:
+    if g is None or generation_id != g.generation_id:
+        return None
+    stable = g.state is _STABLE
+    if not stable and g.state is not _PREPARING:
         return None
     m = g.members.get(member_id)
     if m is None or member_id in g.pending_members or m.info.group_instance_id != group_instance_id:
         return None
     if group_instance_id is not None and g.static_members.get(group_instance_id) != member_id:
         return None
-    return m, now_ms + m.session_timeout_ms
+    return m, now_ms + m.session_timeout_ms, stable
 
 
 def commit(state: CoordinatorState, out: Output) -> None:
