@@ -223,6 +223,10 @@ class RecordCoverage:
     stopped_line: int | None = None
 
 
+#: the records that (re)introduce a group after its coordinator unloaded it
+_RELOADS = (GroupLoaded, GroupCreated)
+
+
 def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, RecordEvent]]:
     """The records without the coordinator unloads that do not concern the group.
 
@@ -232,6 +236,8 @@ def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, Reco
     is its reload (GroupLoaded) or, for a group with nothing persisted, its re-creation
     (GroupCreated); otherwise the unload was another coordinator's, and the group's state
     goes on (GroupMetadataManager onUnloaded / onLoaded act on one coordinator's groups)."""
+    if not any(isinstance(item[1].record, CoordinatorUnloaded) for item in records):
+        return list(records)
     out: list[tuple[int, RecordEvent]] = []
     # walked backwards: ``reloads`` says whether the next record that is not an unload is
     # the group's reload or re-creation (one pass, not a scan ahead from every unload)
@@ -242,7 +248,7 @@ def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, Reco
             if not reloads:
                 continue
         else:
-            reloads = isinstance(rec, GroupLoaded | GroupCreated)
+            reloads = isinstance(rec, _RELOADS)
         out.append(item)
     out.reverse()
     return out
