@@ -361,7 +361,7 @@ REMAINS = [
     "generated events: 2,252 M instructions before these changes, 1,823 M after (callgrind, "
     "-19%).",
     "",
-    "What is left is the simulation itself, about 18 µs per event: making the skipped-step "
+    "What is left is the simulation itself, about 17 µs per event: making the skipped-step "
     "loop free (the output then differs: positions stand still) takes `generate(40000, "
     "seed=7)` from 32,767 to 40,598 events/s (JSON Lines) and from 33,390 to 38,507 "
     "(Parquet) by CPU time, so the idle polls and the producers' appends in it are 15 to 20% "
@@ -379,7 +379,7 @@ REMAINS = [
     "is about 7 µs per event, 4.3 of them `event_to_json` building dicts (trace/jsonl.py, "
     "trace/codec.py; repeated sub-values such as heartbeats' requests and responses could be "
     "encoded once) and 2.8 the C JSON encoder. 60,000 events/s per core leaves 16.7 µs per "
-    "event for everything, under what the simulation alone costs in Python objects per "
+    "event for everything, about what the simulation alone costs in Python objects per "
     "message and per poll; compiling the simulator and client (mypyc; the validator's "
     "modules gained 1.19x, bench/mypyc.md) would be the next thing to measure.",
 ]
