@@ -39,7 +39,13 @@ from groupspec.trace.events import (
     WireExchange,
 )
 from groupspec.validate import validate_path
-from groupspec.validate.load import LoadedTrace, load_bytes, load_path, loaded_from_arrow
+from groupspec.validate.load import (
+    EventColumns,
+    LoadedTrace,
+    load_bytes,
+    load_path,
+    loaded_from_arrow,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").rglob("*.jsonl"))
@@ -65,6 +71,41 @@ def _same_load(a: LoadedTrace, b: LoadedTrace) -> None:
     assert a.events == b.events
     assert [dataclasses.replace(p, source="") for p in a.problems] == \
         [dataclasses.replace(p, source="") for p in b.problems]
+    for t in (a, b):  # the loader's columns, when it gives them, are the events' own
+        if t.columns is not None:
+            assert t.columns == EventColumns.of(t.events)
+            assert all(g is None or g is x.event.record.group_id  # type: ignore[union-attr]
+                       for g, x in zip(t.columns.record_groups, t.events, strict=True))
+
+
+def _strings(value: object, out: list[str]) -> None:
+    """Every str an event holds (not the enum members' names), depth first."""
+    if isinstance(value, str) and not isinstance(value, Enum):
+        out.append(value)
+    elif isinstance(value, tuple | list):
+        for v in value:
+            _strings(v, out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _strings(k, out)
+            _strings(v, out)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _strings(getattr(value, f.name), out)
+
+
+def test_decoded_rows_share_no_strings_as_json_lines_does_not(tmp_path: Path) -> None:
+    """Each event's strings are its own objects, as :mod:`json` makes them, though Parquet
+    holds them as dictionaries: the replay fingerprints its states by pickling them, and
+    pickle writes one object held twice differently from two equal ones (sharing changed
+    which states its search told apart, and its reported search counts)."""
+    loaded = load_path(_round_trip(_bytes(INJECTED[0]), tmp_path))
+    found: list[str] = []
+    for x in loaded.events:
+        _strings(x.event, found)
+    long = [s for s in found if len(s) > 1]  # CPython keeps one object per 1-character str
+    assert len(long) > 1000
+    assert len({id(s) for s in long}) == len(long)
 
 
 def _loads_the_same(raw: bytes, tmp: Path) -> Path:

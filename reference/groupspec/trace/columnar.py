@@ -105,6 +105,20 @@ class Conv:
     #: the decoder of ``X | None`` when it is not ``decode`` behind :func:`_nullable` (a
     #: leaf's decoder reads a null as None itself, :func:`_leaf`)
     decode_optional: Callable[[Any], list[Any]] | None = None
+    #: a struct's decoding in two steps, for a caller that wants some fields' lists too
+    #: (:func:`struct_conv`)
+    parts: StructParts | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StructParts:
+    """Decoding a struct column of a dataclass in two steps: ``columns(arr)`` is a list of
+    values per field in ``names``; ``make(n, *lists, *given)`` the ``n`` objects (given:
+    lists for the fields the struct leaves out). ``decode_given`` is the two in one."""
+
+    names: tuple[str, ...]
+    columns: Callable[[Any], list[list[Any]]]
+    make: Callable[..., list[Any]]
 
 
 def _identity(v: Any) -> Any:
@@ -355,12 +369,14 @@ def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
 
     make = _maker(cls, [*names, *skip])
 
+    def columns(arr: Any) -> list[list[Any]]:
+        return [c.decode(arr.field(i)) for i, c in enumerate(convs)]
+
     def decode_given(arr: Any, *given: list[Any]) -> list[Any]:
-        cols = [c.decode(arr.field(i)) for i, c in enumerate(convs)]
-        return make(len(arr), *cols, *given)
+        return make(len(arr), *columns(arr), *given)
 
     return Conv(pa.struct([pa.field(n, c.type) for n, c in zip(names, convs, strict=True)]), encode,
-                decode_given, decode_given)
+                decode_given, decode_given, parts=StructParts(tuple(names), columns, make))
 
 
 # ---------------------------------------------------------------------------------------
@@ -609,6 +625,10 @@ class DecodedRows:
 
     lines: list[int] = dataclasses.field(default_factory=list)
     events: list[Event] = dataclasses.field(default_factory=list)
+    #: each event's seq, and its record's group id for a record event (None for other
+    #: kinds): the lists the events were made from, for a reader that groups them
+    seqs: list[int] = dataclasses.field(default_factory=list)
+    record_groups: list[str | None] = dataclasses.field(default_factory=list)
     undecoded: list[tuple[int, bytes, bool]] = dataclasses.field(default_factory=list)
     #: (line number, raw bytes or None, ended) of every row, only when asked for
     rows: list[tuple[int, bytes | None, bool]] = dataclasses.field(default_factory=list)
@@ -644,9 +664,10 @@ class _Columns:
         return taken
 
 
-def _place(events: list[Any], idx: Any, made: list[Any]) -> None:
-    for i, e in zip(idx.to_pylist(), made, strict=True):
+def _place(idx: Any, events: list[Any], made: list[Any], seqs: list[Any], made_seqs: list[int]) -> None:
+    for i, e, s in zip(idx.to_pylist(), made, made_seqs, strict=True):
         events[i] = e
+        seqs[i] = s
 
 
 def _ascending(col: Any) -> bool:
@@ -686,6 +707,8 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     if not dec.true_count:
         return
     events: list[Any] = [None] * n
+    seqs: list[Any] = [None] * n
+    groups: list[Any] = [None] * n
     kind_col = batch.column("kind")
     for kind in pc.unique(kind_col.filter(dec)).to_pylist():
         mask = pc.and_(dec, pc.equal(kind_col, kind))
@@ -699,31 +722,47 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
                 cols = [d(c) for d, c in zip(lay.exchange_decoders, flat, strict=True)]
                 made = lay.make_exchange(len(idx), *cols, lay.requests[api].decode(req),
                                          lay.response_decoders[api](resp))
-                _place(events, idx, made)
+                _place(idx, events, made, seqs, cols[lay.exchange_fields.index("seq")])
             continue
         conv = lay.others.get(kind) if isinstance(kind, str) else None
         if conv is None:
             raise ColumnarError(f"line {lines[_rows(mask)[0].as_py()]}: unknown event kind {kind!r}")
         if kind != "record":
             idx = _rows(mask)
-            _place(events, idx, conv.decode(batch.column(f"ev_{kind}").take(idx)))
+            made = conv.decode(batch.column(f"ev_{kind}").take(idx))
+            _place(idx, events, made, seqs, [e.seq for e in made])
             continue
         type_col = batch.column("record_type")
-        assert conv.decode_given is not None
+        parts = conv.parts
+        assert parts is not None
+        seq_at = parts.names.index("seq")
         for name in pc.unique(type_col.filter(mask)).to_pylist():
             idx = _rows(pc.and_(mask, pc.equal(type_col, name)) if name is not None
                         else pc.and_(mask, pc.is_null(type_col)))
             if name not in lay.records:
                 raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown record type {name!r}")
             ev, rec = batch.take(["ev_record", f"rec_{name}"], idx)
-            _place(events, idx, conv.decode_given(ev, lay.records[name].decode(rec)))
+            record = lay.records[name].parts
+            assert record is not None
+            rcols = record.columns(rec)
+            ecols = parts.columns(ev)
+            made = parts.make(len(idx), *ecols, record.make(len(idx), *rcols))
+            for i, e, s, g in zip(idx.to_pylist(), made, ecols[seq_at], rcols[record.names.index("group_id")],
+                                  strict=True):
+                events[i] = e
+                seqs[i] = s
+                groups[i] = g
     if dec.true_count == n:
         out.lines += lines
         out.events += events
+        out.seqs += seqs
+        out.record_groups += groups
     else:  # every decoded row has its event (a kind, API or record type not known raised)
         flags = dec.to_pylist()
         out.lines += itertools.compress(lines, flags)
         out.events += itertools.compress(events, flags)
+        out.seqs += itertools.compress(seqs, flags)
+        out.record_groups += itertools.compress(groups, flags)
 
 
 def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRows:
@@ -737,6 +776,8 @@ def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRo
         order = sorted(range(len(out.lines)), key=out.lines.__getitem__)
         out.lines = [out.lines[i] for i in order]
         out.events = [out.events[i] for i in order]
+        out.seqs = [out.seqs[i] for i in order]
+        out.record_groups = [out.record_groups[i] for i in order]
         out.undecoded.sort(key=lambda p: p[0])
         out.rows.sort(key=lambda p: p[0])
     return out
@@ -797,7 +838,7 @@ def to_jsonl_bytes(path: Any) -> bytes:
 
 
 __all__ = [
-    "BATCH_ROWS", "COLUMNAR_LAYOUT", "LAYOUT_KEY", "ColumnarError", "Conv", "DecodedRows", "Layout",
+    "BATCH_ROWS", "COLUMNAR_LAYOUT", "LAYOUT_KEY", "ColumnarError", "Conv", "DecodedRows", "Layout", "StructParts",
     "arrow_type", "canonical", "classify", "conv_for", "dataclass_maker", "decode_batch", "decode_batches", "decode_line",
     "is_columnar_schema", "iter_batches", "layout", "lines_to_table", "open_file", "read_rows", "schema",
     "split_lines", "struct_conv", "to_jsonl_bytes", "write_events", "write_lines",

@@ -25,7 +25,7 @@ from groupspec.trace.events import (
     RecordEvent,
     WireExchange,
 )
-from groupspec.validate.load import LoadedTrace
+from groupspec.validate.load import EventColumns, LoadedTrace
 from groupspec.validate.problems import InputProblem
 
 #: APIs whose requests the reference coordinator answers per group (ListGroups is
@@ -107,6 +107,9 @@ class _Sequenced:
 
     lines: list[int]
     events: list[Event]
+    #: their seqs, and record groups (:class:`~groupspec.validate.load.EventColumns`)
+    seqs: list[int]
+    record_groups: list[str | None]
     header: Header | None
     #: every event came in line order and in seq order
     ordered: bool
@@ -114,26 +117,26 @@ class _Sequenced:
     seq_line: dict[int, int] | None
 
 
-def _sequence(loaded: LoadedTrace, problem: Callable[[str, int, Event, str], object]) -> _Sequenced:
+def _sequence(columns: EventColumns, problem: Callable[[str, int, Event, str], object]) -> _Sequenced:
     """The header, and the events kept: a header that is not the first event and a repeated
     seq are reported (``problem``) and dropped, as is a seq smaller than one before it
     (reported, kept). Most files need none of that (the lines and seqs increase, one header
     first), which is told by comparing the columns whole, without a step per event."""
-    located = loaded.events
-    lines = [loc.line for loc in located]
-    events = [loc.event for loc in located]
+    lines = columns.lines
+    events = columns.events
     if not events:
-        return _Sequenced(lines, events, None, True, {})
+        return _Sequenced(lines, events, [], [], None, True, {})
     first = events[0]
     header = first if isinstance(first, Header) else None
     skip = 1 if header is not None else 0
-    seqs = [e.seq for e in events]
+    seqs = columns.seqs
     if (not any(issubclass(t, Header) for t in set(map(type, events[1:])))
             and lines[0] > -1 and all(map(operator.lt, lines, lines[1:]))
             and all(map(operator.lt, seqs[skip:], seqs[skip + 1:]))):
         if header is None:
             problem("missing_header", lines[0], first, "the trace does not start with a header line")
-        return _Sequenced(lines[skip:], events[skip:], header, True, None)
+        return _Sequenced(lines[skip:], events[skip:], seqs[skip:], columns.record_groups[skip:],
+                          header, True, None)
 
     header = None
     ordered = True
@@ -143,7 +146,9 @@ def _sequence(loaded: LoadedTrace, problem: Callable[[str, int, Event, str], obj
     seq_line: dict[int, int] = {}
     kept_lines: list[int] = []
     kept: list[Event] = []
-    for i, (line, ev) in enumerate(zip(lines, events, strict=True)):
+    kept_seqs: list[int] = []
+    kept_groups: list[str | None] = []
+    for i, (line, ev, rgid) in enumerate(zip(lines, events, columns.record_groups, strict=True)):
         cls = type(ev)
         if line <= last_line:
             ordered = False
@@ -156,7 +161,7 @@ def _sequence(loaded: LoadedTrace, problem: Callable[[str, int, Event, str], obj
             continue
         if i == 0:
             problem("missing_header", line, ev, "the trace does not start with a header line")
-        seq = ev.seq
+        seq = seqs[i]
         if seq in seen_seq:
             problem("duplicate_event", line, ev, f"seq {seq} appears again; the repeat is ignored")
             continue
@@ -169,14 +174,16 @@ def _sequence(loaded: LoadedTrace, problem: Callable[[str, int, Event, str], obj
         seq_line[seq] = line
         kept_lines.append(line)
         kept.append(ev)
-    return _Sequenced(kept_lines, kept, header, ordered, seq_line)
+        kept_seqs.append(seq)
+        kept_groups.append(rgid)
+    return _Sequenced(kept_lines, kept, kept_seqs, kept_groups, header, ordered, seq_line)
 
 
 def _dropped(seq: _Sequenced, accounted: set[int], source: str) -> list[InputProblem]:
     """Seq numbers that never appear: events dropped, reported where the numbering resumes.
     ``accounted``: the seqs of lines that did not parse (they are not missing)."""
     if seq.seq_line is None:  # the seqs kept increase: contiguous needs no look-up
-        kept = [e.seq for e in seq.events]
+        kept = seq.seqs
         start = 1 if seq.header is not None else (kept[0] if kept else 1)
         if not accounted and (not kept or (kept[0] == start and kept[-1] == start + len(kept) - 1)):
             return []
@@ -233,23 +240,22 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         else:
             owners.add(gid)
 
-    sequenced = _sequence(loaded, problem)
+    sequenced = _sequence(loaded.event_columns(), problem)
     header = sequenced.header
     seen_request: set[tuple[str, int, str]] = set()
     #: a group's record list by group id (the group made on its first event, in file order)
     records_of: dict[str, list[tuple[int, RecordEvent]]] = {}
-    for line, ev in zip(sequenced.lines, sequenced.events, strict=True):
-        cls = type(ev)
-        if cls is RecordEvent:  # the most frequent kind first (the chain below says the same)
-            assert isinstance(ev, RecordEvent)
-            rgid = ev.record.group_id
+    for line, ev, rgid in zip(sequenced.lines, sequenced.events, sequenced.record_groups, strict=True):
+        # a RecordEvent (``rgid`` is its record's group id, None for other kinds): the most
+        # frequent kind first, grouped without a visit to the event (ev is a RecordEvent)
+        if rgid is not None:
             if rgid:
                 recs = records_of.get(rgid)
                 if recs is None:
                     recs = records_of[rgid] = group(rgid).records
-                recs.append((line, ev))
+                recs.append((line, ev))  # type: ignore[arg-type]  # a RecordEvent, see above
             else:  # CoordinatorUnloaded: every group's in-memory state goes
-                coordinator_wide.append((line, ev))
+                coordinator_wide.append((line, ev))  # type: ignore[arg-type]
         elif isinstance(ev, WireExchange):
             gid = ev.group_id
             key = (ev.connection, ev.correlation_id, ev.api)

@@ -10,22 +10,47 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from groupspec.gc_pause import paused_gc
 from groupspec.trace.codec import CodecError
-from groupspec.trace.events import Event
+from groupspec.trace.events import Event, RecordEvent
 from groupspec.trace.jsonl import event_from_json, parse_line
 from groupspec.validate.problems import InputProblem, TraceInputError
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(NamedTuple):
+    """An event and the line it was read from. A named tuple: a trace has hundreds of
+    thousands, made in bulk (:func:`loaded_from_arrow`) at a third of a frozen
+    dataclass's cost, and freed at a quarter."""
+
     line: int
     event: Event
+
+
+@dataclass(frozen=True)
+class EventColumns:
+    """The events of a :class:`LoadedTrace` as the lists a bulk decoder already holds, in
+    the order of its ``events``: each event's line, the event, its seq, and for a record
+    event (of class ``RecordEvent``) its record's group id (the very object the record
+    holds), None for other kinds. Grouping reads these lists instead of visiting each event
+    (hundreds of thousands of objects spread over memory) for them."""
+
+    lines: list[int]
+    events: list[Event]
+    seqs: list[int]
+    record_groups: list[str | None]
+
+    @staticmethod
+    def of(located: list[Located]) -> EventColumns:
+        """The columns read off the events themselves."""
+        evs = [loc.event for loc in located]
+        return EventColumns([loc.line for loc in located], evs, [e.seq for e in evs],
+                            [e.record.group_id if type(e) is RecordEvent else None for e in evs])
 
 
 @dataclass
@@ -34,6 +59,16 @@ class LoadedTrace:
     events: list[Located] = field(default_factory=list)
     problems: list[InputProblem] = field(default_factory=list)
     lines: int = 0
+    #: the events' columns when the loader had them (Parquet), else None; not compared
+    #: (they follow from ``events``) and to be set only together with ``events``
+    columns: EventColumns | None = field(default=None, compare=False, repr=False)
+
+    def event_columns(self) -> EventColumns:
+        """The events' :class:`EventColumns`, the loader's or read off the events."""
+        cols = self.columns
+        if cols is None or len(cols.seqs) != len(self.events):
+            cols = EventColumns.of(self.events)
+        return cols
 
 
 _SEQ_RE = re.compile(r'"seq"\s*:\s*(\d{1,18})\b')
@@ -142,6 +177,10 @@ def _text(raw: bytes) -> str | None:
         return None
 
 
+#: a Located from a (line, event) pair, as ``Located._make`` without its Python frame
+_LOCATED: Callable[[tuple[int, Event]], Located] = partial(tuple.__new__, Located)
+
+
 @paused_gc()
 def loaded_from_arrow(batches: Any, source: str = "<trace>") -> LoadedTrace:
     """The :class:`LoadedTrace` of a trace of the columnar Parquet layout
@@ -166,10 +205,11 @@ def loaded_from_arrow(batches: Any, source: str = "<trace>") -> LoadedTrace:
             continue
         lines.append((no, text, ended))
     out = parse_lines(lines, source)
-    events: list[Located] = columnar.dataclass_maker(Located, ("line", "event"))(
-        len(got.events), got.lines, got.events)
+    events: list[Located] = list(map(_LOCATED, zip(got.lines, got.events, strict=True)))
     if out.events:  # only from a file not written by this version (a row it could decode)
         events = sorted(events + out.events, key=lambda x: x.line)
+    else:
+        out.columns = EventColumns(got.lines, got.events, got.seqs, got.record_groups)
     out.events = events
     if events:
         out.lines = max(out.lines, events[-1].line)
