@@ -44,6 +44,10 @@ JSON Lines -> columnar Parquet -> JSON Lines gives back the same bytes for any i
 (:func:`groupspec.validate.load.loaded_from_arrow` turns batches into its ``LoadedTrace``).
 Reading is bulk: the rows of one kind, API or record type are taken together and each
 column is converted once; objects are made from their field dicts (:func:`dataclass_maker`).
+Strings are read from the file as dictionaries (:func:`open_file`), but every row gets its own
+``str`` object, as JSON Lines reading gives (:func:`_leaf` says why). Besides the events,
+:func:`decode_batches` hands over the lists they were made from that grouping wants (each
+event's seq, a record's group id), so that the validator need not visit every event for them.
 """
 
 from __future__ import annotations
@@ -656,6 +660,12 @@ class _Columns:
         field = layout().schema.field(name)  # KeyError: not a column of the layout
         return _pa().nulls(self.batch.num_rows, field.type)
 
+    def plain(self, name: str) -> Any:
+        """A column not dictionary-encoded (comparing a dictionary array with a value
+        decodes it each time): the rows' kinds, APIs and record types, compared often."""
+        col = self.column(name)
+        return col.dictionary_decode() if _pa().types.is_dictionary(col.type) else col
+
     def take(self, names: Sequence[str], idx: Any) -> list[Any]:
         """The columns ``names`` at rows ``idx`` (one ``take`` for all of them)."""
         pa = _pa()
@@ -709,11 +719,11 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     events: list[Any] = [None] * n
     seqs: list[Any] = [None] * n
     groups: list[Any] = [None] * n
-    kind_col = batch.column("kind")
+    kind_col = batch.plain("kind")
     for kind in pc.unique(kind_col.filter(dec)).to_pylist():
         mask = pc.and_(dec, pc.equal(kind_col, kind))
         if kind == "exchange":
-            api_col = batch.column("api")
+            api_col = batch.plain("api")
             for api in pc.unique(api_col.filter(mask)).to_pylist():
                 idx = _rows(pc.and_(mask, pc.equal(api_col, api)))
                 if api not in lay.requests:
@@ -732,7 +742,7 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
             made = conv.decode(batch.column(f"ev_{kind}").take(idx))
             _place(idx, events, made, seqs, [e.seq for e in made])
             continue
-        type_col = batch.column("record_type")
+        type_col = batch.plain("record_type")
         parts = conv.parts
         assert parts is not None
         seq_at = parts.names.index("seq")
