@@ -513,6 +513,8 @@ REPLAY_MUTANTS = {
     "connection's last time not noted": ("_fast_step", "b.last_normal[e.connection] = t", "pass"),
     "answer not noted": ("_fast_step", "self.answers.setdefault(ex.seq, []).append(resp)", "pass"),
     "parked request due ignored": ("_fast_step", "if b.parked and any(", "if False and any("),
+    "options' timers taken as quiet": ("_options", "self._options_quiet = not near",
+                                       "self._options_quiet = True"),
 }
 
 

@@ -375,6 +375,7 @@ def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     """HeartbeatKeepsSessionAlive over ``xs`` (in send order), read from ``f = _facts(xs)``:
     each process's exchanges, in send order."""
     out: list[ClientFinding] = []
+    errors = f.errors  # (f.error, without a call per exchange)
     for cid, mine in sorted(f.by_client.items()):
         if cid in f.ambiguous:
             continue
@@ -383,7 +384,7 @@ def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         gaps: list[tuple[Exchange, Exchange]] = []
         for x in mine:
             req = x.event.request
-            err = f.error(x)
+            err = errors.get(id(x), _NONE)
             if isinstance(req, m.JoinGroupRequest):
                 session = req.session_timeout_ms
                 last = None  # rejoining: the join phase has its own timeout

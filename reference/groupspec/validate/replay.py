@@ -383,9 +383,14 @@ class Replayer:
         #: the plain decisions (timers "normal", no regex resolution) made so far, by
         #: (index, how, moved): a decision is immutable, and most are made again and again
         self._decisions: dict[tuple[int, str, bool], _Decision] = {}
-        #: the step being taken is a sole option (``_sole_option``): no timer is due by
-        #: the request's time plus the slack
+        #: of those, the most made: each exchange handled in send order (index -> decision)
+        self._handles: list[_Decision | None] = [None] * len(exchanges)
+        #: the step being taken is a sole option (``_sole_option``) or the first of
+        #: ``_options``' when it found no timer near: no timer is due by the request's time
+        #: plus the slack
         self._quiet_step = False
+        #: the last ``_options`` found no timer due by its first option's time plus the slack
+        self._options_quiet = False
         #: exchanges whose divergence was recorded (and its rule): the replay takes the
         #: broker's answer there
         self.accept: dict[int, str] = {}
@@ -692,7 +697,9 @@ class Replayer:
                     # clock before it): the horizon compares with that time
                     at = max(b.clock, self._sent_ms[options[0].index])
                     stack.append((at, self._mark(b), options[1:]))
-                self._quiet_step = sole is not None
+                # the first option is taken: quiet when no timer is due by its time plus
+                # the slack (a sole option's condition; _options notes it for its first)
+                self._quiet_step = sole is not None or self._options_quiet
             self._current = d
             try:
                 self._step(b, d)
@@ -734,6 +741,11 @@ class Replayer:
 
     def _decision(self, i: int, how: str, moved: bool) -> _Decision:
         """``_Decision(i, "normal", how, moved)``, made once per replay."""
+        if how == "handle" and not moved:
+            h = self._handles[i]
+            if h is None:
+                h = self._handles[i] = _Decision(i, "normal", how, moved)
+            return h
         key = (i, how, moved)
         d = self._decisions.get(key)
         if d is None:
@@ -771,7 +783,8 @@ class Replayer:
         if b.parked and any(self._overdue(self.x[j], t) or self._read_after(self.x[j], ex)
                             for j in b.parked):
             return False
-        # (a sole option was taken with no timer due by t + slack: none is due by t)
+        # (a sole option, or _options' first, was taken with no timer due by t + slack:
+        # none is due by t)
         if not (self._quiet_step and self.cfg.slack_ms >= 0) and \
                 fast_path.earliest_deadline(state) <= t:
             return False  # a timer fires first
@@ -841,8 +854,10 @@ class Replayer:
         t = max(b.clock, self._sent_ms[i0])
         s = self.cfg.slack_ms
         state = b.coord.state
-        if ((state.consumer_groups or fast_path.earliest_deadline(state) <= t + s)
-                and any(t - s < deadline <= t + s for deadline in deadlines(state))):
+        near = bool(state.consumer_groups) or fast_path.earliest_deadline(state) <= t + s
+        # (no timer due by the first option's time plus the slack: its step is quiet)
+        self._options_quiet = not near
+        if near and any(t - s < deadline <= t + s for deadline in deadlines(state)):
             how0 = out[0].how
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
