@@ -261,7 +261,7 @@ def readme(report: dict[str, Any]) -> str:
         "",
         "```sh",
         "python -m bench.pipeline                     # 1,000,000 events, local[1] against local[2]",
-        "python -m bench.pipeline --events 10000000   # the issue's size (about 1.5 h on 2 cores)",
+        "python -m bench.pipeline --events 10000000   # the issue's size (about 20 min on 2 cores)",
         "python -m bench.pipeline --inputs DIR        # an existing collection",
         "```",
         "",
@@ -312,13 +312,19 @@ def readme(report: dict[str, Any]) -> str:
         "(seq holes, duplicates, lines whose group cannot be told, undecodable frames on its connections, "
         "the header and metadata images), so a group-by shuffle would need every file decoded twice or "
         "its routing rebuilt; files are packed whole, about 4 tasks per core.",
-        "- The machine's 2 cores are shared with other engineers' jobs (TLC model checking, conversions): "
-        "when they run, a second Spark core buys little or nothing, and single rates move by 2x between runs. "
-        "Compare the ratios within one run. Measured beside such a run (400k events, warm session): the "
-        "Python workers used 10.9 s of CPU on local[1] and 12.7 s on local[2], the JVM 4-5 s, and both "
-        "took 13-14 s of wall time: the job got about one core either way.",
+        "- What limits the second core (measured on 10,103,429 events on 2026-11-27): "
+        "Spark's JVM works beside the Python worker even on local[1] (reading files, moving Arrow batches, "
+        "writing results). With both of HotSpot's compilers it used about 20 s of CPU on a 1M-event local[1] "
+        "run, half of it C2 compiling Spark's own code; a local JVM groupspec starts now runs with C1 alone "
+        "(`groupspec.pipeline.spark.LIGHT_JVM_OPTIONS`, docs/pipeline.md), 13 s for the whole 10M run. "
+        "The Python workers used 4-5% more CPU for the same work on two cores than on one (two processes "
+        "sharing caches and memory bandwidth), and the outputs step (about 3 s of small Spark jobs, mostly "
+        "waiting on their scheduling) takes as long on two cores as on one: the validation step alone "
+        "scaled 1.80x (180.8 s -> 100.3 s), the job 1.78x.",
         "- The job's fixed costs (JVM and session start, the first tasks' warm-up, the output step's Spark "
-        "jobs: about 15 s in all) weigh on a 1M-event run and fade at the issue's 10M.",
+        "jobs) weigh on a 1M-event run and fade at the issue's 10M; at 1M the ratios are lower for that "
+        "reason alone. The machine's 2 cores are shared with other engineers' jobs: when they run, a second "
+        "Spark core buys little, and single rates move by 2x between runs; compare the ratios within one run.",
         "",
     ]
     return "\n".join(parts)
