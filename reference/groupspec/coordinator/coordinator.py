@@ -98,8 +98,9 @@ class Coordinator:
     def handle(self, request_id: int, request: msg.Request, now_ms: int) -> Output:
         """Handle one request at ``now_ms``; timers due before it are not fired."""
         if fast_path.ENABLED and now_ms >= self._last_now_ms:
-            # a Stable group's Heartbeat or OffsetCommit from a current member: the answer
-            # the handlers give, without them (coordinator/classic/fast_path.py)
+            # a Heartbeat or OffsetCommit from a current member of a Stable or
+            # PreparingRebalance group: the answer the handlers give, without them
+            # (coordinator/classic/fast_path.py)
             out = fast_path.plan(self.state, self.config, request_id, request, now_ms)
             if out is not None:
                 self._last_now_ms = now_ms
