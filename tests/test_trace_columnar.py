@@ -414,3 +414,24 @@ def test_a_row_the_classes_refuse_is_an_unreadable_file_not_a_traceback(tmp_path
     pq.write_table(t, out)
     with pytest.raises(TraceInputError, match=r"bad\.parquet: not a readable Parquet trace: JoinGroup version 99"):
         load_path(out)
+
+
+def test_a_file_claiming_the_layout_without_its_columns_is_named_not_read_as_empty(tmp_path: Path) -> None:
+    """The layout's metadata on a file that lacks the layout's own columns (another writer):
+    an unreadable file naming what is missing, from the loader and from the Spark job's
+    reader of file bytes; before, a file without ``decoded`` read as a trace of no events."""
+    import pyarrow as pa
+
+    from groupspec.pipeline.validate_rows import validate_parquet_buffer
+    from groupspec.validate.problems import TraceInputError
+
+    path = tmp_path / "claims.parquet"
+    table = pa.table({"line": pa.array([1, 2], pa.int64()), "text": pa.array(["{}", "{}"])})
+    pq.write_table(table.replace_schema_metadata({columnar.LAYOUT_KEY: columnar.COLUMNAR_LAYOUT}), path)
+    with pytest.raises(TraceInputError) as caught:
+        load_path(path)
+    message = str(caught.value)
+    assert "says it has the columnar layout (groupspec.layout = columnar-v1) but lacks its columns ended, raw, decoded, kind" in message
+    assert message.endswith("its columns: line, text")
+    rows = list(validate_parquet_buffer(pa.py_buffer(path.read_bytes()), str(path)))
+    assert [r["reason"] for r in rows if r["role"] == "problem"] == [message]

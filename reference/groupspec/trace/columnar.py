@@ -814,9 +814,14 @@ def needed_columns(pf: Any) -> list[str]:
     import pyarrow.compute as pc
 
     names = pf.schema_arrow.names
-    small = pf.read(columns=[c for c in ("decoded", "kind", "api", "record_type") if c in names])
-    if "decoded" not in small.column_names:
-        return list(names)
+    missing = [c for c in ("line", "ended", "raw", "decoded", *(name for name, _ in FLAT)) if c not in names]
+    if missing:  # every writer of the layout writes them all: not a file of this layout
+        raise ColumnarError(
+            f"the file says it has the columnar layout ({LAYOUT_KEY.decode()} = "
+            f"{COLUMNAR_LAYOUT.decode()}) but lacks its column{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}; "
+            f"its columns: {', '.join(names[:12])}{' ...' if len(names) > 12 else ''}")
+    small = pf.read(columns=["decoded", "kind", "api", "record_type"])
     dec = small.column("decoded")
     need = {"line", "ended", "raw", "decoded", *(name for name, _ in FLAT)}
     for kind in pc.unique(small.column("kind").filter(dec)).to_pylist():
