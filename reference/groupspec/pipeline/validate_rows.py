@@ -45,7 +45,7 @@ from typing import Any
 
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline.validate_metrics import rebalance_metrics
-from groupspec.trace.parquet import TEXT_LINE_COLUMNS, text_layout_missing
+from groupspec.trace.parquet import TEXT_LINE_COLUMNS, check_text_layout
 from groupspec.validate.grouping import group_trace
 from groupspec.validate.load import LoadedTrace, loaded_from_arrow, parse_lines, read_lines
 from groupspec.validate.problems import InputProblem, TraceInputError
@@ -282,21 +282,19 @@ def validate_parquet_buffer(buf: Any, source: str, config: ReplayConfig | None =
     reader hands them over): the columnar layout decoded in bulk as
     :func:`~groupspec.validate.load.load_path` decodes it, the text layout line by line."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    from groupspec.trace.columnar import BATCH_ROWS, is_columnar_schema, needed_columns
+    from groupspec.trace.columnar import BATCH_ROWS, is_columnar_schema, needed_columns, open_file
 
     try:
-        pf = pq.ParquetFile(pa.BufferReader(buf))
+        # opened as load_path opens a file, so both decode it the same way
+        pf = open_file(pa.BufferReader(buf))
         if is_columnar_schema(pf.schema_arrow):
             # only the columns decoding needs, as load_path reads a file (most of the layout's
             # ~400 leaf columns are null in any one trace, and reading one costs per chunk)
             batches = list(pf.iter_batches(batch_size=BATCH_ROWS, columns=needed_columns(pf)))
             text: list[Any] | None = None
         else:
-            missing = [c for c in TEXT_COLUMNS if c not in pf.schema_arrow.names]
-            if missing:
-                raise ValueError(text_layout_missing(missing, pf.schema_arrow.names))
+            check_text_layout(pf.schema_arrow.names)
             batches, text = [], pf.read(columns=list(TEXT_COLUMNS)).to_batches()
     except Exception as e:  # pyarrow's errors for a damaged file have no common base
         yield from unreadable(source, f"{source}: not a readable Parquet trace: {e}")

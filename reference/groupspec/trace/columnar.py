@@ -793,17 +793,19 @@ def decode_batches(batches: Iterable[Any], keep_rows: bool = False) -> DecodedRo
     return out
 
 
-def open_file(path: Any) -> Any:
-    """A Parquet file (``pyarrow.parquet.ParquetFile``) opened to be decoded: the string
+def open_file(source: Any) -> Any:
+    """A Parquet file (``pyarrow.parquet.ParquetFile``) opened to be decoded, from a path or
+    a pyarrow file object (the Spark job's file bytes in a ``BufferReader``): the string
     columns of the columnar layout are read as dictionary arrays, so that each distinct
     value becomes one Python object (:func:`_leaf`). A file without every column of the
     layout (another layout, another writer) is opened as it is."""
     import pyarrow.parquet as pq
 
+    src = source if hasattr(source, "seek") else str(source)
     try:
-        return pq.ParquetFile(str(path), read_dictionary=layout().string_paths)
+        return pq.ParquetFile(src, read_dictionary=layout().string_paths)
     except KeyError:  # a column path the file does not have
-        return pq.ParquetFile(str(path))
+        return pq.ParquetFile(src)
 
 
 def needed_columns(pf: Any) -> list[str]:

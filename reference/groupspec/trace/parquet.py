@@ -19,7 +19,7 @@ pyarrow is optional (``pip install groupspec[spark]``); without it these functio
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -123,10 +123,14 @@ def layout_of(path: str | Path) -> str:
     return COLUMNAR if columnar.is_columnar_schema(pq.read_schema(str(path))) else TEXT
 
 
-def text_layout_missing(missing: Iterable[str], names: Iterable[str]) -> str:
-    """What is wrong with a Parquet file of neither layout, naming what it lacks and has."""
-    missing, names = list(missing), list(names)
-    return (f"neither the columnar layout's {LAYOUT_KEY_TEXT} metadata nor the text layout's "
+def check_text_layout(names: Sequence[str]) -> None:
+    """Raise ValueError when a Parquet file of no columnar-layout metadata, with columns
+    ``names``, lacks a column the text layout needs: the message names what the layouts
+    need, what it lacks and the columns it has."""
+    missing = [c for c in TEXT_LINE_COLUMNS if c not in names]
+    if missing:
+        raise ValueError(
+            f"neither the columnar layout's {LAYOUT_KEY_TEXT} metadata nor the text layout's "
             f"column{'s' if len(missing) > 1 else ''} {', '.join(missing)} (it needs {', '.join(TEXT_LINE_COLUMNS)}); "
             f"the file's columns: {', '.join(names[:12])}{' ...' if len(names) > 12 else ''}")
 
@@ -237,10 +241,7 @@ def read_lines(path: str | Path) -> Iterator[tuple[int, str | None, bool]]:
             if text.strip():  # blank lines are no line of the trace, as in JSON Lines
                 yield no, text, ended
         return
-    names = pq.read_schema(str(path)).names
-    missing = [c for c in TEXT_LINE_COLUMNS if c not in names]
-    if missing:
-        raise ValueError(text_layout_missing(missing, names))
+    check_text_layout(pq.read_schema(str(path)).names)
     table = pq.read_table(str(path), columns=list(TEXT_LINE_COLUMNS))
     lines = table.column("line").to_pylist()
     texts = table.column("text").to_pylist()
