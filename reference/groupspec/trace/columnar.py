@@ -43,7 +43,7 @@ JSON Lines -> columnar Parquet -> JSON Lines gives back the same bytes for any i
 (:func:`to_jsonl_bytes`), and the validator loads the same events and problems from both
 (:func:`groupspec.validate.load.loaded_from_arrow` turns batches into its ``LoadedTrace``).
 Reading is bulk: the rows of one kind, API or record type are taken together and each
-column is converted once; objects are made from their field dicts (:func:`dataclass_maker`).
+column is converted once; objects are made from their field dicts (:func:`_maker`).
 Strings are read from the file as dictionaries (:func:`open_file`), but every row gets its own
 ``str`` object, as JSON Lines reading gives (:func:`_leaf` says why). Besides the events,
 :func:`decode_batches` hands over the lists they were made from that grouping wants (each
@@ -340,20 +340,6 @@ def _maker(cls: type, names: Sequence[str]) -> Callable[..., list[Any]]:
     exec(src, env)  # built from the class's own field names
     make: Callable[..., list[Any]] = env["make"]
     return make
-
-
-def dataclass_maker(cls: type, names: Sequence[str]) -> Callable[..., list[Any]]:
-    """``make(n, *columns)``: objects of dataclass ``cls`` from one list per field in
-    ``names`` (cached per class and names), as fast as :mod:`groupspec.trace.columnar`
-    builds its events."""
-    key = (cls, tuple(names))
-    got = _MAKERS.get(key)
-    if got is None:
-        got = _MAKERS[key] = _maker(cls, names)
-    return got
-
-
-_MAKERS: dict[tuple[type, tuple[str, ...]], Callable[..., list[Any]]] = {}
 
 
 def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
@@ -856,7 +842,7 @@ def to_jsonl_bytes(path: Any) -> bytes:
 
 __all__ = [
     "BATCH_ROWS", "COLUMNAR_LAYOUT", "LAYOUT_KEY", "ColumnarError", "Conv", "DecodedRows", "Layout", "StructParts",
-    "arrow_type", "canonical", "classify", "conv_for", "dataclass_maker", "decode_batch", "decode_batches", "decode_line",
+    "arrow_type", "canonical", "classify", "conv_for", "decode_batch", "decode_batches", "decode_line",
     "is_columnar_schema", "iter_batches", "layout", "lines_to_table", "open_file", "read_rows", "schema",
     "split_lines", "struct_conv", "to_jsonl_bytes", "write_events", "write_lines",
 ]
