@@ -41,6 +41,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -449,45 +450,12 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
         plan = attempt(damaged)
     (out / "plan.txt").write_text(plan, encoding="utf-8")
     t_validate = time.perf_counter() - t0
-    rows = spark.read.parquet(str(results_dir))
-
-    # 4. quarantine, files, groups, violations, rebalances, summary (small tables: each is
-    # written from one partition, sorted there, without a range-partitioning pass)
     t1 = time.perf_counter()
-
-    def write(df: DataFrame, name: str, *order: str) -> None:
-        df.coalesce(1).sortWithinPartitions(*order).write.mode("overwrite").parquet(str(out / name))
-
-    write(rows.where(F.col("role") == "problem")
-          .select("cluster", "source", "line", "seq", "group_id", F.col("kind").alias("problem"),
-                  "reason", "dropped", "text"), "quarantine.parquet", "cluster", "source", "line")
-    write(rows.where(F.col("role") == "file")
-          .select("cluster", "source", "events", "lines", "groups", "problems", "error"),
-          "files.parquet", "cluster", "source")
-    per_file = spark.read.parquet(str(out / "files.parquet")).select("source", "events").collect()
-    twice = sorted(k for k, n in Counter(r["source"] for r in per_file).items() if n > 1)
-    if twice:
-        raise RuntimeError(f"files judged in parts (their verdicts would be wrong): {twice[:5]}")
-    n_events = sum(int(r["events"] or 0) for r in per_file)
-    write(rows.where(F.col("role") == "group").select(*[name for name, _ in GROUP_COLUMNS]),
-          "groups.parquet", "cluster", "source", "group_id")
-    groups = spark.read.parquet(str(out / "groups.parquet"))
-    write(groups.where(F.col("verdict") == "violation")
-          .select("cluster", "source", "group_id", F.col("violation_seq").alias("seq"),
-                  F.col("violation_line").alias("line"), F.col("violation_rule").alias("rule"),
-                  F.col("violation_api").alias("api"), F.col("violation_connection").alias("connection"),
-                  "broker_answered", "protocol_allows", F.col("violation_detail").alias("detail"), "kafka_source"),
-          "violations.parquet", "cluster", "source", "group_id")
-    (groups.select("cluster", "source", "group_id",
-                   F.posexplode(F.from_json("rebalances_json", REBALANCE_SCHEMA)).alias("index", "r"))
-     .select("cluster", "source", "group_id", "index", "r.*")
-     .write.mode("overwrite").parquet(str(out / "rebalances.parquet")))
-
-    summary = _summary(spark, out, files, n_events, groups)
+    summary = write_outputs(spark, results_dir, out, files)
     elapsed = time.perf_counter() - t0
     summary["timing_s"] = {"validate": round(t_validate, 1), "outputs": round(time.perf_counter() - t1, 1),
                            "total": round(elapsed, 1)}
-    summary["events_per_s"] = round(n_events / elapsed, 1) if elapsed > 0 else None
+    summary["events_per_s"] = round(summary["events"] / elapsed, 1) if elapsed > 0 else None
     summary["master"] = sc.master
     if not keep_scan:
         shutil.rmtree(results_dir, ignore_errors=True)
@@ -495,26 +463,82 @@ def run_validate(spark: SparkSession, inputs: Sequence[str], out: Path,
     return ValidateOutcome(out, summary, summary_lines(summary), plan)
 
 
-def _summary(spark: SparkSession, out: Path, files: list[str], events: int, groups: DataFrame) -> dict[str, Any]:
+def _concurrently(*jobs: Callable[[], T]) -> list[T]:
+    """Run Spark jobs from threads of this driver at once, and return their results in
+    order (the first error is raised once all have ended)."""
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = [pool.submit(job) for job in jobs]
+    return [f.result() for f in futures]
+
+
+def write_outputs(spark: SparkSession, results_dir: Path, out: Path, files: list[str]) -> dict[str, Any]:
+    """Step 4: the output tables written from the result rows in ``results_dir``, and the
+    summary of them. The tables are small (one row per group, file, input problem and
+    rebalance): each is written from one partition, sorted there, without a
+    range-partitioning pass. They are independent Spark jobs, each a few tenths of a second
+    mostly spent scheduling, so they are run at once from threads (the cores of a
+    ``local[N]`` master take them side by side), then the queries of the summary."""
+    rows = spark.read.parquet(str(results_dir))
+    groups = rows.where(F.col("role") == "group")
+
+    def write(df: DataFrame, name: str, *order: str) -> Callable[[], None]:
+        def job() -> None:
+            df.coalesce(1).sortWithinPartitions(*order).write.mode("overwrite").parquet(str(out / name))
+        return job
+
+    _concurrently(
+        write(rows.where(F.col("role") == "problem")
+              .select("cluster", "source", "line", "seq", "group_id", F.col("kind").alias("problem"),
+                      "reason", "dropped", "text"), "quarantine.parquet", "cluster", "source", "line"),
+        write(rows.where(F.col("role") == "file")
+              .select("cluster", "source", "events", "lines", "groups", "problems", "error"),
+              "files.parquet", "cluster", "source"),
+        write(groups.select(*[name for name, _ in GROUP_COLUMNS]), "groups.parquet", "cluster", "source", "group_id"),
+        write(groups.where(F.col("verdict") == "violation")
+              .select("cluster", "source", "group_id", F.col("violation_seq").alias("seq"),
+                      F.col("violation_line").alias("line"), F.col("violation_rule").alias("rule"),
+                      F.col("violation_api").alias("api"), F.col("violation_connection").alias("connection"),
+                      "broker_answered", "protocol_allows", F.col("violation_detail").alias("detail"),
+                      "kafka_source"),
+              "violations.parquet", "cluster", "source", "group_id"),
+        write(groups.select("cluster", "source", "group_id",
+                            F.posexplode(F.from_json("rebalances_json", REBALANCE_SCHEMA)).alias("index", "r"))
+              .select("cluster", "source", "group_id", "index", "r.*"),
+              "rebalances.parquet", "cluster", "source", "group_id", "index"),
+    )
+    return _summary(spark, out, files)
+
+
+def _summary(spark: SparkSession, out: Path, files: list[str]) -> dict[str, Any]:
+    """The summary of the written tables, its queries run at once."""
+    per_file, by_verdict, by_problem, stats_rows = _concurrently(
+        lambda: spark.read.parquet(str(out / "files.parquet")).select("source", "events").collect(),
+        lambda: spark.read.parquet(str(out / "groups.parquet")).groupBy("verdict", "violation_rule").count().collect(),
+        lambda: spark.read.parquet(str(out / "quarantine.parquet")).groupBy("problem", "dropped").count().collect(),
+        lambda: spark.read.parquet(str(out / "rebalances.parquet")).agg(
+            F.count(F.lit(1)).alias("n"), F.avg("duration_ms").alias("mean"),
+            F.expr("percentile(duration_ms, 0.95)").alias("p95"),
+            F.sum("partitions_moved").alias("moved"),
+            F.sum("unowned_partition_ms").alias("unowned")).collect(),
+    )
+    twice = sorted(k for k, n in Counter(r["source"] for r in per_file).items() if n > 1)
+    if twice:
+        raise RuntimeError(f"files judged in parts (their verdicts would be wrong): {twice[:5]}")
     verdicts: dict[str, int] = {}
     rules: dict[str, int] = {}
-    for r in groups.groupBy("verdict", "violation_rule").count().collect():
+    for r in by_verdict:
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + int(r["count"])
         if r["verdict"] == "violation":
             rules[r["violation_rule"]] = rules.get(r["violation_rule"], 0) + int(r["count"])
     problems: dict[str, int] = {}
     dropped = 0
-    for r in spark.read.parquet(str(out / "quarantine.parquet")).groupBy("problem", "dropped").count().collect():
+    for r in by_problem:
         problems[r["problem"]] = problems.get(r["problem"], 0) + int(r["count"])
         dropped += int(r["count"]) if r["dropped"] else 0
-    rb = spark.read.parquet(str(out / "rebalances.parquet"))
-    stats = rb.agg(F.count(F.lit(1)).alias("n"), F.avg("duration_ms").alias("mean"),
-                   F.expr("percentile(duration_ms, 0.95)").alias("p95"),
-                   F.sum("partitions_moved").alias("moved"),
-                   F.sum("unowned_partition_ms").alias("unowned")).collect()[0]
+    stats = stats_rows[0]
     return {
         "files": len(files),
-        "events": events,
+        "events": sum(int(r["events"] or 0) for r in per_file),
         "groups": sum(verdicts.values()),
         "verdicts": dict(sorted(verdicts.items())),
         "violations_by_rule": dict(sorted(rules.items())),
