@@ -101,12 +101,14 @@ class Op:
     sync_names: str = "right"
     others: tuple[tuple[int, str], ...] = ()
     ms: int = 0
+    #: OffsetCommit metadata: "", None or too long (offset.metadata.max.bytes)
+    metadata: str = "short"
 
 
 _who = st.integers(0, len(CLIENTS) - 1)
 _group = st.sampled_from([0, 0, 0, 1])
-_ids = st.sampled_from(["known", "known", "known", "empty", "bogus"])
-_gen = st.sampled_from(["current", "current", "current", "stale", "future", "none"])
+_ids = st.sampled_from(["known"] * 6 + ["empty", "bogus"])
+_gen = st.sampled_from(["current"] * 6 + ["stale", "future", "none"])
 
 
 @st.composite
@@ -115,10 +117,10 @@ def _join(draw: st.DrawFn) -> Op:
     static = CLIENTS[who][1] is not None
     return Op(
         "join", who=who, group=draw(_group), ids=draw(_ids),
-        version=draw(st.sampled_from([5, 7, 9] if static else [3, 4, 5, 9])),
+        version=draw(st.sampled_from([5, 7, 9] if static else [0, 1, 2, 3, 4, 5, 9])),
         protocols=draw(st.sampled_from([0, 0, 0, 2, 1])),
         protocol_type=draw(st.sampled_from(["consumer", "consumer", "consumer", "connect"])),
-        session_ms=draw(st.sampled_from([10_000, 10_000, 5_000, 30_000, 500, 90_000])),
+        session_ms=draw(st.sampled_from([10_000] * 4 + [5_000, 30_000, 500, 90_000])),
         rebalance_ms=draw(st.sampled_from([20_000, 5_000, 40_000])),
     )
 
@@ -137,15 +139,30 @@ _leave = st.builds(
     _group, st.lists(st.tuples(_who, _ids), min_size=1, max_size=2),
 )
 _commit = st.builds(
-    lambda who, group, ids, gen, version: Op("commit", who=who, group=group, ids=ids, gen=gen,
-                                             version=version),
-    _who, _group, _ids, _gen, st.sampled_from([8, 8, 9, 6]),
+    lambda who, group, ids, gen, version, meta: Op("commit", who=who, group=group, ids=ids, gen=gen,
+                                                   version=version, metadata=meta),
+    _who, _group, _ids, _gen, st.sampled_from([8, 8, 9, 2, 5, 6, 7]),
+    st.sampled_from(["short", "short", "none", "long"]),
 )
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
-                     st.sampled_from([1, 100, 1_000, 3_000, 3_000, 5_000, 10_000, 20_000, 45_000, 300_000]))
+                     st.sampled_from([1, 100, 1_000, 1_000, 3_000, 3_000, 5_000, 5_000, 10_000, 20_000,
+                                      45_000, 300_000]))
+#: "the client's natural next step" (join, rejoin with the id it was given, sync, then
+#: heartbeat or commit), resolved when it runs: what well-behaved clients do, so that
+#: sequences get groups through whole rebalances; the other ops deviate from it
+_next = st.builds(lambda who, group: Op("next", who=who, group=group), _who, _group)
+#: every member of a group takes its natural next step
+_round = st.builds(lambda group: Op("round", group=group), _group)
 
-OPS = st.one_of(_join(), _join(), _sync, _sync, _heartbeat, _leave, _commit, _advance, _advance)
-SEQUENCES = st.lists(OPS, min_size=1, max_size=30)
+_BY_KIND: dict[str, st.SearchStrategy[Op]] = {
+    "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
+    "heartbeat": _heartbeat, "leave": _leave, "commit": _commit,
+}
+#: mostly well-behaved steps (st.one_of would fold repeated branches into one)
+_WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
+            "commit": 1}
+OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
+SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
 
 # ---------------------------------------------------------------------------- clients
@@ -158,6 +175,13 @@ class Seen:
     members: tuple[str, ...] = ()
     protocol_type: str | None = None
     protocol_name: str | None = None
+    #: a JoinGroup / SyncGroup sent and not answered yet
+    waiting_join: bool = False
+    waiting_sync: bool = False
+    #: the generation whose assignment it has, and whether it was told to rejoin
+    synced: int = -1
+    rejoin: bool = False
+    commits: int = 0
 
 
 class Mismatch(AssertionError):
@@ -179,6 +203,8 @@ class Differ:
     _fallback: int = 0
     #: the abstract op of each request id
     sent: dict[int, Op] = field(default_factory=dict)
+    #: the generation each SyncGroup carried
+    sent_generation: dict[int, int] = field(default_factory=dict)
     #: what happened so far, for the failure message
     log: list[str] = field(default_factory=list)
 
@@ -209,12 +235,21 @@ class Differ:
         return len(ops)
 
     def step(self, op: Op) -> None:
+        if op.kind == "round":
+            # every client that is in the group and not waiting for an answer takes its next step
+            for who in range(len(CLIENTS)):
+                seen = self.seen.get((who, op.group))
+                if seen is not None and seen.member_id and not (seen.waiting_join or seen.waiting_sync):
+                    self.step(Op("next", who=who, group=op.group))
+            return
         if op.kind == "advance":
             self.now += op.ms
             kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "advance", "to": self.now}})
             self.log.append(f"t={self.now} advance")
             out = self.ref.advance(self.now)
         else:
+            if op.kind == "next":
+                op = self._natural(op)
             self.rid += 1
             wire, request = self._request(op, self.rid)
             self.sent[self.rid] = op
@@ -249,10 +284,28 @@ class Differ:
         return out
 
     # ------------------------------------------------------------------ requests
+    def _natural(self, op: Op) -> Op:
+        """The step a well-behaved client takes next (an ``Op("next")`` made concrete)."""
+        seen = self.seen.setdefault((op.who, op.group), Seen())
+        base = Op("heartbeat", who=op.who, group=op.group,
+                  version=7 if CLIENTS[op.who][1] is not None else 4)
+        if seen.waiting_join or seen.waiting_sync:
+            return base
+        if seen.member_id == "" or seen.generation < 0 or seen.rejoin:
+            return Op("join", who=op.who, group=op.group, version=base.version + 2)
+        if seen.synced != seen.generation:
+            return Op("sync", who=op.who, group=op.group, version=5)
+        seen.commits += 1
+        return Op("commit", who=op.who, group=op.group) if seen.commits % 3 == 0 else base
+
     def _request(self, op: Op, rid: int) -> tuple[dict[str, Any], m.Request]:
         client_id, instance = CLIENTS[op.who]
         gid = GROUPS[op.group]
         seen = self.seen.setdefault((op.who, op.group), Seen())
+        if op.kind == "join":
+            seen.waiting_join, seen.rejoin = True, False
+        elif op.kind == "sync":
+            seen.waiting_sync = True
         mid = {"known": seen.member_id, "empty": "", "bogus": f"{client_id}-bogus"}[op.ids]
         gen = {"current": seen.generation, "stale": seen.generation - 1,
                "future": seen.generation + 1, "none": -1}[op.gen]
@@ -262,15 +315,18 @@ class Differ:
             # real consumer-protocol subscriptions: Kafka decodes them (the subscribed topics
             # of a "consumer" group); one topic per client and protocol, so they differ
             metadata = [_b64(Subscription((f"{client_id}-{n}",)).encode()) for n in names]
-            wire = {**base, "kind": "join", "member_id": mid, "group_instance_id": instance,
-                    "protocol_type": op.protocol_type, "protocols": [list(p) for p in zip(names, metadata, strict=True)],
-                    "session_timeout_ms": op.session_ms, "rebalance_timeout_ms": op.rebalance_ms,
-                    "client_id": client_id, "version": op.version}
-            return wire, m.JoinGroupRequest(
+            join = m.JoinGroupRequest(
                 group_id=gid, member_id=mid, group_instance_id=instance, protocol_type=op.protocol_type,
                 protocols=tuple(m.JoinGroupProtocol(n, base64.b64decode(md)) for n, md in zip(names, metadata, strict=True)),
                 session_timeout_ms=op.session_ms, rebalance_timeout_ms=op.rebalance_ms,
                 client_id=client_id, version=op.version)
+            # v0 has no rebalance timeout: the request parser puts the session timeout in its
+            # place (JoinGroupRequest.maybeOverrideRebalanceTimeout), the message does the same
+            wire = {**base, "kind": "join", "member_id": mid, "group_instance_id": instance,
+                    "protocol_type": op.protocol_type, "protocols": [list(p) for p in zip(names, metadata, strict=True)],
+                    "session_timeout_ms": op.session_ms, "rebalance_timeout_ms": join.rebalance_timeout_ms,
+                    "client_id": client_id, "version": op.version}
+            return wire, join
         if op.kind == "sync":
             assignments = ([(x, _b64(Assignment({"t": (i, gen)}).encode())) for i, x in enumerate(seen.members)]
                            if op.assign else [])
@@ -281,6 +337,7 @@ class Differ:
                 ptype = "other"
             elif op.sync_names == "wrong_name":
                 pname = "other"
+            self.sent_generation[rid] = gen
             wire = {**base, "kind": "sync", "generation_id": gen, "member_id": mid,
                     "group_instance_id": instance, "protocol_type": ptype, "protocol_name": pname,
                     "assignments": [list(a) for a in assignments], "version": op.version}
@@ -303,22 +360,42 @@ class Differ:
             return wire, m.LeaveGroupRequest(
                 group_id=gid, members=tuple(m.MemberIdentity(x, i) for x, i in members))
         if op.kind == "commit":
-            partitions = [["t", 0, 10 * rid], ["t", 1, 10 * rid + 1]]
+            meta = {"short": "m", "none": None, "long": "x" * (CONFIG.offset_metadata_max_bytes + 1)}[op.metadata]
+            partitions: list[list[Any]] = [["t", 0, 10 * rid, meta], ["t", 1, 10 * rid + 1, ""]]
             inst = instance if op.version >= 7 else None
             wire = {**base, "kind": "commit", "generation_id": gen, "member_id": mid,
                     "group_instance_id": inst, "version": op.version, "partitions": partitions}
             return wire, m.OffsetCommitRequest(
                 group_id=gid, generation_id=gen, member_id=mid, group_instance_id=inst,
                 version=op.version,
-                partitions=tuple(m.OffsetCommitPartition(t, p, o) for t, p, o in partitions))
+                partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in partitions))
         raise ValueError(op.kind)
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind != "join":
+        if op.kind == "leave":
+            for (who, _), each in zip(op.others, resp["members"], strict=False):
+                if each["error"] == Error.NONE.value:
+                    self.seen[(who, op.group)] = Seen()
             return
         seen = self.seen.setdefault((op.who, op.group), Seen())
+        if op.kind == "commit":
+            errs = {p["error"] for p in resp["partitions"]}
+            seen.rejoin |= bool(errs & _REJOIN)
+            return
         err = resp["error"]
+        if op.kind == "sync":
+            seen.waiting_sync = False
+            if err == Error.NONE.value:
+                seen.synced = self.sent_generation.get(rid, -2)
+            seen.rejoin |= err in _REJOIN
+            return
+        if err == Error.UNKNOWN_MEMBER_ID.value:
+            seen.member_id, seen.generation = "", -1
+        if op.kind == "heartbeat":
+            seen.rejoin |= err in _REJOIN
+            return
+        seen.waiting_join = False
         if err in (Error.NONE.value, Error.MEMBER_ID_REQUIRED.value) and resp["member_id"]:
             seen.member_id = resp["member_id"]
         if err == Error.NONE.value:
@@ -327,6 +404,11 @@ class Differ:
             seen.protocol_type, seen.protocol_name = resp["protocol_type"], resp["protocol_name"]
         elif err in (Error.UNKNOWN_MEMBER_ID.value, Error.FENCED_INSTANCE_ID.value):
             seen.member_id, seen.generation = "", -1
+
+
+#: errors after which a client rejoins (or joins afresh)
+_REJOIN = {Error.REBALANCE_IN_PROGRESS.value, Error.ILLEGAL_GENERATION.value,
+           Error.UNKNOWN_MEMBER_ID.value, Error.FENCED_INSTANCE_ID.value}
 
 
 # ---------------------------------------------------------------------------- comparison
