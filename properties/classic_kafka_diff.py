@@ -65,6 +65,9 @@ CONFIG = CoordinatorConfig(
     group_max_session_timeout_ms=MAX_SESSION_MS,
     group_initial_rebalance_delay_ms=INITIAL_DELAY_MS,
     group_max_size=MAX_GROUP_SIZE,
+    # short enough that offsets expire and empty groups are deleted within a sequence
+    offsets_retention_ms=180_000,
+    offsets_retention_check_interval_ms=60_000,
 )
 KAFKA_CONFIG = {
     "group.min.session.timeout.ms": str(MIN_SESSION_MS),
@@ -280,7 +283,8 @@ class Differ:
             if g.state is GroupState.Dead:
                 continue  # deliberate: the reference records Dead before removing a group
             out[gid] = (g.state.name, g.generation_id, g.leader_id, g.protocol_name,
-                        tuple(sorted(g.members)))
+                        tuple(sorted(g.members)),
+                        tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())))
         return out
 
     # ------------------------------------------------------------------ requests
@@ -470,7 +474,7 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
 
 def _canon_group(s: dict[str, Any]) -> tuple[Any, ...]:
     return (_KAFKA_STATES.get(s["state"], s["state"]), s["generation"], s["leader"], s["protocol_name"],
-            tuple(s["members"]))
+            tuple(s["members"]), tuple(sorted(s["offsets"].items())))
 
 
 _KAFKA_STATES = {"PreparingRebalance": "PreparingRebalance", "CompletingRebalance": "CompletingRebalance",
@@ -487,7 +491,7 @@ def _only_leader_differs(
     the member list only a leader receives) makes the two sides equal, and both leaders are
     members of their group."""
     def blank_groups(gs: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
-        return {g: (s[0], s[1], None, s[3], s[4]) for g, s in gs.items()}
+        return {g: (s[0], s[1], None, *s[3:]) for g, s in gs.items()}
 
     def blank_resp(rs: list[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, tuple[Any, ...]]]:
         out = []

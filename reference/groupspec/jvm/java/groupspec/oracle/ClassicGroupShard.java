@@ -15,6 +15,8 @@ import org.apache.kafka.common.message.LeaveGroupRequestData;
 import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
 import org.apache.kafka.common.message.SyncGroupResponseData;
 import org.apache.kafka.common.metrics.Metrics;
@@ -375,6 +377,15 @@ public final class ClassicGroupShard implements Tool {
             o.put("protocol_name", g.protocolName().orElse(null));
             ArrayNode members = o.putArray("members");
             g.allMembers().stream().map(ClassicGroupMember::memberId).sorted().forEach(members::add);
+            // the committed offsets, read as OffsetFetch with require_stable reads them
+            ObjectNode offsets = o.putObject("offsets");
+            OffsetFetchResponseData.OffsetFetchResponseGroup fetched = shard.fetchAllOffsets(
+                new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(gid).setTopics(null), Long.MAX_VALUE);
+            for (OffsetFetchResponseData.OffsetFetchResponseTopics t : fetched.topics()) {
+                for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
+                    offsets.put(t.name() + "-" + p.partitionIndex(), p.committedOffset());
+                }
+            }
             ArrayNode pending = o.putArray("pending");
             for (String candidate : new ArrayList<>(seenIds)) {
                 if (g.isPendingMember(candidate)) {
