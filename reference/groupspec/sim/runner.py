@@ -649,20 +649,48 @@ class Simulation:
         if not idle:
             return
         rate = self.sc.produce_rate_per_s
-        produce, offsets_now = self._produce, self._offsets
         fetches = 0
+        last = self._last_produce
         t = min([c.next_poll_ms for c in idle])
-        while t < until:
-            self.now = t
-            dt = (t - self._last_produce) / 1000.0
-            if dt > 0:
-                produce(dt * rate)
-                self._last_produce = t
-            offsets = offsets_now()
+        if t >= until:
+            return
+        # the first step through _produce and _offsets: once the cohorts and the offsets map
+        # are current (the topics do not change in these steps), _produce's in-place case,
+        # which the loop below runs inline on the same lists and map
+        dt = (t - last) / 1000.0
+        if dt > 0:
+            self._produce(dt * rate)
+            last = t
+        offsets = self._offsets()
+        cl, was = self._cohort_leo, self._view_offsets
+        active, cohort_tps = self._active_cohorts, self._cohort_tps
+        inline = (self._partition_list is not None and self._cohorts_for is self._partition_list
+                  and len(was) == len(cl))
+        while True:
             for c in idle:
                 if c.next_poll_ms == t and c.idle_poll(t, offsets):
                     fetches += 1
-            t = min([c.next_poll_ms for c in idle])
+            now, t = t, min([c.next_poll_ms for c in idle])
+            if t >= until:
+                break
+            dt = (t - last) / 1000.0
+            if dt <= 0:
+                continue
+            add = dt * rate
+            last = t
+            if not inline:
+                self._produce(add)
+                offsets = self._offsets()
+                continue
+            for ci in active:
+                v = cl[ci] = cl[ci] + add
+                i = int(v)
+                if i != was[ci]:
+                    was[ci] = i
+                    for tp in cohort_tps[ci]:
+                        offsets[tp] = i
+        self.now = now
+        self._last_produce = last
         # each poll that read records took a correlation id for its Fetch event, as
         # _drain_events (nothing else takes one in these steps)
         self.rid += fetches
