@@ -100,20 +100,11 @@ class SimulationResult:
         return all(v.ok for v in self.verdicts)
 
 
-@dataclass
-class _Msg:
-    at_ms: int
-    seq: int
-    to_coordinator: bool
-    member: str
-    incarnation: int
-    rid: int
-    payload: m.Request | m.Response
-
-
-#: the network's queue holds (delivery time, sequence number, message): the order of
-#: delivery, compared as tuples (unique sequence numbers: messages are never compared)
-_Queued = tuple[int, int, _Msg]
+#: the network's queue holds its messages as (delivery time, sequence number, to the
+#: coordinator, member, its incarnation, request id, payload): the order of delivery,
+#: compared as tuples (unique sequence numbers: the rest is never compared); a tuple, not an
+#: object, as a message lives from one step to another
+_Queued = tuple[int, int, bool, str, int, int, m.Request | m.Response]
 
 
 @dataclass
@@ -396,9 +387,7 @@ class Simulation:
         at = max(self.now + self._network_delay(), self.last_delivery.get(key, 0))
         self.last_delivery[key] = at
         self.msg_seq += 1
-        heapq.heappush(
-            self.queue, (at, self.msg_seq, _Msg(at, self.msg_seq, to_coord, member, incarnation, rid, payload))
-        )
+        heapq.heappush(self.queue, (at, self.msg_seq, to_coord, member, incarnation, rid, payload))
 
     def _send_all(self, name: str, out: list[tuple[int, m.Request]]) -> None:
         mem = self.members[name]
@@ -466,62 +455,64 @@ class Simulation:
         elif isinstance(rec, cr.ConsumerGroupMemberSubscriptionRecord) and rec.value is None:
             self._note("coordinator", f"removed {rec.member_id}")
 
-    def _deliver_to_coordinator(self, msg: _Msg) -> None:
-        req = cast(m.Request, msg.payload)  # messages to the coordinator are requests
+    def _deliver_to_coordinator(self, msg: _Queued) -> None:
+        _, _, _, member, incarnation, rid, payload = msg
+        req = cast(m.Request, payload)  # messages to the coordinator are requests
         if isinstance(req, m.FindCoordinatorRequest):
-            self.stale_connections.discard(msg.member)
-        elif msg.member in self.stale_connections:
-            self._enqueue(False, msg.member, msg.incarnation, msg.rid, not_coordinator(req))
+            self.stale_connections.discard(member)
+        elif member in self.stale_connections:
+            self._enqueue(False, member, incarnation, rid, not_coordinator(req))
             return
         if self.now < self.coordinator_down_until:
-            self._enqueue(False, msg.member, msg.incarnation, msg.rid, not_coordinator(req))
+            self._enqueue(False, member, incarnation, rid, not_coordinator(req))
             return
-        self._coordinator_output(self.coordinator.handle(msg.rid, req, self.now))
+        self._coordinator_output(self.coordinator.handle(rid, req, self.now))
 
     # ------------------------------------------------------------------ client side
-    def _deliver_to_member(self, msg: _Msg) -> None:
-        mem = self.members[msg.member]
-        owner = self.rid_owner.pop(msg.rid, None)
+    def _deliver_to_member(self, msg: _Queued) -> None:
+        _, seq, _, member, incarnation, rid, payload = msg
+        mem = self.members[member]
+        owner = self.rid_owner.pop(rid, None)
         if owner is not None:
             name, _, req, sent = owner
-            self.trace.append(self._exchange(name, msg.incarnation, msg.rid, req, sent,
-                                             float(self.now), cast(m.Response, msg.payload)))
+            self.trace.append(self._exchange(name, incarnation, rid, req, sent,
+                                             float(self.now), cast(m.Response, payload)))
             if self.lean:
                 pass
             elif (
                 isinstance(req, m.SyncGroupRequest)
-                and isinstance(msg.payload, m.SyncGroupResponse)
-                and msg.payload.error is Error.NONE
+                and isinstance(payload, m.SyncGroupResponse)
+                and payload.error is Error.NONE
             ):
                 owner_key = req.group_instance_id or req.member_id
-                parts = pairs(Assignment.decode(msg.payload.assignment).partitions)
+                parts = pairs(Assignment.decode(payload.assignment).partitions)
                 self.received.setdefault(req.generation_id, {})[owner_key] = parts
                 self.history.setdefault(req.generation_id, {})[owner_key] = parts
             elif (
                 isinstance(req, ConsumerGroupHeartbeatRequest)
-                and isinstance(msg.payload, ConsumerGroupHeartbeatResponse)
-                and msg.payload.error is Error.NONE
-                and msg.payload.assignment is not None
+                and isinstance(payload, ConsumerGroupHeartbeatResponse)
+                and payload.error is Error.NONE
+                and payload.assignment is not None
             ):
                 # KIP-848: what the member is told it holds, by member epoch; a member keeps
                 # its epoch while it revokes, so an epoch's entry is everything it held in it
                 view = self._cluster()
                 owner_key = req.instance_id or req.member_id
-                self.history.setdefault(msg.payload.member_epoch, {}).setdefault(owner_key, set()).update(
+                assignment = payload.assignment
+                self.history.setdefault(payload.member_epoch, {}).setdefault(owner_key, set()).update(
                     (view.topic_name(tp.topic_id), p)
-                    for tp in msg.payload.assignment.topic_partitions for p in tp.partitions)
-        if not mem.alive or mem.incarnation != msg.incarnation or mem.consumer is None:
+                    for tp in assignment.topic_partitions for p in tp.partitions)
+        if not mem.alive or mem.incarnation != incarnation or mem.consumer is None:
             return
         if self.now < mem.frozen_until:
             # A frozen process reads its socket when it wakes up.
-            msg.at_ms = mem.frozen_until
-            heapq.heappush(self.queue, (msg.at_ms, msg.seq, msg))
+            heapq.heappush(self.queue, (mem.frozen_until, seq, *msg[2:]))
             return
         c = mem.consumer
         mem.skip = False
-        out = c.on_response(msg.rid, cast(m.Response, msg.payload), self.now, self._cluster())
+        out = c.on_response(rid, cast(m.Response, payload), self.now, self._cluster())
         self._drain_events(c, mem)
-        self._send_all(msg.member, out)
+        self._send_all(member, out)
 
     def _exchange(self, name: str, incarnation: int, rid: int, req: m.Request, sent: int,
                   received: float | None, resp: m.Response | None) -> ev.WireExchange:
@@ -943,8 +934,8 @@ class Simulation:
                     if at + self.sc.regex_resolution_ms <= self.now:
                         self._coordinator_output(self.coordinator.complete_regex_resolution(gid, self.now))
             while self.queue and self.queue[0][0] <= self.now:
-                msg = heapq.heappop(self.queue)[2]
-                if msg.to_coordinator:
+                msg = heapq.heappop(self.queue)
+                if msg[2]:  # to the coordinator
                     self._deliver_to_coordinator(msg)
                 else:
                     self._deliver_to_member(msg)
