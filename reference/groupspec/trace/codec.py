@@ -55,6 +55,35 @@ def _same(value: Any) -> Any:
     return value
 
 
+#: the exact types whose values :func:`_encoder_for` encodes as themselves (``_same``)
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def fields_encoder(names: tuple[str, ...], prefix: str = "",
+                   special: dict[str, str] | None = None) -> str:
+    """The source of a function body that reads attributes ``names`` of ``v`` and returns
+    them as a dict of their :func:`to_json` values in that order, a plain value
+    (:data:`_PLAIN`, encoded as itself) taken without the call. ``prefix`` is entries put
+    first; ``special`` gives a field another expression of its value ``{x}``. The body runs
+    with ``_type`` (``type``), ``_P`` (:data:`_PLAIN`) and ``_tj`` (:func:`to_json`)."""
+    special = special or {}
+    lines = [f"    x{i} = v.{name}" for i, name in enumerate(names)]
+    values = ", ".join(
+        f"{name!r}: " + (special[name].format(x=f"x{i}") if name in special
+                         else f"x{i} if _type(x{i}) in _P else _tj(x{i})")
+        for i, name in enumerate(names))
+    return "\n".join([*lines, f"    return {{{prefix}{values}}}"])
+
+
+def compile_encoder(body: str, **names: Any) -> Callable[[Any], Any]:
+    """``def enc(v):`` with :func:`fields_encoder`'s ``body``, run with its names and
+    ``names``."""
+    scope: dict[str, Any] = {"_type": type, "_P": _PLAIN, "_tj": to_json, **names}
+    exec(f"def enc(v):\n{body}\n", scope)  # the source is built from field names alone
+    enc: Callable[[Any], Any] = scope["enc"]
+    return enc
+
+
 def _encoder_for(t: type) -> Callable[[Any], Any]:
     """How values of type ``t`` are encoded; the rules are tried in this order."""
     if issubclass(t, TopicId):
@@ -67,8 +96,8 @@ def _encoder_for(t: type) -> Callable[[Any], Any]:
     if issubclass(t, Enum):
         return lambda v: v.name
     if dataclasses.is_dataclass(t):  # an instance's type (a class passed as a value is not)
-        names = _field_names(t)
-        return lambda v: {name: to_json(getattr(v, name)) for name in names}
+        # {name: to_json(getattr(v, name)) for name in _field_names(t)}, written out
+        return compile_encoder(fields_encoder(_field_names(t)))
     if issubclass(t, tuple | list):
         return lambda v: [to_json(x) for x in v]
     if issubclass(t, dict):
