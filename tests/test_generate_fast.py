@@ -17,8 +17,10 @@ from hypothesis import strategies as st
 
 from groupspec.pipeline.generate import (
     FAULTS,
+    _when,
     generate,
     group_scenario,
+    merge,
     simulate_group,
     simulate_group_reference,
 )
@@ -154,6 +156,28 @@ def test_the_simulators_events_are_what_their_classes_make() -> None:
     for e in made:
         again = type(e)(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})
         assert list(vars(again).items()) == list(vars(e).items())
+
+
+@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0, 5.0]), max_size=6), max_size=4),
+       st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_merge_orders_as_the_heap_of_the_groups_streams(times: list[list[float]], in_order: bool) -> None:
+    # merge sorts all the events at once when every group is in time order, and merges the
+    # streams with a heap otherwise: either way the order of heapq.merge over (time, group
+    # index, index) and the events renumbered from 1
+    import heapq
+    from itertools import count, repeat
+
+    if in_order:
+        times = [sorted(ts) for ts in times]
+    groups: list[list[Event]] = [[RecordEvent(seq=i + 1, at_ms=int(t), record=None)  # type: ignore[arg-type]
+                                  for i, t in enumerate(ts)] for ts in times]
+    expected = [(gi, ei) for _, gi, ei, _ in heapq.merge(
+        *[zip(map(_when, es), repeat(gi), count(), es) for gi, es in enumerate(groups)])]
+    got = list(merge(groups))
+    assert [(gi, ei) for gi, ei, _ in got] == expected
+    assert [e.seq for _, _, e in got] == list(range(1, len(got) + 1))
+    assert all(vars(e) == {**vars(groups[gi][ei]), "seq": e.seq} for gi, ei, e in got)
 
 
 def test_a_lean_run_leaves_no_cycle_behind() -> None:
