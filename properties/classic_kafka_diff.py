@@ -100,7 +100,9 @@ class Op:
     protocol_type: str = "consumer"
     session_ms: int = 10_000
     rebalance_ms: int = 20_000
-    assign: bool = True
+    #: the assignments a SyncGroup carries: for every member the client saw in its JoinGroup
+    #: answer ("all"), none, all but the last ("partial"), or all and an unknown id ("extra")
+    assign: str = "all"
     sync_names: str = "right"
     others: tuple[tuple[int, str], ...] = ()
     ms: int = 0
@@ -132,7 +134,7 @@ _sync = st.builds(
     lambda who, group, ids, gen, assign, names, version: Op(
         "sync", who=who, group=group, ids=ids, gen=gen, assign=assign, sync_names=names,
         version=version),
-    _who, _group, _ids, _gen, st.booleans(),
+    _who, _group, _ids, _gen, st.sampled_from(["all", "all", "none", "partial", "extra"]),
     st.sampled_from(["right", "right", "none", "wrong_type", "wrong_name"]), st.sampled_from([3, 5]),
 )
 _heartbeat = st.builds(lambda who, group, ids, gen: Op("heartbeat", who=who, group=group, ids=ids, gen=gen),
@@ -191,7 +193,7 @@ class Mismatch(AssertionError):
     pass
 
 
-class LeaderChoice(Exception):  # noqa: N818 (a control-flow signal, not an error)
+class LeaderChoice(Exception):
     """The sides differ only in whom they elected leader (documented modelling choice)."""
 
 
@@ -332,8 +334,9 @@ class Differ:
                     "client_id": client_id, "version": op.version}
             return wire, join
         if op.kind == "sync":
-            assignments = ([(x, _b64(Assignment({"t": (i, gen)}).encode())) for i, x in enumerate(seen.members)]
-                           if op.assign else [])
+            targets = {"all": list(seen.members), "none": [], "partial": list(seen.members[:-1]),
+                       "extra": [*seen.members, f"{client_id}-bogus"]}[op.assign]
+            assignments = [(x, _b64(Assignment({"t": (i, gen)}).encode())) for i, x in enumerate(targets)]
             ptype, pname = seen.protocol_type, seen.protocol_name
             if op.sync_names == "none" or op.version < 5:
                 ptype = pname = None

@@ -65,3 +65,21 @@ def test_a_whole_rebalance_is_compared(jvm: JvmOracle) -> None:
         Op("advance", ms=6_000), Op("heartbeat", who=0), Op("join", who=0),
     ]
     assert check(jvm, ops) == len(ops)
+
+
+#: sequences on which the reference once answered differently from Kafka (each fixed in the
+#: reference; tests/test_coordinator_kafka_regressions.py pins the reference's side)
+FOUND: dict[str, list[Op]] = {
+    # a SyncGroup v5 naming a protocol while the group has none (first join phase):
+    # REBALANCE_IN_PROGRESS, not INCONSISTENT_GROUP_PROTOCOL (isProtocolInconsistent)
+    "sync-protocol-name-before-any": [
+        Op("join", who=0, version=6), Op("join", who=0, version=6),
+        Op("sync", who=0, gen="future", version=5, sync_names="wrong_name"),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_found_sequences_agree_with_kafka(jvm: JvmOracle, name: str) -> None:
+    ops = FOUND[name]
+    assert check(jvm, ops) == len(ops)

@@ -39,8 +39,11 @@ def _validate(group: Group, req: SyncGroupRequest) -> Error:
 
 
 def _inconsistent(from_request: str | None, from_group: str | None) -> bool:
-    # isProtocolInconsistent: only checked when the request carries a value (v5+).
-    return from_request is not None and from_request != from_group
+    # isProtocolInconsistent (GroupMetadataManager.java): only when the request carries a
+    # value (v5+) and the group has one too. A group rebalancing has no protocol name until
+    # its join phase completes, so a SyncGroup naming any protocol then is not
+    # INCONSISTENT_GROUP_PROTOCOL but goes on to REBALANCE_IN_PROGRESS.
+    return from_request is not None and from_group is not None and from_request != from_group
 
 
 def remove_pending_sync_member(txn: Txn, group: Group, member_id: str) -> None:
