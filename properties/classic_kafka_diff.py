@@ -304,9 +304,21 @@ class Differ:
         for gid, g in self.ref.state.groups.items():
             if g.state is GroupState.Dead:
                 continue  # deliberate: the reference records Dead before removing a group
+            timers = [("heartbeat", mid, mem.heartbeat_deadline_ms) for mid, mem in g.members.items()
+                      if mem.heartbeat_deadline_ms is not None]
+            timers += [("heartbeat", mid, deadline) for mid, deadline in g.pending_members.items()]
+            if g.join_timer is not None:
+                timers.append(("join", "", g.join_timer.deadline_ms))
+            if g.sync_timer is not None:
+                timers.append(("sync", "", g.sync_timer.deadline_ms))
             out[gid] = (g.state.name, g.generation_id, g.leader_id, g.protocol_name,
                         tuple(sorted(g.members)),
-                        tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())))
+                        tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())),
+                        tuple(sorted((mid, mem.group_instance_id, mem.session_timeout_ms,
+                                      mem.rebalance_timeout_ms, _b64(mem.assignment), mem.is_awaiting_join,
+                                      mem.is_awaiting_sync, mem.is_new) for mid, mem in g.members.items())),
+                        tuple(sorted(g.pending_sync_members)),
+                        tuple(sorted((k, mid, d) for k, mid, d in timers)))
         return out
 
     # ------------------------------------------------------------------ requests
@@ -496,8 +508,12 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _canon_group(s: dict[str, Any]) -> tuple[Any, ...]:
+    members = tuple(sorted(
+        (mid, d["group_instance_id"], d["session_timeout_ms"], d["rebalance_timeout_ms"], d["assignment"],
+         d["awaiting_join"], d["awaiting_sync"], d["is_new"]) for mid, d in s["member_state"].items()))
     return (_KAFKA_STATES.get(s["state"], s["state"]), s["generation"], s["leader"], s["protocol_name"],
-            tuple(s["members"]), tuple(sorted(s["offsets"].items())))
+            tuple(s["members"]), tuple(sorted(s["offsets"].items())), members,
+            tuple(s["pending_sync"]), tuple((k, mid, d) for k, mid, d in s["timers"]))
 
 
 _KAFKA_STATES = {"PreparingRebalance": "PreparingRebalance", "CompletingRebalance": "CompletingRebalance",

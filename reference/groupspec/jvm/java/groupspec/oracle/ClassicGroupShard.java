@@ -377,6 +377,45 @@ public final class ClassicGroupShard implements Tool {
             o.put("protocol_name", g.protocolName().orElse(null));
             ArrayNode members = o.putArray("members");
             g.allMembers().stream().map(ClassicGroupMember::memberId).sorted().forEach(members::add);
+            // each member's own state, by member id
+            ObjectNode detail = o.putObject("member_state");
+            for (ClassicGroupMember m : g.allMembers()) {
+                ObjectNode d = detail.putObject(m.memberId());
+                d.put("group_instance_id", m.groupInstanceId().orElse(null));
+                d.put("session_timeout_ms", m.sessionTimeoutMs());
+                d.put("rebalance_timeout_ms", m.rebalanceTimeoutMs());
+                d.put("assignment", Base64.getEncoder().encodeToString(m.assignment()));
+                d.put("awaiting_join", m.isAwaitingJoin());
+                d.put("awaiting_sync", m.isAwaitingSync());
+                d.put("is_new", m.isNew());
+            }
+            ArrayNode pendingSync = o.putArray("pending_sync");
+            g.allPendingSyncMembers().stream().sorted().forEach(pendingSync::add);
+            // the group's running timers: [kind, member, deadline]
+            ArrayNode timers = o.putArray("timers");
+            List<String[]> found = new ArrayList<>();
+            for (Scheduled t : timer.byKey.values()) {
+                if (t.key.startsWith("heartbeat-" + gid + "-")) {
+                    String member = t.key.substring(("heartbeat-" + gid + "-").length());
+                    // a heartbeat timer left behind for an id that is neither a member nor a
+                    // pending member does nothing when it fires
+                    // (GroupMetadataManager.expireClassicGroupMemberHeartbeat): not listed
+                    if (g.hasMember(member) || g.isPendingMember(member)) {
+                        found.add(new String[] {"heartbeat", member, Long.toString(t.deadline)});
+                    }
+                } else if (t.key.equals("join-" + gid)) {
+                    found.add(new String[] {"join", "", Long.toString(t.deadline)});
+                } else if (t.key.equals("sync-" + gid)) {
+                    found.add(new String[] {"sync", "", Long.toString(t.deadline)});
+                }
+            }
+            found.sort((a, b) -> (a[0] + "\0" + a[1]).compareTo(b[0] + "\0" + b[1]));
+            for (String[] t : found) {
+                ArrayNode each = timers.addArray();
+                each.add(t[0]);
+                each.add(t[1]);
+                each.add(Long.parseLong(t[2]));
+            }
             // the committed offsets, read as OffsetFetch with require_stable reads them
             ObjectNode offsets = o.putObject("offsets");
             OffsetFetchResponseData.OffsetFetchResponseGroup fetched = shard.fetchAllOffsets(
