@@ -151,6 +151,8 @@ _commit = st.builds(
     _who, _group, _ids, _gen, st.sampled_from([8, 8, 9, 2, 5, 6, 7]),
     st.sampled_from(["short", "short", "none", "long"]),
 )
+_delete = st.builds(lambda group, both: Op("delete", group=group, assign="both" if both else "one"),
+                    _group, st.booleans())
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 1_000, 3_000, 3_000, 5_000, 5_000, 10_000, 20_000,
                                       45_000, 300_000]))
@@ -163,11 +165,11 @@ _round = st.builds(lambda group: Op("round", group=group), _group)
 
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
-    "heartbeat": _heartbeat, "leave": _leave, "commit": _commit,
+    "heartbeat": _heartbeat, "leave": _leave, "commit": _commit, "delete": _delete,
 }
 #: mostly well-behaved steps (st.one_of would fold repeated branches into one)
 _WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
-            "commit": 1}
+            "commit": 1, "delete": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -408,10 +410,16 @@ class Differ:
                 group_id=gid, generation_id=gen, member_id=mid, group_instance_id=inst,
                 version=op.version,
                 partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in partitions))
+        if op.kind == "delete":
+            names = list(GROUPS) if op.assign == "both" else [gid]
+            wire = {"rid": rid, "kind": "delete", "groups": names}
+            return wire, m.DeleteGroupsRequest(groups_names=tuple(names))
         raise ValueError(op.kind)
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
+        if op.kind == "delete":
+            return
         if op.kind == "leave":
             for (who, _), each in zip(op.others, resp["members"], strict=False):
                 if each["error"] == Error.NONE.value:
@@ -473,6 +481,8 @@ def _ref_json(resp: m.Response) -> dict[str, Any]:
         return {"error": resp.error.value,
                 "members": [{"member_id": x.member_id, "group_instance_id": x.group_instance_id,
                              "error": x.error.value} for x in resp.members]}
+    if isinstance(resp, m.DeleteGroupsResponse):
+        return {"results": [{"group_id": x.group_id, "error": x.error.value} for x in resp.results]}
     if isinstance(resp, m.OffsetCommitResponse):
         return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
                                for p in resp.partitions]}
@@ -501,6 +511,8 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
             v = tuple(sorted((x["member_id"], x["group_instance_id"], x["metadata"]) for x in v))
         elif k == "members":
             v = tuple((x["member_id"], x["group_instance_id"], _err(x["error"])) for x in v)
+        elif k == "results":
+            v = tuple(sorted((x["group_id"], _err(x["error"])) for x in v))
         elif k == "partitions":
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         items.append((k, v))

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.internals.Plugin;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
@@ -22,6 +23,7 @@ import org.apache.kafka.common.message.SyncGroupResponseData;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
@@ -310,6 +312,9 @@ public final class ClassicGroupShard implements Tool {
             if (op.has("group")) {
                 groupIds.add(op.path("group").asText());
             }
+            for (JsonNode g : op.path("groups")) {
+                groupIds.add(g.asText());
+            }
             switch (kind) {
                 case "advance": advance(op.path("to").asLong()); break;
                 case "join": join(rid, op); break;
@@ -317,6 +322,7 @@ public final class ClassicGroupShard implements Tool {
                 case "heartbeat": heartbeat(rid, op); break;
                 case "leave": leave(rid, op); break;
                 case "commit": commit(rid, op); break;
+                case "delete": delete(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -684,6 +690,29 @@ public final class ClassicGroupShard implements Tool {
                 mo.put("member_id", m.memberId());
                 mo.put("group_instance_id", m.groupInstanceId());
                 mo.put("error", m.errorCode());
+            }
+            answered(rid, o);
+        }
+
+        /** DeleteGroups of classic groups: the service's share-group step finds none, then
+         * the shard's deleteGroups answers per group (GroupCoordinatorService.deleteGroups). */
+        void delete(int rid, JsonNode op) {
+            List<String> ids = new ArrayList<>();
+            op.path("groups").forEach(g -> ids.add(g.asText()));
+            AuthorizableRequestContext ctx = context(42, op.path("version").asInt(2), "admin", "/127.0.0.1");
+            DeleteGroupsResponseData.DeletableGroupResultCollection results;
+            try {
+                results = apply(shard.deleteGroups(ctx, ids));
+            } catch (Throwable e) {
+                results = onError("delete-groups", ids, e,
+                    (error, m) -> DeleteGroupsRequest.getErrorResultCollection(ids, error));
+            }
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode each = o.putArray("results");
+            for (DeleteGroupsResponseData.DeletableGroupResult r : results) {
+                ObjectNode ro = each.addObject();
+                ro.put("group_id", r.groupId());
+                ro.put("error", r.errorCode());
             }
             answered(rid, o);
         }
