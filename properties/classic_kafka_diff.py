@@ -411,7 +411,7 @@ class Differ:
                 version=op.version,
                 partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in partitions))
         if op.kind == "delete":
-            names = list(GROUPS) if op.assign == "both" else [gid]
+            names: list[str] = list(GROUPS) if op.assign == "both" else [gid]
             wire = {"rid": rid, "kind": "delete", "groups": names}
             return wire, m.DeleteGroupsRequest(groups_names=tuple(names))
         raise ValueError(op.kind)
