@@ -411,9 +411,9 @@ class Differ:
                 version=op.version,
                 partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in partitions))
         if op.kind == "delete":
-            names: list[str] = list(GROUPS) if op.assign == "both" else [gid]
-            wire = {"rid": rid, "kind": "delete", "groups": names}
-            return wire, m.DeleteGroupsRequest(groups_names=tuple(names))
+            deleted = list(GROUPS) if op.assign == "both" else [gid]
+            wire = {"rid": rid, "kind": "delete", "groups": deleted}
+            return wire, m.DeleteGroupsRequest(groups_names=tuple(deleted))
         raise ValueError(op.kind)
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
