@@ -32,6 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
+from groupspec.coordinator.classic import fast_path
 from groupspec.jvm import JvmOracle
 from properties.classic_kafka_diff import SEQUENCES, Op, check
 
@@ -44,8 +45,20 @@ def jvm() -> Iterator[JvmOracle]:
         yield oracle
 
 
-def test_reference_answers_as_kafkas_group_coordinator(jvm: JvmOracle) -> None:
-    @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@pytest.mark.parametrize("fast", [True, False], ids=["fast-path", "handlers-only"])
+def test_reference_answers_as_kafkas_group_coordinator(
+    jvm: JvmOracle, fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the reference answers a current member's Heartbeat and OffsetCommit through its fast
+    # path (coordinator/classic/fast_path.py) unless it is switched off: both must be Kafka's
+    monkeypatch.setattr(fast_path, "ENABLED", fast)
+
+    # an example is a few milliseconds (one JVM, one shard per sequence): four times the
+    # loaded profile's examples (ci: 240 per path, about 5 s in all)
+    current = settings()
+
+    @settings(current, max_examples=4 * current.max_examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(ops=SEQUENCES)
     def run(ops: list[Op]) -> None:
         check(jvm, ops)
