@@ -47,6 +47,7 @@ from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.records import GroupSnapshot
 
 TOOL = "ClassicGroupShard"
 
@@ -320,7 +321,8 @@ class Differ:
                                       mem.rebalance_timeout_ms, _b64(mem.assignment), mem.is_awaiting_join,
                                       mem.is_awaiting_sync, mem.is_new) for mid, mem in g.members.items())),
                         tuple(sorted(g.pending_sync_members)),
-                        tuple(sorted((k, mid, d) for k, mid, d in timers)))
+                        tuple(sorted((k, mid, d) for k, mid, d in timers)),
+                        _ref_persisted(g.persisted))
         return out
 
     # ------------------------------------------------------------------ requests
@@ -525,7 +527,32 @@ def _canon_group(s: dict[str, Any]) -> tuple[Any, ...]:
          d["awaiting_join"], d["awaiting_sync"], d["is_new"]) for mid, d in s["member_state"].items()))
     return (_KAFKA_STATES.get(s["state"], s["state"]), s["generation"], s["leader"], s["protocol_name"],
             tuple(s["members"]), tuple(sorted(s["offsets"].items())), members,
-            tuple(s["pending_sync"]), tuple((k, mid, d) for k, mid, d in s["timers"]))
+            tuple(s["pending_sync"]), tuple((k, mid, d) for k, mid, d in s["timers"]),
+            _kafka_persisted(s["persisted"]))
+
+
+def _kafka_persisted(p: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    """The group's last persisted metadata (GroupMetadataValue), or None."""
+    if p is None:
+        return None
+    # an empty group's record carries protocol type "" (newEmptyGroupMetadataRecord), which
+    # GroupMetadataManager.replay reads back as no protocol type: the reference's None
+    return (p["protocol_type"] or None, p["generation"], p["protocol"], p["leader"], p["state_timestamp"],
+            tuple(sorted(tuple(x) for x in p["members"])))
+
+
+def _ref_persisted(snap: GroupSnapshot | None) -> tuple[Any, ...] | None:
+    """The reference's last persisted group record, as Kafka's GroupMetadataValue has it: a
+    member's subscription is its metadata for the group's protocol."""
+    if snap is None:
+        return None
+    members = []
+    for x in snap.members:
+        subscription = next((p.metadata for p in x.protocols if p.name == snap.protocol_name), b"")
+        members.append((x.info.member_id, x.info.group_instance_id, x.info.client_id, x.info.client_host,
+                        x.rebalance_timeout_ms, x.session_timeout_ms, _b64(subscription), _b64(x.assignment)))
+    return (snap.protocol_type, snap.generation_id, snap.protocol_name, snap.leader_id,
+            snap.state_timestamp_ms, tuple(sorted(members)))
 
 
 _KAFKA_STATES = {"PreparingRebalance": "PreparingRebalance", "CompletingRebalance": "CompletingRebalance",

@@ -39,6 +39,8 @@ import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
 import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
 import org.apache.kafka.coordinator.group.GroupMetadataManager;
 import org.apache.kafka.coordinator.group.classic.ClassicGroup;
+import org.apache.kafka.coordinator.group.generated.GroupMetadataKey;
+import org.apache.kafka.coordinator.group.generated.GroupMetadataValue;
 import org.apache.kafka.coordinator.group.classic.ClassicGroupMember;
 import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
 import org.apache.kafka.image.MetadataImage;
@@ -239,6 +241,7 @@ public final class ClassicGroupShard implements Tool {
         final Set<String> groupIds = new LinkedHashSet<>();
         final Set<String> seenIds = new LinkedHashSet<>();
         final List<String> newIds = new ArrayList<>();
+        final Map<String, GroupMetadataValue> persisted = new HashMap<>();
         ArrayNode completed;
         long offset;
 
@@ -272,9 +275,17 @@ public final class ClassicGroupShard implements Tool {
 
         /** What the runtime does with a finished write: replay its records, then complete its append future. */
         <T> T apply(CoordinatorResult<T, CoordinatorRecord> result) {
-            if (result.replayRecords()) {
-                for (CoordinatorRecord record : result.records()) {
-                    shard.replay(offset++, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
+            for (CoordinatorRecord record : result.records()) {
+                // the records go to the log whether or not they are replayed (a result that
+                // says not to replay has already applied them, e.g. the empty record of a
+                // group just created)
+                if (result.replayRecords()) {
+                    shard.replay(offset, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
+                }
+                offset++;
+                if (record.key() instanceof GroupMetadataKey key) {
+                    // the group's last persisted metadata (null: a tombstone)
+                    persisted.put(key.group(), record.value() == null ? null : (GroupMetadataValue) record.value().message());
                 }
             }
             if (result.appendFuture() != null) {
@@ -394,6 +405,29 @@ public final class ClassicGroupShard implements Tool {
                 d.put("awaiting_join", m.isAwaitingJoin());
                 d.put("awaiting_sync", m.isAwaitingSync());
                 d.put("is_new", m.isNew());
+            }
+            GroupMetadataValue saved = persisted.get(gid);
+            if (saved == null) {
+                o.putNull("persisted");
+            } else {
+                ObjectNode po = o.putObject("persisted");
+                po.put("protocol_type", saved.protocolType());
+                po.put("generation", saved.generation());
+                po.put("protocol", saved.protocol());
+                po.put("leader", saved.leader());
+                po.put("state_timestamp", saved.currentStateTimestamp());
+                ArrayNode pm = po.putArray("members");
+                for (GroupMetadataValue.MemberMetadata m : saved.members()) {
+                    ArrayNode each = pm.addArray();
+                    each.add(m.memberId());
+                    each.add(m.groupInstanceId());
+                    each.add(m.clientId());
+                    each.add(m.clientHost());
+                    each.add(m.rebalanceTimeout());
+                    each.add(m.sessionTimeout());
+                    each.add(Base64.getEncoder().encodeToString(m.subscription()));
+                    each.add(Base64.getEncoder().encodeToString(m.assignment()));
+                }
             }
             ArrayNode pendingSync = o.putArray("pending_sync");
             g.allPendingSyncMembers().stream().sorted().forEach(pendingSync::add);
