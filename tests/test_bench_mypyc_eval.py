@@ -41,8 +41,18 @@ def test_report_names_the_modules_and_the_ratio() -> None:
 
 
 def test_the_modules_and_the_source_patches_still_match_the_source() -> None:
-    for pattern in mypyc_eval.MODULES:
+    for pattern in (*mypyc_eval.MODULES, *mypyc_eval.GENERATE_MODULES):
         assert list(PACKAGE.glob(pattern)), f"{pattern} names no module"
     for module, find, _, why in mypyc_eval.PATCHES:
         text = (PACKAGE / module).read_text(encoding="utf-8")
         assert re.search(find, text, flags=re.M), f"{module}: the patch for '{why}' no longer applies"
+
+
+def test_the_generator_report_names_both_formats_and_the_decision() -> None:
+    fmt = {"events": 1000, "pure_cpu_s": 1.3, "compiled_cpu_s": 1.0, "speedup": 1.3, "same_bytes": True}
+    r = {**_report(1.3, 1.0, True), "workload": "generate", "rounds": 1,
+         "formats": {"parquet": fmt, "jsonl": fmt}, "same_bytes": True}
+    verdicts = [v for _, _, v in mypyc_eval.targets_generate(r)]
+    assert verdicts == ["not met: not kept", "met"]
+    text = "\n".join(mypyc_eval._generate_section(r))
+    assert "| parquet | mypyc (1 modules)" in text and "1.30x" in text
