@@ -233,15 +233,17 @@ public final class ClassicGroupShard implements Tool {
 
     private static final class State {
         final ManualClock time = new ManualClock();
-        final ManualTimer timer = new ManualTimer(time);
-        final Metrics metrics = new Metrics();
+        ManualTimer timer;
+        Metrics metrics;
         final GroupCoordinatorConfig config;
-        final GroupCoordinatorShard shard;
-        final GroupMetadataManager groups;
+        GroupCoordinatorShard shard;
+        GroupMetadataManager groups;
         final Set<String> groupIds = new LinkedHashSet<>();
         final Set<String> seenIds = new LinkedHashSet<>();
         final List<String> newIds = new ArrayList<>();
         final Map<String, GroupMetadataValue> persisted = new HashMap<>();
+        /** every record appended so far: what a coordinator loading the partition replays */
+        final List<CoordinatorRecord> log = new ArrayList<>();
         ArrayNode completed;
         long offset;
 
@@ -249,13 +251,24 @@ public final class ClassicGroupShard implements Tool {
             Map<String, Object> props = new HashMap<>();
             cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
             config = GroupCoordinatorConfig.fromProps(props);
-            LogContext log = new LogContext("[groupspec shard] ");
-            SnapshotRegistry snapshots = new SnapshotRegistry(log);
+            load();
+        }
+
+        /** A fresh shard (timer, snapshot registry, metrics) that replays the log, then
+         * onLoaded, as the runtime loads a __consumer_offsets partition. */
+        void load() throws ReflectiveOperationException {
+            if (metrics != null) {
+                metrics.close();
+            }
+            timer = new ManualTimer(time);
+            metrics = new Metrics();
+            LogContext logContext = new LogContext("[groupspec shard] ");
+            SnapshotRegistry snapshots = new SnapshotRegistry(logContext);
             GroupCoordinatorShard.Builder builder =
                 new GroupCoordinatorShard.Builder(config, new GroupConfigManager(Map.of()));
             builder.withAuthorizerPlugin(Optional.<Plugin<org.apache.kafka.server.authorizer.Authorizer>>empty());
             shard = builder
-                .withLogContext(log)
+                .withLogContext(logContext)
                 .withTime(time)
                 .withTimer(timer)
                 .withExecutor(new NoExecutor())
@@ -263,10 +276,21 @@ public final class ClassicGroupShard implements Tool {
                 .withTopicPartition(new TopicPartition("__consumer_offsets", 0))
                 .withSnapshotRegistry(snapshots)
                 .build();
+            long at = 0;
+            for (CoordinatorRecord record : log) {
+                shard.replay(at++, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
+            }
             shard.onLoaded(MetadataImage.EMPTY);
             Field f = GroupCoordinatorShard.class.getDeclaredField("groupMetadataManager");
             f.setAccessible(true);
             groups = (GroupMetadataManager) f.get(shard);
+        }
+
+        /** The coordinator moves: the shard unloads (parked JoinGroup / SyncGroup answered
+         * NOT_COORDINATOR by GroupMetadataManager.onUnloaded), another loads the log. */
+        void failover() throws ReflectiveOperationException {
+            shard.onUnloaded();
+            load();
         }
 
         void close() {
@@ -283,6 +307,7 @@ public final class ClassicGroupShard implements Tool {
                     shard.replay(offset, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
                 }
                 offset++;
+                log.add(record);
                 if (record.key() instanceof GroupMetadataKey key) {
                     // the group's last persisted metadata (null: a tombstone)
                     persisted.put(key.group(), record.value() == null ? null : (GroupMetadataValue) record.value().message());
@@ -315,7 +340,7 @@ public final class ClassicGroupShard implements Tool {
             return CoordinatorOperationExceptionHelper.handleOperationException(name, request, e, handler, LOG);
         }
 
-        JsonNode step(JsonNode op) {
+        JsonNode step(JsonNode op) throws ReflectiveOperationException {
             completed = JSON.createArrayNode();
             newIds.clear();
             String kind = op.path("kind").asText();
@@ -328,6 +353,7 @@ public final class ClassicGroupShard implements Tool {
             }
             switch (kind) {
                 case "advance": advance(op.path("to").asLong()); break;
+                case "failover": failover(); break;
                 case "join": join(rid, op); break;
                 case "sync": sync(rid, op); break;
                 case "heartbeat": heartbeat(rid, op); break;
