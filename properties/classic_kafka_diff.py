@@ -15,14 +15,17 @@ to Kafka and to the reference, and compares:
 - each response field but throttle time: error, generation, member id, leader, protocol
   type and name, skip_assignment, the leader's member list (as a set, same reason),
   assignments, per-member leave errors and per-partition commit errors;
-- the groups after the step: state, generation, leader, protocol, member ids.
+- the groups after the step: state, generation, leader, protocol, members (and each one's
+  timeouts, assignment, parked requests), pending-sync set, timer deadlines, committed
+  offsets and the last persisted group record.
 
 Member ids: Kafka draws a random UUID for each new member; the reference's id generator is
 fed, at each step, the ids Kafka produced in that step, so both sides use the same ids and
 the answers compare verbatim.
 
 Inputs are restricted to those GroupCoordinatorService passes to the shard unchanged
-(non-empty group ids, JoinGroup v3+ and LeaveGroup v3+ requests, OffsetCommit v6-v9);
+(non-empty group ids, LeaveGroup v3+ member lists, OffsetCommit v2-v9; JoinGroup v0 gets
+the session timeout as rebalance timeout, as Kafka's request parser gives it);
 the one service check the shard does not repeat (JoinGroup session timeout bounds) is
 applied by the Java harness as the service applies it.
 

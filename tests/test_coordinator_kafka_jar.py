@@ -1,10 +1,12 @@
 """The reference classic coordinator against Kafka 4.1.2's own group coordinator shard.
 
-Random sequences of JoinGroup, SyncGroup, Heartbeat, LeaveGroup and OffsetCommit requests
-and clock advances, over two groups and four clients (two dynamic, two static), drive both
+Random sequences of JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and
+DeleteGroups requests, clock advances and coordinator failovers, over two groups and five
+clients (two dynamic, two static, one sharing a static member's instance id), drive both
 the reference (``Coordinator.handle`` / ``advance``) and a real ``GroupCoordinatorShard``
 built from kafka-group-coordinator-4.1.2.jar (the JVM oracle's ``ClassicGroupShard`` tool);
-every step's completed responses and the groups' state must be identical
+every step's completed responses and the groups' state (members, timers, committed offsets,
+last persisted group record) must be identical
 (``properties/classic_kafka_diff.py`` says what is compared and what is not).
 
 Service layer: the harness drives the shard, so the inputs are restricted to those
@@ -19,7 +21,9 @@ compared; a sequence whose leader election differs only in whom it picked stops 
 compared at that step (docs/deviations.md, "Leader chosen when the leader leaves"); protocol
 lists share one preference order so the vote cannot tie ("Protocol-vote tie"); timers due
 in one millisecond fire in the reference's order on both sides ("Timers due at the same
-millisecond"); a Dead group in the reference counts as absent ("Deleted / expired groups").
+millisecond"); a Dead group in the reference counts as absent ("Deleted / expired groups");
+failovers happen at multiples of the offset-expiry check interval ("The offset-expiry check
+cadence").
 
 Java is required: a missing JVM fails the test (never skipped).
 """
