@@ -588,7 +588,11 @@ def _only_leader_differs(
     the member list only a leader receives) makes the two sides equal, and both leaders are
     members of their group."""
     def blank_groups(gs: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
-        return {g: (s[0], s[1], None, *s[3:]) for g, s in gs.items()}
+        out = {}
+        for g, s in gs.items():
+            persisted = s[9] if s[9] is None else (*s[9][:3], None, *s[9][4:])
+            out[g] = (s[0], s[1], None, *s[3:9], persisted)
+        return out
 
     def blank_resp(rs: list[tuple[int, tuple[Any, ...]]]) -> list[tuple[int, tuple[Any, ...]]]:
         out = []
