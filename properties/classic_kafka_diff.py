@@ -157,6 +157,8 @@ _commit = st.builds(
 )
 _delete = st.builds(lambda group, both: Op("delete", group=group, assign="both" if both else "one"),
                     _group, st.booleans())
+_describe = st.builds(lambda group, both: Op("describe", group=group, assign="both" if both else "one"),
+                      _group, st.booleans())
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 1_000, 3_000, 3_000, 5_000, 5_000, 10_000, 20_000,
                                       45_000, 300_000]))
@@ -170,11 +172,11 @@ _round = st.builds(lambda group: Op("round", group=group), _group)
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
     "heartbeat": _heartbeat, "leave": _leave, "commit": _commit, "delete": _delete,
-    "failover": st.just(Op("failover")),
+    "failover": st.just(Op("failover")), "describe": _describe,
 }
 #: mostly well-behaved steps (st.one_of would fold repeated branches into one)
 _WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
-            "commit": 1, "delete": 1, "failover": 1}
+            "commit": 1, "delete": 1, "failover": 1, "describe": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -431,6 +433,10 @@ class Differ:
                 group_id=gid, generation_id=gen, member_id=mid, group_instance_id=inst,
                 version=op.version,
                 partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in partitions))
+        if op.kind == "describe":
+            described = list(GROUPS) if op.assign == "both" else [gid]
+            wire = {"rid": rid, "kind": "describe", "groups": described}
+            return wire, m.DescribeGroupsRequest(groups=tuple(described))
         if op.kind == "delete":
             deleted = list(GROUPS) if op.assign == "both" else [gid]
             wire = {"rid": rid, "kind": "delete", "groups": deleted}
@@ -439,7 +445,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind == "delete":
+        if op.kind in ("delete", "describe"):
             return
         if op.kind == "leave":
             for (who, _), each in zip(op.others, resp["members"], strict=False):
@@ -502,6 +508,12 @@ def _ref_json(resp: m.Response) -> dict[str, Any]:
         return {"error": resp.error.value,
                 "members": [{"member_id": x.member_id, "group_instance_id": x.group_instance_id,
                              "error": x.error.value} for x in resp.members]}
+    if isinstance(resp, m.DescribeGroupsResponse):
+        return {"groups": [{"error": g.error.value, "group_id": g.group_id, "group_state": g.group_state,
+                            "protocol_type": g.protocol_type, "protocol_data": g.protocol_data,
+                            "members": [[x.member_id, x.group_instance_id, x.client_id, x.client_host,
+                                         _b64(x.member_metadata), _b64(x.member_assignment)]
+                                        for x in g.members]} for g in resp.groups]}
     if isinstance(resp, m.DeleteGroupsResponse):
         return {"results": [{"group_id": x.group_id, "error": x.error.value} for x in resp.results]}
     if isinstance(resp, m.OffsetCommitResponse):
@@ -532,6 +544,10 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
             v = tuple(sorted((x["member_id"], x["group_instance_id"], x["metadata"]) for x in v))
         elif k == "members":
             v = tuple((x["member_id"], x["group_instance_id"], _err(x["error"])) for x in v)
+        elif k == "groups":
+            # described groups in request order; each one's members as a set (HashMap order)
+            v = tuple((_err(g["error"]), g["group_id"], g["group_state"], g["protocol_type"], g["protocol_data"],
+                       tuple(sorted(tuple(x) for x in g["members"]))) for g in v)
         elif k == "results":
             v = tuple(sorted((x["group_id"], _err(x["error"])) for x in v))
         elif k == "partitions":

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupRequestData;
@@ -360,6 +361,7 @@ public final class ClassicGroupShard implements Tool {
                 case "leave": leave(rid, op); break;
                 case "commit": commit(rid, op); break;
                 case "delete": delete(rid, op); break;
+                case "describe": describeGroups(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -773,6 +775,35 @@ public final class ClassicGroupShard implements Tool {
                 ObjectNode ro = each.addObject();
                 ro.put("group_id", r.groupId());
                 ro.put("error", r.errorCode());
+            }
+            answered(rid, o);
+        }
+
+        /** DescribeGroups: the service reads the shard at its last committed offset; every
+         * write here is committed at once, so the latest state is read. */
+        void describeGroups(int rid, JsonNode op) {
+            List<String> ids = new ArrayList<>();
+            op.path("groups").forEach(g -> ids.add(g.asText()));
+            AuthorizableRequestContext ctx = context(15, op.path("version").asInt(5), "admin", "/127.0.0.1");
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode each = o.putArray("groups");
+            for (DescribeGroupsResponseData.DescribedGroup g : shard.describeGroups(ctx, ids, Long.MAX_VALUE)) {
+                ObjectNode go = each.addObject();
+                go.put("error", g.errorCode());
+                go.put("group_id", g.groupId());
+                go.put("group_state", g.groupState());
+                go.put("protocol_type", g.protocolType());
+                go.put("protocol_data", g.protocolData());
+                ArrayNode ms = go.putArray("members");
+                for (DescribeGroupsResponseData.DescribedGroupMember m : g.members()) {
+                    ArrayNode mo = ms.addArray();
+                    mo.add(m.memberId());
+                    mo.add(m.groupInstanceId());
+                    mo.add(m.clientId());
+                    mo.add(m.clientHost());
+                    mo.add(Base64.getEncoder().encodeToString(m.memberMetadata()));
+                    mo.add(Base64.getEncoder().encodeToString(m.memberAssignment()));
+                }
             }
             answered(rid, o);
         }
