@@ -147,6 +147,10 @@ def not_coordinator(req: m.Request) -> m.Response:
     raise TypeError(type(req).__name__)
 
 
+#: the classic consumer's states with a heartbeat thread and a poll timeout, bound once (an
+#: enum member read off its class is a metaclass lookup each time)
+_HEARTBEATING = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+
 #: request class -> (Kafka's API name, API key)
 _API_OF: dict[type, tuple[str, int]] = {}
 _new = object.__new__
@@ -881,7 +885,7 @@ class Simulation:
                 c = mem.consumer
                 if (not mem.skip and mem.alive and isinstance(c, Consumer) and c.coordinator_known
                         and c.generation_id >= 0
-                        and c.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)):
+                        and c.state in _HEARTBEATING):
                     after.append(c.last_poll_ms + c.config.max_poll_interval_ms + 1)
             for x in after:
                 if x < best:

@@ -43,6 +43,18 @@ class MemberState(Enum):
     STABLE = "STABLE"
 
 
+# the states and errors the per-poll and per-response paths compare with, bound once: an
+# enum member read off its class costs a metaclass lookup each time (tens of ns, several
+# times per simulated poll)
+_UNJOINED = MemberState.UNJOINED
+_PREPARING = MemberState.PREPARING_REBALANCE
+_STABLE = MemberState.STABLE
+#: MemberState.hasNotJoinedGroup, and the states the heartbeat thread heartbeats in
+_NOT_JOINED = (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE)
+_HEARTBEATING = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+_NONE = Error.NONE
+_REBALANCING = Error.REBALANCE_IN_PROGRESS
+
 @dataclass(frozen=True)
 class ClusterView:
     """What the consumer's metadata says: topic -> partition count, log end offsets, and
@@ -187,7 +199,7 @@ class Consumer(Consumption):
             t = self.scheduled_rejoin_ms
         if self.request_deadline:
             t = min(t, min(self.request_deadline.values()))
-        if self.coordinator_known and self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE):
+        if self.coordinator_known and self.state in _HEARTBEATING:
             t = min(t, self.next_heartbeat_ms, self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
         # Rediscovery and rejoining happen in poll(), so the poll time above covers retry_at_ms.
         return t
@@ -207,7 +219,7 @@ class Consumer(Consumption):
         """The heartbeat thread: heartbeats while COMPLETING_REBALANCE or STABLE, and the
         poll-timeout check (AbstractCoordinator.HeartbeatThread, pollTimeoutExpired)."""
         out: list[Outgoing] = []
-        if self.state in (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE) or not self.coordinator_known:
+        if self.state in _NOT_JOINED or not self.coordinator_known:
             # The thread is disabled until a JoinGroup response arrives (MemberState.hasNotJoinedGroup).
             return out
         if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
@@ -223,7 +235,7 @@ class Consumer(Consumption):
             self._coordinator_lost(now, "no heartbeat response for a session timeout")
             return out
         if (
-            self.state in (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
+            self.state in _HEARTBEATING
             and now >= self.next_heartbeat_ms
         ):
             # Sent every heartbeat interval, whether or not the previous one was answered
@@ -269,12 +281,12 @@ class Consumer(Consumption):
         subscription = self._fixed_subscription
         if subscription is None:  # a pattern: what it matches among the topics that exist
             subscription = self.config.subscribed(frozenset(cluster.partitions))
-        if subscription != self.subscription and self.state is not MemberState.UNJOINED:
+        if subscription != self.subscription and self.state is not _UNJOINED:
             if not self.rejoin_needed:
                 self._event(now, "rejoin", detail=f"subscription changed to {', '.join(subscription)}")
             self.rejoin_needed = True
         if (
-            self.state is MemberState.STABLE
+            self.state is _STABLE
             and self.leader_metadata_snapshot is not None
             and {t: cluster.partitions[t] for t in self.subscription if t in cluster.partitions}
             != self.leader_metadata_snapshot
@@ -286,16 +298,16 @@ class Consumer(Consumption):
             self.rejoin_needed = True
         if self.scheduled_rejoin_ms is not None and now >= self.scheduled_rejoin_ms:
             self.scheduled_rejoin_ms = None
-            if self.state is MemberState.STABLE:
+            if self.state is _STABLE:
                 self.rejoin_needed = True
         if self.rejoin_needed and self.join_rid is None and self.sync_rid is None and now >= self.retry_at_ms:
             out += self._join_prepare_and_join(now, cluster, subscription)
         if self.awaiting_position:
             out += self._fetch_positions()
         out += self._process(now, cluster)
-        if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
+        if self.state is _STABLE and not self.config.enable_auto_commit:
             out += self._commit(set(self.owned))  # manual: commitAsync after processing
-        elif self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
+        elif self.state is _STABLE and now >= self.next_auto_commit_ms:
             self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
             out += self._commit(set(self.owned))
         return out
@@ -314,7 +326,7 @@ class Consumer(Consumption):
         those polls do nothing. Only the topics changing (a new ``partitions``) or an input
         to the consumer ends this early."""
         cfg = self.config
-        if (self.closed or self.fatal is not None or self.state is not MemberState.STABLE
+        if (self.closed or self.fatal is not None or self.state is not _STABLE
                 or not self.coordinator_known or self.generation_id < 0 or self.rejoin_needed
                 or self.join_rid is not None or self.sync_rid is not None
                 or self.scheduled_rejoin_ms is not None or self.awaiting_position
@@ -422,7 +434,7 @@ class Consumer(Consumption):
         self._now = now
         if isinstance(resp, m.FindCoordinatorResponse):
             self.find_rid = None
-            if resp.error is Error.NONE:
+            if resp.error is _NONE:
                 self.coordinator_known = True
                 # FindCoordinatorResponseHandler: heartbeat.resetSessionTimeout()
                 self.last_heartbeat_ok_ms = now
@@ -436,7 +448,7 @@ class Consumer(Consumption):
         if isinstance(resp, m.HeartbeatResponse):
             if rid == self.heartbeat_rid:
                 self.heartbeat_rid = None
-            if resp.error in (Error.NONE, Error.REBALANCE_IN_PROGRESS):
+            if resp.error in (_NONE, _REBALANCING):
                 self.last_heartbeat_ok_ms = now  # Heartbeat.receiveHeartbeat
             self._on_heartbeat(resp, sent, now)
             return []
@@ -622,10 +634,10 @@ class Consumer(Consumption):
 
     def _on_heartbeat(self, resp: m.HeartbeatResponse, sent: tuple[str, int, str], now: int) -> None:
         e = resp.error
-        if e is Error.NONE:
+        if e is _NONE:
             return
-        if e is Error.REBALANCE_IN_PROGRESS:
-            if self.state is MemberState.STABLE:
+        if e is _REBALANCING:
+            if self.state is _STABLE:
                 self.rejoin_needed = True
             return
         if e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
