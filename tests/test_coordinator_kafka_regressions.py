@@ -31,6 +31,42 @@ def test_sync_naming_a_protocol_while_the_group_has_none_is_rebalance_in_progres
     coord.handle(2, _join(first.member_id), 0)  # parked: the initial delay runs
     sync = m.SyncGroupRequest(group_id="g", generation_id=0, member_id=first.member_id,
                               protocol_type=None, protocol_name="other")
-    resp = coord.handle(3, sync, 0).response_to(3)
+    resp = coord.handle(3, sync, 100).response_to(3)
     assert isinstance(resp, m.SyncGroupResponse)
     assert resp.error is Error.REBALANCE_IN_PROGRESS
+
+
+def _fetched_metadata(coord: Coordinator, rid: int, now: int) -> list[str | None]:
+    fetch = coord.handle(rid, m.OffsetFetchRequest(group_id="g", partitions=(("t", 0),)), now).response_to(rid)
+    assert isinstance(fetch, m.OffsetFetchResponse) and fetch.error is Error.NONE
+    return [p.metadata for p in fetch.partitions]
+
+
+def test_a_commit_without_metadata_is_fetched_with_empty_metadata() -> None:
+    # OffsetAndMetadata.fromRequest stores a partition's null committed metadata as ""
+    # (NO_METADATA); OffsetFetch then answers "" for it, never null
+    coord = Coordinator(CoordinatorConfig(group_min_session_timeout_ms=1_000))
+    commit = m.OffsetCommitRequest(group_id="g", generation_id=-1, member_id="", version=8,
+                                   partitions=(m.OffsetCommitPartition("t", 0, 5, None),))
+    coord.handle(1, commit, 0)
+    assert _fetched_metadata(coord, 2, 0) == [""]
+
+
+def test_a_members_commit_without_metadata_is_fetched_with_empty_metadata() -> None:
+    # the same through a current member's commit (the fast path when it is enabled)
+    coord = Coordinator(CoordinatorConfig(group_min_session_timeout_ms=1_000,
+                                          group_initial_rebalance_delay_ms=100))
+    first = coord.handle(1, _join(), 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse)
+    coord.handle(2, _join(first.member_id), 0)  # parked for the initial delay
+    joined = coord.advance(100).response_to(2)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    mid, gen = joined.member_id, joined.generation_id
+    sync = m.SyncGroupRequest(group_id="g", generation_id=gen, member_id=mid,
+                              assignments=((m.SyncGroupAssignment(mid, b""),)))
+    coord.handle(3, sync, 100)
+    commit = m.OffsetCommitRequest(group_id="g", generation_id=gen, member_id=mid, version=8,
+                                   partitions=(m.OffsetCommitPartition("t", 0, 5, None),))
+    resp = coord.handle(4, commit, 100).response_to(4)
+    assert isinstance(resp, m.OffsetCommitResponse) and resp.partitions[0].error is Error.NONE
+    assert _fetched_metadata(coord, 5, 100) == [""]

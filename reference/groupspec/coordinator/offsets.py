@@ -132,7 +132,9 @@ def _commit(txn: Txn, request_id: int, group_id: str, req: OffsetCommitRequest) 
                 p.topic,
                 p.partition,
                 p.committed_offset,
-                meta,
+                # no metadata is stored as "" (OffsetAndMetadata.fromRequest, NO_METADATA), so
+                # OffsetFetch answers "" for it
+                "" if meta is None else meta,
                 txn.now_ms,
                 req.generation_id,
                 req.member_id,

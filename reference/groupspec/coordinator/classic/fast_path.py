@@ -90,8 +90,9 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
     if isinstance(req, OffsetCommitRequest):
         gen = req.generation_id
         for p in req.partitions:
+            # no metadata is stored as "" (OffsetAndMetadata.fromRequest), as offsets._commit
             records.append(r.OffsetCommitted(gid, p.topic, p.partition, p.committed_offset,
-                                             p.committed_metadata, now_ms, gen, mid))
+                                             p.committed_metadata or "", now_ms, gen, mid))
     out.responses.append((request_id, resp))
     return out
 
@@ -144,7 +145,7 @@ def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -
         offsets = state.groups[req.group_id].offsets
         for p in req.partitions:
             offsets[(p.topic, p.partition)] = CommittedOffset(
-                p.committed_offset, p.committed_metadata, now_ms)
+                p.committed_offset, p.committed_metadata or "", now_ms)
 
 
 def _member_deadline(state: CoordinatorState, group_id: str, member_id: str,
