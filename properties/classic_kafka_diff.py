@@ -159,6 +159,14 @@ _delete = st.builds(lambda group, both: Op("delete", group=group, assign="both" 
                     _group, st.booleans())
 _describe = st.builds(lambda group, both: Op("describe", group=group, assign="both" if both else "one"),
                       _group, st.booleans())
+#: OffsetFetch: every offset of the group ("all"), or the partitions commits write plus one
+#: never committed ("some"); v8+ may name the member and its generation (a classic group
+#: checks neither: ClassicGroup.validateOffsetFetch only refuses a Dead group)
+_fetch = st.builds(
+    lambda who, group, ids, gen, what, version: Op("fetch", who=who, group=group, ids=ids, gen=gen,
+                                                   assign=what, version=version),
+    _who, _group, _ids, _gen, st.sampled_from(["all", "some"]), st.sampled_from([1, 5, 7, 8, 9]),
+)
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 1_000, 3_000, 3_000, 5_000, 5_000, 10_000, 20_000,
                                       45_000, 300_000]))
@@ -172,11 +180,12 @@ _round = st.builds(lambda group: Op("round", group=group), _group)
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
     "heartbeat": _heartbeat, "leave": _leave, "commit": _commit, "delete": _delete,
-    "failover": st.just(Op("failover")), "describe": _describe,
+    "failover": st.just(Op("failover")), "describe": _describe, "fetch": _fetch,
 }
 #: mostly well-behaved steps (st.one_of would fold repeated branches into one)
 _WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
-            "commit": 1, "delete": 1, "failover": 1, "describe": 1}
+            "commit": 1, "delete": 1, "failover": 1, "describe": 1,
+            "fetch": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -437,6 +446,16 @@ class Differ:
             described = list(GROUPS) if op.assign == "both" else [gid]
             wire = {"rid": rid, "kind": "describe", "groups": described}
             return wire, m.DescribeGroupsRequest(groups=tuple(described))
+        if op.kind == "fetch":
+            wanted: list[tuple[str, int]] | None = None if op.assign == "all" else [("t", 0), ("t", 1), ("u", 0)]
+            member, epoch = (mid, gen) if op.version >= 8 else (None, -1)
+            require_stable = op.version >= 7 and op.gen == "stale"
+            wire = {"rid": rid, "kind": "fetch", "group": gid,
+                    "partitions": None if wanted is None else [list(x) for x in wanted], "member_id": member,
+                    "member_epoch": epoch, "require_stable": require_stable, "version": op.version}
+            return wire, m.OffsetFetchRequest(
+                group_id=gid, partitions=None if wanted is None else tuple(wanted),
+                require_stable=require_stable, member_id=member, member_epoch=epoch)
         if op.kind == "delete":
             deleted = list(GROUPS) if op.assign == "both" else [gid]
             wire = {"rid": rid, "kind": "delete", "groups": deleted}
@@ -445,7 +464,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("delete", "describe"):
+        if op.kind in ("delete", "describe", "fetch"):
             return
         if op.kind == "leave":
             for (who, _), each in zip(op.others, resp["members"], strict=False):
@@ -516,6 +535,10 @@ def _ref_json(resp: m.Response) -> dict[str, Any]:
                                         for x in g.members]} for g in resp.groups]}
     if isinstance(resp, m.DeleteGroupsResponse):
         return {"results": [{"group_id": x.group_id, "error": x.error.value} for x in resp.results]}
+    if isinstance(resp, m.OffsetFetchResponse):
+        return {"error": resp.error.value,
+                "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
+                            for p in resp.partitions]}
     if isinstance(resp, m.OffsetCommitResponse):
         return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
                                for p in resp.partitions]}
@@ -550,6 +573,9 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
                        tuple(sorted(tuple(x) for x in g["members"]))) for g in v)
         elif k == "results":
             v = tuple(sorted((x["group_id"], _err(x["error"])) for x in v))
+        elif k == "offsets":
+            # fetched offsets as a set: an all-partitions fetch walks Kafka's offset hash maps
+            v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
         elif k == "partitions":
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         items.append((k, v))

@@ -1,7 +1,7 @@
 """The reference classic coordinator against Kafka 4.1.2's own group coordinator shard.
 
-Random sequences of JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and
-DeleteGroups requests, clock advances and coordinator failovers, over two groups and five
+Random sequences of JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit,
+OffsetFetch, DescribeGroups and DeleteGroups requests, clock advances and coordinator failovers, over two groups and five
 clients (two dynamic, two static, one sharing a static member's instance id), drive both
 the reference (``Coordinator.handle`` / ``advance``) and a real ``GroupCoordinatorShard``
 built from kafka-group-coordinator-4.1.2.jar (the JVM oracle's ``ClassicGroupShard`` tool);
@@ -92,6 +92,11 @@ FOUND: dict[str, list[Op]] = {
     "sync-protocol-name-before-any": [
         Op("join", who=0, version=6), Op("join", who=0, version=6),
         Op("sync", who=0, gen="future", version=5, sync_names="wrong_name"),
+    ],
+    # an OffsetCommit partition without metadata is stored, and fetched, with metadata ""
+    # (OffsetAndMetadata.fromRequest), not null
+    "commit-without-metadata-fetched-empty": [
+        Op("commit", gen="none", ids="empty", metadata="none"), Op("fetch", assign="all", version=1),
     ],
 }
 

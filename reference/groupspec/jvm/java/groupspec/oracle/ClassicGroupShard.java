@@ -362,6 +362,7 @@ public final class ClassicGroupShard implements Tool {
                 case "commit": commit(rid, op); break;
                 case "delete": delete(rid, op); break;
                 case "describe": describeGroups(rid, op); break;
+                case "fetch": fetch(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -803,6 +804,51 @@ public final class ClassicGroupShard implements Tool {
                     mo.add(m.clientHost());
                     mo.add(Base64.getEncoder().encodeToString(m.memberMetadata()));
                     mo.add(Base64.getEncoder().encodeToString(m.memberAssignment()));
+                }
+            }
+            answered(rid, o);
+        }
+
+        /** OffsetFetch of one group: specific partitions ("partitions") or all of them (no
+         * "partitions"). The service reads the shard at its last committed offset, or as a
+         * write with require_stable (GroupCoordinatorService.fetchOffsets / fetchAllOffsets);
+         * every write here is committed at once, so both read the latest state. */
+        void fetch(int rid, JsonNode op) {
+            OffsetFetchRequestData.OffsetFetchRequestGroup req = new OffsetFetchRequestData.OffsetFetchRequestGroup()
+                .setGroupId(op.path("group").asText())
+                .setMemberId(optText(op, "member_id"))
+                .setMemberEpoch(op.path("member_epoch").asInt(-1));
+            boolean all = !op.has("partitions") || op.get("partitions").isNull();
+            if (!all) {
+                Map<String, OffsetFetchRequestData.OffsetFetchRequestTopics> topics = new TreeMap<>();
+                List<OffsetFetchRequestData.OffsetFetchRequestTopics> ordered = new ArrayList<>();
+                for (JsonNode p : op.path("partitions")) {
+                    OffsetFetchRequestData.OffsetFetchRequestTopics t = topics.get(p.get(0).asText());
+                    if (t == null) {
+                        t = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(p.get(0).asText());
+                        topics.put(p.get(0).asText(), t);
+                        ordered.add(t);
+                    }
+                    t.partitionIndexes().add(p.get(1).asInt());
+                }
+                req.setTopics(ordered);
+            } else {
+                req.setTopics(null);
+            }
+            OffsetFetchResponseData.OffsetFetchResponseGroup resp = all
+                ? shard.fetchAllOffsets(req, Long.MAX_VALUE)
+                : shard.fetchOffsets(req, Long.MAX_VALUE);
+            ObjectNode o = JSON.createObjectNode();
+            o.put("error", resp.errorCode());
+            ArrayNode parts = o.putArray("offsets");
+            for (OffsetFetchResponseData.OffsetFetchResponseTopics t : resp.topics()) {
+                for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
+                    ArrayNode po = parts.addArray();
+                    po.add(t.name());
+                    po.add(p.partitionIndex());
+                    po.add(p.committedOffset());
+                    po.add(p.metadata());
+                    po.add(p.errorCode());
                 }
             }
             answered(rid, o);
