@@ -167,6 +167,12 @@ _fetch = st.builds(
                                                    assign=what, version=version),
     _who, _group, _ids, _gen, st.sampled_from(["all", "some"]), st.sampled_from([1, 5, 7, 8, 9]),
 )
+#: ListGroups with a states filter (none, one state, two, in any case and with blanks: Kafka
+#: lower-cases and trims them, GroupMetadataManager.listGroups), kept in Op.others' place
+_LIST_FILTERS: tuple[tuple[str, ...], ...] = (
+    (), ("Stable",), ("empty",), (" PreparingRebalance ",), ("CompletingRebalance", "Empty"), ("Dead",),
+    ("unknown",))
+_list = st.builds(lambda which: Op("list", ms=which), st.integers(0, len(_LIST_FILTERS) - 1))
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 1_000, 3_000, 3_000, 5_000, 5_000, 10_000, 20_000,
                                       45_000, 300_000]))
@@ -181,11 +187,12 @@ _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
     "heartbeat": _heartbeat, "leave": _leave, "commit": _commit, "delete": _delete,
     "failover": st.just(Op("failover")), "describe": _describe, "fetch": _fetch,
+    "list": _list,
 }
 #: mostly well-behaved steps (st.one_of would fold repeated branches into one)
 _WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
             "commit": 1, "delete": 1, "failover": 1, "describe": 1,
-            "fetch": 1}
+            "fetch": 1, "list": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -446,6 +453,9 @@ class Differ:
             described = list(GROUPS) if op.assign == "both" else [gid]
             wire = {"rid": rid, "kind": "describe", "groups": described}
             return wire, m.DescribeGroupsRequest(groups=tuple(described))
+        if op.kind == "list":
+            states = _LIST_FILTERS[op.ms]
+            return {"rid": rid, "kind": "list", "states": list(states)}, m.ListGroupsRequest(states_filter=states)
         if op.kind == "fetch":
             wanted: list[tuple[str, int]] | None = None if op.assign == "all" else [("t", 0), ("t", 1), ("u", 0)]
             member, epoch = (mid, gen) if op.version >= 8 else (None, -1)
@@ -464,7 +474,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("delete", "describe", "fetch"):
+        if op.kind in ("delete", "describe", "fetch", "list"):
             return
         if op.kind == "leave":
             for (who, _), each in zip(op.others, resp["members"], strict=False):
@@ -535,6 +545,9 @@ def _ref_json(resp: m.Response) -> dict[str, Any]:
                                         for x in g.members]} for g in resp.groups]}
     if isinstance(resp, m.DeleteGroupsResponse):
         return {"results": [{"group_id": x.group_id, "error": x.error.value} for x in resp.results]}
+    if isinstance(resp, m.ListGroupsResponse):
+        return {"error": resp.error.value,
+                "listed": [[g.group_id, g.protocol_type, g.group_state] for g in resp.groups]}
     if isinstance(resp, m.OffsetFetchResponse):
         return {"error": resp.error.value,
                 "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
@@ -573,6 +586,9 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
                        tuple(sorted(tuple(x) for x in g["members"]))) for g in v)
         elif k == "results":
             v = tuple(sorted((x["group_id"], _err(x["error"])) for x in v))
+        elif k == "listed":
+            # listed groups as a set: Kafka walks its groups map (a hash map)
+            v = tuple(sorted(tuple(x) for x in v))
         elif k == "offsets":
             # fetched offsets as a set: an all-partitions fetch walks Kafka's offset hash maps
             v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
