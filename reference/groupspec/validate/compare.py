@@ -194,11 +194,16 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
     if isinstance(expected, m.OffsetFetchResponse) and isinstance(actual, m.OffsetFetchResponse):
         if expected.error is not actual.error:
             return Mismatch("error")
-        e3 = {(p.topic, p.partition): p.committed_offset for p in expected.partitions}
+        e3 = {(p.topic, p.partition): p for p in expected.partitions}
         for p in actual.partitions:
-            want = e3.get((p.topic, p.partition), -1)
+            committed = e3.get((p.topic, p.partition))
+            want = -1 if committed is None else committed.committed_offset
             if p.error is _NONE and p.committed_offset != want:
                 return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1)
+            # the metadata committed with it, "" for none (OffsetAndMetadata.fromRequest);
+            # a partition with no commit in the trace may hold one from before it
+            if p.error is _NONE and want != -1 and committed is not None and p.metadata != committed.metadata:
+                return Mismatch(f"metadata of {p.topic}-{p.partition}")
         return None
     if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         for eg, ag in zip(expected.groups, actual.groups, strict=False):
