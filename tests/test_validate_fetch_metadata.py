@@ -40,7 +40,8 @@ def test_altered_metadata_is_a_broker_violation() -> None:
     [g] = validate_bytes(_trace(alter)).groups
     assert g.verdict == VIOLATION and g.violation is not None
     assert (g.violation.seq, g.violation.rule) == (FETCH, "FetchReturnsCommitted")
-    assert "metadata of invoices-0" in g.violation.detail
+    assert 'metadata of invoices-0 (answered "not what was committed", committed "")' in g.violation.detail
+    assert "invoices-0@424 (metadata \"not what was committed\")" in g.violation.broker_answered
 
 
 def _commit_without_metadata(o: dict[str, Any]) -> None:
@@ -64,4 +65,5 @@ def test_answering_null_for_no_metadata_is_a_broker_violation() -> None:
 
     [g] = validate_bytes(_trace(null_answers)).groups
     assert g.verdict == VIOLATION and g.violation is not None
-    assert g.violation.rule == "FetchReturnsCommitted" and "metadata" in g.violation.detail
+    assert g.violation.rule == "FetchReturnsCommitted"
+    assert '(answered null, committed "")' in g.violation.detail and "(metadata null)" in g.violation.broker_answered

@@ -9,6 +9,7 @@ an error differs between versions and is not a rule.
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass
 
 from groupspec.protocol import messages as m
@@ -81,6 +82,14 @@ def _assignment_text(data: bytes) -> str:
     return "{" + parts + "}"
 
 
+def _fetched_metadata(p: m.OffsetFetchPartitionResponse) -> str:
+    """A committed offset's metadata when it is not the usual "" (null or text), so that the
+    evidence of a metadata mismatch shows it."""
+    if p.committed_offset == -1 or p.metadata == "":
+        return ""
+    return f" (metadata {json.dumps(p.metadata)})"
+
+
 def summary(resp: m.Response | None) -> str:
     """A one-line description of a response (None: "no answer yet (parked)")."""
     if resp is None:
@@ -102,7 +111,8 @@ def summary(resp: m.Response | None) -> str:
         errs = sorted({p.error.name for p in resp.partitions})
         return f"OffsetCommit {'/'.join(errs) or 'NONE (no partitions)'}"
     if isinstance(resp, m.OffsetFetchResponse):
-        parts = ", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}" for p in resp.partitions)
+        parts = ", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}{_fetched_metadata(p)}"
+                          for p in resp.partitions)
         return f"OffsetFetch {resp.error.name} [{parts}]"
     if isinstance(resp, m.LeaveGroupResponse):
         per = ", ".join(f"{x.member_id}:{x.error.name}" for x in resp.members)
@@ -203,7 +213,8 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
             # the metadata committed with it, "" for none (OffsetAndMetadata.fromRequest);
             # a partition with no commit in the trace may hold one from before it
             if p.error is _NONE and want != -1 and committed is not None and p.metadata != committed.metadata:
-                return Mismatch(f"metadata of {p.topic}-{p.partition}")
+                return Mismatch(f"metadata of {p.topic}-{p.partition} (answered {json.dumps(p.metadata)}, "
+                                f"committed {json.dumps(committed.metadata)})")
         return None
     if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         for eg, ag in zip(expected.groups, actual.groups, strict=False):
