@@ -348,15 +348,11 @@ GENERATE_NOTES = [
 def _generate_section(r: dict[str, Any]) -> list[str]:
     from bench.report import targets_table
 
-    m = r["machine"]
     return [
         "## The generator (`--workload generate`)",
         "",
-        f"- command: `{r['command']}`",
-        f"- date: {r['started']} to {r['finished']} (UTC)",
-        f"- machine: {m['cpu']}, {m['cores']} cores, CPython {m['python']}, {m['platform']}",
-        f"- load average at the end: {m['load_average']} (a shared machine makes times noisy)",
-        f"- collection: about {r['events']:,} events from `generate(N, seed=7)`, each format",
+        # this_run's bullets without its heading
+        *this_run(r, f"about {r['events']:,} events from `generate(N, seed=7)`, each format")[2:],
         "",
         "Two copies of `reference/groupspec` as above; one has these modules compiled by mypyc "
         f"({r['compile_s']:.0f} s to compile): " + ", ".join(f"`{x}`" for x in r["modules"]) + ". "
