@@ -208,11 +208,13 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
         for p in actual.partitions:
             committed = e3.get((p.topic, p.partition))
             want = -1 if committed is None else committed.committed_offset
-            if p.error is _NONE and p.committed_offset != want:
+            if p.error is not _NONE:
+                continue
+            if p.committed_offset != want:
                 return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1)
             # the metadata committed with it, "" for none (OffsetAndMetadata.fromRequest);
             # a partition with no commit in the trace may hold one from before it
-            if p.error is _NONE and want != -1 and committed is not None and p.metadata != committed.metadata:
+            if committed is not None and want != -1 and p.metadata != committed.metadata:
                 return Mismatch(f"metadata of {p.topic}-{p.partition} (answered {json.dumps(p.metadata)}, "
                                 f"committed {json.dumps(committed.metadata)})")
         return None
