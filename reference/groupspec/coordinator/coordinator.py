@@ -42,6 +42,7 @@ from groupspec.coordinator.classic.leave_group import handle_leave_group
 from groupspec.coordinator.classic.sync_group import handle_sync_group
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.describe import handle_consumer_group_describe
+from groupspec.coordinator.consumer.expiry import expire_consumer_offsets
 from groupspec.coordinator.consumer.heartbeat import (
     complete_regex_resolution,
     handle_consumer_group_heartbeat,
@@ -123,7 +124,7 @@ class Coordinator:
             offsets_due = self._next_offsets_check_ms <= now_ms
             if not due and not offsets_due:
                 break
-            if offsets_due and not self.state.groups:
+            if offsets_due and not self.state.groups and not self.state.consumer_groups:
                 # no group, nothing to expire: skip the checks that would find nothing, in
                 # one step (a trace's clock starts at the epoch time of its first request)
                 step = self.config.offsets_retention_check_interval_ms
@@ -135,6 +136,10 @@ class Coordinator:
                 txn = self._txn(max(at, self._last_now_ms))
                 for group in list(self.state.groups.values()):
                     expire_offsets(txn, group)
+                # consumer groups too (GroupCoordinatorShard.cleanupGroupMetadata walks
+                # every group): coordinator/consumer/expiry.py
+                for cg in list(self.state.consumer_groups.values()):
+                    expire_consumer_offsets(txn, cg)
             else:
                 e = due[0]
                 if on_fire is not None:

@@ -1,0 +1,52 @@
+"""The periodic offset-expiry job for consumer groups (KIP-848).
+
+Sources, Apache Kafka 4.1.2 group-coordinator: GroupCoordinatorShard.cleanupGroupMetadata
+(every ``offsets.retention.check.interval.ms``, over every group, classic or consumer),
+OffsetMetadataManager.cleanupExpiredOffsets, ConsumerGroup.offsetExpirationCondition (an
+offset expires ``offsets.retention.ms`` after its commit timestamp), ModernGroup.
+isSubscribedToTopic and GroupMetadataManager.maybeDeleteGroup with
+ConsumerGroup.createGroupTombstoneRecords.
+
+The rule: an offset of a topic the group no longer subscribes to (by name or through a
+resolved regex) is deleted once it is older than the retention; when every offset of the
+group is gone that way (or it had none) and the group is empty, the group is deleted.
+"""
+
+from __future__ import annotations
+
+from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
+from groupspec.coordinator.context import Txn
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import records as r
+
+
+def expire_consumer_offsets(txn: Txn, group: ConsumerGroup) -> None:
+    """cleanupExpiredOffsets for one consumer group, then maybeDeleteGroup."""
+    subscribed = subscription_counts(group.members.values(), group.resolved_regexes.values())
+    retention = txn.config.offsets_retention_ms
+    expired: list[tuple[str, int]] = []
+    all_expired = True
+    for (topic, partition), c in group.offsets.items():
+        if topic not in subscribed and txn.now_ms - c.commit_timestamp_ms >= retention:
+            expired.append((topic, partition))
+        else:
+            all_expired = False
+    if expired:
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(expired)), "retention"))
+    if all_expired and not group.members:
+        delete_empty_consumer_group(txn, group)
+
+
+def delete_empty_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
+    """ConsumerGroup.createGroupTombstoneRecords for a group without members: the target
+    assignment's epoch, each resolved regex, then the group's epoch (Kafka also writes the
+    tombstone of the deprecated subscription-metadata record, which the reference never
+    writes: docs/deviations.md)."""
+    gid = group.group_id
+    txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(gid, None))
+    for rx in list(group.resolved_regexes):
+        txn.emit(cr.ConsumerGroupRegularExpressionRecord(gid, rx, None))
+    txn.emit(cr.ConsumerGroupEpochRecord(gid, None))
+
+
+__all__ = ["delete_empty_consumer_group", "expire_consumer_offsets"]

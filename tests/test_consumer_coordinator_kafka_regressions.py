@@ -1,0 +1,76 @@
+"""Disagreements with Kafka 4.1.2 found by the differential test against Kafka's own group
+coordinator shard for consumer groups (tests/test_consumer_coordinator_kafka_jar.py), each
+fixed in the reference and pinned here on the reference alone (no JVM needed). The same
+sequences run against Kafka in
+tests/test_consumer_coordinator_kafka_jar.py::test_found_sequences_agree_with_kafka."""
+
+from __future__ import annotations
+
+from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
+
+T = TopicMetadata(TopicId.for_name("t"), "t", 3)
+U = TopicMetadata(TopicId.for_name("u"), "u", 2)
+
+
+def _coordinator(session_ms: int = 45_000) -> Coordinator:
+    coord = Coordinator(CoordinatorConfig(
+        consumer_group_session_timeout_ms=session_ms, offsets_retention_ms=180_000,
+        offsets_retention_check_interval_ms=60_000))
+    coord.set_topics([T, U])
+    return coord
+
+
+def _join(member_id: str, topics: tuple[str, ...] = ("t",), group: str = "g") -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(
+        group_id=group, member_id=member_id, member_epoch=0, rebalance_timeout_ms=30_000,
+        subscribed_topic_names=topics, topic_partitions=())
+
+
+def _heartbeat(coord: Coordinator, rid: int, req: ConsumerGroupHeartbeatRequest,
+               now: int) -> ConsumerGroupHeartbeatResponse:
+    resp = coord.handle(rid, req, now).response_to(rid)
+    assert isinstance(resp, ConsumerGroupHeartbeatResponse)
+    return resp
+
+
+def test_an_empty_consumer_group_without_offsets_is_deleted_by_the_periodic_cleanup() -> None:
+    # GroupCoordinatorShard.cleanupGroupMetadata walks every group, consumer groups too:
+    # OffsetMetadataManager.cleanupExpiredOffsets finds nothing to keep, so
+    # GroupMetadataManager.maybeDeleteGroup writes the group's tombstones
+    # (ConsumerGroup.createGroupTombstoneRecords). The reference kept the group forever.
+    coord = _coordinator()
+    _heartbeat(coord, 1, _join("m1"), 0)
+    leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=-1)
+    assert _heartbeat(coord, 2, leave, 10).error is Error.NONE
+    out = coord.advance(60_000)
+    assert "g" not in coord.state.consumer_groups
+    assert [x for x in out.records if x.persisted] == [
+        cr.ConsumerGroupTargetAssignmentEpochRecord("g", None), cr.ConsumerGroupEpochRecord("g", None)]
+
+
+def test_a_consumer_groups_offsets_of_unsubscribed_topics_expire_after_the_retention() -> None:
+    # ConsumerGroup.offsetExpirationCondition: the commit timestamp plus offsets.retention.ms,
+    # for topics the group does not subscribe to (ModernGroup.isSubscribedToTopic); a group
+    # keeping an offset of a subscribed topic is not deleted (a session long enough that the
+    # member stays)
+    coord = _coordinator(session_ms=600_000)
+    joined = _heartbeat(coord, 1, _join("m1"), 0)
+    commit = m.OffsetCommitRequest(
+        group_id="g", generation_id=joined.member_epoch, member_id="m1", version=9,
+        partitions=(m.OffsetCommitPartition("t", 0, 5, ""), m.OffsetCommitPartition("u", 0, 7, "")))
+    coord.handle(2, commit, 0)
+    out = coord.advance(180_000)
+    assert [x for x in out.records if isinstance(x, r.OffsetsDeleted)] == [
+        r.OffsetsDeleted("g", (("u", 0),), "retention")]
+    assert set(coord.state.consumer_groups["g"].offsets) == {("t", 0)}
