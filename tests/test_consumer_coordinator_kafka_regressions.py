@@ -74,3 +74,13 @@ def test_a_consumer_groups_offsets_of_unsubscribed_topics_expire_after_the_reten
     assert [x for x in out.records if isinstance(x, r.OffsetsDeleted)] == [
         r.OffsetsDeleted("g", (("u", 0),), "retention")]
     assert set(coord.state.consumer_groups["g"].offsets) == {("t", 0)}
+
+
+def test_leaving_an_unknown_group_says_group_not_found() -> None:
+    # consumerGroupLeave looks the group up with GroupMetadataManager.consumerGroup(groupId),
+    # whose GroupIdNotFoundException says "Group <id> not found." (the heartbeat path's
+    # getOrMaybeCreateConsumerGroup says "Consumer group <id> not found.")
+    coord = _coordinator()
+    leave = ConsumerGroupHeartbeatRequest(group_id="nope", member_id="m1", member_epoch=-1)
+    resp = _heartbeat(coord, 1, leave, 0)
+    assert (resp.error, resp.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group nope not found.")

@@ -168,12 +168,15 @@ def handle_consumer_group_heartbeat(
 
 # ---------------------------------------------------------------------------- the group
 def _existing(txn: Txn, group_id: str) -> ConsumerGroup:
-    """consumerGroup(groupId): GROUP_ID_NOT_FOUND unless it is a consumer group."""
+    """consumerGroup(groupId): GROUP_ID_NOT_FOUND unless it is a consumer group. A missing
+    group is reported by GroupMetadataManager.group(groupId, committedOffset), whose message
+    says "Group", not "Consumer group" (that one is getOrMaybeCreateConsumerGroup's, the
+    heartbeat path's)."""
     g = txn.state.consumer_groups.get(group_id)
     if g is None:
         if group_id in txn.state.groups:
             raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
-        raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+        raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
     return g
 
 
