@@ -1,0 +1,568 @@
+"""Differential test of the reference consumer-group (KIP-848) coordinator against Kafka
+4.1.2's own GroupCoordinatorShard (the JVM oracle's ``ConsumerGroupShard`` tool): one
+operation sequence drives both, step by step, and every step is compared.
+
+A sequence is abstract (:class:`Op` values: "client c1 heartbeats group g0 with a stale
+epoch"); :class:`Differ` resolves each op against what the clients learnt from earlier
+answers (their member ids, epochs, assignments), sends the same concrete request to Kafka
+and to the reference (``Coordinator.handle`` / ``advance`` / ``failover``), and compares:
+
+- each response field but throttle time: error and error message, member id, member
+  epoch, heartbeat interval, the assignment (as a set: Kafka builds it from hash maps);
+  OffsetCommit per-partition errors, OffsetFetch offsets (as a set), ConsumerGroupDescribe
+  groups with their members (as a set);
+- each group after the step: state, group epoch, target-assignment epoch, metadata hash
+  (normalised, below), its members (epochs, state, subscription, assignor, rebalance
+  timeout, client id and host, assigned and pending-revocation partitions), the target
+  assignment, the static-member map, the timers' deadlines (session and rebalance
+  timeouts) and the committed offsets;
+- the records the step appended, in order, field by field (assignments as sets).
+
+Normalised, because the representations legitimately differ:
+
+- the group metadata hash: Kafka's is a Murmur3 digest, the reference's another digest of
+  the same facts (docs/deviations.md); each side's values are numbered in the order they
+  first appear (0 stays 0), so the same changes give the same numbers;
+- member ids: the clients choose their own (ConsumerGroupHeartbeat v1, KIP-1082); Kafka
+  draws a random UUID for a v0 join without one, and the reference's id source is fed the
+  id Kafka drew in that step.
+
+Not compared: the records of a failover step (the reference re-emits a group's facts as it
+reloads them, Kafka replays its log and writes nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.consumer.group import ConsumerGroup
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.jvm import JvmOracle
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeResponse,
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    DescribedAssignment,
+    HeartbeatTopicPartitions,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
+
+TOOL = "ConsumerGroupShard"
+
+GROUPS = ("g0", "g1")
+#: (client id, group instance id): three dynamic members, two static ones, and a second
+#: process with the first static member's instance id
+CLIENTS: tuple[tuple[str, str | None], ...] = (
+    ("c0", None), ("c1", None), ("c2", None), ("s3", "i3"), ("s4", "i4"), ("z3", "i3"))
+
+#: the metadata image: name -> partitions (ids from the names)
+TOPIC_PARTITIONS = {"t": 3, "u": 2, "v": 1}
+TOPICS = tuple(TopicMetadata(TopicId.for_name(n), n, p) for n, p in TOPIC_PARTITIONS.items())
+TOPIC_NAMES = {t.topic_id: t.name for t in TOPICS}
+
+SESSION_MS = 45_000
+HEARTBEAT_MS = 5_000
+MAX_SIZE = 4
+
+CONFIG = CoordinatorConfig(
+    consumer_group_session_timeout_ms=SESSION_MS,
+    consumer_group_heartbeat_interval_ms=HEARTBEAT_MS,
+    consumer_group_max_size=MAX_SIZE,
+    consumer_group_assignors=("uniform", "range"),
+    offsets_retention_ms=180_000,
+    offsets_retention_check_interval_ms=60_000,
+)
+KAFKA_CONFIG = {
+    "group.consumer.session.timeout.ms": str(SESSION_MS),
+    "group.consumer.heartbeat.interval.ms": str(HEARTBEAT_MS),
+    "group.consumer.max.size": str(MAX_SIZE),
+    "group.consumer.assignors": "uniform,range",
+    # the reference models the "disabled" policy only (docs/deviations.md)
+    "group.consumer.migration.policy": "disabled",
+    "offsets.retention.check.interval.ms": str(CONFIG.offsets_retention_check_interval_ms),
+    "offsets.retention.minutes": str(CONFIG.offsets_retention_ms // 60_000),
+}
+
+#: subscriptions a join or a change may carry ("x" is not in the image)
+SUBSCRIPTIONS: tuple[tuple[str, ...], ...] = (("t",), ("t", "u"), ("u",), ("t", "u", "v"), (), ("x",), ("t", "x"))
+
+
+# ---------------------------------------------------------------------------- operations
+@dataclass(frozen=True)
+class Op:
+    """An abstract step. ``who`` is a client index, ``group`` a group index; ``ids`` says
+    which member id the client sends ("known", "fresh": a new one of its own, "empty",
+    "bogus"); ``epoch`` which member epoch ("current", "stale", "future", "zero", "leave",
+    "static_leave"); ``owned`` which owned partitions ("correct": its assignment,
+    "previous": the one before, "wrong": all of topic t, "none": null, "empty")."""
+
+    kind: str
+    who: int = 0
+    group: int = 0
+    ids: str = "known"
+    epoch: str = "current"
+    owned: str = "correct"
+    #: index into SUBSCRIPTIONS, or -1: the client's current subscription (None on a
+    #: partial heartbeat)
+    sub: int = -1
+    full: bool = False
+    assignor: str | None = None
+    rebalance_ms: int = 30_000
+    version: int = 1
+    ms: int = 0
+    what: str = ""
+
+
+_who = st.sampled_from([0, 0, 1, 1, 2, 3, 3, 4, 5])
+_group = st.sampled_from([0, 0, 0, 1])
+_ids = st.sampled_from(["known"] * 8 + ["fresh", "bogus"])
+_epoch = st.sampled_from(["current"] * 6 + ["stale", "future"])
+_owned = st.sampled_from(["correct"] * 4 + ["previous", "wrong", "none", "empty"])
+_assignor = st.sampled_from([None, None, None, "uniform", "range"])
+
+_join = st.builds(
+    lambda who, group, ids, sub, assignor, rebalance, version: Op(
+        "join", who=who, group=group, ids=ids, epoch="zero", sub=sub, assignor=assignor,
+        rebalance_ms=rebalance, version=version, full=True),
+    _who, _group, st.sampled_from(["known", "known", "fresh", "empty"]),
+    st.sampled_from([0, 0, 0, 1, 1, 2, 3, 4, 5, 6]), _assignor,
+    st.sampled_from([30_000, 30_000, 10_000, 60_000]), st.sampled_from([1, 1, 1, 0]),
+)
+_heartbeat = st.builds(
+    lambda who, group, ids, epoch, owned, full: Op(
+        "heartbeat", who=who, group=group, ids=ids, epoch=epoch, owned=owned, full=full),
+    _who, _group, _ids, _epoch, _owned, st.booleans(),
+)
+_subscribe = st.builds(
+    lambda who, group, sub, assignor: Op("heartbeat", who=who, group=group, sub=sub, assignor=assignor),
+    _who, _group, st.sampled_from(range(len(SUBSCRIPTIONS))), _assignor,
+)
+_leave = st.builds(
+    lambda who, group, ids, static: Op("leave", who=who, group=group, ids=ids,
+                                       epoch="static_leave" if static else "leave"),
+    _who, _group, st.sampled_from(["known"] * 4 + ["bogus"]), st.booleans(),
+)
+_advance = st.builds(lambda ms: Op("advance", ms=ms),
+                     st.sampled_from([1, 100, 1_000, 5_000, 5_000, 10_000, 20_000, 30_000, 45_000, 60_000,
+                                      300_000]))
+_next = st.builds(lambda who, group: Op("next", who=who, group=group), _who, _group)
+_round = st.builds(lambda group: Op("round", group=group), _group)
+
+_BY_KIND: dict[str, st.SearchStrategy[Op]] = {
+    "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
+    "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
+}
+_WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
+            "failover": 1}
+OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
+SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
+
+
+# ---------------------------------------------------------------------------- clients
+Parts = tuple[tuple[str, tuple[int, ...]], ...]
+
+
+@dataclass
+class Seen:
+    """What one client knows of one group, from the answers it got."""
+
+    member_id: str = ""
+    epoch: int = 0
+    #: its assignment (the last one received) and the one before
+    owned: Parts = ()
+    previous: Parts = ()
+    subscription: tuple[str, ...] = ("t",)
+    joined: bool = False
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def _parts_json(parts: Iterable[HeartbeatTopicPartitions]) -> list[list[Any]]:
+    out: dict[str, set[int]] = {}
+    for tp in parts:
+        if tp.partitions:
+            out.setdefault(str(tp.topic_id), set()).update(tp.partitions)
+    return [[t, sorted(ps)] for t, ps in sorted(out.items())]
+
+
+def _assignment_json(a: Any) -> list[list[Any]]:
+    """An assignment (topic id -> partitions) as the Java tool renders one."""
+    return [[str(t), sorted(ps)] for t, ps in sorted(((str(t), ps) for t, ps in a.items() if ps))]
+
+
+def _record_parts(parts: Iterable[cr.RecordTopicPartitions]) -> list[list[Any]]:
+    out: dict[str, set[int]] = {}
+    for tp in parts:
+        if tp.partitions:
+            out.setdefault(str(tp.topic_id), set()).update(tp.partitions)
+    return [[t, sorted(ps)] for t, ps in sorted(out.items())]
+
+
+class Hashes:
+    """Numbers a side's metadata hashes in the order they first appear (0 stays 0)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {0: 0}
+
+    def __call__(self, h: int) -> int:
+        if h not in self.seen:
+            self.seen[h] = len(self.seen)
+        return self.seen[h]
+
+
+@dataclass
+class Differ:
+    jvm: JvmOracle
+    ref: Coordinator = field(default_factory=lambda: Coordinator(CONFIG))
+    now: int = 0
+    rid: int = 0
+    seen: dict[tuple[int, int], Seen] = field(default_factory=dict)
+    _fresh: list[str] = field(default_factory=list)
+    _fallback: int = 0
+    _ids: int = 0
+    sent: dict[int, Op] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+    k_hash: Hashes = field(default_factory=Hashes)
+    r_hash: Hashes = field(default_factory=Hashes)
+
+    def __post_init__(self) -> None:
+        self.ref._consumer_member_ids = self._next_member_id
+        self.ref.set_topics(TOPICS)
+        self.jvm.call(TOOL, {"action": "reset", "config": KAFKA_CONFIG,
+                             "topics": [[t.name, str(t.topic_id), t.num_partitions] for t in TOPICS]})
+
+    def _next_member_id(self) -> str:
+        """The reference's member-id source for a v0 join without one: the id Kafka drew."""
+        if self._fresh:
+            return self._fresh.pop(0)
+        self._fallback += 1
+        return f"reference-only-{self._fallback}"
+
+    # ------------------------------------------------------------------ one step
+    def run(self, ops: list[Op]) -> int:
+        for op in ops:
+            self.step(op)
+        return len(ops)
+
+    def step(self, op: Op) -> None:
+        if op.kind == "round":
+            for who in range(len(CLIENTS)):
+                seen = self.seen.get((who, op.group))
+                if seen is not None and seen.joined:
+                    self.step(Op("next", who=who, group=op.group))
+            return
+        wire: dict[str, Any] = {}
+        if op.kind == "failover":
+            step = CONFIG.offsets_retention_check_interval_ms
+            if self.now % step:
+                # Kafka restarts the offset-expiry cadence when a shard loads, the reference
+                # keeps it (docs/deviations.md, "The offset-expiry check cadence")
+                self.step(Op("advance", ms=step - self.now % step))
+            kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "failover"}})
+            self.log.append(f"t={self.now} failover")
+            out = self.ref.failover(self.now)
+        elif op.kind == "advance":
+            self.now += op.ms
+            kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "advance", "to": self.now}})
+            self.log.append(f"t={self.now} advance")
+            out = self.ref.advance(self.now)
+        else:
+            if op.kind == "next":
+                op = self._natural(op)
+            self.rid += 1
+            wire, request = self._request(op, self.rid)
+            self.sent[self.rid] = op
+            self.log.append(f"t={self.now} #{self.rid} {wire}")
+            kafka = self.jvm.call(TOOL, {"action": "op", "op": wire})
+            self._fresh = list(kafka["ids"])
+            out = self.ref.handle(self.rid, request, self.now)
+            self._fresh = []
+        generated = op.kind not in ("advance", "failover") and wire["member_id"] == ""
+        k_resp = sorted((rid, _canon(resp, generated)) for rid, resp in kafka["completed"])
+        r_resp = sorted((rid, _canon(_ref_json(resp), generated)) for rid, resp in out.responses)
+        # group ids in one order on both sides: the hashes are numbered as they appear
+        k_groups = {g: self._kafka_group(kafka["groups"][g]) for g in sorted(kafka["groups"])}
+        r_groups = self._ref_groups()
+        if op.kind == "failover":
+            k_recs: list[Any] = []
+            r_recs: list[Any] = []
+        else:
+            # the tombstone of the deprecated subscription-metadata record (Kafka writes it
+            # when it deletes a group; the reference has no such record: docs/deviations.md)
+            k_recs = [self._kafka_record(x) for x in kafka["records"]
+                      if x[0] != "ConsumerGroupPartitionMetadataKey"]
+            r_recs = [y for x in out.records for y in self._ref_records(x)]
+            if op.kind == "advance":
+                # timers and the periodic cleanup of several groups run in one step: Kafka
+                # walks its groups and offsets in hash-map order, so the records are
+                # compared group by group, and a group's offset tombstones as a set
+                k_recs, r_recs = _by_group(k_recs), _by_group(r_recs)
+        self.log.append(f"    -> {k_resp}")
+        if k_resp != r_resp or k_groups != r_groups or k_recs != r_recs:
+            story = "\n".join(self.log[:-1])
+            raise Mismatch(
+                f"{story}\nDIFFERS at t={self.now} {op}\n  responses kafka:     {k_resp}\n  responses reference: {r_resp}"
+                f"\n  groups kafka:     {k_groups}\n  groups reference: {r_groups}"
+                f"\n  records kafka:     {k_recs}\n  records reference: {r_recs}"
+            )
+        for rid, resp in kafka["completed"]:
+            self._learn(rid, resp)
+
+    # ------------------------------------------------------------------ state
+    def _kafka_group(self, s: dict[str, Any]) -> tuple[Any, ...]:
+        members = tuple(sorted(
+            (mid, d["instance_id"], d["rack_id"], d["member_epoch"], d["previous_member_epoch"], d["state"],
+             d["rebalance_timeout_ms"], d["client_id"], d["client_host"], tuple(d["subscribed_topic_names"]),
+             d["subscribed_topic_regex"], d["server_assignor"], _tupled(d["assigned"]),
+             _tupled(d["pending_revocation"]))
+            for mid, d in s["members"].items()))
+        return (s["state"], s["group_epoch"], s["assignment_epoch"], self.k_hash(s["metadata_hash"]), members,
+                tuple(sorted((mid, _tupled(a)) for mid, a in s["target"].items())),
+                tuple(sorted(s["static_members"].items())),
+                tuple(tuple(t) for t in s["timers"]), tuple(sorted(s["offsets"].items())))
+
+    def _ref_groups(self) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, tuple[Any, ...]] = {}
+        for gid in sorted(self.ref.state.consumer_groups):
+            out[gid] = self._ref_group(self.ref.state.consumer_groups[gid])
+        return out
+
+    def _ref_group(self, g: ConsumerGroup) -> tuple[Any, ...]:
+        members = tuple(sorted(
+            (mid, x.instance_id, x.rack_id, x.member_epoch, x.previous_member_epoch, x.state.value,
+             x.rebalance_timeout_ms, x.client_id, x.client_host, tuple(sorted(x.subscribed_topic_names)),
+             x.subscribed_topic_regex, x.server_assignor, _tupled(_assignment_json(x.assigned)),
+             _tupled(_assignment_json(x.pending_revocation)))
+            for mid, x in g.members.items()))
+        timers = [("session", mid, d) for mid, d in g.session_deadlines.items()]
+        timers += [("rebalance", mid, t.deadline_ms) for mid, t in g.rebalance_timers.items()]
+        return (g.state.value, g.group_epoch, g.assignment_epoch, self.r_hash(g.metadata_hash), members,
+                tuple(sorted((mid, _tupled(_assignment_json(a))) for mid, a in g.target.items())),
+                tuple(sorted(g.static_members.items())),
+                tuple(sorted(timers)),
+                tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())))
+
+    def _kafka_record(self, x: list[Any]) -> tuple[Any, ...]:
+        if x[0] == "epoch" and x[2] is not None:
+            return ("epoch", x[1], (x[2][0], self.k_hash(x[2][1])))
+        if x[0] == "subscription" and x[3] is not None:
+            return ("subscription", x[1], x[2], tuple(sorted(
+                (k, tuple(v) if isinstance(v, list) else v) for k, v in x[3].items())))
+        return tuple(_tupled(x))
+
+    def _ref_records(self, x: r.Record) -> list[tuple[Any, ...]]:
+        if not x.persisted:
+            return []
+        if isinstance(x, r.OffsetsDeleted):
+            return [("offset", x.group_id, t, p, None) for t, p in x.partitions]
+        return [self._ref_record(x)]
+
+    def _ref_record(self, x: r.Record) -> tuple[Any, ...]:
+        gid = x.group_id
+        match x:
+            case cr.ConsumerGroupEpochRecord(value=v):
+                return ("epoch", gid, None if v is None else (v.epoch, self.r_hash(v.metadata_hash)))
+            case cr.ConsumerGroupMemberSubscriptionRecord(member_id=mid, value=v):
+                if v is None:
+                    return ("subscription", gid, mid, None)
+                d = {"instance_id": v.instance_id, "rack_id": v.rack_id, "client_id": v.client_id,
+                     "client_host": v.client_host, "subscribed_topic_names": tuple(sorted(v.subscribed_topic_names)),
+                     "subscribed_topic_regex": v.subscribed_topic_regex,
+                     "rebalance_timeout_ms": v.rebalance_timeout_ms, "server_assignor": v.server_assignor}
+                return ("subscription", gid, mid, tuple(sorted(d.items())))
+            case cr.ConsumerGroupTargetAssignmentRecord(member_id=mid, value=v):
+                return ("target", gid, mid, None if v is None else _tupled(_record_parts(v.topic_partitions)))
+            case cr.ConsumerGroupTargetAssignmentEpochRecord(value=v):
+                return ("target_epoch", gid, None if v is None else v.assignment_epoch)
+            case cr.ConsumerGroupCurrentAssignmentRecord(member_id=mid, value=v):
+                if v is None:
+                    return ("current", gid, mid, None)
+                return ("current", gid, mid, (v.member_epoch, v.previous_member_epoch, v.state.value,
+                                              _tupled(_record_parts(v.assigned_partitions)),
+                                              _tupled(_record_parts(v.partitions_pending_revocation))))
+            case r.OffsetCommitted():
+                return ("offset", gid, x.topic, x.partition,
+                        (x.committed_offset, x.metadata, x.commit_timestamp_ms))
+        return (type(x).__name__, gid)
+
+    # ------------------------------------------------------------------ requests
+    def _natural(self, op: Op) -> Op:
+        """The step a well-behaved client takes next."""
+        seen = self.seen.setdefault((op.who, op.group), Seen())
+        if not seen.joined:
+            return Op("join", who=op.who, group=op.group, epoch="zero", full=True,
+                      sub=SUBSCRIPTIONS.index(seen.subscription) if seen.subscription in SUBSCRIPTIONS else 0)
+        return Op("heartbeat", who=op.who, group=op.group)
+
+    def _new_id(self, who: int) -> str:
+        self._ids += 1
+        return f"{CLIENTS[who][0]}-member-{self._ids:04d}"
+
+    def _request(self, op: Op, rid: int) -> tuple[dict[str, Any], Any]:
+        client_id, instance = CLIENTS[op.who]
+        gid = GROUPS[op.group]
+        seen = self.seen.setdefault((op.who, op.group), Seen())
+        if op.ids == "fresh" or (op.ids == "known" and not seen.member_id and op.version >= 1):
+            seen.member_id = self._new_id(op.who)
+        mid = {"known": seen.member_id, "fresh": seen.member_id, "empty": "",
+               "bogus": f"{client_id}-bogus"}[op.ids]
+        version = op.version
+        if op.kind == "join" and op.ids == "empty":
+            version = 0
+        epoch = {"current": seen.epoch, "stale": seen.epoch - 1, "future": seen.epoch + 1, "zero": 0,
+                 "leave": -1, "static_leave": -2}[op.epoch]
+        if op.kind == "leave" and instance is None:
+            epoch = -1
+        sub: tuple[str, ...] | None = None
+        if op.sub >= 0:
+            sub = SUBSCRIPTIONS[op.sub]
+            seen.subscription = sub
+        elif op.full or op.kind == "join":
+            sub = seen.subscription
+        owned: Parts | None
+        if op.kind == "join" or epoch < 0:
+            owned = () if op.kind == "join" else None
+        else:
+            owned = {"correct": seen.owned, "previous": seen.previous, "wrong": (("t", (0, 1, 2)),),
+                     "none": None, "empty": ()}[op.owned]
+            if op.owned == "correct" and not op.full and op.sub < 0:
+                # a client sends its owned partitions only when they changed (or on a full
+                # request): here every heartbeat sends them, as the current clients do
+                pass
+        rebalance = op.rebalance_ms if (op.kind == "join" or op.full) else -1
+        wire = {"rid": rid, "kind": "heartbeat", "group": gid, "member_id": mid, "member_epoch": epoch,
+                "instance_id": instance, "rack_id": None, "rebalance_timeout_ms": rebalance,
+                "subscribed_topic_names": None if sub is None else list(sub),
+                "subscribed_topic_regex": None, "server_assignor": op.assignor,
+                "topic_partitions": None if owned is None else [
+                    [str(TopicId.for_name(t)), list(ps)] for t, ps in owned],
+                "version": version, "client_id": client_id}
+        req = ConsumerGroupHeartbeatRequest(
+            group_id=gid, member_id=mid, member_epoch=epoch, instance_id=instance,
+            rebalance_timeout_ms=rebalance, subscribed_topic_names=sub, server_assignor=op.assignor,
+            topic_partitions=None if owned is None else tuple(
+                HeartbeatTopicPartitions(TopicId.for_name(t), ps) for t, ps in owned),
+            version=version, client_id=client_id, client_host="/127.0.0.1")
+        return wire, req
+
+    def _learn(self, rid: int, resp: dict[str, Any]) -> None:
+        op = self.sent[rid]
+        seen = self.seen.setdefault((op.who, op.group), Seen())
+        err = resp["error"]
+        if err == Error.NONE.value:
+            if op.kind == "leave" or resp["member_epoch"] < 0:
+                seen.joined, seen.epoch, seen.owned, seen.previous = False, 0, (), ()
+                return
+            seen.joined = True
+            if resp["member_id"]:
+                seen.member_id = resp["member_id"]
+            seen.epoch = resp["member_epoch"]
+            if resp["assignment"] is not None:
+                new = tuple((TOPIC_NAMES[TopicId.parse(t)], tuple(ps)) for t, ps in resp["assignment"])
+                seen.previous, seen.owned = seen.owned, new
+            return
+        if err in (Error.FENCED_MEMBER_EPOCH.value, Error.UNKNOWN_MEMBER_ID.value,
+                   Error.FENCED_INSTANCE_ID.value, Error.UNRELEASED_INSTANCE_ID.value):
+            # the client drops its partitions and rejoins with epoch 0 (same member id)
+            seen.joined, seen.epoch, seen.owned, seen.previous = False, 0, (), ()
+
+
+# ---------------------------------------------------------------------------- comparison
+def _tupled(x: Any) -> Any:
+    if isinstance(x, list | tuple):
+        return tuple(_tupled(v) for v in x)
+    return x
+
+
+def _ref_json(resp: Any) -> dict[str, Any]:
+    if isinstance(resp, ConsumerGroupHeartbeatResponse):
+        return {"error": resp.error.value, "error_message": resp.error_message, "member_id": resp.member_id,
+                "member_epoch": resp.member_epoch, "heartbeat_interval_ms": resp.heartbeat_interval_ms,
+                "assignment": None if resp.assignment is None else _parts_json(resp.assignment.topic_partitions)}
+    if isinstance(resp, m.OffsetCommitResponse):
+        return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
+                               for p in resp.partitions]}
+    if isinstance(resp, m.OffsetFetchResponse):
+        return {"error": resp.error.value,
+                "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
+                            for p in resp.partitions]}
+    if isinstance(resp, ConsumerGroupDescribeResponse):
+        def described(a: DescribedAssignment) -> list[list[Any]]:
+            return [[str(tp.topic_id), tp.topic_name, sorted(tp.partitions)]
+                    for tp in sorted(a.topic_partitions, key=lambda x: str(x.topic_id))]
+        return {"groups": [{
+            "error": g.error.value, "error_message": g.error_message, "group_id": g.group_id,
+            "group_state": g.group_state, "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
+            "assignor_name": g.assignor_name,
+            "members": [{"member_id": x.member_id, "instance_id": x.instance_id, "rack_id": x.rack_id,
+                         "member_epoch": x.member_epoch, "client_id": x.client_id, "client_host": x.client_host,
+                         "subscribed_topic_names": sorted(x.subscribed_topic_names),
+                         "subscribed_topic_regex": x.subscribed_topic_regex,
+                         "assignment": described(x.assignment), "target_assignment": described(x.target_assignment),
+                         "member_type": x.member_type} for x in g.members]} for g in resp.groups]}
+    raise TypeError(type(resp).__name__)
+
+
+def _by_group(recs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Records grouped by group id (each group's in their order), offset tombstones sorted."""
+    out: list[tuple[Any, ...]] = []
+    for gid in sorted({x[1] for x in recs}):
+        mine = [x for x in recs if x[1] == gid]
+        tombstones = sorted((x for x in mine if x[0] == "offset" and x[-1] is None), key=repr)
+        out += tombstones + [x for x in mine if not (x[0] == "offset" and x[-1] is None)]
+    return out
+
+
+def _err(code: int) -> str:
+    try:
+        return Error(code).name
+    except ValueError:
+        return str(code)
+
+
+_GENERATED = re.compile(r"^Static member \S* with instance id")
+
+
+def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
+    """A response as a comparable value. ``generated``: the request had no member id, so
+    Kafka drew a random one that an error message may name (and no answer field carries,
+    so the reference cannot be given it): that id is blanked in the message."""
+    items: list[tuple[str, Any]] = []
+    for k, v in sorted(resp.items()):
+        if k == "error_message" and generated and v is not None:
+            v = _GENERATED.sub("Static member <generated> with instance id", v)
+        if k == "error":
+            v = _err(v)
+        elif k == "partitions":
+            v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
+        elif k == "offsets":
+            v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
+        elif k == "groups":
+            v = tuple(tuple(sorted(
+                (gk, tuple(sorted(_tupled(sorted(x.items())) for x in gv)) if gk == "members" else _tupled(gv))
+                for gk, gv in g.items())) for g in v)
+        else:
+            v = _tupled(v)
+        items.append((k, v))
+    return tuple(items)
+
+
+def check(jvm: JvmOracle, ops: list[Op]) -> int:
+    """Runs ``ops`` on both sides; raises :class:`Mismatch` at the first differing step."""
+    return Differ(jvm).run(ops)
+
+
+__all__ = ["OPS", "SEQUENCES", "Differ", "Mismatch", "Op", "check"]

@@ -1,0 +1,58 @@
+"""The reference consumer-group (KIP-848) coordinator against Kafka 4.1.2's own group
+coordinator shard.
+
+Random sequences of ConsumerGroupHeartbeat requests (joins, steady heartbeats with owned
+partitions reported right, stale or wrong, subscription changes, leaves, static members),
+clock advances and coordinator failovers drive both the reference (``Coordinator.handle`` /
+``advance`` / ``failover``) and a real ``GroupCoordinatorShard`` built from
+kafka-group-coordinator-4.1.2.jar (the JVM oracle's ``ConsumerGroupShard`` tool); every
+step's responses, the groups' state (members, target assignment, timers, offsets) and the
+records it appended must be identical (``properties/consumer_kafka_diff.py`` says what is
+compared, what is normalised and why).
+
+Java is required: a missing JVM fails the test (never skipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import properties  # noqa: F401  (loads the Hypothesis profile)
+from groupspec.jvm import JvmOracle
+from properties.consumer_kafka_diff import SEQUENCES, Op, check
+
+pytestmark = pytest.mark.java
+
+
+@pytest.fixture(scope="module")
+def jvm() -> Iterator[JvmOracle]:
+    with JvmOracle() as oracle:
+        yield oracle
+
+
+def test_reference_answers_as_kafkas_consumer_group_coordinator(jvm: JvmOracle) -> None:
+    # an example is a few milliseconds: four times the loaded profile's examples
+    current = settings()
+
+    @settings(current, max_examples=4 * current.max_examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(ops=SEQUENCES)
+    def run(ops: list[Op]) -> None:
+        check(jvm, ops)
+
+    run()
+
+
+def test_a_whole_rebalance_is_compared(jvm: JvmOracle) -> None:
+    """A fixed story, so the harness is known to compare real answers: two members join,
+    reconcile, one leaves, the other's session expires."""
+    ops = [
+        Op("join", who=0, epoch="zero", full=True), Op("join", who=1, epoch="zero", full=True, sub=1),
+        Op("next", who=0), Op("next", who=1), Op("next", who=0), Op("advance", ms=5_000),
+        Op("round"), Op("leave", who=0, epoch="leave"), Op("round"), Op("advance", ms=50_000),
+        Op("round"),
+    ]
+    assert check(jvm, ops) == len(ops)
