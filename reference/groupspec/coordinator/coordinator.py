@@ -50,7 +50,12 @@ from groupspec.coordinator.consumer.heartbeat import (
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.failover import load_all, load_consumer_groups, unload_all
 from groupspec.coordinator.find_coordinator import coordinator_partition
-from groupspec.coordinator.offsets import expire_offsets, handle_offset_commit, handle_offset_fetch
+from groupspec.coordinator.offsets import (
+    expire_offsets,
+    handle_offset_commit,
+    handle_offset_delete,
+    handle_offset_fetch,
+)
 from groupspec.coordinator.state import CoordinatorState
 from groupspec.coordinator.timers import Expiry, all_timers, deadlines, due_timers, fire
 from groupspec.protocol import messages as msg
@@ -288,6 +293,7 @@ _HANDLERS: dict[type, Callable[[Coordinator, Txn, int, msg.Request], None]] = {
     msg.LeaveGroupRequest: _wrap(handle_leave_group),
     msg.OffsetCommitRequest: _wrap(handle_offset_commit),
     msg.OffsetFetchRequest: _wrap(handle_offset_fetch),
+    msg.OffsetDeleteRequest: _wrap(handle_offset_delete),
     msg.FindCoordinatorRequest: _find,
     msg.ListGroupsRequest: _wrap(handle_list_groups),
     msg.DescribeGroupsRequest: _wrap(handle_describe_groups),

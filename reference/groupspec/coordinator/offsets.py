@@ -1,18 +1,20 @@
-"""OffsetCommit, OffsetFetch and offset expiry.
+"""OffsetCommit, OffsetFetch, OffsetDelete and offset expiry.
 
 Sources: OffsetMetadataManager.validateOffsetCommit / commitOffset / fetchOffsets /
-cleanupExpiredOffsets (group-coordinator/.../OffsetMetadataManager.java),
-ClassicGroup.validateOffsetCommit and offsetExpirationCondition
-(group-coordinator/.../classic/ClassicGroup.java). The coordinator checks (member id,
+cleanupExpiredOffsets / deleteOffsets (group-coordinator/.../OffsetMetadataManager.java),
+ClassicGroup.validateOffsetCommit, validateOffsetDelete, isSubscribedToTopic and
+offsetExpirationCondition (group-coordinator/.../classic/ClassicGroup.java),
+GroupCoordinatorService.deleteOffsets. The coordinator checks (member id,
 group.instance.id, generation) and the group state, never which partitions a member owns.
 """
 
 from __future__ import annotations
 
 from groupspec.coordinator.classic import rebalance as rb
-from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group
 from groupspec.coordinator.classic.membership import validate_member
-from groupspec.coordinator.consumer.group import ConsumerGroup
+from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
 from groupspec.coordinator.context import Txn
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
@@ -24,6 +26,9 @@ from groupspec.protocol.messages import (
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
+    OffsetDeletePartitionResponse,
+    OffsetDeleteRequest,
+    OffsetDeleteResponse,
     OffsetFetchPartitionResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
@@ -190,6 +195,73 @@ def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> N
                 OffsetFetchPartitionResponse(tp[0], tp[1], c.committed_offset, c.metadata, Error.NONE)
             )
     txn.respond(request_id, OffsetFetchResponse(error=Error.NONE, partitions=tuple(parts)))
+
+
+def validate_offset_delete(group: Group) -> Error:
+    """ClassicGroup.validateOffsetDelete: a Dead group is not found; a group with members
+    (Stable, PreparingRebalance, CompletingRebalance) may have offsets deleted only when it
+    speaks the consumer protocol type (its subscriptions are then known), else
+    NON_EMPTY_GROUP. ConsumerGroup.validateOffsetDelete accepts every state."""
+    if group.state is S.Dead:
+        return Error.GROUP_ID_NOT_FOUND
+    if group.state is not S.Empty and group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return Error.NON_EMPTY_GROUP
+    return Error.NONE
+
+
+def handle_offset_delete(txn: Txn, request_id: int, req: OffsetDeleteRequest) -> None:
+    """OffsetDelete (KIP-496), as GroupCoordinatorService.deleteOffsets and
+    OffsetMetadataManager.deleteOffsets answer it: a null or empty group id is
+    INVALID_GROUP_ID before the shard (unlike OffsetCommit, "" is refused here); an unknown
+    group GROUP_ID_NOT_FOUND (GroupMetadataManager.group); an error at the top level
+    answers no partition. Otherwise each partition of a topic the group is subscribed to is
+    kept and answered GROUP_SUBSCRIBED_TO_TOPIC, every other partition answered NONE, and a
+    tombstone written for those with a committed offset (a partition never committed is
+    answered NONE too, with nothing written). The partitions the broker's API layer answers
+    itself (a topic or partition its metadata cache does not have: UNKNOWN_TOPIC_OR_PARTITION,
+    or one the client may not read: TOPIC_AUTHORIZATION_FAILED; KafkaApis.
+    handleOffsetDeleteRequest) never reach the coordinator; the validator takes those from
+    the broker's answer."""
+    if not req.group_id:
+        txn.respond(request_id, OffsetDeleteResponse(error=Error.INVALID_GROUP_ID))
+        return
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    offsets: dict[tuple[str, int], CommittedOffset]
+    if consumer_group is not None:
+        # ModernGroup.isSubscribedToTopic: a topic some member subscribes to by name, or
+        # that a resolved regular expression of the group matched
+        counts = subscription_counts(consumer_group.members.values(),
+                                     consumer_group.resolved_regexes.values())
+
+        def subscribed(topic: str) -> bool:
+            return topic in counts
+
+        offsets = consumer_group.offsets
+    else:
+        group = txn.state.groups.get(req.group_id)
+        if group is None:
+            txn.respond(request_id, OffsetDeleteResponse(error=Error.GROUP_ID_NOT_FOUND))
+            return
+        error = validate_offset_delete(group)
+        if error is not Error.NONE:
+            txn.respond(request_id, OffsetDeleteResponse(error=error))
+            return
+        subscribed = group.is_subscribed_to_topic
+        offsets = group.offsets
+    results: list[OffsetDeletePartitionResponse] = []
+    tombstones: list[tuple[str, int]] = []
+    for topic, partition in req.partitions:
+        if subscribed(topic):
+            results.append(OffsetDeletePartitionResponse(topic, partition, Error.GROUP_SUBSCRIBED_TO_TOPIC))
+            continue
+        results.append(OffsetDeletePartitionResponse(topic, partition, Error.NONE))
+        # a tombstone only where an offset is committed (Kafka also writes one for a pending
+        # transactional offset, which the reference does not model)
+        if (topic, partition) in offsets and (topic, partition) not in tombstones:
+            tombstones.append((topic, partition))
+    if tombstones:
+        txn.emit(r.OffsetsDeleted(req.group_id, tuple(tombstones), "offset delete"))
+    txn.respond(request_id, OffsetDeleteResponse(error=Error.NONE, partitions=tuple(results)))
 
 
 def subscribed_topics(group: Group) -> set[str] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from groupspec.coordinator.classic.group import Group, Member
+from groupspec.coordinator.classic.group import Group, Member, compute_subscribed_topics
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.state import CommittedOffset, CoordinatorState, ReplayError
 from groupspec.protocol import records as r
@@ -236,6 +236,8 @@ def _generation_started(g: Group, rec: r.GenerationStarted) -> None:
         )
     g.generation_id = gen
     g.protocol_name = rec.protocol_name
+    # ClassicGroup.initNextGeneration recomputes the subscribed topics (OffsetDelete's)
+    g.subscribed_topics = compute_subscribed_topics(g, rec.protocol_name)
     g.pending_sync_members.clear()
 
 
@@ -325,6 +327,8 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
         g.leader_id = snap.leader_id if snap.leader_id in g.members else None
         g.state = GroupState.Stable if g.members else GroupState.Empty
         g.persisted = snap
+        # GroupMetadataManager.replay of a GroupMetadataValue computes them on load
+        g.subscribed_topics = compute_subscribed_topics(g, g.protocol_name)
     for topic, partition, offset, metadata, ts in rec.offsets:
         g.offsets[(topic, partition)] = CommittedOffset(offset, metadata, ts)
     state.groups[rec.group_id] = g

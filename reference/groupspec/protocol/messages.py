@@ -223,6 +223,72 @@ class OffsetFetchResponse:
     partitions: tuple[OffsetFetchPartitionResponse, ...] = ()
 
 
+#: OffsetDelete versions Kafka 4.1.2 accepts (OffsetDeleteRequest.json: "validVersions": "0")
+OFFSET_DELETE_MAX_VERSION = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetDeleteRequest:
+    """OffsetDelete (api key 47, KIP-496: the admin client's deleteConsumerGroupOffsets):
+    remove a group's committed offsets of these partitions."""
+
+    group_id: str
+    partitions: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class OffsetDeletePartitionResponse:
+    topic: str
+    partition: int
+    error: Error
+
+
+@dataclass(frozen=True, kw_only=True)
+class OffsetDeleteResponse:
+    #: a top-level error answers no partition (OffsetDeleteRequest.getErrorResponse)
+    error: Error
+    partitions: tuple[OffsetDeletePartitionResponse, ...] = ()
+
+
+@dataclass(frozen=True)
+class TxnOffsetCommitPartition:
+    topic: str
+    partition: int
+    committed_offset: int
+    committed_metadata: str | None = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnOffsetCommitRequest:
+    """TxnOffsetCommit (api key 28): a transactional producer's offsets for a group, which
+    become committed only when its transaction commits (markers the group protocol never
+    shows). Recorded, never modelled: the validator takes its partitions' committed offsets
+    as unknown from its time on."""
+
+    group_id: str
+    transactional_id: str = ""
+    producer_id: int = -1
+    producer_epoch: int = -1
+    generation_id: int = UNKNOWN_GENERATION_ID
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+    partitions: tuple[TxnOffsetCommitPartition, ...] = ()
+
+
+@dataclass(frozen=True)
+class TxnOffsetCommitPartitionResponse:
+    topic: str
+    partition: int
+    #: Kafka's error code, kept as a number: the transaction errors (INVALID_PRODUCER_EPOCH,
+    #: CONCURRENT_TRANSACTIONS, ...) are outside the group protocol's vocabulary
+    error_code: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TxnOffsetCommitResponse:
+    partitions: tuple[TxnOffsetCommitPartitionResponse, ...] = ()
+
+
 @dataclass(frozen=True, kw_only=True)
 class FindCoordinatorRequest:
     key: str
@@ -325,6 +391,8 @@ Request: TypeAlias = (
     | ListGroupsRequest
     | DescribeGroupsRequest
     | DeleteGroupsRequest
+    | OffsetDeleteRequest
+    | TxnOffsetCommitRequest
     | ConsumerGroupHeartbeatRequest
     | ConsumerGroupDescribeRequest
 )
@@ -339,6 +407,8 @@ Response: TypeAlias = (
     | ListGroupsResponse
     | DescribeGroupsResponse
     | DeleteGroupsResponse
+    | OffsetDeleteResponse
+    | TxnOffsetCommitResponse
     | ConsumerGroupHeartbeatResponse
     | ConsumerGroupDescribeResponse
 )

@@ -84,6 +84,10 @@ APIS: dict[str, tuple[int, type, type]] = {
     "DescribeGroups": (15, m.DescribeGroupsRequest, m.DescribeGroupsResponse),
     "ListGroups": (16, m.ListGroupsRequest, m.ListGroupsResponse),
     "DeleteGroups": (42, m.DeleteGroupsRequest, m.DeleteGroupsResponse),
+    # v1.3: offsets deleted by an admin (KIP-496), and a transactional producer's offset
+    # commit (recorded so the validator knows of it; transactions are not modelled)
+    "OffsetDelete": (47, m.OffsetDeleteRequest, m.OffsetDeleteResponse),
+    "TxnOffsetCommit": (28, m.TxnOffsetCommitRequest, m.TxnOffsetCommitResponse),
     "ConsumerGroupHeartbeat": (68, cgm.ConsumerGroupHeartbeatRequest, cgm.ConsumerGroupHeartbeatResponse),
     "ConsumerGroupDescribe": (69, cgm.ConsumerGroupDescribeRequest, cgm.ConsumerGroupDescribeResponse),
 }

@@ -18,6 +18,7 @@ from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponseMember
 from groupspec.protocol.records import GroupSnapshot, JoinTimer, MemberInfo, SyncTimer
+from groupspec.protocol.wire import DecodeError, Reader
 
 
 @dataclass
@@ -102,6 +103,10 @@ class Group:
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     #: the last group record persisted (what a failover reloads)
     persisted: GroupSnapshot | None = None
+    #: ClassicGroup.subscribedTopics: the topics the members subscribed to, computed when a
+    #: generation starts and when the group is loaded (not on every membership change), or
+    #: None when not known (computeSubscribedTopics); what OffsetDelete consults
+    subscribed_topics: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ queries
     def is_leader(self, member_id: str) -> bool:
@@ -175,3 +180,40 @@ class Group:
 
     def not_yet_rejoined(self) -> list[Member]:
         return [m for m in self.members.values() if not m.is_awaiting_join]
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """ClassicGroup.isSubscribedToTopic: by the subscribed topics computed when the
+        generation started; when those are unknown, a "consumer" group counts as
+        subscribed to every topic, any other group to none."""
+        if self.subscribed_topics is None:
+            return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+        return topic in self.subscribed_topics
+
+
+#: ConsumerProtocol.PROTOCOL_TYPE
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+def compute_subscribed_topics(group: Group, protocol_name: str | None) -> frozenset[str] | None:
+    """ClassicGroup.computeSubscribedTopics (group-coordinator/.../classic/ClassicGroup.java)
+    for the members ``group`` has and the protocol ``protocol_name``: None unless the
+    protocol type is "consumer"; no topic when there is no member; else the union of the
+    members' subscribed topics, read with the consumer protocol's version 0 layout whatever
+    version the metadata names (later versions only append fields), None when a member's metadata
+    does not parse (Kafka catches the SchemaException) or no protocol is selected."""
+    if group.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return None
+    if not group.members:
+        return frozenset()
+    if protocol_name is None:
+        return None
+    topics: set[str] = set()
+    for m in group.members.values():
+        reader = Reader(m.metadata(protocol_name))
+        try:
+            reader.int16("subscription version")  # read, not checked: parsed as version 0
+            topics.update(reader.string("topic") for _ in range(reader.array_length("topics")))
+            reader.nullable_bytes("user data")
+        except DecodeError:
+            return None
+    return frozenset(topics)
