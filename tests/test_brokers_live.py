@@ -309,3 +309,14 @@ def test_kafka_broker_starts_with_settings_and_stops_cleanly() -> None:
     assert not broker.workdir.exists()
     with pytest.raises(OSError):
         socket.create_connection((broker.host, broker.port), timeout=1).close()
+
+
+def test_cluster_ids_never_start_with_a_dash() -> None:
+    """Kafka's storage tool reads an id starting with "-" as an option and refuses to format
+    (one broker start in 64 failed that way); Uuid.randomUuid draws again, and so do we."""
+    from groupspec.brokers.kafka import random_cluster_id
+
+    ids = [random_cluster_id() for _ in range(2000)]
+    assert not [i for i in ids if i.startswith("-")]
+    assert all(len(i) == 22 for i in ids)
+    assert len(set(ids)) == len(ids)

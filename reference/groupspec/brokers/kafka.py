@@ -136,8 +136,14 @@ def java_executable() -> str:
 
 
 def random_cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (Uuid.toString)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (Uuid.toString),
+    drawn again when it starts with "-", as Kafka's Uuid.randomUuid does (clients/.../common/
+    Uuid.java): the storage tool would read such an id as an option and refuse to format,
+    one broker start in 64."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+        if not text.startswith("-"):
+            return text
 
 
 #: group.consumer.session.timeout.ms of the broker groupspec starts (KIP-848 consumer groups;
