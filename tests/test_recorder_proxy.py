@@ -317,3 +317,54 @@ def test_jitter_delays_requests_on_their_way_and_keeps_their_order() -> None:
     assert [e.correlation_id for e in exchanges] == [1, 2, 3, 4, 5]
     for e, at in zip(exchanges, arrivals, strict=True):
         assert e.received_ms is not None and e.sent_ms <= at <= e.received_ms
+
+
+def test_offset_delete_and_txn_offset_commit_are_recorded(
+    proxied: Callable[[Handler], tuple[FakeBroker, BackgroundRecorder, io.StringIO]],
+) -> None:
+    # both change a group's committed offsets: the recorder used to drop them silently, so
+    # the validator judged later OffsetFetch answers against offsets the broker had changed
+    from kafka.protocol.consumer.group import OffsetDeleteRequest, OffsetDeleteResponse
+    from kafka.protocol.producer.transaction import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+
+    dtopic = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    delete = request(OffsetDeleteRequest(group_id="g", topics=[
+        dtopic(name="t", partitions=[dtopic.OffsetDeleteRequestPartition(partition_index=0)])], version=0), 3)
+    ttopic = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
+    txn = request(TxnOffsetCommitRequest(
+        transactional_id="tx", group_id="g", producer_id=5, producer_epoch=0, generation_id=-1,
+        member_id="", group_instance_id=None,
+        topics=[ttopic(name="t", partitions=[ttopic.TxnOffsetCommitRequestPartition(
+            partition_index=1, committed_offset=10, committed_leader_epoch=-1, committed_metadata="")])],
+        version=3), 4)
+    rd = OffsetDeleteResponse.OffsetDeleteResponseTopic
+    rt = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+
+    def answer(frame: bytes) -> list[bytes]:
+        (key, _, cid) = struct.unpack_from(">hhi", frame)
+        if key == 47:
+            return [response(OffsetDeleteResponse(error_code=0, throttle_time_ms=0, topics=[
+                rd(name="t", partitions=[rd.OffsetDeleteResponsePartition(partition_index=0, error_code=0)])],
+                version=0), cid)]
+        return [response(TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+            rt(name="t", partitions=[rt.TxnOffsetCommitResponsePartition(partition_index=1, error_code=0)])],
+            version=3), cid)]
+
+    _broker, rec, out = proxied(answer)
+    with connect(rec) as sock:
+        sock.sendall(delete)
+        sock.recv(65536)
+        sock.sendall(txn)
+        sock.recv(65536)
+    wait_for(lambda: len([e for e in events_of(out) if isinstance(e, WireExchange)]) == 2)
+    rec.stop()
+    first, second = [e for e in events_of(out) if isinstance(e, WireExchange)]
+    assert (first.api, first.api_key, first.group_id) == ("OffsetDelete", 47, "g")
+    assert first.request == m.OffsetDeleteRequest(group_id="g", partitions=(("t", 0),))
+    assert first.response == m.OffsetDeleteResponse(
+        error=Error.NONE, partitions=(m.OffsetDeletePartitionResponse("t", 0, Error.NONE),))
+    assert (second.api, second.api_key, second.group_id) == ("TxnOffsetCommit", 28, "g")
+    assert isinstance(second.request, m.TxnOffsetCommitRequest)
+    assert second.request.partitions == (m.TxnOffsetCommitPartition("t", 1, 10, ""),)
+    assert second.response == m.TxnOffsetCommitResponse(
+        partitions=(m.TxnOffsetCommitPartitionResponse("t", 1, 0),))

@@ -302,3 +302,66 @@ def test_snake_case_names() -> None:
     assert snake("GenerationIdOrMemberEpoch") == "generation_id_or_member_epoch"
     assert snake("ThrottleTimeMs") == "throttle_time_ms"
     assert snake("IsrNodes") == "isr_nodes"
+
+
+def test_offset_delete_both_ways() -> None:
+    # OffsetDelete (47, v0 only in Kafka 4.1.2): recorded as an exchange of its group, the
+    # partitions flattened as OffsetCommit's are
+    from kafka.protocol.consumer.group import OffsetDeleteRequest, OffsetDeleteResponse
+
+    topic = OffsetDeleteRequest.OffsetDeleteRequestTopic
+    wire = request_frame(OffsetDeleteRequest(group_id="g", topics=[
+        topic(name="t1", partitions=[topic.OffsetDeleteRequestPartition(partition_index=0),
+                                     topic.OffsetDeleteRequestPartition(partition_index=2)]),
+        topic(name="t2", partitions=[topic.OffsetDeleteRequestPartition(partition_index=1)]),
+    ], version=0))
+    header = parse_request_header(wire)
+    assert header.api_key == 47
+    req = to_request(47, 0, decode_request(wire, header), "c", "/h")
+    assert req == m.OffsetDeleteRequest(group_id="g", partitions=(("t1", 0), ("t1", 2), ("t2", 1)))
+    rtopic = OffsetDeleteResponse.OffsetDeleteResponseTopic
+    rpart = rtopic.OffsetDeleteResponsePartition
+    wire = response_frame(OffsetDeleteResponse(error_code=0, throttle_time_ms=0, topics=[
+        rtopic(name="t1", partitions=[rpart(partition_index=0, error_code=0),
+                                      rpart(partition_index=2, error_code=86)]),
+    ], version=0))
+    resp = to_response(47, 0, decode_response(wire, 47, 0))
+    assert resp == m.OffsetDeleteResponse(error=Error.NONE, partitions=(
+        m.OffsetDeletePartitionResponse("t1", 0, Error.NONE),
+        m.OffsetDeletePartitionResponse("t1", 2, Error.GROUP_SUBSCRIBED_TO_TOPIC),
+    ))
+    wire = response_frame(OffsetDeleteResponse(error_code=69, throttle_time_ms=0, topics=[], version=0))
+    assert to_response(47, 0, decode_response(wire, 47, 0)) == m.OffsetDeleteResponse(
+        error=Error.GROUP_ID_NOT_FOUND)
+
+
+@pytest.mark.parametrize("version", [0, 2, 3, 4, 5])
+def test_txn_offset_commit_both_ways(version: int) -> None:
+    # TxnOffsetCommit (28) is recorded, not modelled: its group, the partitions and offsets
+    # it names, and the response's error codes as numbers (transaction errors included)
+    from kafka.protocol.producer.transaction import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+
+    topic = TxnOffsetCommitRequest.TxnOffsetCommitRequestTopic
+    part = topic.TxnOffsetCommitRequestPartition
+    fields: dict[str, Any] = {}
+    if version >= 3:
+        fields = {"generation_id": 4, "member_id": "m-1", "group_instance_id": None}
+    wire = request_frame(TxnOffsetCommitRequest(
+        transactional_id="tx", group_id="g", producer_id=9, producer_epoch=1, **fields,
+        topics=[topic(name="t1", partitions=[part(partition_index=0, committed_offset=42,
+                                                  committed_leader_epoch=-1, committed_metadata=None)])],
+        version=version))
+    header = parse_request_header(wire)
+    assert header.api_key == 28
+    req = to_request(28, version, decode_request(wire, header), "c", "/h")
+    assert req == m.TxnOffsetCommitRequest(
+        group_id="g", transactional_id="tx", producer_id=9, producer_epoch=1,
+        generation_id=4 if version >= 3 else -1, member_id="m-1" if version >= 3 else "",
+        partitions=(m.TxnOffsetCommitPartition("t1", 0, 42, None),))
+    rtopic = TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic
+    wire = response_frame(TxnOffsetCommitResponse(throttle_time_ms=0, topics=[
+        rtopic(name="t1", partitions=[rtopic.TxnOffsetCommitResponsePartition(partition_index=0, error_code=47)]),
+    ], version=version))
+    resp = to_response(28, version, decode_response(wire, 28, version))
+    # 47 INVALID_PRODUCER_EPOCH: outside groupspec's Error, kept as its code
+    assert resp == m.TxnOffsetCommitResponse(partitions=(m.TxnOffsetCommitPartitionResponse("t1", 0, 47),))

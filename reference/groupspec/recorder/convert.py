@@ -364,6 +364,55 @@ def _consumer_group_describe_response(b: Mapping[str, Any], v: int) -> m.Respons
     )
 
 
+def _offset_delete_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    return m.OffsetDeleteRequest(
+        group_id=b["group_id"],
+        partitions=tuple((_topic_name(t), int(p["partition_index"])) for t in b["topics"] for p in t["partitions"]),
+    )
+
+
+def _offset_delete_response(b: Mapping[str, Any], v: int) -> m.Response:
+    return m.OffsetDeleteResponse(
+        error=_error(b["error_code"]),
+        partitions=tuple(
+            m.OffsetDeletePartitionResponse(_topic_name(t), p["partition_index"], _error(p["error_code"]))
+            for t in b["topics"]
+            for p in t["partitions"]
+        ),
+    )
+
+
+def _txn_offset_commit_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
+    # recorded so the validator knows the group's offsets may change when the transaction
+    # commits (transactions are not modelled); v3+ carry the member's generation and ids
+    return m.TxnOffsetCommitRequest(
+        group_id=b["group_id"],
+        transactional_id=b["transactional_id"],
+        producer_id=b["producer_id"],
+        producer_epoch=b["producer_epoch"],
+        generation_id=b.get("generation_id", m.UNKNOWN_GENERATION_ID),
+        member_id=b.get("member_id", m.UNKNOWN_MEMBER_ID),
+        group_instance_id=b.get("group_instance_id"),
+        partitions=tuple(
+            m.TxnOffsetCommitPartition(_topic_name(t), p["partition_index"], p["committed_offset"],
+                                       p.get("committed_metadata"))
+            for t in b["topics"]
+            for p in t["partitions"]
+        ),
+    )
+
+
+def _txn_offset_commit_response(b: Mapping[str, Any], v: int) -> m.Response:
+    # error codes kept as numbers: the transaction errors are not in the group vocabulary
+    return m.TxnOffsetCommitResponse(
+        partitions=tuple(
+            m.TxnOffsetCommitPartitionResponse(_topic_name(t), p["partition_index"], int(p["error_code"]))
+            for t in b["topics"]
+            for p in t["partitions"]
+        ),
+    )
+
+
 RequestConverter = Callable[[Mapping[str, Any], int, str, str], m.Request]
 ResponseConverter = Callable[[Mapping[str, Any], int], m.Response]
 
@@ -379,6 +428,8 @@ CONVERTERS: dict[int, tuple[RequestConverter, ResponseConverter]] = {
     15: (_describe_groups_request, _describe_groups_response),
     16: (_list_groups_request, _list_groups_response),
     42: (_delete_groups_request, _delete_groups_response),
+    47: (_offset_delete_request, _offset_delete_response),
+    28: (_txn_offset_commit_request, _txn_offset_commit_response),
     cgm.CONSUMER_GROUP_HEARTBEAT_API_KEY: (_consumer_group_heartbeat_request,
                                            _consumer_group_heartbeat_response),
     cgm.CONSUMER_GROUP_DESCRIBE_API_KEY: (_consumer_group_describe_request,
