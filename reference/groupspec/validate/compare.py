@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from groupspec.protocol import messages as m
@@ -37,7 +38,21 @@ class Mismatch:
     how: str = ""
     #: the broker knew something from before the trace started (an offset, a member)
     prehistory: bool = False
+    #: the partition whose offset differs (OffsetFetch)
+    partition: tuple[str, int] | None = None
 
+
+#: the per-partition errors of an OffsetDelete answer that the broker's API layer gives
+#: before the coordinator sees the request (KafkaApis.handleOffsetDeleteRequest, core/src/
+#: main/scala/kafka/server/KafkaApis.scala): a topic or partition its metadata cache does not
+#: have, a topic the client may not read. Those partitions never reach the coordinator, and
+#: the group protocol's trace cannot tell either condition, so they are not judged.
+OFFSET_DELETE_API_LAYER_ERRORS = frozenset({Error.UNKNOWN_TOPIC_OR_PARTITION,
+                                            Error.TOPIC_AUTHORIZATION_FAILED})
+
+#: (topic, partition) -> the (offset, metadata) pairs TxnOffsetCommits named for it: what an
+#: OffsetFetch may answer for it besides the reference's offset (a transaction that committed)
+TxnOffsets = Mapping[tuple[str, int], Collection[tuple[int, str | None]]]
 
 #: response classes whose ``error`` field (always an Error) decides them
 _ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupResponse,
@@ -61,6 +76,13 @@ def main_error(resp: m.Response | None) -> Error | None:
         return resp.groups[0].error if resp.groups else _NONE
     if isinstance(resp, m.DeleteGroupsResponse):
         return resp.results[0].error if resp.results else _NONE
+    if isinstance(resp, m.OffsetDeleteResponse):
+        if resp.error is not _NONE:
+            return resp.error
+        for q in resp.partitions:
+            if q.error is not _NONE and q.error not in OFFSET_DELETE_API_LAYER_ERRORS:
+                return q.error
+        return _NONE
     err = getattr(resp, "error", None)
     return err if isinstance(err, Error) else None
 
@@ -122,6 +144,11 @@ def summary(resp: m.Response | None) -> str:
         return f"DescribeGroups [{gs}]"
     if isinstance(resp, m.DeleteGroupsResponse):
         return "DeleteGroups [" + ", ".join(f"{x.group_id}:{x.error.name}" for x in resp.results) + "]"
+    if isinstance(resp, m.OffsetDeleteResponse):
+        if resp.error is not _NONE:
+            return f"OffsetDelete {resp.error.name}"
+        parts = ", ".join(f"{p.topic}-{p.partition}:{p.error.name}" for p in resp.partitions)
+        return f"OffsetDelete NONE [{parts}]"
     if isinstance(resp, ConsumerGroupHeartbeatResponse):
         if resp.error is not _NONE:
             return f"ConsumerGroupHeartbeat {resp.error.name}"
@@ -163,9 +190,12 @@ def _consumer_heartbeat(e: ConsumerGroupHeartbeatResponse,
     return None
 
 
-def compare(api_version: int, expected: m.Response, actual: m.Response) -> Mismatch | None:
+def compare(api_version: int, expected: m.Response, actual: m.Response,
+            txn: TxnOffsets | None = None) -> Mismatch | None:
     """None when ``actual`` (the broker's) is what the protocol allows given ``expected``
-    (the reference's answer in the same state)."""
+    (the reference's answer in the same state). ``txn``: for an OffsetFetch, what earlier
+    TxnOffsetCommits of the group committed if their transactions did (not modelled), an
+    answer the broker may also give."""
     if type(expected) is not type(actual):
         return Mismatch(f"a {type(actual).__name__} where a {type(expected).__name__} was due")
     # (the response classes are unrelated: one branch applies; the most frequent first)
@@ -210,13 +240,16 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
             want = -1 if committed is None else committed.committed_offset
             if p.error is not _NONE:
                 continue
+            if txn and (p.committed_offset, p.metadata) in txn.get((p.topic, p.partition), ()):
+                continue
             if p.committed_offset != want:
-                return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1)
+                return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1,
+                                partition=(p.topic, p.partition))
             # the metadata committed with it, "" for none (OffsetAndMetadata.fromRequest);
             # a partition with no commit in the trace may hold one from before it
             if committed is not None and want != -1 and p.metadata != committed.metadata:
                 return Mismatch(f"metadata of {p.topic}-{p.partition} (answered {json.dumps(p.metadata)}, "
-                                f"committed {json.dumps(committed.metadata)})")
+                                f"committed {json.dumps(committed.metadata)})", partition=(p.topic, p.partition))
         return None
     if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         for eg, ag in zip(expected.groups, actual.groups, strict=False):
@@ -233,6 +266,8 @@ def compare(api_version: int, expected: m.Response, actual: m.Response) -> Misma
         return None if e4 == a4 else Mismatch("results")
     if isinstance(expected, ConsumerGroupHeartbeatResponse) and isinstance(actual, ConsumerGroupHeartbeatResponse):
         return _consumer_heartbeat(expected, actual)
+    if isinstance(expected, m.OffsetDeleteResponse) and isinstance(actual, m.OffsetDeleteResponse):
+        return _offset_delete(expected, actual)
     return None if expected == actual else Mismatch("response")
 
 
@@ -274,3 +309,24 @@ def _members_difference(expected: dict[str, bytes], actual: dict[str, bytes]) ->
     for x in meta[:3]:
         parts.append(f"{x}'s metadata {actual[x].hex()[:80]} where its join sent {expected[x].hex()[:80]}")
     return "; ".join(parts)
+
+
+def _offset_delete(e: m.OffsetDeleteResponse, a: m.OffsetDeleteResponse) -> Mismatch | None:
+    """The top-level error; on NONE each partition's error, as a set (Kafka answers topic by
+    topic, the API layer's partitions first). A partition the broker answered with an API
+    layer error (OFFSET_DELETE_API_LAYER_ERRORS) was taken out of the request the reference
+    handled, so it is not in ``e``. A group the reference does not know may have existed
+    before the trace started."""
+    if e.error is not a.error:
+        return Mismatch("error", prehistory=e.error is Error.GROUP_ID_NOT_FOUND)
+    if e.error is not _NONE:
+        return None
+    want = {(p.topic, p.partition): p.error for p in e.partitions}
+    got = {(p.topic, p.partition): p.error for p in a.partitions
+           if (p.topic, p.partition) in want or p.error not in OFFSET_DELETE_API_LAYER_ERRORS}
+    if want == got:
+        return None
+    diffs = [f"{t}-{p}: answered {got[(t, p)].name if (t, p) in got else 'nothing'}, "
+             f"Kafka {want[(t, p)].name if (t, p) in want else 'nothing'}"
+             for t, p in sorted(want.keys() | got.keys()) if want.get((t, p)) is not got.get((t, p))]
+    return Mismatch("partition errors", how="; ".join(diffs[:4]))

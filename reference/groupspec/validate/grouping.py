@@ -32,8 +32,12 @@ from groupspec.validate.problems import InputProblem
 #: cluster-wide; FindCoordinator only locates the coordinator).
 REPLAYED_APIS = frozenset(
     {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
-     "DescribeGroups", "DeleteGroups", "ConsumerGroupHeartbeat"}
+     "DescribeGroups", "DeleteGroups", "ConsumerGroupHeartbeat", "OffsetDelete"}
 )
+#: a transactional producer's offset commit: not replayed (transactions are not modelled),
+#: but kept with its group, whose committed offsets of the partitions it names are unknown
+#: from its time on (the transaction's outcome, written by markers, is not on the wire)
+TXN_OFFSET_COMMIT = "TxnOffsetCommit"
 #: the api keys of the replayed APIs (an undecodable frame with one of these keys may have
 #: changed a group)
 _GROUP_API_KEYS = frozenset(APIS[name][0] for name in REPLAYED_APIS)
@@ -87,6 +91,8 @@ class GroupTrace:
     #: v1.1 Fetch events of this group's consumers (line, event): those naming the group,
     #: and those naming none whose client id is one of the group's (client-side rules)
     fetches: list[tuple[int, FetchEvent]] = field(default_factory=list)
+    #: TxnOffsetCommit exchanges naming the group (not replayed; see TXN_OFFSET_COMMIT)
+    txn_commits: list[Exchange] = field(default_factory=list)
     #: ``records`` are known to be in seq order (:func:`group_trace` found the file's events
     #: in line and seq order); False: not known, the validator sorts them
     records_in_seq_order: bool = False
@@ -269,8 +275,11 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             seen_request.add(key)
             if ev.api not in REPLAYED_APIS or (gid == "" and ev.api != "OffsetCommit"):
                 if gid:
-                    group(gid).other += 1
+                    g = group(gid)
+                    g.other += 1
                     served(ev.connection, gid)
+                    if ev.api == TXN_OFFSET_COMMIT:
+                        g.txn_commits.append(Exchange(line, ev))
                 continue
             served(ev.connection, gid)
             g = group(gid)

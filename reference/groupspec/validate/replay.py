@@ -69,7 +69,14 @@ from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
 from groupspec.trace.events import MetadataEvent, WireExchange
-from groupspec.validate.compare import Mismatch, compare, main_error, summary
+from groupspec.validate.compare import (
+    OFFSET_DELETE_API_LAYER_ERRORS,
+    Mismatch,
+    TxnOffsets,
+    compare,
+    main_error,
+    summary,
+)
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
 from groupspec.validate.snapshot import copy_state
@@ -134,6 +141,11 @@ class ReplayConfig:
     #: wire) completes before the group's next request or, if that one comes within this
     #: many ms of the heartbeat that scheduled it, possibly after it: both are tried
     regex_resolution_ms: int = 100
+    #: the group's TxnOffsetCommit exchanges (not replayed: transactions are not modelled).
+    #: After one, an OffsetFetch may answer a partition it names with the offset it
+    #: committed (its transaction committed) or the reference's (it aborted, or is open);
+    #: any other difference on such a partition is inconclusive, naming it
+    txn_commits: tuple[Exchange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -485,7 +497,8 @@ class Replayer:
                         and (self.x[pending.index].event.api in _NO_EFFECT
                              or (self.x[pending.index].event.api in _NO_MEMBERSHIP_EFFECT
                                  and _needs_membership_change(fail)
-                                 and not self._unblocks_membership_change(pending.index, fail)))):
+                                 and not self._unblocks_membership_change(pending.index, fail)))
+                        and not self._widens_window(pending.index, fail)):
                     # what the failure rules out: moving a request that changes nothing
                     # earlier cannot change the answer that diverged (another exchange's);
                     # nor can moving one that never changes the group's members, generation
@@ -538,6 +551,26 @@ class Replayer:
             if e.sent >= fail.exchange.received:
                 return False
             if e.event.connection == conn and e.event.api not in quiet:
+                return True
+        return False
+
+    def _widens_window(self, i: int, fail: Failure) -> bool:
+        """Whether handling exchange ``i`` first can make a request a candidate that was not
+        one: ``_options`` offers only requests sent before the earliest answer among the
+        candidates, so once ``i`` (answered early) is handled, a request sent after ``i``'s
+        answer but before the diverging request's may be handled ahead of the diverging one.
+        Moving ``i`` then changes more than its own answer, and is not pruned when such a
+        request may change the group. Seen on Kafka 4.1.2 (the wire fuzzer): a leader's
+        SyncGroup, a DescribeGroups answered while its assignment was being written, and a
+        LeaveGroup that started a rebalance before that write completed; only handling the
+        DescribeGroups first lets the LeaveGroup precede the SyncGroup."""
+        quiet = _NO_EFFECT | _NO_MEMBERSHIP_EFFECT
+        answered = self.x[i].received
+        for j in range(i + 1, len(self.x)):
+            e = self.x[j]
+            if e.sent >= fail.exchange.received:
+                return False
+            if e.sent > answered and e.event.api not in quiet:
                 return True
         return False
 
@@ -1000,6 +1033,15 @@ class Replayer:
             v = min(e.api_version, m.DESCRIBE_GROUPS_MAX_VERSION)
             if req.version != v:
                 req = dataclasses.replace(req, version=v)
+        if (isinstance(req, m.OffsetDeleteRequest) and isinstance(e.response, m.OffsetDeleteResponse)
+                and e.response.error is _NONE):
+            # partitions the broker's API layer answered itself (an unknown topic or
+            # partition, an unauthorised topic: KafkaApis.handleOffsetDeleteRequest) never
+            # reached the coordinator
+            kept = {(p.topic, p.partition) for p in e.response.partitions
+                    if p.error in OFFSET_DELETE_API_LAYER_ERRORS}
+            if kept:
+                req = dataclasses.replace(req, partitions=tuple(tp for tp in req.partitions if tp not in kept))
         if b.gen_delta:
             delta = b.gen_delta.get(e.group_id, 0)
             if delta and isinstance(req, (m.SyncGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest)) \
@@ -1168,6 +1210,8 @@ class Replayer:
                 resp = self._translate(b, ex.event.group_id, resp)
             self.answers.setdefault(ex.seq, []).append(resp)
             mismatch = compare(ex.event.api_version, resp, actual)
+            if mismatch is not None and self.cfg.txn_commits and type(actual) is m.OffsetFetchResponse:
+                mismatch = compare(ex.event.api_version, resp, actual, self._txn_offsets(ex.received))
             if mismatch is None:
                 if (b.open_divergence is not None and isinstance(resp, m.JoinGroupResponse)
                         and resp.error is _NONE and resp.members):
@@ -1238,6 +1282,13 @@ class Replayer:
             # wrong in every state: no history before the trace explains it
             return Failure(len(b.processed), ex, summary(actual), summary(resp), fixed, detail)
         rule = rule_for(api, main_error(resp))
+        if (isinstance(resp, m.OffsetDeleteResponse) and isinstance(actual, m.OffsetDeleteResponse)
+                and resp.error is _NONE and actual.error is _NONE):
+            # named after what Kafka answers the first partition that differs
+            got = {(p.topic, p.partition): p.error for p in actual.partitions}
+            first = next((p for p in resp.partitions if got.get((p.topic, p.partition)) is not p.error), None)
+            if first is not None:
+                rule = rule_for(api, first.error)
         mid = getattr(ex.event.request, "member_id", "")
         if (main_error(resp) is _UNKNOWN_MEMBER_ID and main_error(actual) is not _UNKNOWN_MEMBER_ID
                 and isinstance(mid, str) and mid in b.expired):
@@ -1260,8 +1311,31 @@ class Replayer:
                 rule = RULES["GenerationIncrements"]
                 detail = (f"the broker's generation {actual.generation_id} where the reference's "
                           f"numbering gives {resp.generation_id}")
-        return self._failure(b, ex, summary(actual), summary(resp), rule, detail,
-                             prehistory=mismatch.prehistory)
+        prehistory = mismatch.prehistory
+        if prehistory and mismatch.partition is not None and self._deleted_before(ex, mismatch.partition):
+            # the broker itself answered an OffsetDelete of this partition NONE earlier in
+            # the trace: whatever it held before the trace was deleted then
+            prehistory = False
+        fail = self._failure(b, ex, summary(actual), summary(resp), rule, detail, prehistory=prehistory)
+        if self.cfg.txn_commits and mismatch.partition is not None and isinstance(actual, m.OffsetFetchResponse):
+            txn = self._txn_unmodelled(ex, mismatch.partition)
+            if txn:
+                fail = dataclasses.replace(fail, unmodelled=txn)
+        return fail
+
+    def _deleted_before(self, ex: Exchange, tp: tuple[str, int]) -> bool:
+        """An OffsetDelete of ``ex``'s group, answered before ``ex`` was sent, deleted ``tp``
+        by the broker's own answer (NONE for it)."""
+        gid = ex.event.group_id
+        for x in self.x:
+            if x.sent >= ex.sent:
+                break
+            resp = x.event.response
+            if (isinstance(resp, m.OffsetDeleteResponse) and x.event.group_id == gid and x.received < ex.sent
+                    and resp.error is _NONE
+                    and any((p.topic, p.partition) == tp and p.error is _NONE for p in resp.partitions)):
+                return True
+        return False
 
     def _advance(self, b: _Branch, upto: int) -> Output:
         """Fire the reference's timers due by ``upto``, noting the members a session expiry
@@ -1441,6 +1515,30 @@ class Replayer:
             return (f"the metadata of subscribed topic(s) {', '.join(unknown)}, which no Metadata "
                     "response had named by then")
         return ""
+
+    def _txn_offsets(self, before: float) -> TxnOffsets:
+        """What the group's TxnOffsetCommits sent before ``before`` committed, by partition
+        (a commit without metadata is stored as "", as a plain commit's)."""
+        out: dict[tuple[str, int], set[tuple[int, str | None]]] = {}
+        for x in self.cfg.txn_commits:
+            req = x.event.request
+            if x.sent < before and isinstance(req, m.TxnOffsetCommitRequest):
+                for p in req.partitions:
+                    meta = "" if p.committed_metadata is None else p.committed_metadata
+                    out.setdefault((p.topic, p.partition), set()).add((p.committed_offset, meta))
+        return out
+
+    def _txn_unmodelled(self, ex: Exchange, tp: tuple[str, int]) -> str:
+        """An OffsetFetch answer differing on a partition an earlier TxnOffsetCommit of the
+        group named: its committed offset depends on transactions, which are not modelled."""
+        lines = [str(x.line) for x in self.cfg.txn_commits
+                 if x.sent < ex.received and isinstance(x.event.request, m.TxnOffsetCommitRequest)
+                 and any((p.topic, p.partition) == tp for p in x.event.request.partitions)]
+        if not lines:
+            return ""
+        return (f"the outcome of the transaction(s) of the TxnOffsetCommit at line(s) {', '.join(lines)}, "
+                f"which named {tp[0]}-{tp[1]} (transactions are not modelled: its committed offset is "
+                "unknown from then on)")
 
     @staticmethod
     def _state_text(b: _Branch, group_id: str) -> str:

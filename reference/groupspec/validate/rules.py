@@ -131,6 +131,30 @@ RULES: dict[str, Rule] = {
            f"{GMM} (describeGroups); {CG} (asDescribedGroup)"),
         _r("DeleteGroupAnswer", "DeleteGroups deletes only Empty groups (NON_EMPTY_GROUP)",
            f"{GMM} (deleteGroups)"),
+        # OffsetDelete (KIP-496): GroupCoordinatorService.deleteOffsets validates the group id,
+        # OffsetMetadataManager.deleteOffsets the group (GroupMetadataManager.group,
+        # ClassicGroup / ConsumerGroup.validateOffsetDelete) and each topic
+        # (isSubscribedToTopic), and tombstones the committed offsets of the others
+        _r("OffsetDeleteGroupId", "an OffsetDelete with an empty group id is INVALID_GROUP_ID",
+           f"{GCS} (deleteOffsets)"),
+        _r("OffsetDeleteUnknownGroup",
+           "an OffsetDelete for a group the coordinator does not have is GROUP_ID_NOT_FOUND, answering no partition",
+           f"{OMM} (deleteOffsets, validateOffsetDelete); {GMM} (group); {GCS} (deleteOffsets)"),
+        _r("OffsetDeleteNonEmptyGroup",
+           "a classic group with members whose protocol type is not \"consumer\" refuses OffsetDelete (NON_EMPTY_GROUP)",
+           f"{CG} (validateOffsetDelete); {OMM} (validateOffsetDelete)"),
+        _r("OffsetDeleteSubscribedTopic",
+           "the offsets of a topic the group subscribes to are not deleted: each of its partitions is "
+           "GROUP_SUBSCRIBED_TO_TOPIC",
+           f"{OMM} (deleteOffsets); {CG} (isSubscribedToTopic, computeSubscribedTopics); "
+           "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/modern/ModernGroup.java "
+           "(isSubscribedToTopic)"),
+        _r("OffsetDeleteAccepted",
+           "an OffsetDelete the group allows answers NONE for each partition of a topic it does not "
+           "subscribe to and deletes that partition's committed offset",
+           f"{OMM} (deleteOffsets); {CG} (validateOffsetDelete); {CSG} (validateOffsetDelete)"),
+        _r("OffsetDeleteAnswer", "OffsetDelete is answered as the group's state and subscriptions require",
+           f"{OMM} (deleteOffsets); {GCS} (deleteOffsets)"),
         _r("MemberIdFresh", "a member id handed out by the coordinator is not already in use",
            f"{CG} (generateMemberId); {GMM}"),
         # ConsumerGroupHeartbeat (KIP-848): GroupMetadataManager.consumerGroupHeartbeat
@@ -260,6 +284,11 @@ _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("ConsumerGroupHeartbeat", Error.GROUP_ID_NOT_FOUND): "ConsumerGroupIdNotFound",
     ("ConsumerGroupHeartbeat", Error.GROUP_MAX_SIZE_REACHED): "ConsumerGroupMaxSize",
     ("ConsumerGroupHeartbeat", Error.NONE): "ConsumerReconciliation",
+    ("OffsetDelete", Error.INVALID_GROUP_ID): "OffsetDeleteGroupId",
+    ("OffsetDelete", Error.GROUP_ID_NOT_FOUND): "OffsetDeleteUnknownGroup",
+    ("OffsetDelete", Error.NON_EMPTY_GROUP): "OffsetDeleteNonEmptyGroup",
+    ("OffsetDelete", Error.GROUP_SUBSCRIBED_TO_TOPIC): "OffsetDeleteSubscribedTopic",
+    ("OffsetDelete", Error.NONE): "OffsetDeleteAccepted",
 }
 
 #: rules decided by what the broker answered, whatever the reference's answer
@@ -277,6 +306,7 @@ _DEFAULT: dict[str, str] = {
     "DescribeGroups": "DescribeGroupAnswer",
     "DeleteGroups": "DeleteGroupAnswer",
     "ConsumerGroupHeartbeat": "ConsumerHeartbeatAnswer",
+    "OffsetDelete": "OffsetDeleteAnswer",
 }
 
 

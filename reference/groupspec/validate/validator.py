@@ -16,6 +16,7 @@ from typing import Any
 
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.gc_pause import paused_gc
+from groupspec.protocol import messages as m
 from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, MetadataEvent, RecordEvent
 from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
@@ -156,6 +157,16 @@ def _proved_unanswered(g: GroupTrace) -> set[int]:
             if x.event.response is None and last[x.event.connection] > x.sent}
 
 
+def _txn_note(x: Exchange) -> str:
+    req = x.event.request
+    parts = (", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}" for p in req.partitions)
+             if isinstance(req, m.TxnOffsetCommitRequest) else "")
+    tid = req.transactional_id if isinstance(req, m.TxnOffsetCommitRequest) else ""
+    return (f"line {x.line}: TxnOffsetCommit (transactional id {tid!r}) of [{parts}]: transactions "
+            "are not modelled; from then on an OffsetFetch may answer these partitions with these "
+            "offsets (the transaction committed) or the earlier ones")
+
+
 def _missing(g: Gap) -> Missing:
     return Missing(g.problem.line, f"{g.problem.kind}: {g.problem.message}")
 
@@ -183,6 +194,12 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
         findings += rec_findings
     findings.sort(key=lambda f: (f.seq, f.line))
 
+    if g.txn_commits:
+        # transactions are not modelled: the partitions a TxnOffsetCommit names may hold its
+        # offsets from then on (ReplayConfig.txn_commits)
+        config = dataclasses.replace(config or ReplayConfig(), txn_commits=tuple(g.txn_commits))
+        for x in g.txn_commits:
+            notes.append(_txn_note(x))
     result: ReplayResult | None = None
     if g.exchanges:
         result = replay_group(g.exchanges, config)
