@@ -153,6 +153,23 @@ def test_a_leaders_sync_moved_ahead_may_let_its_rejoin_start_a_rebalance() -> No
     assert validate_path(path, validation_config("kafka")).worst() == "conforming"
 
 
+def test_a_describe_answered_early_lets_a_later_leave_precede_the_leaders_sync() -> None:
+    """Apache Kafka 4.1.2 recorded (groupspec.conformance.wire_fuzz, seed 14): the leader's
+    SyncGroup (line 43) was answered REBALANCE_IN_PROGRESS, because a LeaveGroup sent 5 ms
+    after it (line 44) started a rebalance while the assignment's write was still pending
+    (the coordinator lingers before appending); a DescribeGroups between them (line 42) saw
+    CompletingRebalance. In the reference's instant write the order DescribeGroups,
+    LeaveGroup, SyncGroup explains it, but the LeaveGroup becomes a candidate only once the
+    DescribeGroups, answered first, is handled, and the search pruned moving a request that
+    changes nothing (Replayer._widens_window)."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "validator-false-positives" / \
+        "describe-lets-leave-precede-leader-sync-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka"))
+    assert [(g.verdict, g.violation) for g in report.groups] == [("conforming", None)]
+
+
 def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> None:
     """Apache Kafka 4.1.2 recorded (the Java consumer, one regex subscription): b alone got
     both matching topics at epoch 2, a joined at epoch 3 and b kept t2. The two topic ids

@@ -498,7 +498,8 @@ class Replayer:
                              or (self.x[pending.index].event.api in _NO_MEMBERSHIP_EFFECT
                                  and _needs_membership_change(fail)
                                  and not self._unblocks_membership_change(pending.index, fail)))
-                        and not self._widens_window(pending.index, fail)):
+                        and not (_needs_membership_change(fail)
+                                 and self._widens_window(pending.index, fail))):
                     # what the failure rules out: moving a request that changes nothing
                     # earlier cannot change the answer that diverged (another exchange's);
                     # nor can moving one that never changes the group's members, generation
@@ -560,7 +561,8 @@ class Replayer:
         candidates, so once ``i`` (answered early) is handled, a request sent after ``i``'s
         answer but before the diverging request's may be handled ahead of the diverging one.
         Moving ``i`` then changes more than its own answer, and is not pruned when such a
-        request may change the group. Seen on Kafka 4.1.2 (the wire fuzzer): a leader's
+        request may change the group and the broker's answer (a membership error) needs
+        such a change. Seen on Kafka 4.1.2 (the wire fuzzer): a leader's
         SyncGroup, a DescribeGroups answered while its assignment was being written, and a
         LeaveGroup that started a rebalance before that write completed; only handling the
         DescribeGroups first lets the LeaveGroup precede the SyncGroup."""
