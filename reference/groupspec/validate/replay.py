@@ -53,6 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator import kafka_apis
 from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
@@ -1076,8 +1077,12 @@ class Replayer:
         if resp is None:
             b.unchecked.add(rid)
         b.parked[rid] = None
+        # what the broker's API layer answers itself, or changes, before the coordinator
+        # (coordinator/kafka_apis.py: the rules decided on the wire version)
+        early = kafka_apis.answer_before_coordinator(e.api_version, req)
         try:
-            out = b.coord.handle(rid, req, t)
+            out = Output([(rid, early)]) if early is not None else \
+                b.coord.handle(rid, kafka_apis.as_coordinator_sees(req), t)
         except (ValueError, AssertionError, ReplayError, KeyError, TypeError) as err:
             if d.index in self.accept:
                 # resynchronising past it: the request is taken as never handled

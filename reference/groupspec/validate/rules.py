@@ -17,6 +17,7 @@ CG = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/classic
 OMM = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/OffsetMetadataManager.java"
 GCS = "group-coordinator/src/main/java/org/apache/kafka/coordinator/group/GroupCoordinatorService.java"
 GC = "core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala"
+KA = "core/src/main/scala/kafka/server/KafkaApis.scala"
 CC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerCoordinator.java"
 APA = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractPartitionAssignor.java"
 AC = "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractCoordinator.java"
@@ -91,6 +92,10 @@ RULES: dict[str, Rule] = {
            "core/src/main/scala/kafka/network/SocketServer.scala (a channel is muted until its in-flight request is answered); "
            f"{GMM} (completeClassicGroupJoin); {CG} (completeJoinFuture)"),
         _r("SyncGroupAnswer", "SyncGroup is answered as the group's state requires", f"{GMM} (classicGroupSync)"),
+        _r("SyncProtocolConsistent",
+           "a SyncGroup v5+ without a protocol type or name (refused by the API layer before "
+           "anything else), or naming another than the group's, is INCONSISTENT_GROUP_PROTOCOL",
+           f"{KA} (handleSyncGroupRequest); {GMM} (validateSyncGroup, isProtocolInconsistent)"),
         # Heartbeat
         _r("HeartbeatUnknownMember", "a heartbeat from a non-member is UNKNOWN_MEMBER_ID",
            f"{GMM} (validateClassicGroupHeartbeat)"),
@@ -262,6 +267,7 @@ _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("SyncGroup", Error.ILLEGAL_GENERATION): "SyncGenerationCheck",
     ("SyncGroup", Error.REBALANCE_IN_PROGRESS): "SyncDuringPreparingRebalance",
     ("SyncGroup", Error.NONE): "SyncPropagatesLeaderAssignment",
+    ("SyncGroup", Error.INCONSISTENT_GROUP_PROTOCOL): "SyncProtocolConsistent",
     ("SyncGroup", None): "SyncWaitsForLeader",
     ("Heartbeat", Error.UNKNOWN_MEMBER_ID): "HeartbeatUnknownMember",
     ("Heartbeat", Error.FENCED_INSTANCE_ID): "StaticMemberFencing",
