@@ -84,3 +84,27 @@ def test_leaving_an_unknown_group_says_group_not_found() -> None:
     leave = ConsumerGroupHeartbeatRequest(group_id="nope", member_id="m1", member_epoch=-1)
     resp = _heartbeat(coord, 1, leave, 0)
     assert (resp.error, resp.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group nope not found.")
+
+
+def _target(coord: Coordinator, member_id: str, group: str = "g") -> dict[str, tuple[int, ...]]:
+    names = {T.topic_id: "t", U.topic_id: "u"}
+    return {names[t]: tuple(sorted(ps)) for t, ps in coord.state.consumer_groups[group].target[member_id].items()}
+
+
+def test_a_reloaded_group_refreshes_its_subscription_metadata_at_its_next_heartbeat() -> None:
+    # A group object Kafka builds afresh (here: reloaded by a failover) has never had its
+    # metadata refreshed (ModernGroup's DeadlineAndEpoch.EMPTY), so its next heartbeat runs
+    # GroupMetadataManager.updateSubscriptionMetadata, whose subscription type counts the
+    # joining member: c0 on t and a member subscribed to nothing are HETEROGENEOUS, and
+    # the uniform assignor gives c0 all of t. The reference took the group's type from
+    # before the request (HOMOGENEOUS, c0 alone) unless the metadata hash had changed, and
+    # the homogeneous assignment left c0 nothing.
+    coord = _coordinator()
+    _heartbeat(coord, 1, _join("c0"), 0)
+    _heartbeat(coord, 2, _join("c2"), 0)
+    leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="c2", member_epoch=-1)
+    assert _heartbeat(coord, 3, leave, 0).error is Error.NONE  # epoch bumped, no new target
+    coord.failover(0)
+    joined = _heartbeat(coord, 4, _join("c1", topics=()), 0)
+    assert joined.error is Error.NONE
+    assert _target(coord, "c0") == {"t": (0, 1, 2)}

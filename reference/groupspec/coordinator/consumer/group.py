@@ -83,6 +83,12 @@ class ConsumerGroup:
     member_order: TimelineOrder = field(default_factory=TimelineOrder)
     #: regex -> its resolution (ConsumerGroup.resolvedRegularExpressions), in put order
     resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
+    #: the group epoch its subscription metadata was last refreshed at (Kafka's in-memory
+    #: ``metadataRefreshDeadline``, whose deadline, Integer.MAX_VALUE ms on, never passes
+    #: here; set by the heartbeat handler, not by a record, as Kafka keeps it out of the
+    #: log); None: never since this group object was built (``DeadlineAndEpoch.EMPTY``).
+    #: Not compared: it is no fact the records carry
+    metadata_refresh_epoch: int | None = field(default=None, compare=False)
 
     # ------------------------------------------------------------------ derived
     @property

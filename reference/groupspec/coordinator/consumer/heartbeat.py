@@ -146,13 +146,14 @@ def handle_consumer_group_heartbeat(
 ) -> None:
     error = request_error(req, txn.config.consumer_group_assignors)
     records: list[r.Record] = []
+    refreshed: list[int] = []
     try:
         if error is not None:
             raise error
         if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             response = _leave(txn, req, records)
         else:
-            response = _heartbeat(txn, req, member_ids, records)
+            response = _heartbeat(txn, req, member_ids, records, refreshed)
     except ApiError as e:
         txn.respond(request_id, ConsumerGroupHeartbeatResponse(
             error=e.error, error_message=e.message, member_epoch=0, heartbeat_interval_ms=0))
@@ -161,8 +162,15 @@ def handle_consumer_group_heartbeat(
         txn.respond(request_id, ConsumerGroupHeartbeatResponse(
             error=e.error, error_message=str(e), member_epoch=0, heartbeat_interval_ms=0))
         return
+    group = txn.state.consumer_groups.get(req.group_id)
     for rec in records:
         txn.emit(rec)
+    if refreshed and group is not None and txn.state.consumer_groups.get(req.group_id) is group:
+        # setMetadataRefreshDeadline (GroupMetadataManager.updateSubscriptionMetadata), in
+        # memory as in Kafka, on the group object that was in the groups map: a group this
+        # heartbeat created is a throw-away object in Kafka (getOrMaybeCreateConsumerGroup)
+        # and the one replay then builds was never refreshed
+        group.metadata_refresh_epoch = refreshed[0]
     txn.respond(request_id, response)
 
 
@@ -239,7 +247,7 @@ def _check_epoch(m: ConsumerMember, received: int, owned: Sequence[object] | Non
 
 # ---------------------------------------------------------------------------- heartbeat
 def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberIdSource,
-               records: list[r.Record]) -> ConsumerGroupHeartbeatResponse:
+               records: list[r.Record], refreshed: list[int]) -> ConsumerGroupHeartbeatResponse:
     cfg = txn.config
     create = req.member_epoch == 0
     group = _get_or_create(txn, req.group_id, create, records)
@@ -340,6 +348,7 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
             records.append(cr.ConsumerGroupEpochRecord(
                 group.group_id, cr.ConsumerGroupMetadataValue(epoch=group_epoch,
                                                               metadata_hash=metadata_hash)))
+        refreshed.append(group_epoch)
 
     # 2. the target assignment
     if group_epoch > group.assignment_epoch:
@@ -401,10 +410,15 @@ def _group_counts(group: ConsumerGroup) -> dict[str, tuple[int, int]]:
 
 
 def _metadata_expired(txn: Txn, group: ConsumerGroup) -> bool:
-    """ModernGroup.hasMetadataExpired, without its deadline: Kafka recomputes a group's
-    metadata hash when the image changed a topic the group subscribes to (or the group was
-    just loaded); here, when the hash of the group's subscribed topics in today's image is
-    no longer the one it holds (docs/deviations.md)."""
+    """ModernGroup.hasMetadataExpired (its deadline is Integer.MAX_VALUE ms after a refresh,
+    never reached here): a group object never refreshed since it was built (replayed into
+    being, or reloaded by a failover), or whose epoch fell below the refreshed one
+    (GroupMetadataManager.updateSubscriptionMetadata sets it, modern/ModernGroup.java); and
+    when the image changed a topic the group subscribes to (Kafka's onNewMetadataImage
+    requests a refresh), here found by the hash of the group's subscribed topics in today's
+    image no longer being the one it holds (docs/deviations.md)."""
+    if group.metadata_refresh_epoch is None or group.group_epoch < group.metadata_refresh_epoch:
+        return True
     return _metadata_hash(txn, _group_counts(group)) != group.metadata_hash
 
 
@@ -490,6 +504,9 @@ def complete_regex_resolution(txn: Txn, group_id: str) -> None:
             epoch=group.group_epoch + 1, metadata_hash=metadata_hash)))
     for rec in records:
         txn.emit(rec)
+    if bump:
+        # handleRegularExpressionsResult refreshes the group's metadata deadline with the bump
+        group.metadata_refresh_epoch = group.group_epoch
 
 
 def _metadata_hash(txn: Txn, names: Iterable[str]) -> int:
