@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.config import CoordinatorConfig
-from groupspec.coordinator.consumer.group import ConsumerGroup
+from groupspec.coordinator.consumer.group import ConsumerGroup, current_preferred_assignor
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.jvm import JvmOracle
 from groupspec.protocol import consumer_group_records as cr
@@ -329,7 +329,8 @@ class Differ:
              d["subscribed_topic_regex"], d["server_assignor"], _tupled(d["assigned"]),
              _tupled(d["pending_revocation"]))
             for mid, d in s["members"].items()))
-        return (s["state"], s["group_epoch"], s["assignment_epoch"], self.k_hash(s["metadata_hash"]), members,
+        return (s["state"], s["group_epoch"], s["assignment_epoch"], self.k_hash(s["metadata_hash"]),
+                s["preferred_assignor"], members,
                 tuple(sorted((mid, _tupled(a)) for mid, a in s["target"].items())),
                 tuple(sorted(s["static_members"].items())),
                 tuple(tuple(t) for t in s["timers"]), tuple(sorted(s["offsets"].items())))
@@ -349,7 +350,8 @@ class Differ:
             for mid, x in g.members.items()))
         timers = [("session", mid, d) for mid, d in g.session_deadlines.items()]
         timers += [("rebalance", mid, t.deadline_ms) for mid, t in g.rebalance_timers.items()]
-        return (g.state.value, g.group_epoch, g.assignment_epoch, self.r_hash(g.metadata_hash), members,
+        return (g.state.value, g.group_epoch, g.assignment_epoch, self.r_hash(g.metadata_hash),
+                current_preferred_assignor(g), members,
                 tuple(sorted((mid, _tupled(_assignment_json(a))) for mid, a in g.target.items())),
                 tuple(sorted(g.static_members.items())),
                 tuple(sorted(timers)),

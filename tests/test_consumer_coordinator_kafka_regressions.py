@@ -108,3 +108,26 @@ def test_a_reloaded_group_refreshes_its_subscription_metadata_at_its_next_heartb
     joined = _heartbeat(coord, 4, _join("c1", topics=()), 0)
     assert joined.error is Error.NONE
     assert _target(coord, "c0") == {"t": (0, 1, 2)}
+
+
+def test_a_tied_assignor_vote_goes_as_kafkas_hash_map_copy_orders_it() -> None:
+    # ConsumerGroup.computePreferredServerAssignor copies the group's counts into a HashMap
+    # sized for them and adds the updated member's assignor with HashMap.compute, which puts
+    # a new key at the head of its bucket: with "uniform" named once and c0 now naming
+    # "range", both land in one bucket of the 2-slot table, "range" first, and the tie goes
+    # to range (Stream.max keeps the first maximum). The reference ordered the names by a
+    # 16-bucket table and picked uniform.
+    coord = _coordinator()
+    _heartbeat(coord, 1, _join("c0"), 0)
+    uniform = ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="c1", member_epoch=0, rebalance_timeout_ms=30_000,
+        subscribed_topic_names=("t",), topic_partitions=(), server_assignor="uniform")
+    _heartbeat(coord, 2, uniform, 0)
+    epoch = coord.state.consumer_groups["g"].members["c0"].member_epoch
+    change = ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="c0", member_epoch=epoch, subscribed_topic_names=("t", "u"),
+        server_assignor="range")
+    assert _heartbeat(coord, 3, change, 0).error is Error.NONE
+    # RangeAssignor: t split c0 0-1, c1 2; u to its only subscriber
+    assert _target(coord, "c0") == {"t": (0, 1), "u": (0, 1)}
+    assert _target(coord, "c1") == {"t": (2,)}

@@ -13,7 +13,11 @@ are left out of the assignments).
 from __future__ import annotations
 
 from groupspec.assignors.java_collections import bucket, topic_partition_hash
-from groupspec.coordinator.consumer.group import ConsumerGroup, java_hash_order, preferred_assignor
+from groupspec.coordinator.consumer.group import (
+    ConsumerGroup,
+    current_preferred_assignor,
+    java_hash_order,
+)
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.find_coordinator import coordinator_partition
@@ -75,8 +79,9 @@ def describe_group(txn: Txn, group_id: str) -> DescribedGroup:
         group_state=g.state.value,
         group_epoch=g.group_epoch,
         assignment_epoch=g.assignment_epoch,
-        assignor_name=(preferred_assignor(g.members.values())
-                       or txn.config.consumer_group_assignors[0]),
+        # ConsumerGroup.preferredServerAssignor: ties go to the first name in its
+        # serverAssignors map's order
+        assignor_name=(current_preferred_assignor(g) or txn.config.consumer_group_assignors[0]),
         # ConsumerGroup.asDescribedGroup iterates the members map as of the committed
         # offset; with everything committed, in the map's own order (timeline_order.py)
         members=tuple(_member(txn, g, g.members[mid]) for mid in g.member_order.order()),

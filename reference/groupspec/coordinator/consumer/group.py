@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from groupspec.assignors.server_spec import SubscriptionType
 from groupspec.coordinator.committed_offset import CommittedOffset
@@ -81,6 +82,9 @@ class ConsumerGroup:
     #: the order Kafka's members map (a TimelineHashMap) iterates the members in, kept
     #: with every put and remove of a member as the records are replayed
     member_order: TimelineOrder = field(default_factory=TimelineOrder)
+    #: the order Kafka's serverAssignors map (a TimelineHashMap of assignor name -> number
+    #: of members naming it) iterates its names in, kept as the records are replayed
+    assignor_order: TimelineOrder = field(default_factory=TimelineOrder)
     #: regex -> its resolution (ConsumerGroup.resolvedRegularExpressions), in put order
     resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
     #: the group epoch its subscription metadata was last refreshed at (Kafka's in-memory
@@ -196,27 +200,128 @@ def subscription_type(counts: Mapping[str, int] | Mapping[str, tuple[int, int]],
     return SubscriptionType.HOMOGENEOUS
 
 
-def preferred_assignor(members: Iterable[ConsumerMember]) -> str | None:
-    """ConsumerGroup.computePreferredServerAssignor: the assignor most members name; on a
-    tie the first in the iteration order of Kafka's ``HashMap`` of counts (bucket order of
-    ``String.hashCode``, at most a handful of names: the default table of 16)."""
+def assignor_counts(members: Iterable[ConsumerMember]) -> dict[str, int]:
+    """ConsumerGroup.serverAssignors: assignor name -> number of members naming it."""
     counts: dict[str, int] = {}
     for m in members:
         if m.server_assignor is not None:
             counts[m.server_assignor] = counts.get(m.server_assignor, 0) + 1
-    if not counts:
-        return None
+    return counts
 
-    def bucket(name: str) -> int:
-        h = java_string_hash(name) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & 15
 
-    ordered = sorted(counts, key=bucket)
-    best = ordered[0]
-    for name in ordered[1:]:
-        if counts[name] > counts[best]:
+def _first_max(names: Iterable[str], counts: Mapping[str, int]) -> str | None:
+    """``stream().max(comparingByValue())``: the first of the largest counts."""
+    best: str | None = None
+    for name in names:
+        if best is None or counts[name] > counts[best]:
             best = name
     return best
+
+
+def current_preferred_assignor(group: ConsumerGroup) -> str | None:
+    """ConsumerGroup.preferredServerAssignor: the most named assignor, ties to the first in
+    the serverAssignors TimelineHashMap's order."""
+    counts = assignor_counts(group.members.values())
+    return _first_max((n for n in group.assignor_order.order() if n in counts), counts)
+
+
+def computed_preferred_assignor(group: ConsumerGroup, old: ConsumerMember | None,
+                                new: ConsumerMember) -> str | None:
+    """ConsumerGroup.computePreferredServerAssignor(oldMember, newMember): the group's counts
+    copied into a ``HashMap`` (in the TimelineHashMap's order), the old member's assignor
+    decremented and the new one's incremented with ``HashMap.compute``, then the first of
+    the largest counts in that HashMap's order. Its order is not the group's: the copy
+    constructor sizes the table for the entries it copies, and ``compute`` puts a new key
+    at the head of its bucket (java.util.HashMap, Java 17), so a tie may go either way."""
+    counts = assignor_counts(group.members.values())
+    table = _JavaHashMap.copy_of([(n, counts[n]) for n in group.assignor_order.order() if n in counts])
+    if old is not None and old.server_assignor is not None:
+        table.compute(old.server_assignor, -1)
+    if new.server_assignor is not None:
+        table.compute(new.server_assignor, +1)
+    entries = table.entries()
+    return _first_max([k for k, _ in entries], dict(entries))
+
+
+class _JavaHashMap:
+    """java.util.HashMap<String, Integer> as far as the assignor counts use it: the copy
+    constructor, ``compute`` with a +1/-1 function (a count reaching 0 removes the key),
+    resizing and iteration order (buckets upwards, each bucket's chain in order)."""
+
+    def __init__(self) -> None:
+        self.table: list[list[list[Any]]] | None = None
+        self.threshold = 0
+        self.size = 0
+
+    @staticmethod
+    def _spread(key: str) -> int:
+        h = java_string_hash(key) & 0xFFFFFFFF
+        return h ^ (h >> 16)
+
+    @classmethod
+    def copy_of(cls, items: list[tuple[str, int]]) -> _JavaHashMap:
+        out = cls()
+        if items:
+            # HashMap(Map): a table for s entries at load factor 0.75 (float arithmetic)
+            t = int(len(items) / 0.75 + 1.0)
+            out.threshold = 1 << max(0, (t - 1).bit_length())
+            for k, v in items:
+                out._put(k, v)
+        return out
+
+    def _resize(self) -> None:
+        old = self.table
+        # the first table: the size the copy constructor asked for, else 16
+        cap = (self.threshold if self.threshold > 0 else 16) if old is None else len(old) * 2
+        if old is not None and len(old) >= 16:
+            self.threshold *= 2
+        else:
+            self.threshold = int(cap * 0.75)
+        table: list[list[list[Any]]] = [[] for _ in range(cap)]
+        for chain in old or []:
+            for node in chain:  # a split keeps each chain's order
+                table[self._spread(node[0]) & (cap - 1)].append(node)
+        self.table = table
+
+    def _put(self, key: str, value: int) -> None:
+        """putVal: a new key at the tail of its bucket, then a resize if past the threshold."""
+        if self.table is None:
+            self._resize()
+        assert self.table is not None
+        chain = self.table[self._spread(key) & (len(self.table) - 1)]
+        for node in chain:
+            if node[0] == key:
+                node[1] = value
+                return
+        chain.append([key, value])
+        self.size += 1
+        if self.size > self.threshold:
+            self._resize()
+
+    def compute(self, key: str, delta: int) -> None:
+        """compute(key, inc/dec): a resize first if due, a new key at the head of its bucket,
+        a count falling to 0 (or a decrement of a missing key) leaves the key out."""
+        if self.table is None or self.size > self.threshold:
+            self._resize()
+        assert self.table is not None
+        chain = self.table[self._spread(key) & (len(self.table) - 1)]
+        for i, node in enumerate(chain):
+            if node[0] == key:
+                value = node[1] + delta
+                if value <= 0:
+                    del chain[i]
+                    self.size -= 1
+                else:
+                    node[1] = value
+                return
+        if delta > 0:
+            chain.insert(0, [key, delta])
+            self.size += 1
+
+    def entries(self) -> list[tuple[str, int]]:
+        if self.table is None:
+            return []
+        return [(k, v) for chain in self.table for k, v in chain]
 
 
 def java_hash_order(keys: Iterable[str]) -> list[str]:

@@ -51,8 +51,8 @@ from groupspec.assignors.server_spec import (
 from groupspec.coordinator.consumer.group import (
     EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
+    computed_preferred_assignor,
     java_hash_order,
-    preferred_assignor,
     subscribed_regexes,
     subscription_counts,
     subscription_type,
@@ -551,7 +551,12 @@ def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
                    replaced: ConsumerMember | None, kind: SubscriptionType,
                    records: list[r.Record]) -> Assignment:
     """updateTargetAssignment with TargetAssignmentBuilder.build."""
-    name = preferred_assignor(members_after.values()) or txn.config.consumer_group_assignors[0]
+    # ConsumerGroup.computePreferredServerAssignor(member, updatedMember): the group's
+    # counts with this member's change (its HashMap order breaks ties: group.py)
+    # (the member before this request: the group's, or for a static member taking over an
+    # instance id the departing one, whose state it starts from)
+    before = group.members.get(updated.member_id) or replaced
+    name = computed_preferred_assignor(group, before, updated) or txn.config.consumer_group_assignors[0]
     specs: dict[str, MemberSpec] = {}
     # TargetAssignmentBuilder.build puts the group's members into a HashMap in the order
     # its members map (a TimelineHashMap) iterates them, then the updated member: members

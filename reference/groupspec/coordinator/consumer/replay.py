@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from groupspec.coordinator.consumer.group import ConsumerGroup, RebalanceTimer, ResolvedRegex
+from groupspec.coordinator.consumer.group import (
+    ConsumerGroup,
+    RebalanceTimer,
+    ResolvedRegex,
+    assignor_counts,
+)
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember, from_record
 from groupspec.coordinator.state import CoordinatorState, RegexTask, ReplayError
 from groupspec.protocol import consumer_group_records as cr
@@ -57,10 +62,27 @@ def _remove_epochs(g: ConsumerGroup, a: Assignment, epoch: int) -> None:
                 del g.partition_epochs[(t, p)]
 
 
+def _count_assignor(g: ConsumerGroup, name: str | None, delta: int, counts: dict[str, int]) -> None:
+    """ConsumerGroup.maybeUpdateServerAssignors on its TimelineHashMap: Map.compute puts
+    the new count (a key already there keeps its place) or removes the key at 0."""
+    if name is None:
+        return
+    counts[name] = counts.get(name, 0) + delta
+    if counts[name] <= 0:
+        counts.pop(name)
+        g.assignor_order.remove(name)
+    else:
+        g.assignor_order.put(name)
+
+
 def _update_member(g: ConsumerGroup, new: ConsumerMember) -> None:
     old = g.members.get(new.member_id)
+    counts = assignor_counts(g.members.values())
     g.members[new.member_id] = new
     g.member_order.put(new.member_id)
+    # ConsumerGroup.updateMember: the old member's assignor counted down, the new one's up
+    _count_assignor(g, old.server_assignor if old is not None else None, -1, counts)
+    _count_assignor(g, new.server_assignor, +1, counts)
     if old is not None:
         _remove_epochs(g, old.assigned, old.member_epoch)
         _remove_epochs(g, old.pending_revocation, old.member_epoch)
@@ -73,6 +95,7 @@ def _update_member(g: ConsumerGroup, new: ConsumerMember) -> None:
 def _remove_member(g: ConsumerGroup, member_id: str) -> None:
     old = g.members.pop(member_id)
     g.member_order.remove(member_id)
+    _count_assignor(g, old.server_assignor, -1, assignor_counts([*g.members.values(), old]))
     _remove_epochs(g, old.assigned, old.member_epoch)
     _remove_epochs(g, old.pending_revocation, old.member_epoch)
     if old.instance_id is not None and g.static_members.get(old.instance_id) == member_id:

@@ -492,6 +492,7 @@ public final class ConsumerGroupShard implements Tool {
             o.put("group_epoch", g.groupEpoch());
             o.put("assignment_epoch", g.assignmentEpoch());
             o.put("metadata_hash", g.metadataHash());
+            o.put("preferred_assignor", g.preferredServerAssignor().orElse(null));
             ObjectNode members = o.putObject("members");
             for (ConsumerGroupMember m : g.members().values()) {
                 ObjectNode d = members.putObject(m.memberId());
