@@ -128,6 +128,26 @@ def test_simple_group_offsets_are_tombstoned_and_no_longer_fetched() -> None:
     assert h.fetch(("t", 0), ("t", 1), ("u", 0)) == {("t", 0): -1, ("t", 1): 6, ("u", 0): -1}
 
 
+def test_a_simple_group_left_without_offsets_survives_a_failover() -> None:
+    # found by the Kafka-shard differential test: the log still holds the group's offset
+    # commits (and their tombstones), and OffsetMetadataManager.replay recreates a simple
+    # group for an offset commit record, so the reloaded coordinator has the group, Empty
+    # and without offsets, until the offset-expiry check deletes it
+    h = Harness()
+    h.commit(("t", 0, 5))
+    h.delete(("t", 0))
+    h.c.failover(h.now)
+    g = h.c.state.groups["g"]
+    assert g.state.value == "Empty" and not g.offsets and g.persisted is None
+    assert h.delete(("t", 0)).error is Error.NONE  # not GROUP_ID_NOT_FOUND
+    h.c.failover(h.now)  # and again: the records are still in the log
+    assert "g" in h.c.state.groups
+    h.now += h.c.config.offsets_retention_check_interval_ms
+    h.c.advance(h.now)
+    assert "g" not in h.c.state.groups
+    assert h.delete(("t", 0)).error is Error.GROUP_ID_NOT_FOUND
+
+
 def test_nothing_committed_writes_nothing() -> None:
     h = Harness()
     h.commit(("t", 0, 5))

@@ -44,7 +44,7 @@ def unload_all(txn: Txn) -> None:
 def load_all(old: dict[str, Group], txn: Txn) -> None:
     """Emit a GroupLoaded record per group of ``old`` into the (empty) state of ``txn``."""
     for group in old.values():
-        if group.persisted is None and not group.offsets:
+        if group.persisted is None and not group.offsets and not group.offsets_in_log:
             continue
         offsets = tuple(
             (t, p, c.committed_offset, c.metadata, c.commit_timestamp_ms)

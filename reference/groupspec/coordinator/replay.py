@@ -49,7 +49,12 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         return
     if cls is r.OffsetCommitted:
         cg = state.consumer_groups.get(rec.group_id)
-        _apply_offsets(cg.offsets if cg is not None else _group(state, rec).offsets, rec)
+        if cg is not None:
+            _apply_offsets(cg.offsets, rec)
+        else:
+            g = _group(state, rec)
+            g.offsets_in_log = True
+            _apply_offsets(g.offsets, rec)
         return
     apply = _GROUP_RECORDS.get(cls)
     if apply is not None:
@@ -331,6 +336,9 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
         g.subscribed_topics = compute_subscribed_topics(g, g.protocol_name)
     for topic, partition, offset, metadata, ts in rec.offsets:
         g.offsets[(topic, partition)] = CommittedOffset(offset, metadata, ts)
+    # a group is loaded from what the log holds of it: its offset commits stay there (and
+    # recreate it on the next load) whether or not an offset is left
+    g.offsets_in_log = True
     state.groups[rec.group_id] = g
 
 

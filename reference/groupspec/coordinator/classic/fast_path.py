@@ -142,7 +142,9 @@ def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -
     member.heartbeat_deadline_ms = deadline
     if type(req) is OffsetCommitRequest:
         assert isinstance(req, OffsetCommitRequest)
-        offsets = state.groups[req.group_id].offsets
+        g = state.groups[req.group_id]
+        g.offsets_in_log = True
+        offsets = g.offsets
         for p in req.partitions:
             offsets[(p.topic, p.partition)] = CommittedOffset(
                 p.committed_offset, p.committed_metadata or "", now_ms)
@@ -182,6 +184,7 @@ def commit(state: CoordinatorState, out: Output) -> None:
             g.members[rec.member_id].heartbeat_deadline_ms = rec.deadline_ms
         else:
             assert type(rec) is r.OffsetCommitted
+            g.offsets_in_log = True
             g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
                 rec.committed_offset, rec.metadata, rec.commit_timestamp_ms)
 

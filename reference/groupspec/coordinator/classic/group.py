@@ -107,6 +107,11 @@ class Group:
     #: generation starts and when the group is loaded (not on every membership change), or
     #: None when not known (computeSubscribedTopics); what OffsetDelete consults
     subscribed_topics: frozenset[str] | None = None
+    #: an offset commit of the group is in ``__consumer_offsets`` since its last group
+    #: tombstone: replaying the log recreates the group even when OffsetDelete has left it
+    #: no offset and it has no group record (OffsetMetadataManager.replay makes a simple
+    #: group for an offset commit record of an unknown group), so a failover reloads it
+    offsets_in_log: bool = False
 
     # ------------------------------------------------------------------ queries
     def is_leader(self, member_id: str) -> bool:
