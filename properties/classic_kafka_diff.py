@@ -24,7 +24,8 @@ fed, at each step, the ids Kafka produced in that step, so both sides use the sa
 the answers compare verbatim.
 
 Inputs are restricted to those GroupCoordinatorService passes to the shard unchanged
-(non-empty group ids, LeaveGroup v3+ member lists, OffsetCommit v2-v9; JoinGroup v0 gets
+(non-empty group ids, except OffsetDelete's, whose empty-id refusal the harness applies as
+the service does; LeaveGroup v3+ member lists, OffsetCommit v2-v9; JoinGroup v0 gets
 the session timeout as rebalance timeout, as Kafka's request parser gives it);
 the one service check the shard does not repeat (JoinGroup session timeout bounds) is
 applied by the Java harness as the service applies it.
@@ -173,6 +174,17 @@ _LIST_FILTERS: tuple[tuple[str, ...], ...] = (
     (), ("Stable",), ("empty",), (" PreparingRebalance ",), ("CompletingRebalance", "Empty"), ("Dead",),
     ("unknown",))
 _list = st.builds(lambda which: Op("list", ms=which), st.integers(0, len(_LIST_FILTERS) - 1))
+#: OffsetDelete (KIP-496) of partitions (kept in Op.ms' place): of the committed topic "t"
+#: (which no member subscribes to), of topics members subscribe to (a client's topic is
+#: "<client id>-<protocol>"), of a topic never committed, mixed, or none at all; to a known
+#: group ("known"), a group that does not exist ("bogus") or the empty group id ("empty")
+_OFFSET_DELETES: tuple[tuple[tuple[str, int], ...], ...] = (
+    (("t", 0),), (("t", 0), ("t", 1)), (("c0-range", 0), ("t", 1)),
+    (("c0-range", 0), ("s2-range", 1), ("c1-roundrobin", 0), ("t", 0), ("u", 3)), (("u", 0),), ())
+_offset_delete = st.builds(
+    lambda group, ids, which: Op("offset_delete", group=group, ids=ids, ms=which),
+    _group, st.sampled_from(["known"] * 6 + ["bogus", "empty"]), st.integers(0, len(_OFFSET_DELETES) - 1),
+)
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 1_000, 3_000, 3_000, 5_000, 5_000, 10_000, 20_000,
                                       45_000, 300_000]))
@@ -187,12 +199,12 @@ _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
     "heartbeat": _heartbeat, "leave": _leave, "commit": _commit, "delete": _delete,
     "failover": st.just(Op("failover")), "describe": _describe, "fetch": _fetch,
-    "list": _list,
+    "list": _list, "offset_delete": _offset_delete,
 }
 #: mostly well-behaved steps (st.one_of would fold repeated branches into one)
 _WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
             "commit": 1, "delete": 1, "failover": 1, "describe": 1,
-            "fetch": 1, "list": 1}
+            "fetch": 1, "list": 1, "offset_delete": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -466,6 +478,11 @@ class Differ:
             return wire, m.OffsetFetchRequest(
                 group_id=gid, partitions=None if wanted is None else tuple(wanted),
                 require_stable=require_stable, member_id=member, member_epoch=epoch)
+        if op.kind == "offset_delete":
+            target = {"known": gid, "bogus": "gx", "empty": ""}[op.ids]
+            parts = _OFFSET_DELETES[op.ms]
+            wire = {"rid": rid, "kind": "offset_delete", "group": target, "partitions": [list(x) for x in parts]}
+            return wire, m.OffsetDeleteRequest(group_id=target, partitions=parts)
         if op.kind == "delete":
             deleted = list(GROUPS) if op.assign == "both" else [gid]
             wire = {"rid": rid, "kind": "delete", "groups": deleted}
@@ -474,7 +491,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("delete", "describe", "fetch", "list"):
+        if op.kind in ("delete", "describe", "fetch", "list", "offset_delete"):
             return
         if op.kind == "leave":
             for (who, _), each in zip(op.others, resp["members"], strict=False):
@@ -552,6 +569,9 @@ def _ref_json(resp: m.Response) -> dict[str, Any]:
         return {"error": resp.error.value,
                 "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
                             for p in resp.partitions]}
+    if isinstance(resp, m.OffsetDeleteResponse):
+        return {"error": resp.error.value,
+                "deleted": [[p.topic, p.partition, p.error.value] for p in resp.partitions]}
     if isinstance(resp, m.OffsetCommitResponse):
         return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
                                for p in resp.partitions]}
@@ -594,6 +614,9 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
             v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
         elif k == "partitions":
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
+        elif k == "deleted":
+            # OffsetDelete's partitions as a set (Kafka answers topic by topic)
+            v = tuple(sorted((t, p, _err(e)) for t, p, e in v))
         items.append((k, v))
     return tuple(items)
 

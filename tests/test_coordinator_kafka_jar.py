@@ -98,10 +98,41 @@ FOUND: dict[str, list[Op]] = {
     "commit-without-metadata-fetched-empty": [
         Op("commit", gen="none", ids="empty", metadata="none"), Op("fetch", assign="all", version=1),
     ],
+    # a simple group whose offsets OffsetDelete removed is recreated by a failover (the log
+    # still holds its offset commits: OffsetMetadataManager.replay), Empty with no offset
+    "offset-deleted-simple-group-reloaded": [
+        Op("commit", gen="none", ids="empty"), Op("offset_delete", ms=1), Op("failover"),
+        Op("offset_delete", ms=0), Op("advance", ms=60_000), Op("offset_delete", ms=0),
+    ],
 }
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
 def test_found_sequences_agree_with_kafka(jvm: JvmOracle, name: str) -> None:
     ops = FOUND[name]
+    assert check(jvm, ops) == len(ops)
+
+
+def test_offset_delete_is_compared_on_every_path(jvm: JvmOracle) -> None:
+    """OffsetDelete against Kafka's deleteOffsets, each answer at least once: a simple
+    group's offsets deleted (tombstones, then the offsets compared), a partition never
+    committed, the empty group id and an unknown group (the service's and the shard's
+    errors), a "consumer" group with members keeping its subscribed topics
+    (GROUP_SUBSCRIBED_TO_TOPIC) while the rest are deleted, mid-rebalance too, a "connect"
+    group with members (NON_EMPTY_GROUP), and the group emptied by a leave."""
+    def delete(which: int, ids: str = "known", group: int = 0) -> Op:
+        return Op("offset_delete", group=group, ids=ids, ms=which)
+
+    ops = [
+        Op("commit", gen="none", ids="empty"), delete(0), delete(4), delete(1), delete(5),
+        delete(0, ids="empty"), delete(0, ids="bogus"),
+        Op("commit", gen="none", ids="empty"),
+        Op("join", who=0), Op("join", who=0), Op("advance", ms=3_000), Op("sync", who=0),
+        Op("commit", who=0), delete(2), delete(3),
+        Op("join", who=2, version=7), delete(3),  # PreparingRebalance: last generation's topics
+        Op("advance", ms=20_000), Op("round"), Op("round"), delete(3),
+        Op("leave", others=((0, "known"), (2, "known"))), Op("advance", ms=1), delete(3),
+        Op("join", who=1, group=1, protocol_type="connect"), Op("join", who=1, group=1, protocol_type="connect"),
+        Op("advance", ms=3_000), Op("commit", who=1, group=1), delete(0, group=1), Op("failover"), delete(1, group=1),
+    ]
     assert check(jvm, ops) == len(ops)

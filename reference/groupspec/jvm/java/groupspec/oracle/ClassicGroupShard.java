@@ -18,6 +18,8 @@ import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
@@ -365,6 +367,7 @@ public final class ClassicGroupShard implements Tool {
                 case "describe": describeGroups(rid, op); break;
                 case "fetch": fetch(rid, op); break;
                 case "list": list(rid, op); break;
+                case "offset_delete": offsetDelete(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -868,6 +871,55 @@ public final class ClassicGroupShard implements Tool {
                     po.add(p.partitionIndex());
                     po.add(p.committedOffset());
                     po.add(p.metadata());
+                    po.add(p.errorCode());
+                }
+            }
+            answered(rid, o);
+        }
+
+        /** OffsetDelete (KIP-496): the service refuses a null or empty group id before the
+         * shard (GroupCoordinatorService.deleteOffsets, isGroupIdNotEmpty); the shard's
+         * deleteOffsets (OffsetMetadataManager) answers per partition and writes the
+         * tombstones, which are appended and replayed; an exception becomes a response with
+         * the error alone (the service's handleOperationException). The broker's API layer
+         * (unknown topics and partitions, ACLs: KafkaApis) is not part of the coordinator. */
+        void offsetDelete(int rid, JsonNode op) {
+            Map<String, OffsetDeleteRequestData.OffsetDeleteRequestTopic> topics = new TreeMap<>();
+            OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection ordered =
+                new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
+            for (JsonNode p : op.path("partitions")) {
+                String topic = p.get(0).asText();
+                OffsetDeleteRequestData.OffsetDeleteRequestTopic t = topics.get(topic);
+                if (t == null) {
+                    t = new OffsetDeleteRequestData.OffsetDeleteRequestTopic().setName(topic);
+                    topics.put(topic, t);
+                    ordered.add(t);
+                }
+                t.partitions().add(new OffsetDeleteRequestData.OffsetDeleteRequestPartition()
+                    .setPartitionIndex(p.get(1).asInt()));
+            }
+            String gid = op.path("group").asText();
+            OffsetDeleteRequestData req = new OffsetDeleteRequestData().setGroupId(gid).setTopics(ordered);
+            AuthorizableRequestContext ctx = context(47, 0, "admin", "/127.0.0.1");
+            OffsetDeleteResponseData resp;
+            if (gid.isEmpty()) {
+                resp = new OffsetDeleteResponseData().setErrorCode(Errors.INVALID_GROUP_ID.code());
+            } else {
+                try {
+                    resp = apply(shard.deleteOffsets(ctx, req));
+                } catch (Throwable e) {
+                    resp = onError("delete-offsets", req, e,
+                        (error, m) -> new OffsetDeleteResponseData().setErrorCode(error.code()));
+                }
+            }
+            ObjectNode o = JSON.createObjectNode();
+            o.put("error", resp.errorCode());
+            ArrayNode parts = o.putArray("deleted");
+            for (OffsetDeleteResponseData.OffsetDeleteResponseTopic t : resp.topics()) {
+                for (OffsetDeleteResponseData.OffsetDeleteResponsePartition p : t.partitions()) {
+                    ArrayNode po = parts.addArray();
+                    po.add(t.name());
+                    po.add(p.partitionIndex());
                     po.add(p.errorCode());
                 }
             }
