@@ -13,6 +13,8 @@ from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
@@ -131,3 +133,14 @@ def test_a_tied_assignor_vote_goes_as_kafkas_hash_map_copy_orders_it() -> None:
     # RangeAssignor: t split c0 0-1, c1 2; u to its only subscriber
     assert _target(coord, "c0") == {"t": (0, 1), "u": (0, 1)}
     assert _target(coord, "c1") == {"t": (2,)}
+
+
+def test_describing_an_unknown_group_says_group_not_found() -> None:
+    # GroupMetadataManager.consumerGroupDescribe answers the GroupIdNotFoundException of
+    # consumerGroup(groupId, committedOffset), raised by GroupMetadataManager.group: "Group
+    # <id> not found."
+    coord = _coordinator()
+    resp = coord.handle(1, ConsumerGroupDescribeRequest(group_ids=("nope",)), 0).response_to(1)
+    assert isinstance(resp, ConsumerGroupDescribeResponse)
+    (described,) = resp.groups
+    assert (described.error, described.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group nope not found.")

@@ -72,7 +72,9 @@ def describe_group(txn: Txn, group_id: str) -> DescribedGroup:
     if g is None:
         if group_id in txn.state.groups:
             return _not_found(group_id, f"Group {group_id} is not a consumer group.")
-        return _not_found(group_id, f"Consumer group {group_id} not found.")
+        # GroupMetadataManager.consumerGroupDescribe looks the group up with
+        # consumerGroup(groupId, committedOffset): GroupMetadataManager.group's message
+        return _not_found(group_id, f"Group {group_id} not found.")
     return DescribedGroup(
         error=Error.NONE,
         group_id=group_id,
