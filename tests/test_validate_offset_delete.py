@@ -22,6 +22,11 @@ from groupspec.validate import CONFORMING, INCONCLUSIVE, VIOLATION, validate_byt
 from groupspec.validate.verdict import GroupVerdict
 
 
+#: the wire version each exchange is written with (8 for the others): a real version of each
+#: API; SyncGroup v3, whose requests carry no protocol type or name (v5+ must)
+_VERSIONS = {"OffsetDelete": 0, "TxnOffsetCommit": 3, "SyncGroup": 3}
+
+
 class Broker:
     """The reference coordinator as a broker, its exchanges written as a recorder would."""
 
@@ -65,7 +70,7 @@ class Broker:
             api = m.api_name(req)
             w.write(WireExchange(
                 seq=w.next_seq(), connection=conn, client_id=conn, api=api, api_key=APIS[api][0],
-                api_version=0 if api == "OffsetDelete" else (3 if api == "TxnOffsetCommit" else 8),
+                api_version=_VERSIONS.get(api, 8),
                 correlation_id=rid, group_id=request_group_id(req), sent_ms=float(at),
                 received_ms=received, request=req, response=resp))
         return out.getvalue().encode()
