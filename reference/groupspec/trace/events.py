@@ -50,6 +50,11 @@ image a consumer group's assignor sees, which the validator gives the reference;
 header's ``broker_config`` (Kafka's setting names: ``group.consumer.session.timeout.ms``,
 ``group.consumer.heartbeat.interval.ms``), broker settings the wire does not carry.
 
+OffsetDelete (47) and TxnOffsetCommit (28) exchanges were added to the v1.2 vocabulary
+without a minor version of their own (a reader older than them reports the line as an
+unknown API): both change a group's committed offsets. TxnOffsetCommit is recorded, never
+replayed (transactions are not modelled).
+
 Every event carries ``seq``, its position in the file (0 for the header). Order in the file
 is the order the writer saw events; requests on different connections are only ordered
 by their time intervals.
