@@ -49,6 +49,7 @@ from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
@@ -156,15 +157,38 @@ _leave = st.builds(
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 5_000, 5_000, 10_000, 20_000, 30_000, 45_000, 60_000,
                                       300_000]))
+#: OffsetCommit: v9 with the member epoch (current, stale, future, -1) or v8 (a consumer
+#: group refuses it from a member: UNSUPPORTED_VERSION); metadata "", none or too long
+_commit = st.builds(
+    lambda who, group, ids, epoch, version, what: Op("commit", who=who, group=group, ids=ids, epoch=epoch,
+                                                     version=version, what=what),
+    _who, _group, st.sampled_from(["known"] * 4 + ["bogus", "empty"]),
+    st.sampled_from(["current"] * 4 + ["stale", "future", "none"]), st.sampled_from([9, 9, 9, 8]),
+    st.sampled_from(["short", "short", "none", "long"]),
+)
+#: OffsetFetch (v9 shape): all offsets or named ones, as the member (its id and epoch,
+#: current or stale) or as an admin (no member, epoch -1)
+_fetch = st.builds(
+    lambda who, group, ids, epoch, what: Op("fetch", who=who, group=group, ids=ids, epoch=epoch, what=what),
+    _who, _group, st.sampled_from(["known", "known", "bogus", "admin"]),
+    st.sampled_from(["current", "current", "stale"]), st.sampled_from(["all", "some"]),
+)
+_describe = st.builds(lambda group, both: Op("describe", group=group, what="both" if both else "one"),
+                      _group, st.booleans())
+#: ListGroups with a states filter (Kafka lower-cases and trims them)
+_LIST_FILTERS: tuple[tuple[str, ...], ...] = (
+    (), ("Stable",), ("empty",), (" Reconciling ",), ("Assigning", "Stable"), ("Dead",), ("unknown",))
+_list = st.builds(lambda which: Op("list", ms=which), st.integers(0, len(_LIST_FILTERS) - 1))
 _next = st.builds(lambda who, group: Op("next", who=who, group=group), _who, _group)
 _round = st.builds(lambda group: Op("round", group=group), _group)
 
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
+    "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
-            "failover": 1}
+            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -282,6 +306,11 @@ class Differ:
         else:
             if op.kind == "next":
                 op = self._natural(op)
+            elif op.kind == "heartbeat" and op.epoch == "current" and op.ids == "known" and not (
+                    self.seen.get((op.who, op.group)) or Seen()).joined:
+                # a client that is not in the group joins rather than heartbeating at epoch 0
+                # with a partial request (INVALID_REQUEST, the service's check, every time)
+                op = self._natural(op)
             self.rid += 1
             wire, request = self._request(op, self.rid)
             self.sent[self.rid] = op
@@ -290,9 +319,10 @@ class Differ:
             self._fresh = list(kafka["ids"])
             out = self.ref.handle(self.rid, request, self.now)
             self._fresh = []
-        generated = op.kind not in ("advance", "failover") and wire["member_id"] == ""
+        generated = wire.get("kind") == "heartbeat" and wire["member_id"] == ""
         k_resp = sorted((rid, _canon(resp, generated)) for rid, resp in kafka["completed"])
-        r_resp = sorted((rid, _canon(_ref_json(resp), generated)) for rid, resp in out.responses)
+        r_resp = sorted((rid, _canon(_ref_json(resp, self.ref.state.consumer_groups), generated))
+                        for rid, resp in out.responses)
         # group ids in one order on both sides: the hashes are numbered as they appear
         k_groups = {g: self._kafka_group(kafka["groups"][g]) for g in sorted(kafka["groups"])}
         r_groups = self._ref_groups()
@@ -370,6 +400,12 @@ class Differ:
             return []
         if isinstance(x, r.OffsetsDeleted):
             return [("offset", x.group_id, t, p, None) for t, p in x.partitions]
+        # a classic group's record (a simple group made by a commit with epoch -1, deleted
+        # when a consumer group takes its id): compared as value or tombstone only
+        if isinstance(x, r.GroupTombstoned):
+            return [("classic", x.group_id, "tombstone")]
+        if isinstance(x, r.GroupMetadataPersisted):
+            return [("classic", x.group_id, "value")]
         return [self._ref_record(x)]
 
     def _ref_record(self, x: r.Record) -> tuple[Any, ...]:
@@ -417,6 +453,8 @@ class Differ:
         client_id, instance = CLIENTS[op.who]
         gid = GROUPS[op.group]
         seen = self.seen.setdefault((op.who, op.group), Seen())
+        if op.kind in ("commit", "fetch", "describe", "list"):
+            return self._other_request(op, rid, seen)
         if op.ids == "fresh" or (op.ids == "known" and not seen.member_id and op.version >= 1):
             seen.member_id = self._new_id(op.who)
         mid = {"known": seen.member_id, "fresh": seen.member_id, "empty": "",
@@ -460,8 +498,40 @@ class Differ:
             version=version, client_id=client_id, client_host="/127.0.0.1")
         return wire, req
 
+    def _other_request(self, op: Op, rid: int, seen: Seen) -> tuple[dict[str, Any], Any]:
+        """OffsetCommit, OffsetFetch, ConsumerGroupDescribe and ListGroups."""
+        client_id, instance = CLIENTS[op.who]
+        gid = GROUPS[op.group]
+        if op.kind == "describe":
+            described = list(GROUPS) if op.what == "both" else [gid]
+            return ({"rid": rid, "kind": "describe", "groups": described},
+                    ConsumerGroupDescribeRequest(group_ids=tuple(described)))
+        if op.kind == "list":
+            states = _LIST_FILTERS[op.ms]
+            return {"rid": rid, "kind": "list", "states": list(states)}, m.ListGroupsRequest(states_filter=states)
+        mid = {"known": seen.member_id, "bogus": f"{client_id}-bogus", "empty": "", "admin": ""}[op.ids]
+        epoch = {"current": seen.epoch, "stale": seen.epoch - 1, "future": seen.epoch + 1, "none": -1}[op.epoch]
+        if op.kind == "commit":
+            meta = {"short": "m", "none": None, "long": "x" * (CONFIG.offset_metadata_max_bytes + 1)}[op.what]
+            parts: list[list[Any]] = [["t", 0, 10 * rid, meta], ["u", 1, 10 * rid + 1, ""]]
+            wire = {"rid": rid, "kind": "commit", "group": gid, "generation_id": epoch, "member_id": mid,
+                    "group_instance_id": instance, "version": op.version, "partitions": parts}
+            return wire, m.OffsetCommitRequest(
+                group_id=gid, generation_id=epoch, member_id=mid, group_instance_id=instance, version=op.version,
+                partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in parts))
+        wanted = None if op.what == "all" else [("t", 0), ("u", 1), ("v", 0)]
+        member = None if op.ids == "admin" else mid
+        if op.ids == "admin":
+            epoch = -1
+        wire = {"rid": rid, "kind": "fetch", "group": gid, "member_id": member, "member_epoch": epoch,
+                "partitions": None if wanted is None else [list(x) for x in wanted]}
+        return wire, m.OffsetFetchRequest(group_id=gid, partitions=None if wanted is None else tuple(wanted),
+                                          member_id=member, member_epoch=epoch)
+
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
+        if op.kind in ("commit", "fetch", "describe", "list"):
+            return
         seen = self.seen.setdefault((op.who, op.group), Seen())
         err = resp["error"]
         if err == Error.NONE.value:
@@ -489,7 +559,7 @@ def _tupled(x: Any) -> Any:
     return x
 
 
-def _ref_json(resp: Any) -> dict[str, Any]:
+def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
     if isinstance(resp, ConsumerGroupHeartbeatResponse):
         return {"error": resp.error.value, "error_message": resp.error_message, "member_id": resp.member_id,
                 "member_epoch": resp.member_epoch, "heartbeat_interval_ms": resp.heartbeat_interval_ms,
@@ -501,6 +571,12 @@ def _ref_json(resp: Any) -> dict[str, Any]:
         return {"error": resp.error.value,
                 "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
                             for p in resp.partitions]}
+    if isinstance(resp, m.ListGroupsResponse):
+        # Kafka's listed group carries its type too; the reference's message has none (its
+        # groups are in one map per protocol)
+        return {"error": resp.error.value,
+                "listed": [[g.group_id, g.protocol_type, g.group_state,
+                            "consumer" if g.group_id in consumer_ids else "classic"] for g in resp.groups]}
     if isinstance(resp, ConsumerGroupDescribeResponse):
         def described(a: DescribedAssignment) -> list[list[Any]]:
             return [[str(tp.topic_id), tp.topic_name, sorted(tp.partitions)]
@@ -552,10 +628,14 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         elif k == "offsets":
             v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
+        elif k == "listed":
+            v = tuple(sorted(tuple(x) for x in v))  # Kafka walks its groups' hash map
         elif k == "groups":
-            v = tuple(tuple(sorted(
+            # described groups by id (the service orders them by __consumer_offsets
+            # partition, the shard here answers in request order), members as a set
+            v = tuple(sorted(tuple(sorted(
                 (gk, tuple(sorted(_tupled(sorted(x.items())) for x in gv)) if gk == "members" else _tupled(gv))
-                for gk, gv in g.items())) for g in v)
+                for gk, gv in g.items())) for g in v))
         else:
             v = _tupled(v)
         items.append((k, v))
