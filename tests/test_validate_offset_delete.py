@@ -12,19 +12,30 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
-from groupspec.trace.events import APIS, WireExchange, request_group_id
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace.events import (
+    APIS,
+    MetadataEvent,
+    MetadataTopic,
+    WireExchange,
+    request_group_id,
+)
 from groupspec.trace.jsonl import TraceWriter
 from groupspec.validate import CONFORMING, INCONCLUSIVE, VIOLATION, validate_bytes
 from groupspec.validate.verdict import GroupVerdict
 
-
 #: the wire version each exchange is written with (8 for the others): a real version of each
 #: API; SyncGroup v3, whose requests carry no protocol type or name (v5+ must)
-_VERSIONS = {"OffsetDelete": 0, "TxnOffsetCommit": 3, "SyncGroup": 3}
+_VERSIONS = {"OffsetDelete": 0, "TxnOffsetCommit": 3, "SyncGroup": 3, "ConsumerGroupHeartbeat": 1}
 
 
 class Broker:
@@ -36,7 +47,11 @@ class Broker:
         self.sent: dict[int, tuple[m.Request, float, str]] = {}
         self.answers: dict[int, tuple[m.Response, float]] = {}
         self.inject: dict[int, m.Response] = {}
-        self.extra: list[tuple[int, m.Request, m.Response, float]] = []
+        self.topics: tuple[MetadataTopic, ...] = ()
+
+    def set_topics(self, *topics: MetadataTopic) -> None:
+        self.topics = topics
+        self.c.set_topics([TopicMetadata(t.topic_id, t.name, t.partitions) for t in topics])
 
     def send(self, req: m.Request, at: int, conn: str = "c1") -> int:
         self.rid += 1
@@ -64,13 +79,15 @@ class Broker:
     def trace(self) -> bytes:
         out = io.StringIO()
         w = TraceWriter(out, source="recorder")
+        if self.topics:
+            w.write(MetadataEvent(seq=w.next_seq(), at_ms=0.0, topics=self.topics))
         for rid, (req, at, conn) in sorted(self.sent.items()):
             resp, received = self.answers[rid]
             resp = self.inject.get(rid, resp)
             api = m.api_name(req)
             w.write(WireExchange(
                 seq=w.next_seq(), connection=conn, client_id=conn, api=api, api_key=APIS[api][0],
-                api_version=_VERSIONS.get(api, 8),
+                api_version=req.version if isinstance(req, m.OffsetCommitRequest) else _VERSIONS.get(api, 8),
                 correlation_id=rid, group_id=request_group_id(req), sent_ms=float(at),
                 received_ms=received, request=req, response=resp))
         return out.getvalue().encode()
@@ -81,9 +98,10 @@ def verdict(b: Broker) -> GroupVerdict:
     return g
 
 
-def commit(b: Broker, at: int, *parts: tuple[str, int, int], gen: int = -1, member: str = "") -> int:
+def commit(b: Broker, at: int, *parts: tuple[str, int, int], gen: int = -1, member: str = "",
+           version: int = 8) -> int:
     return b.send(m.OffsetCommitRequest(
-        group_id="g", generation_id=gen, member_id=member, version=8,
+        group_id="g", generation_id=gen, member_id=member, version=version,
         partitions=tuple(m.OffsetCommitPartition(t, p, o) for t, p, o in parts)), at)
 
 
@@ -286,3 +304,30 @@ def test_json_lines_and_parquet_round_trip_with_offset_delete_and_txn(tmp_path: 
     a, p = validate_path(src), validate_path(pq_path)
     assert [g.to_json() for g in a.groups] == [g.to_json() for g in p.groups]
     assert [g.verdict for g in p.groups] == [CONFORMING]
+
+
+def test_a_consumer_group_keeps_its_subscribed_topics_offsets() -> None:
+    # KIP-848: ConsumerGroup.validateOffsetDelete accepts any state; ModernGroup.
+    # isSubscribedToTopic keeps the topics a member subscribes to
+    b = Broker()
+    b.set_topics(MetadataTopic("foo", TopicId(0x1111), 2))
+    hb = b.answer(b.send(ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
+        subscribed_topic_names=("foo",), topic_partitions=()), 1000))
+    assert isinstance(hb, ConsumerGroupHeartbeatResponse) and hb.error is Error.NONE
+    c = commit(b, 1100, ("foo", 0, 3), ("bar", 0, 4), gen=hb.member_epoch, member="m1", version=9)
+    assert b.answer(c) == m.OffsetCommitResponse(partitions=(
+        m.OffsetCommitPartitionResponse("foo", 0, Error.NONE), m.OffsetCommitPartitionResponse("bar", 0, Error.NONE)))
+    d = delete(b, 1200, ("foo", 0), ("bar", 0))
+    assert b.answer(d) == m.OffsetDeleteResponse(error=Error.NONE, partitions=(
+        m.OffsetDeletePartitionResponse("foo", 0, Error.GROUP_SUBSCRIBED_TO_TOPIC),
+        m.OffsetDeletePartitionResponse("bar", 0, Error.NONE)))
+    f = fetch(b, 1300, ("foo", 0), ("bar", 0))
+    assert [p.committed_offset for p in b.answer(f).partitions] == [3, -1]  # type: ignore[union-attr]
+    g = verdict(b)
+    assert g.verdict == CONFORMING, g
+    b.inject[d] = m.OffsetDeleteResponse(error=Error.NONE, partitions=(
+        m.OffsetDeletePartitionResponse("foo", 0, Error.NONE), m.OffsetDeletePartitionResponse("bar", 0, Error.NONE)))
+    g = verdict(b)
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "OffsetDeleteSubscribedTopic"

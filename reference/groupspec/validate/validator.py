@@ -116,12 +116,15 @@ def validate_group_events(
     other: int = 0,
     config: ReplayConfig | None = None,
     fetches: Iterable[tuple[int, FetchEvent]] = (),
+    txn_commits: Iterable[Exchange] = (),
 ) -> GroupVerdict:
     """One group's verdict from its events, given as they come (the Spark job streams each
     group's rows through this): the exchanges in the order :func:`group_trace` leaves them
-    (by send time), its records, and the gaps that concern it (its own and the file's)."""
+    (by send time), its records, the gaps that concern it (its own and the file's), and its
+    TxnOffsetCommit exchanges (not replayed: see ReplayConfig.txn_commits)."""
     return validate_group(
-        GroupTrace(group_id, list(exchanges), list(records), list(gaps), other, list(fetches)), config)
+        GroupTrace(group_id, list(exchanges), list(records), list(gaps), other, list(fetches),
+                   txn_commits=list(txn_commits)), config)
 
 
 def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:
