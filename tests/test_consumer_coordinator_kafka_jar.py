@@ -56,3 +56,37 @@ def test_a_whole_rebalance_is_compared(jvm: JvmOracle) -> None:
         Op("round"),
     ]
     assert check(jvm, ops) == len(ops)
+
+
+#: sequences on which the reference once answered differently from Kafka (each fixed in the
+#: reference; tests/test_consumer_coordinator_kafka_regressions.py pins the reference's side)
+FOUND: dict[str, list[Op]] = {
+    # the periodic offset-expiry job deletes an empty consumer group without offsets
+    # (GroupCoordinatorShard.cleanupGroupMetadata walks consumer groups too)
+    "empty-group-deleted-by-cleanup": [
+        Op("join", who=0, epoch="zero", full=True, sub=0), Op("leave", who=0, epoch="leave"),
+        Op("advance", ms=60_000),
+    ],
+    # a leave (and a describe) of a missing group: "Group <id> not found."
+    "leave-unknown-group-message": [Op("leave", who=0, group=1, epoch="leave")],
+    "describe-unknown-group-message": [Op("describe", what="one")],
+    # a reloaded group refreshes its subscription metadata at its next heartbeat, with the
+    # subscription type of the members after it (ModernGroup's DeadlineAndEpoch.EMPTY)
+    "reloaded-group-refreshes-subscription-metadata": [
+        Op("join", who=0, epoch="zero", full=True, sub=0), Op("join", who=2, epoch="zero", full=True, sub=0),
+        Op("leave", who=2, epoch="leave"), Op("failover"),
+        Op("join", who=1, epoch="zero", full=True, sub=4),
+    ],
+    # a tied assignor vote goes to the name first in computePreferredServerAssignor's HashMap
+    "assignor-tie-hash-map-order": [
+        Op("join", who=0, epoch="zero", full=True, sub=0),
+        Op("join", who=1, epoch="zero", full=True, sub=0, assignor="uniform"),
+        Op("heartbeat", who=0, sub=1, assignor="range"),
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_found_sequences_agree_with_kafka(jvm: JvmOracle, name: str) -> None:
+    ops = FOUND[name]
+    assert check(jvm, ops) == len(ops)
