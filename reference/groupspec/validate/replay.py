@@ -632,6 +632,16 @@ class Replayer:
                 if isinstance(resp, m.JoinGroupResponse) and resp.member_id == member:
                     start = min(start, self.x[i].sent)
                     break
+        if isinstance(f.exchange.event.request, m.DescribeGroupsRequest):
+            # a DescribeGroups shows the group's state, which may have differed since the last
+            # answer that showed it (a JoinGroup completing a join phase): choices since then
+            # (a zero-delay join timer fired before or after a LeaveGroup, say) may explain it
+            # (recorded against Kafka 4.1.2 by the wire fuzzer)
+            for i in reversed(b.processed):
+                resp = self.x[i].event.response
+                if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
+                    start = min(start, self.x[i].sent)
+                    break
         for i in b.parked:
             start = min(start, self.x[i].sent)
         for i in b.processed:

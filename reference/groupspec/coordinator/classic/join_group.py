@@ -144,10 +144,14 @@ def _join_existing_member(txn: Txn, request_id: int, req: JoinGroupRequest, grou
         return fail(Error.INCONSISTENT_GROUP_PROTOCOL)
     if group.is_pending_member(req.member_id):
         if req.group_instance_id is not None:
-            raise ValueError(
-                f"JoinGroup with group_instance_id={req.group_instance_id!r} for pending member "
-                f"{req.member_id!r}: a pending member is never static"
-            )
+            # A pending member is never static: Kafka throws IllegalStateException here
+            # (GroupMetadataManager.classicGroupJoinExistingMember), the write fails with
+            # nothing changed, and GroupCoordinatorService.joinGroup answers the failed
+            # operation UNKNOWN_SERVER_ERROR in an otherwise empty response (no member id;
+            # CoordinatorOperationExceptionHelper.handleOperationException). A client can
+            # send it (recorded against Kafka 4.1.2 by the wire fuzzer).
+            txn.respond(request_id, JoinGroupResponse(error=Error.UNKNOWN_SERVER_ERROR))
+            return None
         return _add_member_then_rebalance(txn, request_id, req, group, req.member_id)
     error = validate_member(group, req.member_id, req.group_instance_id)
     if error is not Error.NONE:
