@@ -9,10 +9,12 @@ turn a divergence into an inconclusive verdict (see :mod:`groupspec.validate.ver
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from groupspec.protocol import messages as m
 from groupspec.trace.events import (
     APIS,
     ApiVersionsEvent,
@@ -211,6 +213,40 @@ def _dropped(seq: _Sequenced, accounted: set[int], source: str) -> list[InputPro
     return out
 
 
+#: APIs whose one request may name several groups
+_PER_GROUP_APIS = frozenset({"DeleteGroups", "DescribeGroups"})
+
+
+def per_group(ev: WireExchange) -> list[WireExchange]:
+    """A DeleteGroups or DescribeGroups naming several groups (or one group several times)
+    as one exchange per group: the request naming that group once and the response's entry
+    for it. The coordinator handles each group on its own (GroupCoordinatorService groups
+    the ids by partition; KafkaApis.handleDeleteGroupsRequest takes the distinct names), so
+    each group's replay sees its part; without this, a DeleteGroups of two groups deleted
+    neither in the reference. Empty: not such an exchange (or no group named)."""
+    req, resp = ev.request, ev.response
+    out: list[WireExchange] = []
+    if isinstance(req, m.DeleteGroupsRequest):
+        for name in dict.fromkeys(req.groups_names):
+            if not name:
+                continue
+            part: m.Response | None = resp
+            if isinstance(resp, m.DeleteGroupsResponse):
+                part = m.DeleteGroupsResponse(results=tuple(r for r in resp.results if r.group_id == name))
+            out.append(dataclasses.replace(ev, group_id=name, response=part,
+                                           request=dataclasses.replace(req, groups_names=(name,))))
+    elif isinstance(req, m.DescribeGroupsRequest):
+        for name in dict.fromkeys(req.groups):
+            if not name:
+                continue
+            part = resp
+            if isinstance(resp, m.DescribeGroupsResponse):
+                part = m.DescribeGroupsResponse(groups=tuple(d for d in resp.groups if d.group_id == name))
+            out.append(dataclasses.replace(ev, group_id=name, response=part,
+                                           request=dataclasses.replace(req, groups=(name,))))
+    return out
+
+
 def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     source = loaded.source
     problems = list(loaded.problems)
@@ -246,6 +282,37 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         else:
             owners.add(gid)
 
+    def add_exchange(line: int, ev: WireExchange) -> None:
+        """A request (not seen before) to its group's exchanges, or counted as another
+        request of its group when the reference does not replay it."""
+        gid = ev.group_id
+        if ev.api not in REPLAYED_APIS or (gid == "" and ev.api != "OffsetCommit"):
+            if gid:
+                g = group(gid)
+                g.other += 1
+                served(ev.connection, gid)
+                if ev.api == TXN_OFFSET_COMMIT:
+                    g.txn_commits.append(Exchange(line, ev))
+            return
+        served(ev.connection, gid)
+        g = group(gid)
+        if ev.received_ms is not None and ev.received_ms < ev.sent_ms:
+            p = problem(
+                "bad_interval", line, ev,
+                f"{ev.api} received at {ev.received_ms} ms before it was sent at {ev.sent_ms} ms",
+                gid,
+            )
+            g.gaps.append(Gap(p))
+            return
+        if ev.response is None:
+            p = problem(
+                "missing_response", line, ev,
+                f"{ev.api} sent at {ev.sent_ms} ms on connection {ev.connection} has no response",
+                gid,
+            )
+            g.gaps.append(Gap(p, ev.sent_ms))
+        g.exchanges.append(Exchange(line, ev))
+
     sequenced = _sequence(loaded.event_columns(), problem)
     header = sequenced.header
     seen_request: set[tuple[str, int, str]] = set()
@@ -273,32 +340,10 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 )
                 continue
             seen_request.add(key)
-            if ev.api not in REPLAYED_APIS or (gid == "" and ev.api != "OffsetCommit"):
-                if gid:
-                    g = group(gid)
-                    g.other += 1
-                    served(ev.connection, gid)
-                    if ev.api == TXN_OFFSET_COMMIT:
-                        g.txn_commits.append(Exchange(line, ev))
-                continue
-            served(ev.connection, gid)
-            g = group(gid)
-            if ev.received_ms is not None and ev.received_ms < ev.sent_ms:
-                p = problem(
-                    "bad_interval", line, ev,
-                    f"{ev.api} received at {ev.received_ms} ms before it was sent at {ev.sent_ms} ms",
-                    gid,
-                )
-                g.gaps.append(Gap(p))
-                continue
-            if ev.response is None:
-                p = problem(
-                    "missing_response", line, ev,
-                    f"{ev.api} sent at {ev.sent_ms} ms on connection {ev.connection} has no response",
-                    gid,
-                )
-                g.gaps.append(Gap(p, ev.sent_ms))
-            g.exchanges.append(Exchange(line, ev))
+            # one exchange about several groups: each group replays its own part
+            parts = per_group(ev) if gid == "" and ev.api in _PER_GROUP_APIS else None
+            for x in parts or (ev,):
+                add_exchange(line, x)
         elif isinstance(ev, RecordEvent):
             if ev.record.group_id:
                 group(ev.record.group_id).records.append((line, ev))
