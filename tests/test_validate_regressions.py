@@ -170,6 +170,51 @@ def test_a_describe_answered_early_lets_a_later_leave_precede_the_leaders_sync()
     assert [(g.verdict, g.violation) for g in report.groups] == [("conforming", None)]
 
 
+def test_a_static_join_for_a_pending_id_and_a_zero_delay_timer_after_a_leave() -> None:
+    """Apache Kafka 4.1.2 recorded (groupspec.conformance.wire_fuzz, seed 102). Line 17: a
+    JoinGroup with a group.instance.id naming a pending (KIP-394) member id; Kafka throws
+    IllegalStateException in classicGroupJoinExistingMember and the service answers
+    UNKNOWN_SERVER_ERROR, where the reference raised (the request was "unprocessable").
+    Line 39: a DescribeGroups shows CompletingRebalance because the LeaveGroup of the other
+    pending member (line 33) was handled before the zero-delay initial join timer fired;
+    the search had not gone back that far for a DescribeGroups (Replayer._horizon)."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "validator-false-positives" / \
+        "pending-static-join-then-zero-delay-timer-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka"))
+    assert [(g.verdict, g.violation, g.missing) for g in report.groups] == [("conforming", None, ())]
+
+
+def test_a_delete_groups_naming_its_group_twice_deletes_it() -> None:
+    """Apache Kafka 4.1.2 recorded (groupspec.conformance.wire_fuzz, seed 112): line 42 is a
+    DeleteGroups of [g0, g0], answered with one result (KafkaApis takes the distinct
+    names); g0 came back at generation 1 (line 64). The exchange named no single group, so
+    no group replayed it and the reference kept g0 at generation 2
+    (GenerationIncrements). grouping.per_group splits such an exchange by group."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "validator-false-positives" / "delete-groups-naming-a-group-twice-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka"))
+    assert all(g.verdict == "conforming" for g in report.groups), [g.violation for g in report.groups]
+
+
+def test_a_static_member_syncing_without_its_instance_id_owns_what_it_owned() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz, seed 113): a static member synced twice in
+    generation 2, once without its group.instance.id (line 57) and once with it (line 65),
+    and got the same partitions. OneOwnerPerGenerationInv took the two for two owners (the
+    member id, then the instance id); a member id a JoinGroup gave an instance is that
+    instance. The fuzzer's own client-rule breaches remain (it keeps committing when fenced)."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "validator-false-positives" / \
+        "static-member-syncs-without-its-instance-id-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka"))
+    broker_side = [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side != "client"]
+    assert broker_side == []
+    assert {d.rule for g in report.groups for d in g.divergences} == {"ClientStopsWhenFenced"}
+
+
 def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> None:
     """Apache Kafka 4.1.2 recorded (the Java consumer, one regex subscription): b alone got
     both matching topics at epoch 2, a joined at epoch 3 and b kept t2. The two topic ids

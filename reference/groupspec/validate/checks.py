@@ -120,6 +120,15 @@ def _decode_assignment(data: bytes) -> set[TP] | None:
 def one_owner_per_generation(exchanges: list[Exchange]) -> list[Finding]:
     owners: dict[int, dict[TP, tuple[str, Exchange]]] = {}
     out: list[Finding] = []
+    # a static member is its group.instance.id, whether or not a request names it: the
+    # member id a JoinGroup answered NONE gave an instance (a SyncGroup may leave the
+    # instance id out, and a replaced static member keeps its assignment under a new id)
+    instance_of: dict[str, str] = {}
+    for x in exchanges:
+        req, resp = x.event.request, x.event.response
+        if (isinstance(req, m.JoinGroupRequest) and req.group_instance_id
+                and isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE and resp.member_id):
+            instance_of.setdefault(resp.member_id, req.group_instance_id)
     syncs = [x for x in exchanges if isinstance(x.event.response, m.SyncGroupResponse)]
     for x in sorted(syncs, key=lambda x: (x.received, x.seq)):
         req, resp = x.event.request, x.event.response
@@ -129,7 +138,7 @@ def one_owner_per_generation(exchanges: list[Exchange]) -> list[Finding]:
         parts = _decode_assignment(resp.assignment)
         if parts is None:
             continue
-        who = req.group_instance_id or req.member_id
+        who = req.group_instance_id or instance_of.get(req.member_id, req.member_id)
         gen = owners.setdefault(req.generation_id, {})
         clash = sorted(tp for tp in parts if tp in gen and gen[tp][0] != who)
         if clash:
