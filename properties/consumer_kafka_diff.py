@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.group import ConsumerGroup, current_preferred_assignor
+from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.jvm import JvmOracle
 from groupspec.protocol import consumer_group_records as cr
@@ -70,7 +71,6 @@ CLIENTS: tuple[tuple[str, str | None], ...] = (
 #: the metadata image: name -> partitions (ids from the names)
 TOPIC_PARTITIONS = {"t": 3, "u": 2, "v": 1}
 TOPICS = tuple(TopicMetadata(TopicId.for_name(n), n, p) for n, p in TOPIC_PARTITIONS.items())
-TOPIC_NAMES = {t.topic_id: t.name for t in TOPICS}
 
 SESSION_MS = 45_000
 HEARTBEAT_MS = 5_000
@@ -95,7 +95,20 @@ KAFKA_CONFIG = {
     "offsets.retention.minutes": str(CONFIG.offsets_retention_ms // 60_000),
 }
 
-#: subscriptions a join or a change may carry ("x" is not in the image)
+#: the metadata images an "image" step moves to (the first is the initial one): u grows to
+#: 3 partitions, x is created with 2, both; topics are never deleted or shrunk
+IMAGES: tuple[dict[str, int], ...] = (
+    TOPIC_PARTITIONS, {**TOPIC_PARTITIONS, "u": 3}, {**TOPIC_PARTITIONS, "x": 2}, {**TOPIC_PARTITIONS, "u": 3, "x": 2})
+
+
+TOPIC_NAMES = {TopicId.for_name(n): n for image in IMAGES for n in image}
+
+
+def _image(which: int) -> tuple[TopicMetadata, ...]:
+    return tuple(TopicMetadata(TopicId.for_name(n), n, p) for n, p in IMAGES[which].items())
+
+
+#: subscriptions a join or a change may carry ("x" is not in the first image)
 SUBSCRIPTIONS: tuple[tuple[str, ...], ...] = (("t",), ("t", "u"), ("u",), ("t", "u", "v"), (), ("x",), ("t", "x"))
 
 
@@ -179,16 +192,18 @@ _describe = st.builds(lambda group, both: Op("describe", group=group, what="both
 _LIST_FILTERS: tuple[tuple[str, ...], ...] = (
     (), ("Stable",), ("empty",), (" Reconciling ",), ("Assigning", "Stable"), ("Dead",), ("unknown",))
 _list = st.builds(lambda which: Op("list", ms=which), st.integers(0, len(_LIST_FILTERS) - 1))
+#: a new metadata image, never one that loses a topic or partition the current one has
+_image_op = st.builds(lambda which: Op("image", ms=which), st.integers(1, len(IMAGES) - 1))
 _next = st.builds(lambda who, group: Op("next", who=who, group=group), _who, _group)
 _round = st.builds(lambda group: Op("round", group=group), _group)
 
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
-    "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list,
+    "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
-            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1}
+            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -298,6 +313,17 @@ class Differ:
             kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "failover"}})
             self.log.append(f"t={self.now} failover")
             out = self.ref.failover(self.now)
+        elif op.kind == "image":
+            have = {t.name: t.num_partitions for t in self.ref.state.topics.values()}
+            new = _image(op.ms)
+            if any(have.get(t.name, 0) > t.num_partitions for t in new) or set(have) - {t.name for t in new}:
+                # only growth: merge what is there with the chosen image
+                new = _image_merge(have, IMAGES[op.ms])
+            kafka = self.jvm.call(TOOL, {"action": "op", "op": {
+                "kind": "image", "topics": [[t.name, str(t.topic_id), t.num_partitions] for t in new]}})
+            self.log.append(f"t={self.now} image {[(t.name, t.num_partitions) for t in new]}")
+            self.ref.set_topics(new)
+            out = Output()
         elif op.kind == "advance":
             self.now += op.ms
             kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "advance", "to": self.now}})
@@ -592,6 +618,11 @@ def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
                          "assignment": described(x.assignment), "target_assignment": described(x.target_assignment),
                          "member_type": x.member_type} for x in g.members]} for g in resp.groups]}
     raise TypeError(type(resp).__name__)
+
+
+def _image_merge(have: dict[str, int], want: dict[str, int]) -> tuple[TopicMetadata, ...]:
+    merged = {n: max(have.get(n, 0), want.get(n, 0)) for n in {*have, *want}}
+    return tuple(TopicMetadata(TopicId.for_name(n), n, p) for n, p in sorted(merged.items()))
 
 
 def _by_group(recs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

@@ -93,7 +93,9 @@ import java.util.function.BiFunction;
  * Kafka's base64 text form);</li>
  * <li>{"action": "op", "op": {...}}: one step: a request ("heartbeat", "commit", "fetch",
  * "describe", "list", with "rid") at the current time, {"kind": "advance", "to": ms} (the
- * timers due on the way fire, each at its own deadline), or {"kind": "failover"}.</li>
+ * timers due on the way fire, each at its own deadline), {"kind": "failover"}, or
+ * {"kind": "image", "topics": [...]}: a new metadata image (topics created, partitions
+ * added) handed to the shard.</li>
  * </ul>
  * Output of a step: {"completed": [[rid, response]], "ids": member ids Kafka generated,
  * "records": the records appended in the step, in order, "groups": {id: summary}}.
@@ -280,7 +282,8 @@ public final class ConsumerGroupShard implements Tool {
         ManualTimer timer;
         Metrics metrics;
         final GroupCoordinatorConfig config;
-        final MetadataImage image;
+        MetadataImage image;
+        long imageOffset = 1;
         GroupCoordinatorShard shard;
         GroupMetadataManager groups;
         final Set<String> groupIds = new LinkedHashSet<>();
@@ -294,18 +297,38 @@ public final class ConsumerGroupShard implements Tool {
             Map<String, Object> props = new HashMap<>();
             cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
             config = GroupCoordinatorConfig.fromProps(props);
-            MetadataDelta delta = new MetadataDelta(MetadataImage.EMPTY);
+            image = imageDelta(MetadataImage.EMPTY, topics).apply(new MetadataProvenance(imageOffset, 1, 0, true));
+            load();
+        }
+
+        /** The delta from {@code from} to an image with {@code topics} ([name, id, partitions]):
+         * new topics and the partitions added to existing ones (topics are never deleted or
+         * shrunk here: deletion goes through the service's onPartitionsDeleted too). */
+        static MetadataDelta imageDelta(MetadataImage from, JsonNode topics) {
+            MetadataDelta delta = new MetadataDelta(from);
             for (JsonNode t : topics) {
                 Uuid id = Uuid.fromString(t.get(1).asText());
-                delta.replay(new TopicRecord().setName(t.get(0).asText()).setTopicId(id));
-                for (int p = 0; p < t.get(2).asInt(); p++) {
+                int have = 0;
+                if (from.topics().getTopic(id) == null) {
+                    delta.replay(new TopicRecord().setName(t.get(0).asText()).setTopicId(id));
+                } else {
+                    have = from.topics().getTopic(id).partitions().size();
+                }
+                for (int p = have; p < t.get(2).asInt(); p++) {
                     delta.replay(new PartitionRecord().setTopicId(id).setPartitionId(p)
                         .setReplicas(List.of(0)).setIsr(List.of(0)).setLeader(0)
                         .setLeaderEpoch(0).setPartitionEpoch(0));
                 }
             }
-            image = delta.apply(new MetadataProvenance(1, 1, 0, true));
-            load();
+            return delta;
+        }
+
+        /** A new metadata image reaches the shard (GroupCoordinatorShard.onNewMetadataImage). */
+        void newImage(JsonNode topics) {
+            MetadataDelta delta = imageDelta(image, topics);
+            imageOffset++;
+            image = delta.apply(new MetadataProvenance(imageOffset, 1, 0, true));
+            shard.onNewMetadataImage(image, delta);
         }
 
         void load() throws ReflectiveOperationException {
@@ -463,6 +486,7 @@ public final class ConsumerGroupShard implements Tool {
                 case "fetch": fetch(rid, op); break;
                 case "describe": describe(rid, op); break;
                 case "list": list(rid, op); break;
+                case "image": newImage(op.path("topics")); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
