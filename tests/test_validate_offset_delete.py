@@ -331,3 +331,18 @@ def test_a_consumer_group_keeps_its_subscribed_topics_offsets() -> None:
     g = verdict(b)
     assert g.verdict == VIOLATION and g.violation is not None
     assert g.violation.rule == "OffsetDeleteSubscribedTopic"
+
+
+def test_offset_delete_of_the_empty_group_id_is_judged() -> None:
+    # GroupCoordinatorService.deleteOffsets refuses "" (OffsetCommit takes it as a group)
+    b = Broker()
+    commit(b, 1000, ("t", 0, 5))  # group "g"
+    d = b.send(m.OffsetDeleteRequest(group_id="", partitions=(("t", 0),)), 1100, conn="admin")
+    assert b.answer(d) == m.OffsetDeleteResponse(error=Error.INVALID_GROUP_ID)
+    gs = {g.group_id: g for g in validate_bytes(b.trace()).groups}
+    assert gs[""].verdict == CONFORMING and gs[""].exchanges == 1
+    b.inject[d] = m.OffsetDeleteResponse(error=Error.NONE, partitions=(
+        m.OffsetDeletePartitionResponse("t", 0, Error.NONE),))
+    gs = {g.group_id: g for g in validate_bytes(b.trace()).groups}
+    v = gs[""].violation
+    assert gs[""].verdict == VIOLATION and v is not None and v.rule == "OffsetDeleteGroupId"

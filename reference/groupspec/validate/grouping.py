@@ -40,6 +40,10 @@ REPLAYED_APIS = frozenset(
 #: but kept with its group, whose committed offsets of the partitions it names are unknown
 #: from its time on (the transaction's outcome, written by markers, is not on the wire)
 TXN_OFFSET_COMMIT = "TxnOffsetCommit"
+#: replayed APIs that Kafka answers for the empty group id too: OffsetCommit takes "" as an
+#: ordinary group, OffsetDelete refuses it (INVALID_GROUP_ID, GroupCoordinatorService.
+#: deleteOffsets); the other APIs' "" exchanges name no single group and are not replayed
+_EMPTY_ID_REPLAYED = frozenset({"OffsetCommit", "OffsetDelete"})
 #: the api keys of the replayed APIs (an undecodable frame with one of these keys may have
 #: changed a group)
 _GROUP_API_KEYS = frozenset(APIS[name][0] for name in REPLAYED_APIS)
@@ -286,7 +290,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         """A request (not seen before) to its group's exchanges, or counted as another
         request of its group when the reference does not replay it."""
         gid = ev.group_id
-        if ev.api not in REPLAYED_APIS or (gid == "" and ev.api != "OffsetCommit"):
+        if ev.api not in REPLAYED_APIS or (gid == "" and ev.api not in _EMPTY_ID_REPLAYED):
             if gid:
                 g = group(gid)
                 g.other += 1
