@@ -188,6 +188,8 @@ _fetch = st.builds(
 )
 _describe = st.builds(lambda group, both: Op("describe", group=group, what="both" if both else "one"),
                       _group, st.booleans())
+_delete = st.builds(lambda group, both: Op("delete", group=group, what="both" if both else "one"),
+                    _group, st.booleans())
 #: ListGroups with a states filter (Kafka lower-cases and trims them)
 _LIST_FILTERS: tuple[tuple[str, ...], ...] = (
     (), ("Stable",), ("empty",), (" Reconciling ",), ("Assigning", "Stable"), ("Dead",), ("unknown",))
@@ -201,9 +203,10 @@ _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
     "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
+    "delete": _delete,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
-            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1}
+            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -361,10 +364,10 @@ class Differ:
             k_recs = [self._kafka_record(x) for x in kafka["records"]
                       if x[0] != "ConsumerGroupPartitionMetadataKey"]
             r_recs = [y for x in out.records for y in self._ref_records(x)]
-            if op.kind == "advance":
-                # timers and the periodic cleanup of several groups run in one step: Kafka
-                # walks its groups and offsets in hash-map order, so the records are
-                # compared group by group, and a group's offset tombstones as a set
+            if op.kind in ("advance", "delete"):
+                # timers and the periodic cleanup (or a DeleteGroups) of several groups in one
+                # step: Kafka walks its groups and offsets in hash-map order, so the records
+                # are compared group by group, and a group's offset tombstones as a set
                 k_recs, r_recs = _by_group(k_recs), _by_group(r_recs)
         self.log.append(f"    -> {k_resp}")
         if k_resp != r_resp or k_groups != r_groups or k_recs != r_recs:
@@ -479,7 +482,7 @@ class Differ:
         client_id, instance = CLIENTS[op.who]
         gid = GROUPS[op.group]
         seen = self.seen.setdefault((op.who, op.group), Seen())
-        if op.kind in ("commit", "fetch", "describe", "list"):
+        if op.kind in ("commit", "fetch", "describe", "list", "delete"):
             return self._other_request(op, rid, seen)
         if op.ids == "fresh" or (op.ids == "known" and not seen.member_id and op.version >= 1):
             seen.member_id = self._new_id(op.who)
@@ -532,6 +535,9 @@ class Differ:
             described = list(GROUPS) if op.what == "both" else [gid]
             return ({"rid": rid, "kind": "describe", "groups": described},
                     ConsumerGroupDescribeRequest(group_ids=tuple(described)))
+        if op.kind == "delete":
+            deleted = list(GROUPS) if op.what == "both" else [gid]
+            return {"rid": rid, "kind": "delete", "groups": deleted}, m.DeleteGroupsRequest(groups_names=tuple(deleted))
         if op.kind == "list":
             states = _LIST_FILTERS[op.ms]
             return {"rid": rid, "kind": "list", "states": list(states)}, m.ListGroupsRequest(states_filter=states)
@@ -556,7 +562,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("commit", "fetch", "describe", "list"):
+        if op.kind in ("commit", "fetch", "describe", "list", "delete"):
             return
         seen = self.seen.setdefault((op.who, op.group), Seen())
         err = resp["error"]
@@ -597,6 +603,8 @@ def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
         return {"error": resp.error.value,
                 "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
                             for p in resp.partitions]}
+    if isinstance(resp, m.DeleteGroupsResponse):
+        return {"results": [{"group_id": x.group_id, "error": x.error.value} for x in resp.results]}
     if isinstance(resp, m.ListGroupsResponse):
         # Kafka's listed group carries its type too; the reference's message has none (its
         # groups are in one map per protocol)
@@ -659,6 +667,8 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         elif k == "offsets":
             v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
+        elif k == "results":
+            v = tuple(sorted((x["group_id"], _err(x["error"])) for x in v))
         elif k == "listed":
             v = tuple(sorted(tuple(x) for x in v))  # Kafka walks its groups' hash map
         elif k == "groups":

@@ -9,6 +9,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
@@ -22,6 +23,7 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
@@ -97,6 +99,7 @@ import java.util.function.BiFunction;
  * {"kind": "image", "topics": [...]}: a new metadata image (topics created, partitions
  * added) handed to the shard.</li>
  * </ul>
+ * DeleteGroups ("delete", "groups") is answered as the service answers it.
  * Output of a step: {"completed": [[rid, response]], "ids": member ids Kafka generated,
  * "records": the records appended in the step, in order, "groups": {id: summary}}.
  *
@@ -487,6 +490,7 @@ public final class ConsumerGroupShard implements Tool {
                 case "describe": describe(rid, op); break;
                 case "list": list(rid, op); break;
                 case "image": newImage(op.path("topics")); break;
+                case "delete": delete(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -894,6 +898,29 @@ public final class ConsumerGroupShard implements Tool {
             ArrayNode out = JSON.createArrayNode();
             sorted.values().forEach(out::add);
             return out;
+        }
+
+        /** DeleteGroups: the service's share-group step finds none, then the shard's
+         * deleteGroups answers per group (GroupCoordinatorService.deleteGroups). */
+        void delete(int rid, JsonNode op) {
+            List<String> ids = new ArrayList<>();
+            op.path("groups").forEach(g -> ids.add(g.asText()));
+            AuthorizableRequestContext ctx = context(42, 2, "admin");
+            DeleteGroupsResponseData.DeletableGroupResultCollection results;
+            try {
+                results = apply(shard.deleteGroups(ctx, ids));
+            } catch (Throwable e) {
+                results = onError("delete-groups", ids, e,
+                    (error, m) -> DeleteGroupsRequest.getErrorResultCollection(ids, error));
+            }
+            ObjectNode o = JSON.createObjectNode();
+            ArrayNode each = o.putArray("results");
+            for (DeleteGroupsResponseData.DeletableGroupResult r : results) {
+                ObjectNode ro = each.addObject();
+                ro.put("group_id", r.groupId());
+                ro.put("error", r.errorCode());
+            }
+            answered(rid, o);
         }
 
         /** ListGroups with a states filter and no types filter, at the latest offset. */
