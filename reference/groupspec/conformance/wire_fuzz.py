@@ -1,0 +1,499 @@
+"""Random classic-group requests sent straight to a real broker through the recorder, and
+the recording judged by the validator.
+
+The conformance scenarios reach a broker only through real client libraries, which send
+what a well-behaved consumer sends. This module sends what no library would: JoinGroup,
+SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups
+and DeleteGroups at every wire version Kafka 4 accepts, with known, unknown and empty
+member ids, stale and future generations, static members, protocol mismatches, invalid
+session timeouts and commits from outside the group, from several connections at once (a
+parked JoinGroup blocks only its own connection, as in the broker). Each request is built
+from Kafka's own message schemas (:mod:`groupspec.recorder.schema`) and goes through the
+recording proxy, so the whole broker answers it: the wire layer, ``KafkaApis``,
+``GroupCoordinatorService`` and the shard.
+
+Apache Kafka is the authority, so against a Kafka broker every group of every recording
+must be judged conforming: a violation there is a difference between the reference (or
+the validator's search) and Kafka, to be explained. Against another broker, the verdicts
+are that broker's conformance on inputs its clients never send.
+
+Sequences are drawn from a seeded :class:`random.Random` (a live broker cannot be shrunk
+against cheaply); a run prints the seed of each sequence, and ``--seed`` replays one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import random
+import socket
+import struct
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from groupspec.protocol.consumer_protocol import Assignment, Subscription
+from groupspec.protocol.errors import Error
+from groupspec.recorder.frames import decode_response
+from groupspec.recorder.schema import encode_body, spec_for
+
+#: api keys and the versions sent (Kafka 4 removed JoinGroup v0-v1, OffsetCommit v0-v1 and
+#: OffsetFetch v0, KIP-896; OffsetCommit and OffsetFetch v10 name topics by id, which the
+#: reference's messages do not carry)
+VERSIONS: dict[str, tuple[int, int, int]] = {
+    "OffsetCommit": (8, 2, 9),
+    "OffsetFetch": (9, 1, 9),
+    "JoinGroup": (11, 2, 9),
+    "Heartbeat": (12, 0, 4),
+    "LeaveGroup": (13, 0, 5),
+    "SyncGroup": (14, 0, 5),
+    "DescribeGroups": (15, 0, 5),
+    "ListGroups": (16, 0, 4),
+    "DeleteGroups": (42, 0, 2),
+    "FindCoordinator": (10, 3, 3),
+}
+TOPIC_PARTITIONS = 3
+#: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
+MIN_SESSION_TIMEOUT_MS = 6000
+STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead", "stable", "Unknown")
+
+
+class WireError(RuntimeError):
+    """The broker closed a connection or answered something undecodable."""
+
+
+class Connection:
+    """One TCP connection: a request sent, its answer read (the broker answers a
+    connection's requests in order, one at a time)."""
+
+    def __init__(self, host: str, port: int, client_id: str, timeout_s: float) -> None:
+        self.client_id = client_id
+        self.sock = socket.create_connection((host, port), timeout=timeout_s)
+        self.correlation = 0
+        self.last = ""
+
+    def call(self, api: str, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        self.last = f"{api} v{version} {dict(body)}"
+        key = VERSIONS[api][0]
+        spec = spec_for(key, "request")
+        assert spec is not None, api
+        self.correlation += 1
+        cid = self.client_id.encode("utf-8")
+        header = struct.pack(">hhih", key, version, self.correlation, len(cid)) + cid
+        if spec.is_flexible(version):
+            header += b"\x00"  # request header v2: no tagged fields
+        frame = header + encode_body(spec, version, body)
+        self.sock.sendall(struct.pack(">i", len(frame)) + frame)
+        (size,) = struct.unpack(">i", self._read(4))
+        return decode_response(self._read(size), key, version)
+
+    def _read(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise WireError(f"{self.client_id}: the broker closed the connection")
+            buf += chunk
+        return buf
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@dataclass
+class Membership:
+    """What one client learned of its membership in one group from the answers."""
+
+    member_id: str = ""
+    generation: int = -1
+    leader: bool = False
+    members: list[str] = field(default_factory=list)
+    protocol: str | None = None
+
+
+@dataclass
+class Client:
+    """A connection, its thread, and what it knows. Requests are built in the thread, at
+    send time, from what the client knows then."""
+
+    name: str
+    instance_id: str | None
+    conn: Connection
+    inbox: queue.Queue[Callable[[], None] | None] = field(default_factory=queue.Queue)
+    groups: dict[str, Membership] = field(default_factory=dict)
+    busy: threading.Event = field(default_factory=threading.Event)
+    error: BaseException | None = None
+    gave_up: bool = False
+
+    def of(self, group: str) -> Membership:
+        return self.groups.setdefault(group, Membership())
+
+    def run(self) -> None:
+        while True:
+            job = self.inbox.get()
+            if job is None:
+                return
+            try:
+                if self.error is None and not self.gave_up:
+                    job()
+            except TimeoutError:
+                # no answer in the connection's timeout: the client gives up on it (the
+                # recording shows the request unanswered) and sends nothing more
+                self.gave_up = True
+            except BaseException as e:  # kept and reported by the driver
+                self.error = e
+            finally:
+                self.busy.clear()
+
+
+@dataclass
+class Sequence_:
+    """One drawn sequence: its seed, the groups and topic it uses, and the steps sent."""
+
+    seed: int
+    groups: tuple[str, ...]
+    topic: str
+    steps: list[str] = field(default_factory=list)
+
+
+class Fuzzer:
+    """Draws and sends one sequence of ``ops`` steps over ``clients`` connections."""
+
+    def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str], topic: str,
+                 clients: int = 4, statics: int = 2, timeout_s: float = 45.0) -> None:
+        self.rng = rng
+        self.groups = list(groups)
+        self.topic = topic
+        self.lock = threading.Lock()
+        self.log: list[str] = []
+        self.clients: list[Client] = []
+        for i in range(clients):
+            name = f"wf-c{i}"
+            instance = f"wf-i{i}" if i < statics else None
+            c = Client(name, instance, Connection(host, port, name, timeout_s))
+            threading.Thread(target=c.run, name=name, daemon=True).start()
+            self.clients.append(c)
+        self._find_coordinator(timeout_s)
+
+    def _find_coordinator(self, timeout_s: float) -> None:
+        """Ask for each group's coordinator until it is known, as a client does first: the
+        broker creates the offsets topic on the first FindCoordinator, and answers group
+        requests NOT_COORDINATOR until its coordinator has loaded."""
+        deadline = time.monotonic() + timeout_s
+        conn = self.clients[0].conn
+        for g in self.groups:
+            while True:
+                resp = conn.call("FindCoordinator", 3, {"key": g, "key_type": 0})
+                if resp["error_code"] == Error.NONE.value:
+                    break
+                if time.monotonic() > deadline:
+                    raise WireError(f"no coordinator for {g}: {Error(resp['error_code']).name}")
+                time.sleep(0.1)
+
+    # ------------------------------------------------------------------ driving
+    def run(self, ops: int, max_sleep_ms: int = 1500) -> None:
+        rng = self.rng
+        for _ in range(ops):
+            idle = [c for c in self.clients if not c.busy.is_set() and not c.gave_up]
+            if not idle or rng.random() < 0.08:
+                time.sleep(rng.choice((0.02, 0.2, 0.6, max_sleep_ms / 1000)))
+                continue
+            c = rng.choice(idle)
+            g = rng.choice(self.groups)
+            step = self._draw(c, g)
+            c.busy.set()
+            c.inbox.put(step)
+            time.sleep(rng.choice((0.0, 0.0, 0.005, 0.03)))
+        self.finish()
+
+    def finish(self, timeout_s: float = 60.0) -> None:
+        """Wait for every client's last request to be answered, then close."""
+        deadline = time.monotonic() + timeout_s
+        for c in self.clients:
+            c.inbox.put(None)
+        for c in self.clients:
+            while c.busy.is_set() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        for c in self.clients:
+            c.conn.close()
+        errors = [f"{c.name}: {c.error!r} at {c.conn.last}" for c in self.clients if c.error is not None]
+        if errors:
+            raise WireError("; ".join(errors))
+
+    def _note(self, text: str) -> None:
+        with self.lock:
+            self.log.append(text)
+
+    def _draw(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        kind = rng.choices(
+            ("join", "sync", "heartbeat", "leave", "commit", "fetch", "describe", "list", "delete"),
+            weights=(30, 22, 18, 6, 12, 5, 3, 2, 2),
+        )[0]
+        return {"join": self._join, "sync": self._sync, "heartbeat": self._heartbeat,
+                "leave": self._leave, "commit": self._commit, "fetch": self._fetch,
+                "describe": self._describe, "list": self._list, "delete": self._delete}[kind](c, g)
+
+    def _version(self, api: str) -> int:
+        _, lo, hi = VERSIONS[api]
+        return self.rng.randint(lo, hi)
+
+    def _member_id(self, c: Client, g: str) -> str:
+        r = self.rng.random()
+        if r < 0.8:
+            return c.of(g).member_id
+        if r < 0.9:
+            return ""
+        others = [x.of(g).member_id for x in self.clients if x is not c and x.of(g).member_id]
+        return self.rng.choice(others) if others else f"unknown-{self.rng.randint(0, 9)}"
+
+    def _generation(self, c: Client, g: str) -> int:
+        gen = c.of(g).generation
+        return self.rng.choices((gen, gen - 1, gen + 1, -1), weights=(85, 6, 5, 4))[0]
+
+    # ------------------------------------------------------------------ requests
+    def _join(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        v = self._version("JoinGroup")
+        mid = self._member_id(c, g)
+        static = c.instance_id is not None and v >= 5 and rng.random() < 0.9
+        session = rng.choices((10_000, MIN_SESSION_TIMEOUT_MS, 1000), weights=(90, 8, 2))[0]
+        rebalance = rng.choice((1000, 2000, 10_000))
+        ptype = rng.choices(("consumer", "other"), weights=(97, 3))[0]
+        names = rng.choice((("range",), ("roundrobin",), ("range", "roundrobin")))
+        meta = Subscription((self.topic,)).encode()
+        body = {"group_id": g, "session_timeout_ms": session, "rebalance_timeout_ms": rebalance,
+                "member_id": mid, "group_instance_id": c.instance_id if static else None,
+                "protocol_type": ptype, "protocols": [{"name": n, "metadata": meta} for n in names],
+                "reason": rng.choice((None, "fuzz"))}
+
+        def send() -> None:
+            resp = c.conn.call("JoinGroup", v, body)
+            err = Error(resp["error_code"])
+            self._note(f"{c.name} JoinGroup v{v} {g} id={mid!r} -> {err.name}")
+            ms = c.of(g)
+            if err is Error.MEMBER_ID_REQUIRED or (err is Error.NONE and resp["member_id"]):
+                ms.member_id = resp["member_id"]
+            if err is Error.NONE:
+                ms.generation = resp["generation_id"]
+                ms.leader = resp["leader"] == resp["member_id"]
+                ms.members = [m["member_id"] for m in resp.get("members", ())]
+                ms.protocol = resp.get("protocol_name")
+        return send
+
+    def _sync(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        v = self._version("SyncGroup")
+        ms = c.of(g)
+        mid, gen = self._member_id(c, g), self._generation(c, g)
+        assignments: list[dict[str, Any]] = []
+        if ms.leader and rng.random() < 0.9:
+            members = list(ms.members)
+            if rng.random() < 0.1 and members:
+                members.pop()  # a member left out
+            for k, m in enumerate(members):
+                parts = [p for p in range(TOPIC_PARTITIONS) if p % max(1, len(members)) == k]
+                assignment = Assignment({self.topic: tuple(parts)}).encode()
+                assignments.append({"member_id": m, "assignment": assignment})
+        elif rng.random() < 0.05:
+            assignments.append({"member_id": mid, "assignment": b""})  # a follower's assignment
+        ptype = rng.choices(("consumer", None, "other"), weights=(80, 15, 5))[0]
+        pname = rng.choices((ms.protocol, None, "roundrobin"), weights=(80, 15, 5))[0]
+        body = {"group_id": g, "generation_id": gen, "member_id": mid,
+                "group_instance_id": c.instance_id, "protocol_type": ptype, "protocol_name": pname,
+                "assignments": assignments}
+
+        def send() -> None:
+            resp = c.conn.call("SyncGroup", v, body)
+            self._note(f"{c.name} SyncGroup v{v} {g} gen={gen} -> {Error(resp['error_code']).name}")
+        return send
+
+    def _heartbeat(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("Heartbeat")
+        mid, gen = self._member_id(c, g), self._generation(c, g)
+        body = {"group_id": g, "generation_id": gen, "member_id": mid, "group_instance_id": c.instance_id}
+
+        def send() -> None:
+            resp = c.conn.call("Heartbeat", v, body)
+            self._note(f"{c.name} Heartbeat v{v} {g} gen={gen} -> {Error(resp['error_code']).name}")
+        return send
+
+    def _leave(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("LeaveGroup")
+        mid = self._member_id(c, g)
+        members = [{"member_id": mid, "group_instance_id": None, "reason": None}]
+        if c.instance_id is not None and self.rng.random() < 0.7:
+            members = [{"member_id": self.rng.choice((mid, "")), "group_instance_id": c.instance_id,
+                        "reason": "fuzz"}]
+        body = {"group_id": g, "member_id": mid, "members": members}
+
+        def send() -> None:
+            resp = c.conn.call("LeaveGroup", v, body)
+            self._note(f"{c.name} LeaveGroup v{v} {g} -> {Error(resp['error_code']).name}")
+        return send
+
+    def _commit(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        v = self._version("OffsetCommit")
+        outside = rng.random() < 0.15
+        mid = "" if outside else self._member_id(c, g)
+        gen = -1 if outside else self._generation(c, g)
+        parts = sorted(rng.sample(range(TOPIC_PARTITIONS), rng.randint(1, TOPIC_PARTITIONS)))
+        body = {"group_id": g, "generation_id_or_member_epoch": gen, "member_id": mid,
+                "group_instance_id": None if outside else c.instance_id, "retention_time_ms": -1,
+                "topics": [{"name": self.topic, "partitions": [
+                    {"partition_index": p, "committed_offset": rng.randint(0, 50),
+                     "committed_leader_epoch": -1, "commit_timestamp": -1,
+                     "committed_metadata": rng.choice(("", "m", None))} for p in parts]}]}
+
+        def send() -> None:
+            resp = c.conn.call("OffsetCommit", v, body)
+            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            self._note(f"{c.name} OffsetCommit v{v} {g} gen={gen} -> {errs}")
+        return send
+
+    def _fetch(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("OffsetFetch")
+        every = self.rng.random() < 0.3 and v >= 2
+        topics = None if every else [{"name": self.topic, "partition_indexes": list(range(TOPIC_PARTITIONS))}]
+        body = {"group_id": g, "topics": topics, "require_stable": False,
+                "groups": [{"group_id": g, "member_id": None, "member_epoch": -1, "topics": topics}]}
+
+        def send() -> None:
+            c.conn.call("OffsetFetch", v, body)
+            self._note(f"{c.name} OffsetFetch v{v} {g}")
+        return send
+
+    def _describe(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("DescribeGroups")
+        body = {"groups": self.rng.choice(([g], self.groups)), "include_authorized_operations": False}
+
+        def send() -> None:
+            c.conn.call("DescribeGroups", v, body)
+            self._note(f"{c.name} DescribeGroups v{v}")
+        return send
+
+    def _list(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("ListGroups")
+        states = self.rng.sample(STATES, self.rng.randint(0, 2))
+        body = {"states_filter": states, "types_filter": []}
+
+        def send() -> None:
+            c.conn.call("ListGroups", v, body)
+            self._note(f"{c.name} ListGroups v{v} {states}")
+        return send
+
+    def _delete(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("DeleteGroups")
+        body = {"groups_names": self.rng.choice(([g], [g, g], self.groups))}
+
+        def send() -> None:
+            resp = c.conn.call("DeleteGroups", v, body)
+            self._note(f"{c.name} DeleteGroups v{v} {g} -> "
+                       f"{[Error(r['error_code']).name for r in resp['results']]}")
+        return send
+
+
+@dataclass
+class SequenceResult:
+    """One recorded sequence and its verdicts. The fuzzer's clients break the client
+    rules on purpose (they keep sending after being fenced, commit for others), so only
+    divergences on the broker's side are findings."""
+
+    seed: int
+    trace: Path
+    verdicts: dict[str, str]
+    #: the broker-side divergences and what was missing, one line each
+    details: list[str]
+    #: how many client-side divergences the validator named (expected)
+    client_findings: int
+    log: list[str]
+
+    @property
+    def violations(self) -> list[str]:
+        """Groups with a divergence of the broker's."""
+        return sorted({d.split(" ", 1)[0] for d in self.details if " line " in d})
+
+
+def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int = 60,
+                 broker: str = "kafka") -> SequenceResult:
+    """Record one sequence through a fresh recorder and judge the recording."""
+    from groupspec.conformance.runner import prepare_topics, validation_config
+    from groupspec.recorder import BackgroundRecorder
+    from groupspec.validate import validate_path
+
+    rng = random.Random(seed)
+    tag = uuid.uuid4().hex[:6]
+    groups = tuple(f"wf-{seed}-{tag}-g{i}" for i in range(rng.choice((1, 2))))
+    topic = f"wf-{seed}-{tag}-t"
+    prepare_topics(f"{upstream[0]}:{upstream[1]}", {topic: TOPIC_PARTITIONS})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    trace = out_dir / f"wire-fuzz-{seed}.jsonl"
+    with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
+        upstream, out, cluster=broker, note=f"groupspec wire fuzz, seed {seed}",
+    ) as rec:
+        host, _, port = rec.address.rpartition(":")
+        fz = Fuzzer(host, int(port), rng, groups, topic)
+        fz.run(ops)
+    report = validate_path(trace, validation_config(broker))
+    verdicts = {v.group_id: v.verdict for v in report.groups}
+    found = [(v, d) for v in report.groups for d in v.divergences if d.side != "client"]
+    details = [f"{v.group_id} line {d.line}: {d.api} {d.rule} (broker answered {d.broker_answered}, "
+               f"allowed {'/'.join(d.protocol_allows)}): {d.detail}" for v, d in found]
+    details += [f"{v.group_id} missing: {m.what} (line {m.line})" for v in report.groups for m in v.missing]
+    details += [f"problem: {p.kind} line {p.line}: {p.message}" for p in report.problems
+                if p.kind not in ("missing_response",)]
+    clients = sum(1 for v in report.groups for d in v.divergences if d.side == "client")
+    return SequenceResult(seed, trace, verdicts, details, clients, fz.log)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m groupspec.conformance.wire_fuzz", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--broker", default="kafka", help="kafka (started here) or HOST:PORT of a running broker")
+    p.add_argument("--settings", choices=("groupspec", "kafka-defaults"), default=None,
+                   help="the broker's group settings the validator assumes: those of the Kafka broker "
+                        "groupspec starts (the default with --broker kafka), or Kafka's defaults (the "
+                        "default for a broker at HOST:PORT)")
+    p.add_argument("--sequences", type=int, default=5)
+    p.add_argument("--ops", type=int, default=60, help="steps per sequence (default 60)")
+    p.add_argument("--seed", type=int, default=None, help="the first sequence's seed (default: random)")
+    p.add_argument("--out", type=Path, default=Path("wire-fuzz"), help="where the recordings go")
+    a = p.parse_args(argv)
+    first = a.seed if a.seed is not None else random.randrange(1 << 30)
+    if a.broker == "kafka":
+        from groupspec.brokers import KafkaBroker
+
+        ctx: Any = KafkaBroker()
+    else:
+        ctx = None
+    broker = ctx.start() if ctx is not None else None
+    try:
+        if broker is not None:
+            upstream = (broker.host, broker.port)
+        else:
+            host, _, port = a.broker.rpartition(":")
+            upstream = (host, int(port))
+        bad = 0
+        for k in range(a.sequences):
+            settings = a.settings or ("groupspec" if broker is not None else "kafka-defaults")
+            r = run_sequence(upstream, first + k, a.out, a.ops, "kafka" if settings == "groupspec" else a.broker)
+            worst = sorted(set(r.verdicts.values()))
+            print(f"seed {r.seed}: {worst}, {len(r.violations)} group(s) with a broker divergence, "
+                  f"{r.client_findings} client divergence(s) ({r.trace})", flush=True)
+            for d in r.details:
+                print(f"  {d}", flush=True)
+            bad += bool(r.violations)
+        return 1 if bad else 0
+    finally:
+        if broker is not None:
+            broker.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
