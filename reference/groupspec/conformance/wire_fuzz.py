@@ -56,6 +56,8 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
     "ListGroups": (16, 0, 4),
     "DeleteGroups": (42, 0, 2),
     "FindCoordinator": (10, 3, 3),
+    "Metadata": (3, 12, 12),
+    "ConsumerGroupHeartbeat": (68, 0, 1),
 }
 TOPIC_PARTITIONS = 3
 #: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
@@ -400,6 +402,142 @@ class Fuzzer:
 
 
 @dataclass
+class ConsumerMembership:
+    """What one client learned of its membership in one consumer group (KIP-848)."""
+
+    member_id: str = ""
+    epoch: int = 0
+    #: topic id -> partitions, as the last assignment the broker sent
+    assignment: dict[bytes, list[int]] = field(default_factory=dict)
+    subscribed: tuple[str, ...] = ()
+
+
+class ConsumerFuzzer(Fuzzer):
+    """Consumer groups (KIP-848): ConsumerGroupHeartbeat v0-v1 joins, heartbeats with the
+    partitions owned, stale and future epochs, unknown member ids, subscription and assignor
+    changes, leaves (-1) and static leaves (-2); OffsetCommit v9 and OffsetFetch v9 with
+    member epochs; pauses that let sessions and rebalance timeouts run out."""
+
+    def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str],
+                 topics: Mapping[str, int], clients: int = 4, statics: int = 2, timeout_s: float = 45.0) -> None:
+        self.topics = dict(topics)
+        self.topic_ids: dict[str, bytes] = {}
+        self.states: dict[tuple[str, str], ConsumerMembership] = {}
+        super().__init__(host, port, rng, groups, next(iter(topics)), clients, statics, timeout_s)
+        self._learn_topic_ids()
+
+    def _learn_topic_ids(self) -> None:
+        """Metadata for the topics, as a client asks first: their ids (a consumer group's
+        heartbeat names topics by id), and the image the recording shows the validator."""
+        resp = self.clients[0].conn.call("Metadata", 12, {
+            "topics": [{"topic_id": b"\x00" * 16, "name": t} for t in self.topics],
+            "allow_auto_topic_creation": False, "include_topic_authorized_operations": False})
+        for t in resp["topics"]:
+            self.topic_ids[t["name"]] = bytes(t["topic_id"])
+
+    def state(self, c: Client, g: str) -> ConsumerMembership:
+        return self.states.setdefault((c.name, g), ConsumerMembership())
+
+    def _draw(self, c: Client, g: str) -> Callable[[], None]:
+        kind = self.rng.choices(("heartbeat", "leave", "commit", "fetch"), weights=(75, 7, 12, 6))[0]
+        return {"heartbeat": self._consumer_heartbeat, "leave": self._consumer_leave,
+                "commit": self._consumer_commit, "fetch": self._consumer_fetch}[kind](c, g)
+
+    def _subscription(self) -> list[str]:
+        names = sorted(self.topics)
+        return self.rng.choice((names[:1], names[1:], names))
+
+    def _consumer_heartbeat(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        st = self.state(c, g)
+        v = self._version("ConsumerGroupHeartbeat")
+        joining = st.epoch == 0 or rng.random() < 0.05
+        member = st.member_id
+        if joining and (not member or rng.random() < 0.3):
+            # v1: the client names itself (KIP-1082); v0: the broker names it
+            member = uuid.uuid4().hex[:22] if v >= 1 else ""
+        elif rng.random() < 0.06:
+            member = rng.choice(("", f"unknown-{rng.randint(0, 9)}"))
+        epoch = 0 if joining else rng.choices((st.epoch, st.epoch - 1, st.epoch + 1), weights=(88, 7, 5))[0]
+        subscribe: list[str] | None = None
+        if joining or rng.random() < 0.08:
+            subscribe = self._subscription()
+        owned = [{"topic_id": tid, "partitions": list(ps)} for tid, ps in sorted(st.assignment.items())]
+        if not joining and rng.random() < 0.05 and owned:
+            owned = owned[:-1]  # a partition left out of what the member says it owns
+        body = {"group_id": g, "member_id": member, "member_epoch": epoch,
+                "instance_id": c.instance_id, "rack_id": None,
+                "rebalance_timeout_ms": rng.choice((2000, 5000)) if joining else -1,
+                "subscribed_topic_names": subscribe, "subscribed_topic_regex": None,
+                "server_assignor": rng.choices((None, "uniform", "range"), weights=(6, 2, 2))[0] if joining else None,
+                "topic_partitions": [] if joining else (owned if rng.random() < 0.6 else None)}
+
+        def send() -> None:
+            resp = c.conn.call("ConsumerGroupHeartbeat", v, body)
+            err = Error(resp["error_code"])
+            self._note(f"{c.name} ConsumerGroupHeartbeat v{v} {g} epoch={epoch} -> {err.name}")
+            if err is Error.NONE:
+                st.member_id = resp["member_id"] or member
+                st.epoch = resp["member_epoch"]
+                if subscribe is not None:
+                    st.subscribed = tuple(subscribe)
+                if resp["assignment"] is not None:
+                    st.assignment = {bytes(tp["topic_id"]): list(tp["partitions"])
+                                     for tp in resp["assignment"]["topic_partitions"]}
+            elif err in (Error.FENCED_MEMBER_EPOCH, Error.UNKNOWN_MEMBER_ID):
+                # as a consumer does: give up its partitions and join again
+                st.epoch, st.assignment = 0, {}
+        return send
+
+    def _consumer_leave(self, c: Client, g: str) -> Callable[[], None]:
+        st = self.state(c, g)
+        v = self._version("ConsumerGroupHeartbeat")
+        epoch = -2 if c.instance_id is not None and self.rng.random() < 0.6 else -1
+        body = {"group_id": g, "member_id": st.member_id, "member_epoch": epoch,
+                "instance_id": c.instance_id, "rack_id": None, "rebalance_timeout_ms": -1,
+                "subscribed_topic_names": None, "subscribed_topic_regex": None,
+                "server_assignor": None, "topic_partitions": None}
+
+        def send() -> None:
+            resp = c.conn.call("ConsumerGroupHeartbeat", v, body)
+            self._note(f"{c.name} ConsumerGroupHeartbeat v{v} {g} leave {epoch} -> "
+                       f"{Error(resp['error_code']).name}")
+            st.epoch, st.assignment = 0, {}
+        return send
+
+    def _consumer_commit(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        st = self.state(c, g)
+        outside = rng.random() < 0.15
+        epoch = -1 if outside else rng.choices((st.epoch, st.epoch - 1, st.epoch + 1), weights=(85, 10, 5))[0]
+        topic = rng.choice(sorted(self.topics))
+        parts = sorted(rng.sample(range(self.topics[topic]), rng.randint(1, self.topics[topic])))
+        body = {"group_id": g, "generation_id_or_member_epoch": epoch, "member_id": "" if outside else st.member_id,
+                "group_instance_id": None, "retention_time_ms": -1,
+                "topics": [{"name": topic, "partitions": [
+                    {"partition_index": p, "committed_offset": rng.randint(0, 50), "committed_leader_epoch": -1,
+                     "commit_timestamp": -1, "committed_metadata": ""} for p in parts]}]}
+
+        def send() -> None:
+            resp = c.conn.call("OffsetCommit", 9, body)
+            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            self._note(f"{c.name} OffsetCommit v9 {g} epoch={epoch} -> {errs}")
+        return send
+
+    def _consumer_fetch(self, c: Client, g: str) -> Callable[[], None]:
+        st = self.state(c, g)
+        member = st.member_id if self.rng.random() < 0.8 else None
+        body = {"group_id": g, "topics": None, "require_stable": False,
+                "groups": [{"group_id": g, "member_id": member, "member_epoch": st.epoch if member else -1,
+                            "topics": None}]}
+
+        def send() -> None:
+            c.conn.call("OffsetFetch", 9, body)
+            self._note(f"{c.name} OffsetFetch v9 {g}")
+        return send
+
+
+@dataclass
 class SequenceResult:
     """One recorded sequence and its verdicts. The fuzzer's clients break the client
     rules on purpose (they keep sending after being fenced, commit for others), so only
@@ -421,8 +559,9 @@ class SequenceResult:
 
 
 def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int = 60,
-                 broker: str = "kafka") -> SequenceResult:
-    """Record one sequence through a fresh recorder and judge the recording."""
+                 broker: str = "kafka", group_protocol: str = "classic") -> SequenceResult:
+    """Record one sequence through a fresh recorder and judge the recording (classic groups,
+    or consumer groups with ``group_protocol="consumer"``)."""
     from groupspec.conformance.runner import prepare_topics, validation_config
     from groupspec.recorder import BackgroundRecorder
     from groupspec.validate import validate_path
@@ -431,16 +570,20 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
     tag = uuid.uuid4().hex[:6]
     groups = tuple(f"wf-{seed}-{tag}-g{i}" for i in range(rng.choice((1, 2))))
     topic = f"wf-{seed}-{tag}-t"
-    prepare_topics(f"{upstream[0]}:{upstream[1]}", {topic: TOPIC_PARTITIONS})
+    topics = {topic: TOPIC_PARTITIONS}
+    if group_protocol == "consumer":
+        topics[f"wf-{seed}-{tag}-u"] = 2
+    prepare_topics(f"{upstream[0]}:{upstream[1]}", topics)
     out_dir.mkdir(parents=True, exist_ok=True)
-    trace = out_dir / f"wire-fuzz-{seed}.jsonl"
+    trace = out_dir / f"wire-fuzz-{group_protocol}-{seed}.jsonl"
     with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
         upstream, out, cluster=broker, note=f"groupspec wire fuzz, seed {seed}",
     ) as rec:
         host, _, port = rec.address.rpartition(":")
-        fz = Fuzzer(host, int(port), rng, groups, topic)
+        fz = (ConsumerFuzzer(host, int(port), rng, groups, topics) if group_protocol == "consumer"
+              else Fuzzer(host, int(port), rng, groups, topic))
         fz.run(ops)
-    report = validate_path(trace, validation_config(broker))
+    report = validate_path(trace, validation_config(broker, group_protocol))
     verdicts = {v.group_id: v.verdict for v in report.groups}
     found = [(v, d) for v in report.groups for d in v.divergences if d.side != "client"]
     details = [f"{v.group_id} line {d.line}: {d.api} {d.rule} (broker answered {d.broker_answered}, "
@@ -460,6 +603,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="the broker's group settings the validator assumes: those of the Kafka broker "
                         "groupspec starts (the default with --broker kafka), or Kafka's defaults (the "
                         "default for a broker at HOST:PORT)")
+    p.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic",
+                   help="classic groups (JoinGroup, SyncGroup, ...) or consumer groups (KIP-848: "
+                        "ConsumerGroupHeartbeat, and commits and fetches with member epochs)")
     p.add_argument("--sequences", type=int, default=5)
     p.add_argument("--ops", type=int, default=60, help="steps per sequence (default 60)")
     p.add_argument("--seed", type=int, default=None, help="the first sequence's seed (default: random)")
@@ -482,7 +628,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bad = 0
         for k in range(a.sequences):
             settings = a.settings or ("groupspec" if broker is not None else "kafka-defaults")
-            r = run_sequence(upstream, first + k, a.out, a.ops, "kafka" if settings == "groupspec" else a.broker)
+            r = run_sequence(upstream, first + k, a.out, a.ops, "kafka" if settings == "groupspec" else a.broker,
+                             a.group_protocol)
             worst = sorted(set(r.verdicts.values()))
             print(f"seed {r.seed}: {worst}, {len(r.violations)} group(s) with a broker divergence, "
                   f"{r.client_findings} client divergence(s) ({r.trace})", flush=True)
