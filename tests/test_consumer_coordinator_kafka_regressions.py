@@ -6,7 +6,7 @@ tests/test_consumer_coordinator_kafka_jar.py::test_found_sequences_agree_with_ka
 
 from __future__ import annotations
 
-from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.assignors.server_spec import SubscriptionType, TopicMetadata
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import consumer_group_records as cr
@@ -17,6 +17,7 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+    HeartbeatTopicPartitions,
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
@@ -144,3 +145,93 @@ def test_describing_an_unknown_group_says_group_not_found() -> None:
     assert isinstance(resp, ConsumerGroupDescribeResponse)
     (described,) = resp.groups
     assert (described.error, described.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group nope not found.")
+
+
+def test_after_a_failover_regexes_resolved_against_an_older_image_are_refreshed() -> None:
+    # A fresh GroupMetadataManager has seen no image (lastMetadataImageWithNewTopics -1);
+    # GroupCoordinatorShard.onLoaded hands it the current one, which it takes as the last
+    # image with new topics (onNewMetadataImage). A group whose regex was resolved against an
+    # older image therefore schedules a resolution at its first heartbeat after a failover
+    # (maybeUpdateRegularExpressions, 3.2) once 10 s passed since the last one. The
+    # reference kept the old coordinator's value and scheduled nothing.
+    coord = _coordinator(session_ms=600_000)
+    join = ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="c0", member_epoch=0, rebalance_timeout_ms=30_000,
+        subscribed_topic_regex="t|u", topic_partitions=())
+    _heartbeat(coord, 1, join, 0)
+    coord.complete_regex_resolutions(0)
+    coord.set_topics([T, TopicMetadata(U.topic_id, "u", 3)])  # no new topic: no refresh needed
+    coord.failover(20_000)
+    epoch = coord.state.consumer_groups["g"].members["c0"].member_epoch
+    beat = ConsumerGroupHeartbeatRequest(group_id="g", member_id="c0", member_epoch=epoch)
+    assert _heartbeat(coord, 2, beat, 20_000).error is Error.NONE
+    assert coord.pending_regex_resolutions() == {"g": 20_000}
+
+
+def test_a_resolution_writes_its_regexes_in_the_order_of_kafkas_result_map() -> None:
+    # refreshRegularExpressions builds its result in a HashMap sized for the regexes
+    # (new HashMap<>(n): 4 buckets for 3), and handleRegularExpressionsResult writes one
+    # record per entry in that map's order; the task's regexes come from a HashMap copy of
+    # the group's subscribedRegularExpressions (maybeUpdateRegularExpressions). The
+    # reference ordered them as a 16-bucket map of sorted names.
+    coord = _coordinator(session_ms=600_000)
+    for rid, (mid, rx) in enumerate((("c0", "t|u"), ("c1", "[tuv]"), ("c2", "x.*")), start=1):
+        join = ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id=mid, member_epoch=0, rebalance_timeout_ms=30_000,
+            subscribed_topic_regex=rx, topic_partitions=())
+        _heartbeat(coord, rid, join, 0)
+        coord.complete_regex_resolutions(0)
+    epoch = coord.state.consumer_groups["g"].members["c0"].member_epoch
+    beat = ConsumerGroupHeartbeatRequest(group_id="g", member_id="c0", member_epoch=epoch)
+    _heartbeat(coord, 4, beat, 11_000)
+    out = coord.complete_regex_resolutions(11_000)
+    written = [x.regular_expression for x in out.records if isinstance(x, cr.ConsumerGroupRegularExpressionRecord)]
+    assert written == ["t|u", "x.*", "[tuv]"]
+
+
+def _hb(member_id: str, epoch: int, **fields: object) -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(group_id="g", member_id=member_id, member_epoch=epoch, **fields)  # type: ignore[arg-type]
+
+
+def test_a_group_whose_topics_changed_without_a_refresh_keeps_its_metadata_hash() -> None:
+    # hasMetadataExpired is a deadline set by a refresh (updateSubscriptionMetadata, or a
+    # regex resolution that bumps the epoch), cleared only by onNewMetadataImage for the
+    # groups subscribed to a changed topic: not a comparison of hashes. A member dropping a
+    # resolved regex for one not resolved yet (within the 10 s between resolutions) changes
+    # the group's topics without a refresh, so Kafka's next heartbeat bumps nothing. The
+    # reference recomputed the hash at every heartbeat and bumped the epoch.
+    coord = _coordinator(session_ms=600_000)
+    _heartbeat(coord, 1, _join("c0"), 0)
+    _heartbeat(coord, 2, _hb("c0", 1, subscribed_topic_regex="t|u"), 0)
+    coord.complete_regex_resolutions(0)
+    epoch = coord.state.consumer_groups["g"].group_epoch
+    _heartbeat(coord, 3, _hb("c0", 1, subscribed_topic_regex="[tuv]"), 0)
+    member_epoch = coord.state.consumer_groups["g"].members["c0"].member_epoch
+    assert coord.pending_regex_resolutions() == {}  # within 10 s of the last resolution
+    _heartbeat(coord, 4, _hb("c0", member_epoch), 0)
+    assert coord.state.consumer_groups["g"].group_epoch == epoch
+
+
+def test_the_groups_subscription_type_is_the_one_set_when_a_member_last_changed() -> None:
+    # ConsumerGroup.subscriptionType is recomputed only when a member is put or removed
+    # (maybeUpdateGroupSubscriptionType), with the regexes resolved at that moment. A member
+    # subscribed by regex is fenced: its removal (the group still holding its resolved
+    # regex: t and u, u by regex only) sets HETEROGENEOUS, and the regex's tombstone
+    # replayed next changes nothing; the next target is computed HETEROGENEOUS (uniform:
+    # c0 gets t-0 and t-2). The reference recomputed the type from the group as it stood
+    # (HOMOGENEOUS, both members on t alone).
+    coord = _coordinator()
+    ids = ("c1-member-0001", "c0-member-0002", "c2-member-0003")
+    for rid, mid in enumerate(ids, start=1):
+        _heartbeat(coord, rid, _join(mid), 0)
+    first = ids[0]
+    owned = (HeartbeatTopicPartitions(T.topic_id, (0, 1, 2)),)
+    _heartbeat(coord, 4, _hb(first, 1, subscribed_topic_regex="t|u", topic_partitions=owned), 0)
+    coord.complete_regex_resolutions(0)
+    coord.advance(30_000)  # its rebalance timeout: it never revoked
+    group = coord.state.consumer_groups["g"]
+    assert first not in group.members
+    assert group.subscription_kind is SubscriptionType.HETEROGENEOUS
+    _heartbeat(coord, 5, _hb(ids[1], group.members[ids[1]].member_epoch, topic_partitions=()), 30_000)
+    assert _target(coord, ids[1]) == {"t": (0, 2)}
+    assert _target(coord, ids[2]) == {"t": (1,)}

@@ -43,6 +43,7 @@ from groupspec.coordinator.classic.sync_group import handle_sync_group
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.describe import handle_consumer_group_describe
 from groupspec.coordinator.consumer.expiry import expire_consumer_offsets
+from groupspec.coordinator.consumer.group import refresh_changed_groups
 from groupspec.coordinator.consumer.heartbeat import (
     complete_regex_resolution,
     handle_consumer_group_heartbeat,
@@ -177,6 +178,11 @@ class Coordinator:
         txn.emit(r.CoordinatorUnloaded(""))
         load_all(old, txn)
         load_consumer_groups(old_consumer, txn)
+        # the new coordinator's GroupMetadataManager starts with no image seen: onLoaded hands
+        # it the current one (GroupCoordinatorShard.onLoaded, onNewMetadataImage), which it
+        # takes as the last image with new topics, so a group whose regexes were resolved
+        # against an older image refreshes them at its next heartbeat
+        self.state.metadata_version_with_new_topics = self.state.metadata_version
         return txn.out
 
     def pending_regex_resolutions(self) -> dict[str, int]:
@@ -232,6 +238,12 @@ class Coordinator:
             st.metadata_version_with_new_topics = version
         if ids - old_ids:
             st.metadata_version_with_new_topics = version
+        # onNewMetadataImage: every group subscribed (by name or through a resolved regex)
+        # to a topic the image created, changed or deleted has its metadata refreshed at its
+        # next heartbeat (ModernGroup.requestMetadataRefresh)
+        changed = {n for n in {*image, *st.topics} if image.get(n) != st.topics.get(n)}
+        if changed:
+            refresh_changed_groups(st, changed)
         st.topics = image
 
     def consumer_member_ids(self) -> str:

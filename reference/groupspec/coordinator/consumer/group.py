@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groupspec.assignors.server_spec import SubscriptionType
 from groupspec.coordinator.committed_offset import CommittedOffset
@@ -30,6 +30,9 @@ from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.find_coordinator import java_string_hash
 from groupspec.protocol.topic_id import TopicId
+
+if TYPE_CHECKING:
+    from groupspec.coordinator.state import CoordinatorState
 
 
 class ConsumerGroupState(Enum):
@@ -85,6 +88,13 @@ class ConsumerGroup:
     #: the order Kafka's serverAssignors map (a TimelineHashMap of assignor name -> number
     #: of members naming it) iterates its names in, kept as the records are replayed
     assignor_order: TimelineOrder = field(default_factory=TimelineOrder)
+    #: ConsumerGroup.subscriptionType: recomputed (maybeUpdateGroupSubscriptionType) only when
+    #: a member is put or removed, from the topic counts of that moment (regexes resolved then
+    #: included); a regex resolved or deleted later does not change it until the next one
+    subscription_kind: SubscriptionType = SubscriptionType.HOMOGENEOUS
+    #: the order Kafka's subscribedRegularExpressions map (a TimelineHashMap of regex ->
+    #: number of members) iterates its regexes in, kept as the records are replayed
+    regex_order: TimelineOrder = field(default_factory=TimelineOrder)
     #: regex -> its resolution (ConsumerGroup.resolvedRegularExpressions), in put order
     resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
     #: the group epoch its subscription metadata was last refreshed at (Kafka's in-memory
@@ -142,6 +152,17 @@ class ConsumerGroup:
             return self.target.get(member_id, {})
         previous = self.static_members.get(instance_id)
         return self.target.get(previous, {}) if previous is not None else {}
+
+
+def refresh_changed_groups(state: CoordinatorState, changed: Iterable[str]) -> None:
+    """GroupMetadataManager.onNewMetadataImage: the groups subscribed to a changed topic
+    (its groupsByTopics, from each group's subscribed topic names, by name and through
+    resolved regexes) refresh their metadata at their next heartbeat (requestMetadataRefresh:
+    in memory, as Kafka's deadline)."""
+    names = set(changed)
+    for g in state.consumer_groups.values():
+        if names & subscription_counts(g.members.values(), g.resolved_regexes.values()).keys():
+            g.metadata_refresh_epoch = None
 
 
 def subscribed_topic_names(members: Iterable[ConsumerMember]) -> dict[str, int]:
@@ -225,6 +246,30 @@ def current_preferred_assignor(group: ConsumerGroup) -> str | None:
     return _first_max((n for n in group.assignor_order.order() if n in counts), counts)
 
 
+def regex_task_order(group: ConsumerGroup, old: str, new: str) -> list[str]:
+    """The regexes a resolution task gets, in the order Kafka's task iterates them
+    (GroupMetadataManager.maybeUpdateRegularExpressions: the group's
+    subscribedRegularExpressions copied into a HashMap, the member's old regex counted down
+    and its new one up with ``compute``; "" is no regex)."""
+    counts = subscribed_regexes(group.members.values())
+    table = _JavaHashMap.copy_of([(rx, counts[rx]) for rx in group.regex_order.order() if rx in counts])
+    if old:
+        table.compute(old, -1)
+    if new:
+        table.compute(new, +1)
+    return [k for k, _ in table.entries()]
+
+
+def hash_map_order(keys: Iterable[str]) -> list[str]:
+    """The iteration order of ``new HashMap<>(n)`` filled with ``keys`` (n of them) in this
+    order (refreshRegularExpressions builds its maps so: the table sized for n, not 16)."""
+    ks = list(keys)
+    table = _JavaHashMap.with_capacity(len(ks))
+    for k in ks:
+        table._put(k, 1)
+    return [k for k, _ in table.entries()]
+
+
 def computed_preferred_assignor(group: ConsumerGroup, old: ConsumerMember | None,
                                 new: ConsumerMember) -> str | None:
     """ConsumerGroup.computePreferredServerAssignor(oldMember, newMember): the group's counts
@@ -257,6 +302,13 @@ class _JavaHashMap:
     def _spread(key: str) -> int:
         h = java_string_hash(key) & 0xFFFFFFFF
         return h ^ (h >> 16)
+
+    @classmethod
+    def with_capacity(cls, n: int) -> _JavaHashMap:
+        """HashMap(int): the first table holds tableSizeFor(n) buckets (at least 1)."""
+        out = cls()
+        out.threshold = 1 << max(0, (n - 1).bit_length()) if n > 0 else 1
+        return out
 
     @classmethod
     def copy_of(cls, items: list[tuple[str, int]]) -> _JavaHashMap:

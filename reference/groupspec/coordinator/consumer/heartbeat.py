@@ -52,7 +52,9 @@ from groupspec.coordinator.consumer.group import (
     EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
     computed_preferred_assignor,
+    hash_map_order,
     java_hash_order,
+    regex_task_order,
     subscribed_regexes,
     subscription_counts,
     subscription_type,
@@ -329,9 +331,9 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
     members_after = _members_after(group, updated, replaced)
     group_epoch = group.group_epoch
     # the subscription type the target is computed with: the group's own
-    # (group.subscriptionType(), as of its members before this request) unless
-    # updateSubscriptionMetadata runs
-    kind = subscription_type(_group_counts(group), len(group.members), group.subscribed_regexes())
+    # (group.subscriptionType(), the value ConsumerGroup.maybeUpdateGroupSubscriptionType last
+    # set when a member was put or removed) unless updateSubscriptionMetadata runs
+    kind = group.subscription_kind
     if bump or _metadata_expired(txn, group):
         old_regex = member.subscribed_topic_regex
         dropped = (old_regex if old_regex and old_regex != updated.subscribed_topic_regex
@@ -412,14 +414,13 @@ def _group_counts(group: ConsumerGroup) -> dict[str, tuple[int, int]]:
 def _metadata_expired(txn: Txn, group: ConsumerGroup) -> bool:
     """ModernGroup.hasMetadataExpired (its deadline is Integer.MAX_VALUE ms after a refresh,
     never reached here): a group object never refreshed since it was built (replayed into
-    being, or reloaded by a failover), or whose epoch fell below the refreshed one
-    (GroupMetadataManager.updateSubscriptionMetadata sets it, modern/ModernGroup.java); and
-    when the image changed a topic the group subscribes to (Kafka's onNewMetadataImage
-    requests a refresh), here found by the hash of the group's subscribed topics in today's
-    image no longer being the one it holds (docs/deviations.md)."""
-    if group.metadata_refresh_epoch is None or group.group_epoch < group.metadata_refresh_epoch:
-        return True
-    return _metadata_hash(txn, _group_counts(group)) != group.metadata_hash
+    being, or reloaded by a failover), one whose epoch fell below the refreshed one
+    (GroupMetadataManager.updateSubscriptionMetadata sets it), or one a new image asked to
+    refresh (onNewMetadataImage, for the groups subscribed to a topic it changed:
+    ``Coordinator.set_topics``). Not a difference of metadata hashes: a group whose
+    subscribed topics changed without a refresh (a regex dropped before its replacement was
+    resolved) keeps its old hash, as Kafka's does, until something refreshes it."""
+    return group.metadata_refresh_epoch is None or group.group_epoch < group.metadata_refresh_epoch
 
 
 # ---------------------------------------------------------------------------- regexes
@@ -466,7 +467,7 @@ def _maybe_update_regexes(txn: Txn, group: ConsumerGroup, member: ConsumerMember
     require_refresh |= txn.now_ms > last_refresh_ms + txn.config.consumer_group_regex_refresh_interval_ms
     if require_refresh and subscribed:
         records.append(cr.ConsumerRegexResolutionScheduled(
-            gid, updated.member_id, tuple(sorted(subscribed)), txn.now_ms))
+            gid, updated.member_id, tuple(regex_task_order(group, old, new)), txn.now_ms))
     return bump
 
 
@@ -486,7 +487,9 @@ def complete_regex_resolution(txn: Txn, group_id: str) -> None:
     resolved = dict(group.resolved_regexes)
     bump = False
     records: list[r.Record] = []
-    for rx in java_hash_order(result):  # a HashMap<String, ResolvedRegularExpression>
+    # refreshRegularExpressions fills a HashMap sized for the regexes in the task's order,
+    # then copies it into another of that size, which handleRegularExpressionsResult walks
+    for rx in hash_map_order(hash_map_order(result)):
         if group.num_subscribed_members(rx) == 0:
             continue
         new = result[rx]

@@ -20,6 +20,9 @@ from groupspec.coordinator.consumer.group import (
     RebalanceTimer,
     ResolvedRegex,
     assignor_counts,
+    subscribed_regexes,
+    subscription_counts,
+    subscription_type,
 )
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember, from_record
 from groupspec.coordinator.state import CoordinatorState, RegexTask, ReplayError
@@ -75,14 +78,41 @@ def _count_assignor(g: ConsumerGroup, name: str | None, delta: int, counts: dict
         g.assignor_order.put(name)
 
 
+def _update_subscription_kind(g: ConsumerGroup) -> None:
+    """ConsumerGroup.maybeUpdateGroupSubscriptionType, run by updateMember and removeMember:
+    the type from the group's subscribed topic names (by name and through the regexes
+    resolved now) and its regexes, in their map's order (the first one's count decides)."""
+    counts = subscribed_regexes(g.members.values())
+    ordered = {rx: counts[rx] for rx in g.regex_order.order() if rx in counts}
+    g.subscription_kind = subscription_type(
+        subscription_counts(g.members.values(), g.resolved_regexes.values()), len(g.members), ordered)
+
+
+def _count_regex(g: ConsumerGroup, regex: str, delta: int, counts: dict[str, int]) -> None:
+    """ConsumerGroup.maybeUpdateSubscribedRegularExpression on its TimelineHashMap."""
+    if not regex:
+        return
+    counts[regex] = counts.get(regex, 0) + delta
+    if counts[regex] <= 0:
+        counts.pop(regex)
+        g.regex_order.remove(regex)
+    else:
+        g.regex_order.put(regex)
+
+
 def _update_member(g: ConsumerGroup, new: ConsumerMember) -> None:
     old = g.members.get(new.member_id)
     counts = assignor_counts(g.members.values())
+    regexes = subscribed_regexes(g.members.values())
     g.members[new.member_id] = new
     g.member_order.put(new.member_id)
     # ConsumerGroup.updateMember: the old member's assignor counted down, the new one's up
     _count_assignor(g, old.server_assignor if old is not None else None, -1, counts)
     _count_assignor(g, new.server_assignor, +1, counts)
+    # and its regex (maybeUpdateSubscribedRegularExpression; "" is none)
+    _count_regex(g, old.subscribed_topic_regex if old is not None else "", -1, regexes)
+    _count_regex(g, new.subscribed_topic_regex, +1, regexes)
+    _update_subscription_kind(g)
     if old is not None:
         _remove_epochs(g, old.assigned, old.member_epoch)
         _remove_epochs(g, old.pending_revocation, old.member_epoch)
@@ -96,6 +126,8 @@ def _remove_member(g: ConsumerGroup, member_id: str) -> None:
     old = g.members.pop(member_id)
     g.member_order.remove(member_id)
     _count_assignor(g, old.server_assignor, -1, assignor_counts([*g.members.values(), old]))
+    _count_regex(g, old.subscribed_topic_regex, -1, subscribed_regexes([*g.members.values(), old]))
+    _update_subscription_kind(g)
     _remove_epochs(g, old.assigned, old.member_epoch)
     _remove_epochs(g, old.pending_revocation, old.member_epoch)
     if old.instance_id is not None and g.static_members.get(old.instance_id) == member_id:
