@@ -95,6 +95,10 @@ KAFKA_CONFIG = {
     "offsets.retention.minutes": str(CONFIG.offsets_retention_ms // 60_000),
 }
 
+#: regular expressions a join or a change may subscribe with ("(" does not compile: RE2/J
+#: and the reference answer INVALID_REGULAR_EXPRESSION)
+REGEXES = ("t|u", "[tuv]", "x.*", "v", "(")
+
 #: the metadata images an "image" step moves to (the first is the initial one): u grows to
 #: 3 partitions, x is created with 2, both; topics are never deleted or shrunk
 IMAGES: tuple[dict[str, int], ...] = (
@@ -133,6 +137,8 @@ class Op:
     full: bool = False
     assignor: str | None = None
     rebalance_ms: int = 30_000
+    #: index into REGEXES (a regex subscription), -2: drop the regex (""), -1: unchanged
+    regex: int = -1
     version: int = 1
     ms: int = 0
     what: str = ""
@@ -157,6 +163,13 @@ _heartbeat = st.builds(
     lambda who, group, ids, epoch, owned, full: Op(
         "heartbeat", who=who, group=group, ids=ids, epoch=epoch, owned=owned, full=full),
     _who, _group, _ids, _epoch, _owned, st.booleans(),
+)
+#: a regex subscription (join or change) or dropping one; the resolution runs right after
+#: the heartbeat that schedules it, on both sides
+_regex = st.builds(
+    lambda who, group, rx, join: Op("join" if join else "heartbeat", who=who, group=group, regex=rx,
+                                    epoch="zero" if join else "current", full=join),
+    _who, _group, st.sampled_from([0, 0, 1, 1, 2, 3, 4, -2]), st.booleans(),
 )
 _subscribe = st.builds(
     lambda who, group, sub, assignor: Op("heartbeat", who=who, group=group, sub=sub, assignor=assignor),
@@ -203,10 +216,10 @@ _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
     "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
-    "delete": _delete,
+    "delete": _delete, "regex": _regex,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
-            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1}
+            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1, "regex": 2}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -225,6 +238,7 @@ class Seen:
     owned: Parts = ()
     previous: Parts = ()
     subscription: tuple[str, ...] = ("t",)
+    regex: str | None = None
     joined: bool = False
 
 
@@ -282,7 +296,8 @@ class Differ:
 
     def __post_init__(self) -> None:
         self.ref._consumer_member_ids = self._next_member_id
-        self.ref.set_topics(TOPICS)
+        # the image's version is Kafka's lastContainedOffset: 1, then one more per new image
+        self.ref.set_topics(TOPICS, version=1)
         self.jvm.call(TOOL, {"action": "reset", "config": KAFKA_CONFIG,
                              "topics": [[t.name, str(t.topic_id), t.num_partitions] for t in TOPICS]})
 
@@ -325,8 +340,12 @@ class Differ:
             kafka = self.jvm.call(TOOL, {"action": "op", "op": {
                 "kind": "image", "topics": [[t.name, str(t.topic_id), t.num_partitions] for t in new]}})
             self.log.append(f"t={self.now} image {[(t.name, t.num_partitions) for t in new]}")
-            self.ref.set_topics(new)
+            self.ref.set_topics(new, version=self.ref.state.metadata_version + 1)
             out = Output()
+        elif op.kind == "regex":
+            kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "regex"}})
+            self.log.append(f"t={self.now} regex resolutions")
+            out = self.ref.complete_regex_resolutions(self.now)
         elif op.kind == "advance":
             self.now += op.ms
             kafka = self.jvm.call(TOOL, {"action": "op", "op": {"kind": "advance", "to": self.now}})
@@ -379,6 +398,14 @@ class Differ:
             )
         for rid, resp in kafka["completed"]:
             self._learn(rid, resp)
+        k_tasks = sorted(kafka["pending_tasks"])
+        r_tasks = sorted(f"{g}-regex" for g in self.ref.pending_regex_resolutions())
+        if k_tasks != r_tasks:
+            raise Mismatch(f"{chr(10).join(self.log)}\nDIFFERS at t={self.now} {op}: regex resolutions pending "
+                           f"kafka {k_tasks}, reference {r_tasks}")
+        if k_tasks and op.kind != "regex":
+            # the executor runs the resolution a few milliseconds later: here at once
+            self.step(Op("regex"))
 
     # ------------------------------------------------------------------ state
     def _kafka_group(self, s: dict[str, Any]) -> tuple[Any, ...]:
@@ -392,7 +419,8 @@ class Differ:
                 s["preferred_assignor"], members,
                 tuple(sorted((mid, _tupled(a)) for mid, a in s["target"].items())),
                 tuple(sorted(s["static_members"].items())),
-                tuple(tuple(t) for t in s["timers"]), tuple(sorted(s["offsets"].items())))
+                tuple(tuple(t) for t in s["timers"]), tuple(sorted(s["offsets"].items())),
+                tuple((rx, (tuple(v[0]), v[1], v[2])) for rx, v in sorted(s["resolved_regexes"].items())))
 
     def _ref_groups(self) -> dict[str, tuple[Any, ...]]:
         out: dict[str, tuple[Any, ...]] = {}
@@ -414,7 +442,9 @@ class Differ:
                 tuple(sorted((mid, _tupled(_assignment_json(a))) for mid, a in g.target.items())),
                 tuple(sorted(g.static_members.items())),
                 tuple(sorted(timers)),
-                tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())))
+                tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())),
+                tuple((rx, (tuple(sorted(rr.topics)), rr.version, rr.timestamp_ms))
+                      for rx, rr in sorted(g.resolved_regexes.items())))
 
     def _kafka_record(self, x: list[Any]) -> tuple[Any, ...]:
         if x[0] == "epoch" and x[2] is not None:
@@ -460,6 +490,8 @@ class Differ:
                 return ("current", gid, mid, (v.member_epoch, v.previous_member_epoch, v.state.value,
                                               _tupled(_record_parts(v.assigned_partitions)),
                                               _tupled(_record_parts(v.partitions_pending_revocation))))
+            case cr.ConsumerGroupRegularExpressionRecord(regular_expression=rx, value=v):
+                return ("regex", gid, rx, None if v is None else (tuple(sorted(v.topics)), v.version, v.timestamp))
             case r.OffsetCommitted():
                 return ("offset", gid, x.topic, x.partition,
                         (x.committed_offset, x.metadata, x.commit_timestamp_ms))
@@ -496,11 +528,22 @@ class Differ:
         if op.kind == "leave" and instance is None:
             epoch = -1
         sub: tuple[str, ...] | None = None
-        if op.sub >= 0:
+        regex: str | None = None
+        if op.regex >= 0:
+            regex = seen.regex = REGEXES[op.regex]
+        elif op.regex == -2:
+            regex, seen.regex = "", None
+            sub = seen.subscription
+        elif op.sub >= 0:
             sub = SUBSCRIPTIONS[op.sub]
             seen.subscription = sub
         elif op.full or op.kind == "join":
-            sub = seen.subscription
+            if seen.regex is not None:
+                regex = seen.regex
+            else:
+                sub = seen.subscription
+        if regex is not None:
+            version = 1  # v0 has no regex field
         owned: Parts | None
         if op.kind == "join" or epoch < 0:
             owned = () if op.kind == "join" else None
@@ -515,13 +558,14 @@ class Differ:
         wire = {"rid": rid, "kind": "heartbeat", "group": gid, "member_id": mid, "member_epoch": epoch,
                 "instance_id": instance, "rack_id": None, "rebalance_timeout_ms": rebalance,
                 "subscribed_topic_names": None if sub is None else list(sub),
-                "subscribed_topic_regex": None, "server_assignor": op.assignor,
+                "subscribed_topic_regex": regex, "server_assignor": op.assignor,
                 "topic_partitions": None if owned is None else [
                     [str(TopicId.for_name(t)), list(ps)] for t, ps in owned],
                 "version": version, "client_id": client_id}
         req = ConsumerGroupHeartbeatRequest(
             group_id=gid, member_id=mid, member_epoch=epoch, instance_id=instance,
-            rebalance_timeout_ms=rebalance, subscribed_topic_names=sub, server_assignor=op.assignor,
+            rebalance_timeout_ms=rebalance, subscribed_topic_names=sub, subscribed_topic_regex=regex,
+            server_assignor=op.assignor,
             topic_partitions=None if owned is None else tuple(
                 HeartbeatTopicPartitions(TopicId.for_name(t), ps) for t, ps in owned),
             version=version, client_id=client_id, client_host="/127.0.0.1")

@@ -83,6 +83,26 @@ FOUND: dict[str, list[Op]] = {
         Op("join", who=1, epoch="zero", full=True, sub=0, assignor="uniform"),
         Op("heartbeat", who=0, sub=1, assignor="range"),
     ],
+    # a regex resolution writes its records in the order of Kafka's result map (a HashMap
+    # sized for the regexes)
+    "regex-result-record-order": [
+        Op("join", who=0, epoch="zero", full=True, regex=0), Op("join", who=1, epoch="zero", full=True, regex=1),
+        Op("join", who=2, epoch="zero", full=True, regex=2), Op("advance", ms=11_000), Op("next", who=0),
+    ],
+    # after a failover, regexes resolved against an older image are refreshed
+    "failover-refreshes-old-regexes": [
+        Op("next"), Op("next"), Op("heartbeat", who=0, regex=0), Op("round"), Op("advance", ms=20_000),
+        Op("round"), Op("image", ms=1), Op("failover"), Op("next"),
+    ],
+    # a regex dropped before its replacement is resolved: no refresh, no epoch bump
+    "dropped-regex-keeps-metadata-hash": [
+        Op("next"), Op("next"), Op("heartbeat", who=0, regex=0), Op("heartbeat", who=0, regex=1), Op("next"),
+    ],
+    # the group's subscription type is the one set when a member last changed
+    "subscription-type-cached": [
+        Op("next", who=1), Op("next", who=0), Op("next", who=2), Op("heartbeat", who=1, regex=0),
+        Op("advance", ms=30_000), Op("next", who=0),
+    ],
 }
 
 

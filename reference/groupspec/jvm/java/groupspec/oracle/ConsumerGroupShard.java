@@ -45,6 +45,7 @@ import org.apache.kafka.coordinator.group.generated.ConsumerGroupMemberMetadataV
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupMetadataKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupMetadataValue;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupRegularExpressionKey;
+import org.apache.kafka.coordinator.group.generated.ConsumerGroupRegularExpressionValue;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupTargetAssignmentMemberKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupTargetAssignmentMemberValue;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupTargetAssignmentMetadataKey;
@@ -99,9 +100,11 @@ import java.util.function.BiFunction;
  * {"kind": "image", "topics": [...]}: a new metadata image (topics created, partitions
  * added) handed to the shard.</li>
  * </ul>
- * DeleteGroups ("delete", "groups") is answered as the service answers it.
+ * DeleteGroups ("delete", "groups") is answered as the service answers it; {"kind": "regex"}
+ * runs the executor's pending tasks (regular-expression resolutions) and their writes.
  * Output of a step: {"completed": [[rid, response]], "ids": member ids Kafka generated,
- * "records": the records appended in the step, in order, "groups": {id: summary}}.
+ * "records": the records appended in the step, in order, "pending_tasks": the executor's
+ * task keys, "groups": {id: summary}}.
  *
  * <p>The runtime played here, as in ClassicGroupShard: each result's records are appended
  * to a log and replayed at once (a write that always succeeds); an operation that throws is
@@ -213,20 +216,30 @@ public final class ConsumerGroupShard implements Tool {
         }
     }
 
-    /** Regex subscriptions are not driven: an executor task scheduled anyway is an error. */
-    private static final class NoExecutor implements CoordinatorExecutor<CoordinatorRecord> {
+    /** The runtime's executor (CoordinatorExecutorImpl) played by hand: a key holds at most
+     * one task; the tasks run when the driver says ("regex" step), in the order they were
+     * scheduled, each followed by its write operation, as the executor thread and the
+     * runtime would run them a few milliseconds later. */
+    private static final class ManualExecutor implements CoordinatorExecutor<CoordinatorRecord> {
+        final Map<String, Object[]> tasks = new java.util.LinkedHashMap<>();
+
         @Override
         public <R> boolean schedule(String key, TaskRunnable<R> task, TaskOperation<CoordinatorRecord, R> operation) {
-            throw new IllegalStateException("executor task scheduled (regex subscriptions are not driven): " + key);
+            if (tasks.containsKey(key)) {
+                return false;
+            }
+            tasks.put(key, new Object[] {task, operation});
+            return true;
         }
 
         @Override
         public boolean isScheduled(String key) {
-            return false;
+            return tasks.containsKey(key);
         }
 
         @Override
         public void cancel(String key) {
+            tasks.remove(key);
         }
     }
 
@@ -283,6 +296,7 @@ public final class ConsumerGroupShard implements Tool {
     private static final class State {
         final ManualClock time = new ManualClock();
         ManualTimer timer;
+        ManualExecutor executor;
         Metrics metrics;
         final GroupCoordinatorConfig config;
         MetadataImage image;
@@ -326,6 +340,23 @@ public final class ConsumerGroupShard implements Tool {
             return delta;
         }
 
+        /** Every pending executor task runs now, then its write operation (in scheduling order). */
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        void runTasks() {
+            while (!executor.tasks.isEmpty()) {
+                String key = executor.tasks.keySet().iterator().next();
+                Object[] entry = executor.tasks.remove(key);
+                Object result = null;
+                Throwable failure = null;
+                try {
+                    result = ((CoordinatorExecutor.TaskRunnable) entry[0]).run();
+                } catch (Throwable e) {
+                    failure = e;
+                }
+                apply(((CoordinatorExecutor.TaskOperation) entry[1]).onComplete(result, failure));
+            }
+        }
+
         /** A new metadata image reaches the shard (GroupCoordinatorShard.onNewMetadataImage). */
         void newImage(JsonNode topics) {
             MetadataDelta delta = imageDelta(image, topics);
@@ -339,6 +370,8 @@ public final class ConsumerGroupShard implements Tool {
                 metrics.close();
             }
             timer = new ManualTimer(time);
+            // a shard loaded afresh has no pending task (the runtime cancels them on unload)
+            executor = new ManualExecutor();
             metrics = new Metrics();
             LogContext logContext = new LogContext("[groupspec consumer shard] ");
             SnapshotRegistry snapshots = new SnapshotRegistry(logContext);
@@ -349,7 +382,7 @@ public final class ConsumerGroupShard implements Tool {
                 .withLogContext(logContext)
                 .withTime(time)
                 .withTimer(timer)
-                .withExecutor(new NoExecutor())
+                .withExecutor(executor)
                 .withCoordinatorMetrics(new GroupCoordinatorMetrics(new MetricsRegistry(), metrics))
                 .withTopicPartition(new TopicPartition("__consumer_offsets", 0))
                 .withSnapshotRegistry(snapshots)
@@ -442,7 +475,14 @@ public final class ConsumerGroupShard implements Tool {
                 }
             } else if (key instanceof ConsumerGroupRegularExpressionKey k) {
                 o.add("regex").add(k.groupId()).add(k.regularExpression());
-                o.add(value == null ? "tombstone" : "value");
+                if (value instanceof ConsumerGroupRegularExpressionValue v) {
+                    ArrayNode vo = o.addArray();
+                    ArrayNode topics = vo.addArray();
+                    new TreeSet<>(v.topics()).forEach(topics::add);
+                    vo.add(v.version()).add(v.timestamp());
+                } else {
+                    o.addNull();
+                }
             } else if (key instanceof OffsetCommitKey k) {
                 o.add("offset").add(k.group()).add(k.topic()).add(k.partition());
                 if (value instanceof OffsetCommitValue v) {
@@ -491,6 +531,7 @@ public final class ConsumerGroupShard implements Tool {
                 case "list": list(rid, op); break;
                 case "image": newImage(op.path("topics")); break;
                 case "delete": delete(rid, op); break;
+                case "regex": runTasks(); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -498,6 +539,8 @@ public final class ConsumerGroupShard implements Tool {
             ArrayNode ids = out.putArray("ids");
             newIds.forEach(ids::add);
             out.set("records", stepRecords);
+            ArrayNode pending = out.putArray("pending_tasks");
+            executor.tasks.keySet().forEach(pending::add);
             ObjectNode summary = out.putObject("groups");
             for (String gid : groupIds) {
                 ObjectNode g = summarize(gid);
@@ -543,6 +586,13 @@ public final class ConsumerGroupShard implements Tool {
             for (Map.Entry<String, Assignment> e : g.targetAssignment().entrySet()) {
                 target.set(e.getKey(), partitionsJson(e.getValue().partitions()));
             }
+            ObjectNode regexes = o.putObject("resolved_regexes");
+            new TreeMap<>(g.resolvedRegularExpressions()).forEach((rx, rr) -> {
+                ArrayNode each = regexes.putArray(rx);
+                ArrayNode topics = each.addArray();
+                new TreeSet<>(rr.topics).forEach(topics::add);
+                each.add(rr.version).add(rr.timestamp);
+            });
             ObjectNode statics = o.putObject("static_members");
             new TreeMap<>(g.staticMembers()).forEach(statics::put);
             // the group's running timers: [kind, member, deadline]
