@@ -215,6 +215,31 @@ def test_a_static_member_syncing_without_its_instance_id_owns_what_it_owned() ->
     assert {d.rule for g in report.groups for d in g.divergences} == {"ClientStopsWhenFenced"}
 
 
+def test_a_group_described_before_its_first_record_commits_may_be_dead() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz, seed 1002): a JoinGroup answered
+    MEMBER_ID_REQUIRED created g1 (line 5); a DescribeGroups sent 0.1 ms after that answer
+    (line 6) described g1 Dead. Kafka answers the new member inside the write, before the
+    group's first record commits (the append lingers), and describes groups at the last
+    committed offset. Allowed within the replay's slack of the group's creation; the same
+    answer 300 ms later is a violation."""
+    import json
+
+    from groupspec.conformance.runner import validation_config
+    from groupspec.validate.validator import validate_bytes
+
+    path = ROOT / "examples" / "validator-false-positives" / "describe-before-new-group-commits-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka"))
+    assert [g.verdict for g in report.groups] == ["conforming", "conforming"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    ev = json.loads(lines[5])
+    assert ev["api"] == "DescribeGroups" and ev["response"]["groups"][0]["group_state"] == "Dead"
+    ev["sent_ms"] += 300
+    ev["received_ms"] += 300
+    lines[5] = json.dumps(ev)
+    late = validate_bytes("\n".join(lines).encode(), "late", validation_config("kafka"))
+    assert [(g.violation.line, g.violation.rule) for g in late.groups if g.violation] == [(6, "DescribeGroupAnswer")]
+
+
 def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> None:
     """Apache Kafka 4.1.2 recorded (the Java consumer, one regex subscription): b alone got
     both matching topics at epoch 2, a joined at epoch 3 and b kept t2. The two topic ids

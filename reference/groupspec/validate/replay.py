@@ -1103,6 +1103,8 @@ class Replayer:
                                       unprocessable=True)) from None
         finally:
             self.slot["next"] = None
+        if isinstance(req, m.DescribeGroupsRequest) and isinstance(resp, m.DescribeGroupsResponse):
+            self._allow_uncommitted_groups(b, rid, out, resp, t)
         b.clock = t
         b.last_normal[e.connection] = t
         if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
@@ -1115,6 +1117,33 @@ class Replayer:
             if joined:
                 b.introduced.add(joined)
         self._absorb(b, out, t, by=ex.received, trigger=d.index)
+
+    def _allow_uncommitted_groups(self, b: _Branch, rid: int, out: Output,
+                                  actual: m.DescribeGroupsResponse, t: int) -> None:
+        """A group just created may be described Dead. Kafka answers a JoinGroup that creates
+        a group before the group's first record is committed (a new member's
+        MEMBER_ID_REQUIRED completes its answer inside the write:
+        GroupMetadataManager.classicGroupJoinNewMember), and describeGroups reads the groups
+        at the last committed offset, so for the append's linger a DescribeGroups sent after
+        that answer does not find the group yet. The reference commits at once; where the
+        broker described Dead, without members, a group the reference has Empty at
+        generation 0 without members and created at most the slack before, the broker's
+        entry is taken as the reference's (recorded against Kafka 4.1.2 by the wire fuzzer)."""
+        dead = {g.group_id: g for g in actual.groups if g.group_state == "Dead" and not g.members}
+        if not dead:
+            return
+        groups = b.coord.state.groups
+        for k, (r_id, r) in enumerate(out.responses):
+            if r_id != rid or not isinstance(r, m.DescribeGroupsResponse):
+                continue
+            described = list(r.groups)
+            for j, d in enumerate(described):
+                g = groups.get(d.group_id)
+                if (d.group_id in dead and g is not None and g.state is GroupState.Empty
+                        and g.generation_id == 0 and not g.members
+                        and t - g.state_timestamp_ms <= self.cfg.slack_ms):
+                    described[j] = dead[d.group_id]
+            out.responses[k] = (r_id, dataclasses.replace(r, groups=tuple(described)))
 
     def _overdue(self, parked: Exchange, t: int) -> bool:
         """The broker answered ``parked`` (a request the reference keeps parked) more than the
