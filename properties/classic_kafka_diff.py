@@ -94,7 +94,8 @@ PROTOCOLS = (("range",), ("roundrobin",), ("range", "roundrobin"))
 @dataclass(frozen=True)
 class Op:
     """An abstract step. ``who`` is a client index, ``group`` a group index; ``ids`` says
-    which member id the client sends ("known": the one it last got, "empty", "bogus");
+    which member id the client sends ("known": the one it last got, "empty", "bogus",
+    "other": the one the next client last got);
     ``gen`` which generation ("current", "stale", "future", "none": -1)."""
 
     kind: str
@@ -119,7 +120,7 @@ class Op:
 
 _who = st.sampled_from([0, 0, 1, 1, 2, 2, 3, 4])
 _group = st.sampled_from([0, 0, 0, 1])
-_ids = st.sampled_from(["known"] * 6 + ["empty", "bogus"])
+_ids = st.sampled_from(["known"] * 6 + ["empty", "bogus", "other"])
 _gen = st.sampled_from(["current"] * 6 + ["stale", "future", "none"])
 
 
@@ -397,7 +398,11 @@ class Differ:
             seen.waiting_join, seen.rejoin = True, False
         elif op.kind == "sync":
             seen.waiting_sync = True
-        mid = {"known": seen.member_id, "empty": "", "bogus": f"{client_id}-bogus"}[op.ids]
+        # "other": the id another client (the next one) last got in this group, as a
+        # misbehaving client may send it (the wire fuzzer found Kafka's answer to a static
+        # join naming a pending id this way)
+        other = self.seen.get(((op.who + 1) % len(CLIENTS), op.group), Seen()).member_id
+        mid = {"known": seen.member_id, "empty": "", "bogus": f"{client_id}-bogus", "other": other}[op.ids]
         gen = {"current": seen.generation, "stale": seen.generation - 1,
                "future": seen.generation + 1, "none": -1}[op.gen]
         base: dict[str, Any] = {"rid": rid, "group": gid}
@@ -447,7 +452,8 @@ class Differ:
             for who, ids in op.others:
                 cid, inst = CLIENTS[who]
                 known = self.seen.setdefault((who, op.group), Seen()).member_id
-                members.append(({"known": known, "empty": "", "bogus": f"{cid}-bogus"}[ids], inst))
+                other = self.seen.get(((who + 1) % len(CLIENTS), op.group), Seen()).member_id
+                members.append(({"known": known, "empty": "", "bogus": f"{cid}-bogus", "other": other}[ids], inst))
             wire = {**base, "kind": "leave", "members": [list(x) for x in members]}
             return wire, m.LeaveGroupRequest(
                 group_id=gid, members=tuple(m.MemberIdentity(x, i) for x, i in members))
