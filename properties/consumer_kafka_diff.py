@@ -68,6 +68,9 @@ GROUPS = ("g0", "g1")
 CLIENTS: tuple[tuple[str, str | None], ...] = (
     ("c0", None), ("c1", None), ("c2", None), ("s3", "i3"), ("s4", "i4"), ("z3", "i3"))
 
+#: the racks of the clients that have one (ConsumerGroupHeartbeat RackId)
+CLIENT_RACKS = {0: "r0", 3: "r1", 4: "r0"}
+
 #: the metadata image: name -> partitions (ids from the names)
 TOPIC_PARTITIONS = {"t": 3, "u": 2, "v": 1}
 TOPICS = tuple(TopicMetadata(TopicId.for_name(n), n, p) for n, p in TOPIC_PARTITIONS.items())
@@ -555,15 +558,18 @@ class Differ:
                 # request): here every heartbeat sends them, as the current clients do
                 pass
         rebalance = op.rebalance_ms if (op.kind == "join" or op.full) else -1
+        # a client's rack (some have one) goes with its full requests; the image has no
+        # racks (4.1's assignors do not read them; they enter only the metadata hash)
+        rack = CLIENT_RACKS.get(op.who) if (op.kind == "join" or op.full) else None
         wire = {"rid": rid, "kind": "heartbeat", "group": gid, "member_id": mid, "member_epoch": epoch,
-                "instance_id": instance, "rack_id": None, "rebalance_timeout_ms": rebalance,
+                "instance_id": instance, "rack_id": rack, "rebalance_timeout_ms": rebalance,
                 "subscribed_topic_names": None if sub is None else list(sub),
                 "subscribed_topic_regex": regex, "server_assignor": op.assignor,
                 "topic_partitions": None if owned is None else [
                     [str(TopicId.for_name(t)), list(ps)] for t, ps in owned],
                 "version": version, "client_id": client_id}
         req = ConsumerGroupHeartbeatRequest(
-            group_id=gid, member_id=mid, member_epoch=epoch, instance_id=instance,
+            group_id=gid, member_id=mid, member_epoch=epoch, instance_id=instance, rack_id=rack,
             rebalance_timeout_ms=rebalance, subscribed_topic_names=sub, subscribed_topic_regex=regex,
             server_assignor=op.assignor,
             topic_partitions=None if owned is None else tuple(
