@@ -33,6 +33,7 @@ reloads them, Kafka replays its log and writes nothing).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -285,7 +286,10 @@ class Hashes:
 @dataclass
 class Differ:
     jvm: JvmOracle
-    ref: Coordinator = field(default_factory=lambda: Coordinator(CONFIG))
+    #: the server assignors' order on both sides: the first is the default of a group whose
+    #: members name none ("uniform,range", Kafka's default, or "range,uniform")
+    assignors: tuple[str, ...] = ("uniform", "range")
+    ref: Coordinator = field(init=False)
     now: int = 0
     rid: int = 0
     seen: dict[tuple[int, int], Seen] = field(default_factory=dict)
@@ -298,10 +302,11 @@ class Differ:
     r_hash: Hashes = field(default_factory=Hashes)
 
     def __post_init__(self) -> None:
+        self.ref = Coordinator(dataclasses.replace(CONFIG, consumer_group_assignors=self.assignors))
         self.ref._consumer_member_ids = self._next_member_id
         # the image's version is Kafka's lastContainedOffset: 1, then one more per new image
         self.ref.set_topics(TOPICS, version=1)
-        self.jvm.call(TOOL, {"action": "reset", "config": KAFKA_CONFIG,
+        self.jvm.call(TOOL, {"action": "reset", "config": {**KAFKA_CONFIG, "group.consumer.assignors": ",".join(self.assignors)},
                              "topics": [[t.name, str(t.topic_id), t.num_partitions] for t in TOPICS]})
 
     def _next_member_id(self) -> str:
@@ -733,9 +738,9 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
     return tuple(items)
 
 
-def check(jvm: JvmOracle, ops: list[Op]) -> int:
+def check(jvm: JvmOracle, ops: list[Op], assignors: tuple[str, ...] = ("uniform", "range")) -> int:
     """Runs ``ops`` on both sides; raises :class:`Mismatch` at the first differing step."""
-    return Differ(jvm).run(ops)
+    return Differ(jvm, assignors=assignors).run(ops)
 
 
 __all__ = ["OPS", "SEQUENCES", "Differ", "Mismatch", "Op", "check"]
