@@ -240,6 +240,19 @@ def test_a_group_described_before_its_first_record_commits_may_be_dead() -> None
     assert [(g.violation.line, g.violation.rule) for g in late.groups if g.violation] == [(6, "DescribeGroupAnswer")]
 
 
+def test_partitions_the_api_layer_refused_in_a_commit_are_not_judged() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz, seed 601): an OffsetCommit naming a partition
+    the topic does not have (line 68) got UNKNOWN_TOPIC_OR_PARTITION for it from KafkaApis,
+    which the coordinator never sees, and NONE for the others. It was judged as a whole
+    against the reference's NONE (CommitAccepted); such partitions are now taken out of the
+    replayed request, as OffsetDelete's are."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "validator-false-positives" / "commit-to-a-missing-partition-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka"))
+    assert [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side != "client"] == []
+
+
 def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> None:
     """Apache Kafka 4.1.2 recorded (the Java consumer, one regex subscription): b alone got
     both matching topics at epoch 2, a joined at epoch 3 and b kept t2. The two topic ids

@@ -56,6 +56,7 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
     "ListGroups": (16, 0, 4),
     "DeleteGroups": (42, 0, 2),
     "FindCoordinator": (10, 3, 3),
+    "OffsetDelete": (47, 0, 0),
     "Metadata": (3, 12, 12),
     "ConsumerGroupHeartbeat": (68, 0, 1),
 }
@@ -234,12 +235,33 @@ class Fuzzer:
     def _draw(self, c: Client, g: str) -> Callable[[], None]:
         rng = self.rng
         kind = rng.choices(
-            ("join", "sync", "heartbeat", "leave", "commit", "fetch", "describe", "list", "delete"),
-            weights=(30, 22, 18, 6, 12, 5, 3, 2, 2),
+            ("join", "sync", "heartbeat", "leave", "commit", "fetch", "describe", "list", "delete",
+             "offset_delete"),
+            weights=(30, 22, 18, 6, 12, 5, 3, 2, 2, 3),
         )[0]
         return {"join": self._join, "sync": self._sync, "heartbeat": self._heartbeat,
                 "leave": self._leave, "commit": self._commit, "fetch": self._fetch,
-                "describe": self._describe, "list": self._list, "delete": self._delete}[kind](c, g)
+                "describe": self._describe, "list": self._list, "delete": self._delete,
+                "offset_delete": self._offset_delete}[kind](c, g)
+
+    def _offset_delete(self, c: Client, g: str) -> Callable[[], None]:
+        """OffsetDelete (KIP-496) of some of the topic's partitions, now and then one the
+        topic does not have or a topic that does not exist (the API layer answers those)."""
+        rng = self.rng
+        parts = sorted(rng.sample(range(TOPIC_PARTITIONS), rng.randint(1, TOPIC_PARTITIONS)))
+        partitions: list[dict[str, Any]] = [{"partition_index": p} for p in parts]
+        if rng.random() < 0.15:
+            partitions.append({"partition_index": TOPIC_PARTITIONS + 2})
+        topics: list[dict[str, Any]] = [{"name": self.topic, "partitions": partitions}]
+        if rng.random() < 0.1:
+            topics.append({"name": f"{self.topic}-missing", "partitions": [{"partition_index": 0}]})
+        body = {"group_id": rng.choices((g, "", f"{g}-unknown"), weights=(90, 5, 5))[0], "topics": topics}
+
+        def send() -> None:
+            resp = c.conn.call("OffsetDelete", 0, body)
+            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            self._note(f"{c.name} OffsetDelete v0 {body['group_id']} -> {Error(resp['error_code']).name} {errs}")
+        return send
 
     def _version(self, api: str) -> int:
         _, lo, hi = VERSIONS[api]
@@ -346,12 +368,22 @@ class Fuzzer:
         mid = "" if outside else self._member_id(c, g)
         gen = -1 if outside else self._generation(c, g)
         parts = sorted(rng.sample(range(TOPIC_PARTITIONS), rng.randint(1, TOPIC_PARTITIONS)))
+        topics: list[dict[str, Any]] = [{"name": self.topic, "partitions": [
+            {"partition_index": p, "committed_offset": rng.randint(0, 50),
+             "committed_leader_epoch": -1, "commit_timestamp": -1,
+             "committed_metadata": rng.choice(("", "m", None))} for p in parts]}]
+        if rng.random() < 0.08:
+            # a partition the topic does not have, or a topic that does not exist: KafkaApis
+            # answers them UNKNOWN_TOPIC_OR_PARTITION from its metadata cache
+            missing = {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                       "commit_timestamp": -1, "committed_metadata": ""}
+            if rng.random() < 0.5:
+                topics[0]["partitions"].append({**missing, "partition_index": TOPIC_PARTITIONS + 1})
+            else:
+                topics.append({"name": f"{self.topic}-missing", "partitions": [missing]})
         body = {"group_id": g, "generation_id_or_member_epoch": gen, "member_id": mid,
                 "group_instance_id": None if outside else c.instance_id, "retention_time_ms": -1,
-                "topics": [{"name": self.topic, "partitions": [
-                    {"partition_index": p, "committed_offset": rng.randint(0, 50),
-                     "committed_leader_epoch": -1, "commit_timestamp": -1,
-                     "committed_metadata": rng.choice(("", "m", None))} for p in parts]}]}
+                "topics": topics}
 
         def send() -> None:
             resp = c.conn.call("OffsetCommit", v, body)
