@@ -104,9 +104,10 @@ KAFKA_CONFIG = {
 REGEXES = ("t|u", "[tuv]", "x.*", "v", "(")
 
 #: the metadata images an "image" step moves to (the first is the initial one): u grows to
-#: 3 partitions, x is created with 2, both; topics are never deleted or shrunk
+#: 3 partitions, x is created with 2, both, t grows to 7; topics are never deleted or shrunk
 IMAGES: tuple[dict[str, int], ...] = (
-    TOPIC_PARTITIONS, {**TOPIC_PARTITIONS, "u": 3}, {**TOPIC_PARTITIONS, "x": 2}, {**TOPIC_PARTITIONS, "u": 3, "x": 2})
+    TOPIC_PARTITIONS, {**TOPIC_PARTITIONS, "u": 3}, {**TOPIC_PARTITIONS, "x": 2}, {**TOPIC_PARTITIONS, "u": 3, "x": 2},
+    {**TOPIC_PARTITIONS, "t": 7})
 
 
 TOPIC_NAMES = {TopicId.for_name(n): n for image in IMAGES for n in image}
