@@ -267,6 +267,14 @@ class Fuzzer:
         _, lo, hi = VERSIONS[api]
         return self.rng.randint(lo, hi)
 
+    def _instance(self, c: Client) -> str | None:
+        """The group.instance.id a request carries: the client's own, or now and then another
+        client's (a second process configured with the same instance id, KIP-345's zombie)."""
+        others = [x.instance_id for x in self.clients if x is not c and x.instance_id is not None]
+        if others and self.rng.random() < 0.05:
+            return self.rng.choice(others)
+        return c.instance_id
+
     def _member_id(self, c: Client, g: str) -> str:
         r = self.rng.random()
         if r < 0.8:
@@ -292,7 +300,7 @@ class Fuzzer:
         names = rng.choice((("range",), ("roundrobin",), ("range", "roundrobin")))
         meta = Subscription((self.topic,)).encode()
         body = {"group_id": g, "session_timeout_ms": session, "rebalance_timeout_ms": rebalance,
-                "member_id": mid, "group_instance_id": c.instance_id if static else None,
+                "member_id": mid, "group_instance_id": self._instance(c) if static else None,
                 "protocol_type": ptype, "protocols": [{"name": n, "metadata": meta} for n in names],
                 "reason": rng.choice((None, "fuzz"))}
 
@@ -329,7 +337,7 @@ class Fuzzer:
         ptype = rng.choices(("consumer", None, "other"), weights=(80, 15, 5))[0]
         pname = rng.choices((ms.protocol, None, "roundrobin"), weights=(80, 15, 5))[0]
         body = {"group_id": g, "generation_id": gen, "member_id": mid,
-                "group_instance_id": c.instance_id, "protocol_type": ptype, "protocol_name": pname,
+                "group_instance_id": self._instance(c), "protocol_type": ptype, "protocol_name": pname,
                 "assignments": assignments}
 
         def send() -> None:
@@ -340,7 +348,7 @@ class Fuzzer:
     def _heartbeat(self, c: Client, g: str) -> Callable[[], None]:
         v = self._version("Heartbeat")
         mid, gen = self._member_id(c, g), self._generation(c, g)
-        body = {"group_id": g, "generation_id": gen, "member_id": mid, "group_instance_id": c.instance_id}
+        body = {"group_id": g, "generation_id": gen, "member_id": mid, "group_instance_id": self._instance(c)}
 
         def send() -> None:
             resp = c.conn.call("Heartbeat", v, body)
@@ -382,7 +390,7 @@ class Fuzzer:
             else:
                 topics.append({"name": f"{self.topic}-missing", "partitions": [missing]})
         body = {"group_id": g, "generation_id_or_member_epoch": gen, "member_id": mid,
-                "group_instance_id": None if outside else c.instance_id, "retention_time_ms": -1,
+                "group_instance_id": None if outside else self._instance(c), "retention_time_ms": -1,
                 "topics": topics}
 
         def send() -> None:
@@ -498,7 +506,7 @@ class ConsumerFuzzer(Fuzzer):
         if not joining and rng.random() < 0.05 and owned:
             owned = owned[:-1]  # a partition left out of what the member says it owns
         body = {"group_id": g, "member_id": member, "member_epoch": epoch,
-                "instance_id": c.instance_id, "rack_id": None,
+                "instance_id": self._instance(c), "rack_id": None,
                 "rebalance_timeout_ms": rng.choice((2000, 5000)) if joining else -1,
                 "subscribed_topic_names": subscribe, "subscribed_topic_regex": None,
                 "server_assignor": rng.choices((None, "uniform", "range"), weights=(6, 2, 2))[0] if joining else None,
