@@ -504,7 +504,10 @@ class Recorder:
             for w in (client_writer, up_writer):
                 if w is not None:
                     w.close()
-                    with contextlib.suppress(Exception):
+                    # (a close the recorder's own shutdown cancels ends the connection all the
+                    # same; let the task end normally, or asyncio's stream callback reports the
+                    # cancellation as an error on stderr)
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
                         await w.wait_closed()
             self._tasks.discard(task)
             self._log(f"{conn.id}: closed")
