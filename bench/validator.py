@@ -19,9 +19,12 @@ the test suite; tests/test_bench_smoke.py only checks that this runs.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,14 +32,80 @@ from typing import Any
 from bench.report import best_of, machine, publish, targets_table, this_run, verdict
 from groupspec.pipeline.generate import generate
 from groupspec.trace.parquet import TEXT, jsonl_to_parquet
+from groupspec.validate import checks, client_rules
+from groupspec.validate import validator as validator_module
 from groupspec.validate.load import load_path
-from groupspec.validate.validator import validate_path
+from groupspec.validate.validator import validate_loaded, validate_path
 
 TARGET_EVENTS_PER_S = 250_000
 
 
 def _files(directory: Path, suffix: str) -> list[Path]:
     return sorted(directory.glob(f"*{suffix}"))
+
+
+#: the validator's phases, as validate_loaded calls them: (name, module, function name)
+PHASES: tuple[tuple[str, Any, str], ...] = (
+    ("grouping (group_trace)", validator_module, "group_trace"),
+    ("replay search (replay_group)", validator_module, "replay_group"),
+    ("record invariants (checks.record_invariants)", checks, "record_invariants"),
+    ("other replay-free checks (stale commits, one owner, assignor contract)", checks, "stale_commits_accepted"),
+    ("other replay-free checks (stale commits, one owner, assignor contract)", checks, "one_owner_per_generation"),
+    ("other replay-free checks (stale commits, one owner, assignor contract)", checks, "assignor_contract"),
+    ("client rules (client_rules.client_findings)", client_rules, "client_findings"),
+)
+
+
+@contextmanager
+def _timed_phases(spent: dict[str, float]) -> Iterator[None]:
+    """The functions of PHASES wrapped to add their CPU time to ``spent`` (restored after)."""
+    saved = [(mod, name, getattr(mod, name)) for _, mod, name in PHASES]
+
+    def wrap(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - t
+        return timed
+
+    try:
+        for (label, mod, name), (_, _, fn) in zip(PHASES, saved, strict=True):
+            setattr(mod, name, wrap(label, fn))
+        yield
+    finally:
+        for mod, name, fn in saved:
+            setattr(mod, name, fn)
+
+
+def phase_breakdown(files: Sequence[Path]) -> tuple[int, dict[str, float]]:
+    """CPU seconds of each phase of validating ``files`` (one pass, in this process): reading
+    and decoding (load_path), the PHASES, and the rest of validate_loaded (file settings,
+    verdicts) and of freeing the file's objects. Returns the events and the seconds by phase."""
+    spent: dict[str, float] = {}
+    events = 0
+    with _timed_phases(spent):
+        for f in files:
+            was = gc.isenabled()
+            gc.disable()  # as validate_path runs (groupspec.gc_pause)
+            t0 = time.process_time()
+            loaded = load_path(f)
+            t1 = time.process_time()
+            report = validate_loaded(loaded)
+            t2 = time.process_time()
+            events += report.events
+            del loaded, report
+            t3 = time.process_time()
+            if was:
+                gc.enable()
+            spent["read and decode (load_path)"] = spent.get("read and decode (load_path)", 0.0) + t1 - t0
+            spent["validate_loaded in all"] = spent.get("validate_loaded in all", 0.0) + t2 - t1
+            spent["freeing the file's objects"] = spent.get("freeing the file's objects", 0.0) + t3 - t2
+    inner = sum(v for k, v in spent.items() if k not in ("read and decode (load_path)", "validate_loaded in all",
+                                                          "freeing the file's objects"))
+    spent["the rest of validate_loaded (settings, verdicts)"] = spent.pop("validate_loaded in all") - inner
+    return events, spent
 
 
 def run(events: int, runs: int) -> dict[str, Any]:
@@ -53,6 +122,7 @@ def run(events: int, runs: int) -> dict[str, Any]:
             jsonl_to_parquet(f, text_dir / (f.stem + ".parquet"), layout=TEXT)
         n = col.events
         rows: list[dict[str, Any]] = []
+        phases_report: dict[str, Any] = {}
         for fmt, directory, suffix in (("parquet", parquet_dir, ".parquet"),
                                        ("parquet-text", text_dir, ".parquet"),
                                        ("jsonl", jsonl_dir, ".jsonl")):
@@ -74,6 +144,10 @@ def run(events: int, runs: int) -> dict[str, Any]:
             validate_path(smallest)
             decode_s, decode_cpu, _ = best_of(decode, runs)
             validate_s, validate_cpu, _ = best_of(check, runs)
+            if fmt == "parquet":
+                print("phases, parquet ...", file=sys.stderr, flush=True)
+                counted, spent = phase_breakdown(files)
+                phases_report = {"events": counted, "cpu_seconds": spent}
             rows.append({
                 "engine": "in-process (1 core)", "input": fmt, "events": n,
                 "seconds": validate_s, "events_per_s": n / validate_s,
@@ -90,6 +164,7 @@ def run(events: int, runs: int) -> dict[str, Any]:
         "machine": machine(),
         "events": n,
         "rows": rows,
+        "phases": phases_report,
     }
 
 
@@ -154,12 +229,45 @@ def readme(report: dict[str, Any]) -> str:
         "",
         *table(report),
         "",
+        *phase_section(report),
         "## Targets",
         "",
         *targets_table(targets(report)),
         "",
     ]
     return "\n".join(parts)
+
+
+def phase_section(report: dict[str, Any]) -> list[str]:
+    """Where the validator's time goes on the Parquet collection, and what the target leaves."""
+    ph = report.get("phases")
+    if not ph:
+        return []
+    n, spent = ph["events"], ph["cpu_seconds"]
+    total = sum(spent.values())
+    budget_us = 1e6 / TARGET_EVENTS_PER_S
+    lines = [
+        "## Where the time goes",
+        "",
+        f"One pass over the Parquet collection ({n:,} events), CPU time by phase: the phases "
+        "`validate_loaded` calls, timed around the functions it calls, in this process (their "
+        f"sum is the pass, {total:.2f} s, {n / total:,.0f} events/s). The target leaves "
+        f"{budget_us:.1f} µs per event for everything.",
+        "",
+        "| phase | CPU s | µs per event | share |",
+        "|---|---:|---:|---:|",
+    ]
+    for label, sec in sorted(spent.items(), key=lambda kv: -kv[1]):
+        lines.append(f"| {label} | {sec:.2f} | {1e6 * sec / n:.1f} | {sec / total:.0%} |")
+    load = spent.get("read and decode (load_path)", 0.0)
+    lines += [
+        "",
+        f"Reading and decoding alone take {1e6 * load / n:.1f} µs per event, "
+        f"{load * 1e6 / n / budget_us:.0%} of the target's budget: the target needs the loader "
+        "not to build an object per event as well as a replay that does not step each one.",
+        "",
+    ]
+    return lines
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
