@@ -208,6 +208,12 @@ _describe = st.builds(lambda group, both: Op("describe", group=group, what="both
                       _group, st.booleans())
 _delete = st.builds(lambda group, both: Op("delete", group=group, what="both" if both else "one"),
                     _group, st.booleans())
+#: OffsetDelete (KIP-496) of: the committed partitions, one of a topic every client may
+#: subscribe to and one never committed (kept in Op.ms' place)
+_OFFSET_DELETES: tuple[tuple[tuple[str, int], ...], ...] = (
+    (("t", 0),), (("u", 1),), (("t", 0), ("u", 1)), (("v", 0),), (("t", 5),))
+_offset_delete = st.builds(lambda group, which: Op("offset_delete", group=group, ms=which),
+                           _group, st.integers(0, len(_OFFSET_DELETES) - 1))
 #: ListGroups with a states filter (Kafka lower-cases and trims them)
 _LIST_FILTERS: tuple[tuple[str, ...], ...] = (
     (), ("Stable",), ("empty",), (" Reconciling ",), ("Assigning", "Stable"), ("Dead",), ("unknown",))
@@ -221,10 +227,11 @@ _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
     "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
-    "delete": _delete, "regex": _regex,
+    "delete": _delete, "regex": _regex, "offset_delete": _offset_delete,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
-            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1, "regex": 2}
+            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1, "regex": 2,
+            "offset_delete": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -392,7 +399,7 @@ class Differ:
             k_recs = [self._kafka_record(x) for x in kafka["records"]
                       if x[0] != "ConsumerGroupPartitionMetadataKey"]
             r_recs = [y for x in out.records for y in self._ref_records(x)]
-            if op.kind in ("advance", "delete"):
+            if op.kind in ("advance", "delete", "offset_delete"):
                 # timers and the periodic cleanup (or a DeleteGroups) of several groups in one
                 # step: Kafka walks its groups and offsets in hash-map order, so the records
                 # are compared group by group, and a group's offset tombstones as a set
@@ -523,7 +530,7 @@ class Differ:
         client_id, instance = CLIENTS[op.who]
         gid = GROUPS[op.group]
         seen = self.seen.setdefault((op.who, op.group), Seen())
-        if op.kind in ("commit", "fetch", "describe", "list", "delete"):
+        if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete"):
             return self._other_request(op, rid, seen)
         if op.ids == "fresh" or (op.ids == "known" and not seen.member_id and op.version >= 1):
             seen.member_id = self._new_id(op.who)
@@ -591,6 +598,10 @@ class Differ:
             described = list(GROUPS) if op.what == "both" else [gid]
             return ({"rid": rid, "kind": "describe", "groups": described},
                     ConsumerGroupDescribeRequest(group_ids=tuple(described)))
+        if op.kind == "offset_delete":
+            parts = _OFFSET_DELETES[op.ms]
+            return ({"rid": rid, "kind": "offset_delete", "group": gid, "partitions": [list(x) for x in parts]},
+                    m.OffsetDeleteRequest(group_id=gid, partitions=parts))
         if op.kind == "delete":
             deleted = list(GROUPS) if op.what == "both" else [gid]
             return {"rid": rid, "kind": "delete", "groups": deleted}, m.DeleteGroupsRequest(groups_names=tuple(deleted))
@@ -618,7 +629,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("commit", "fetch", "describe", "list", "delete"):
+        if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete"):
             return
         seen = self.seen.setdefault((op.who, op.group), Seen())
         err = resp["error"]
@@ -659,6 +670,9 @@ def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
         return {"error": resp.error.value,
                 "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
                             for p in resp.partitions]}
+    if isinstance(resp, m.OffsetDeleteResponse):
+        return {"error": resp.error.value,
+                "deleted": [[p.topic, p.partition, p.error.value] for p in resp.partitions]}
     if isinstance(resp, m.DeleteGroupsResponse):
         return {"results": [{"group_id": x.group_id, "error": x.error.value} for x in resp.results]}
     if isinstance(resp, m.ListGroupsResponse):
@@ -723,6 +737,8 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         elif k == "offsets":
             v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
+        elif k == "deleted":
+            v = tuple(sorted((t, p, _err(e)) for t, p, e in v))  # Kafka answers topic by topic
         elif k == "results":
             v = tuple(sorted((x["group_id"], _err(x["error"])) for x in v))
         elif k == "listed":

@@ -13,6 +13,8 @@ import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
@@ -532,6 +534,7 @@ public final class ConsumerGroupShard implements Tool {
                 case "image": newImage(op.path("topics")); break;
                 case "delete": delete(rid, op); break;
                 case "regex": runTasks(); break;
+                case "offset_delete": offsetDelete(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
             ObjectNode out = JSON.createObjectNode();
@@ -969,6 +972,51 @@ public final class ConsumerGroupShard implements Tool {
                 ObjectNode ro = each.addObject();
                 ro.put("group_id", r.groupId());
                 ro.put("error", r.errorCode());
+            }
+            answered(rid, o);
+        }
+
+        /** OffsetDelete (KIP-496) of one group's partitions, as the service hands it to the
+         * shard (the empty group id refused before, GroupCoordinatorService.deleteOffsets). */
+        void offsetDelete(int rid, JsonNode op) {
+            Map<String, OffsetDeleteRequestData.OffsetDeleteRequestTopic> topics = new TreeMap<>();
+            OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection ordered =
+                new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
+            for (JsonNode p : op.path("partitions")) {
+                String topic = p.get(0).asText();
+                OffsetDeleteRequestData.OffsetDeleteRequestTopic t = topics.get(topic);
+                if (t == null) {
+                    t = new OffsetDeleteRequestData.OffsetDeleteRequestTopic().setName(topic);
+                    topics.put(topic, t);
+                    ordered.add(t);
+                }
+                t.partitions().add(new OffsetDeleteRequestData.OffsetDeleteRequestPartition()
+                    .setPartitionIndex(p.get(1).asInt()));
+            }
+            String gid = op.path("group").asText();
+            OffsetDeleteRequestData req = new OffsetDeleteRequestData().setGroupId(gid).setTopics(ordered);
+            AuthorizableRequestContext ctx = context(47, 0, "admin");
+            OffsetDeleteResponseData resp;
+            if (gid.isEmpty()) {
+                resp = new OffsetDeleteResponseData().setErrorCode(Errors.INVALID_GROUP_ID.code());
+            } else {
+                try {
+                    resp = apply(shard.deleteOffsets(ctx, req));
+                } catch (Throwable e) {
+                    resp = onError("delete-offsets", req, e,
+                        (error, m) -> new OffsetDeleteResponseData().setErrorCode(error.code()));
+                }
+            }
+            ObjectNode o = JSON.createObjectNode();
+            o.put("error", resp.errorCode());
+            ArrayNode parts = o.putArray("deleted");
+            for (OffsetDeleteResponseData.OffsetDeleteResponseTopic t : resp.topics()) {
+                for (OffsetDeleteResponseData.OffsetDeleteResponsePartition p : t.partitions()) {
+                    ArrayNode po = parts.addArray();
+                    po.add(t.name());
+                    po.add(p.partitionIndex());
+                    po.add(p.errorCode());
+                }
             }
             answered(rid, o);
         }
