@@ -599,9 +599,9 @@ class Differ:
             return ({"rid": rid, "kind": "describe", "groups": described},
                     ConsumerGroupDescribeRequest(group_ids=tuple(described)))
         if op.kind == "offset_delete":
-            parts = _OFFSET_DELETES[op.ms]
-            return ({"rid": rid, "kind": "offset_delete", "group": gid, "partitions": [list(x) for x in parts]},
-                    m.OffsetDeleteRequest(group_id=gid, partitions=parts))
+            named = _OFFSET_DELETES[op.ms]
+            return ({"rid": rid, "kind": "offset_delete", "group": gid, "partitions": [list(x) for x in named]},
+                    m.OffsetDeleteRequest(group_id=gid, partitions=named))
         if op.kind == "delete":
             deleted = list(GROUPS) if op.what == "both" else [gid]
             return {"rid": rid, "kind": "delete", "groups": deleted}, m.DeleteGroupsRequest(groups_names=tuple(deleted))
