@@ -178,11 +178,6 @@ class Coordinator:
         txn.emit(r.CoordinatorUnloaded(""))
         load_all(old, txn)
         load_consumer_groups(old_consumer, txn)
-        # the new coordinator's GroupMetadataManager starts with no image seen: onLoaded hands
-        # it the current one (GroupCoordinatorShard.onLoaded, onNewMetadataImage), which it
-        # takes as the last image with new topics, so a group whose regexes were resolved
-        # against an older image refreshes them at its next heartbeat
-        self.state.metadata_version_with_new_topics = self.state.metadata_version
         return txn.out
 
     def pending_regex_resolutions(self) -> dict[str, int]:

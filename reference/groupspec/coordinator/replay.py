@@ -68,6 +68,12 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         state.consumer_groups = {}
         # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
         state.regex_tasks = {}
+        # the next coordinator's GroupMetadataManager starts with no image seen: onLoaded
+        # hands it the current one (GroupCoordinatorShard.onLoaded, onNewMetadataImage), which
+        # it takes as the last image with new topics, so a group whose regexes were resolved
+        # against an older image refreshes them at its next heartbeat. (Applied with the
+        # unload record, so that replaying a run's records reproduces it.)
+        state.metadata_version_with_new_topics = state.metadata_version
         return
     if isinstance(rec, r.GroupLoaded):
         _load(state, rec)
