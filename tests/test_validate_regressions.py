@@ -253,6 +253,19 @@ def test_partitions_the_api_layer_refused_in_a_commit_are_not_judged() -> None:
     assert [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side != "client"] == []
 
 
+def test_two_subscription_changes_at_once_are_judged_by_the_assignment_they_lead_to() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz, consumer groups, seed 1002): two members changed
+    their subscriptions 0.1 ms apart (lines 30 and 31, answered alike); Kafka handled them in
+    the other order than their send order, and only the assignments of epoch 6, 900 ms later
+    (lines 37 and 38), show it: u-0 and u-1 went to the two u subscribers the other way
+    round. The search now revisits the group's last heartbeats for such a divergence."""
+    from groupspec.conformance.runner import validation_config
+
+    path = KIP848 / "two-subscription-changes-seen-later-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka", "consumer"))
+    assert [g.verdict for g in report.groups] == ["conforming", "conforming"]
+
+
 def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> None:
     """Apache Kafka 4.1.2 recorded (the Java consumer, one regex subscription): b alone got
     both matching topics at epoch 2, a joined at epoch 3 and b kept t2. The two topic ids

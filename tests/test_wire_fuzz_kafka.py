@@ -3,8 +3,7 @@ random classic-group requests at every wire version, from several connections, t
 the recorder, judged by the validator. Kafka is the authority, so no recording may hold a
 divergence on the broker's side; the fuzzer's own client-rule breaches are expected.
 
-Classic groups; consumer groups (KIP-848) run in ci/nightly, where the fuzzer has found a
-difference still open (docs/wire-fuzz.md, "Open"). Needs the cached Kafka jars (ci/setup.d/30-brokers.sh); a broker that cannot start fails
+Classic groups and consumer groups (KIP-848). Needs the cached Kafka jars (ci/setup.d/30-brokers.sh); a broker that cannot start fails
 the test. About 15 s a sequence; the nightly profile runs more (ci/nightly)."""
 
 from __future__ import annotations
@@ -39,3 +38,15 @@ def test_kafka_answers_every_fuzzed_request_as_the_reference_does(kafka_broker: 
     for answer in ("MEMBER_ID_REQUIRED", "UNKNOWN_MEMBER_ID", "-> NONE"):
         assert answer in log, f"no request answered {answer} in {SEQUENCES} sequences"
     assert any(a in log for a in ("ILLEGAL_GENERATION", "REBALANCE_IN_PROGRESS", "INCONSISTENT_GROUP_PROTOCOL"))
+
+
+def test_kafka_answers_every_fuzzed_consumer_group_request_as_the_reference_does(
+    kafka_broker: KafkaBroker, tmp_path: Path,
+) -> None:
+    """Consumer groups (KIP-848): ConsumerGroupHeartbeat joins, heartbeats, stale and
+    future epochs, unknown members, subscription changes, leaves and static leaves, and
+    commits and fetches with member epochs."""
+    log = _fuzz(kafka_broker, tmp_path, "consumer")
+    for answer in ("ConsumerGroupHeartbeat v0", "ConsumerGroupHeartbeat v1", "-> NONE"):
+        assert answer in log, f"nothing like {answer!r} in {SEQUENCES} sequences"
+    assert any(a in log for a in ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID", "UNRELEASED_INSTANCE_ID"))

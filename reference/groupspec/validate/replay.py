@@ -305,6 +305,10 @@ SMALL_GROUP_EXCHANGES = 200
 PER_EXCHANGE_BUDGET = 100
 
 
+#: how many of the group's last heartbeats a ConsumerReconciliation divergence may reorder
+_RECONCILIATION_LOOKBACK = 8
+
+
 def effective_budget(cfg: ReplayConfig, exchanges: int) -> int:
     """The search budget of a group of ``exchanges`` exchanges (see ReplayConfig.budget)."""
     if exchanges <= SMALL_GROUP_EXCHANGES:
@@ -632,6 +636,20 @@ class Replayer:
                 if isinstance(resp, m.JoinGroupResponse) and resp.member_id == member:
                     start = min(start, self.x[i].sent)
                     break
+        if (isinstance(f.exchange.event.request, ConsumerGroupHeartbeatRequest)
+                and f.rule.name == "ConsumerReconciliation"):
+            # an assignment is the target some earlier heartbeat computed: the order of two
+            # heartbeats that changed the group long before (nearly at once, their answers
+            # alike) shows only now. Choices back to the heartbeat that last bumped the group
+            # epoch before the one now answered may explain it (recorded against Kafka 4.1.2 by
+            # the wire fuzzer: two subscription changes 0.1 ms apart, seen 900 ms later)
+            seen = 0
+            for i in reversed(b.processed):
+                if isinstance(self.x[i].event.request, ConsumerGroupHeartbeatRequest):
+                    start = min(start, self.x[i].sent)
+                    seen += 1
+                    if seen >= _RECONCILIATION_LOOKBACK:
+                        break
         if isinstance(f.exchange.event.request, m.DescribeGroupsRequest):
             # a DescribeGroups shows the group's state, which may have differed since the last
             # answer that showed it (a JoinGroup completing a join phase): choices since then
