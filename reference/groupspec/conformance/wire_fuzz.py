@@ -585,6 +585,8 @@ class SequenceResult:
 
     seed: int
     trace: Path
+    #: how many groups the sequence used (its requests may name others too: an unknown group)
+    groups: int
     verdicts: dict[str, str]
     #: the broker-side divergences and what was missing, one line each
     details: list[str]
@@ -632,7 +634,7 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
     details += [f"problem: {p.kind} line {p.line}: {p.message}" for p in report.problems
                 if p.kind not in ("missing_response",)]
     clients = sum(1 for v in report.groups for d in v.divergences if d.side == "client")
-    return SequenceResult(seed, trace, verdicts, details, clients, fz.log)
+    return SequenceResult(seed, trace, len(groups), verdicts, details, clients, fz.log)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
