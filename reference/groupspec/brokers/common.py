@@ -61,7 +61,8 @@ def _metadata_v1_request(correlation_id: int, client_id: str) -> bytes:
     return struct.pack(">i", len(body)) + body
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    """Exactly ``n`` bytes from ``sock`` (ConnectionError when it closes first)."""
     out = bytearray()
     while len(out) < n:
         chunk = sock.recv(n - len(out))
@@ -79,8 +80,8 @@ def probe_metadata(host: str, port: int, timeout: float = 2.0) -> list[tuple[int
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.settimeout(timeout)
         sock.sendall(_metadata_v1_request(7, "groupspec-probe"))
-        (size,) = struct.unpack(">i", _recv_exact(sock, 4))
-        data = _recv_exact(sock, size)
+        (size,) = struct.unpack(">i", recv_exact(sock, 4))
+        data = recv_exact(sock, size)
     (correlation_id, count) = struct.unpack_from(">ii", data, 0)
     if correlation_id != 7:
         raise ConnectionError(f"probe answered with correlation id {correlation_id}")

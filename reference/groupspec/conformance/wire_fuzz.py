@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from groupspec.brokers.common import recv_exact
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.recorder.frames import decode_response
@@ -67,7 +68,8 @@ STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead"
 
 
 class WireError(RuntimeError):
-    """The broker closed a connection or answered something undecodable."""
+    """A sequence could not be driven: no coordinator for a group, or a client's connection
+    failed (closed by the broker, an undecodable answer)."""
 
 
 class Connection:
@@ -92,17 +94,8 @@ class Connection:
             header += b"\x00"  # request header v2: no tagged fields
         frame = header + encode_body(spec, version, body)
         self.sock.sendall(struct.pack(">i", len(frame)) + frame)
-        (size,) = struct.unpack(">i", self._read(4))
-        return decode_response(self._read(size), key, version)
-
-    def _read(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise WireError(f"{self.client_id}: the broker closed the connection")
-            buf += chunk
-        return buf
+        (size,) = struct.unpack(">i", recv_exact(self.sock, 4))
+        return decode_response(recv_exact(self.sock, size), key, version)
 
     def close(self) -> None:
         self.sock.close()
