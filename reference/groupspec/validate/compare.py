@@ -48,8 +48,15 @@ class Mismatch:
 #: partition its metadata cache does not have, a topic the client may not read. Those
 #: partitions never reach the coordinator, and the group protocol's trace cannot tell either
 #: condition, so they are not judged.
-OFFSET_DELETE_API_LAYER_ERRORS = frozenset({Error.UNKNOWN_TOPIC_OR_PARTITION,
-                                            Error.TOPIC_AUTHORIZATION_FAILED})
+API_LAYER_PARTITION_ERRORS = frozenset({Error.UNKNOWN_TOPIC_OR_PARTITION,
+                                        Error.TOPIC_AUTHORIZATION_FAILED})
+
+
+def api_layer_partitions(resp: m.OffsetCommitResponse | m.OffsetDeleteResponse) -> set[tuple[str, int]]:
+    """The partitions of ``resp`` the broker's API layer answered itself
+    (API_LAYER_PARTITION_ERRORS): the replay takes them out of the request it hands the
+    reference."""
+    return {(p.topic, p.partition) for p in resp.partitions if p.error in API_LAYER_PARTITION_ERRORS}
 
 #: (topic, partition) -> the (offset, metadata) pairs TxnOffsetCommits named for it: what an
 #: OffsetFetch may answer for it besides the reference's offset (a transaction that committed)
@@ -70,7 +77,7 @@ def main_error(resp: m.Response | None) -> Error | None:
         return err if isinstance(err, Error) else None
     if isinstance(resp, m.OffsetCommitResponse):
         for p in resp.partitions:
-            if p.error is not _NONE and p.error not in OFFSET_DELETE_API_LAYER_ERRORS:
+            if p.error is not _NONE and p.error not in API_LAYER_PARTITION_ERRORS:
                 return p.error
         return _NONE
     if isinstance(resp, m.DescribeGroupsResponse):
@@ -81,7 +88,7 @@ def main_error(resp: m.Response | None) -> Error | None:
         if resp.error is not _NONE:
             return resp.error
         for q in resp.partitions:
-            if q.error is not _NONE and q.error not in OFFSET_DELETE_API_LAYER_ERRORS:
+            if q.error is not _NONE and q.error not in API_LAYER_PARTITION_ERRORS:
                 return q.error
         return _NONE
     err = getattr(resp, "error", None)
@@ -204,9 +211,9 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         return None if expected.error is actual.error else Mismatch("error")
     if isinstance(expected, m.OffsetCommitResponse) and isinstance(actual, m.OffsetCommitResponse):
         e2 = {(p.topic, p.partition): p.error for p in expected.partitions}
-        # (partitions the API layer answered were not replayed: OFFSET_DELETE_API_LAYER_ERRORS)
+        # (partitions the API layer answered were not replayed: API_LAYER_PARTITION_ERRORS)
         a2 = {(p.topic, p.partition): p.error for p in actual.partitions
-              if p.error not in OFFSET_DELETE_API_LAYER_ERRORS or (p.topic, p.partition) in e2}
+              if p.error not in API_LAYER_PARTITION_ERRORS or (p.topic, p.partition) in e2}
         return None if e2 == a2 else Mismatch("partition errors")
     if isinstance(expected, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
         return _join(api_version, expected, actual)
@@ -317,7 +324,7 @@ def _members_difference(expected: dict[str, bytes], actual: dict[str, bytes]) ->
 def _offset_delete(e: m.OffsetDeleteResponse, a: m.OffsetDeleteResponse) -> Mismatch | None:
     """The top-level error; on NONE each partition's error, as a set (Kafka answers topic by
     topic, the API layer's partitions first). A partition the broker answered with an API
-    layer error (OFFSET_DELETE_API_LAYER_ERRORS) was taken out of the request the reference
+    layer error (API_LAYER_PARTITION_ERRORS) was taken out of the request the reference
     handled, so it is not in ``e``. A group the reference does not know may have existed
     before the trace started."""
     if e.error is not a.error:
@@ -326,7 +333,7 @@ def _offset_delete(e: m.OffsetDeleteResponse, a: m.OffsetDeleteResponse) -> Mism
         return None
     want = {(p.topic, p.partition): p.error for p in e.partitions}
     got = {(p.topic, p.partition): p.error for p in a.partitions
-           if (p.topic, p.partition) in want or p.error not in OFFSET_DELETE_API_LAYER_ERRORS}
+           if (p.topic, p.partition) in want or p.error not in API_LAYER_PARTITION_ERRORS}
     if want == got:
         return None
     diffs = [f"{t}-{p}: answered {got[(t, p)].name if (t, p) in got else 'nothing'}, "

@@ -71,9 +71,9 @@ from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
 from groupspec.trace.events import MetadataEvent, WireExchange
 from groupspec.validate.compare import (
-    OFFSET_DELETE_API_LAYER_ERRORS,
     Mismatch,
     TxnOffsets,
+    api_layer_partitions,
     compare,
     main_error,
     summary,
@@ -1069,8 +1069,7 @@ class Replayer:
             # partitions the broker's API layer answered itself (an unknown topic or
             # partition, an unauthorised topic: KafkaApis.handleOffsetDeleteRequest) never
             # reached the coordinator
-            kept = {(p.topic, p.partition) for p in e.response.partitions
-                    if p.error in OFFSET_DELETE_API_LAYER_ERRORS}
+            kept = api_layer_partitions(e.response)
             if kept:
                 req = dataclasses.replace(req, partitions=tuple(tp for tp in req.partitions if tp not in kept))
         if isinstance(req, m.OffsetCommitRequest) and isinstance(e.response, m.OffsetCommitResponse):
@@ -1078,8 +1077,7 @@ class Replayer:
             # metadata cache does not have, a partition it has no leader for, an unauthorised
             # topic); when none is left, the coordinator is not asked at all, so nothing of
             # the group is checked (recorded against Kafka 4.1.2 by the wire fuzzer)
-            kept = {(p.topic, p.partition) for p in e.response.partitions
-                    if p.error in OFFSET_DELETE_API_LAYER_ERRORS}
+            kept = api_layer_partitions(e.response)
             if kept:
                 req = dataclasses.replace(req, partitions=tuple(
                     p for p in req.partitions if (p.topic, p.partition) not in kept))
