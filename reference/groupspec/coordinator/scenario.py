@@ -26,8 +26,9 @@ member id, an absent ``instance=`` is a null group.instance.id)::
     OffsetCommit id=N group=G [gen=-1] [member=] [instance=] [version=8] [metadata=]
                  offsets=topic:partition:offset,...
     OffsetFetch id=N group=G [partitions=topic:partition,...]
+    OffsetDelete id=N group=G partitions=topic:partition,...
     ListGroups id=N [states=Stable,...]
-    DescribeGroups id=N groups=G,... [version=5]
+    DescribeGroups id=N groups=G,... [version=5]     (``groups=""``: the empty group id)
     DeleteGroups id=N groups=G,...
 
 Protocol metadata, assignments and offsets metadata are text; ``@t1+t2`` is a
@@ -182,6 +183,11 @@ class _Args:
         raw = self.text(key, default)
         return [x for x in raw.split(",") if x != ""]
 
+    def group_ids(self, key: str) -> list[str]:
+        """A list of group ids, the empty one included (``groups=""`` is [""], ``a,,b``
+        has "" between a and b)."""
+        return self.text(key).split(",")
+
     def done(self) -> None:
         unknown = sorted(set(self.values) - self.used)
         if unknown:
@@ -271,20 +277,21 @@ _SPECIAL: dict[type, Callable[[Any], str]] = {
     msg.JoinGroupResponseMember: lambda m: f"{_who(m.member_id, m.group_instance_id)}:{_bytes(m.metadata)}",
     msg.LeaveGroupMemberResponse: lambda m: f"{_who(m.member_id, m.group_instance_id)}:{m.error.name}",
     msg.OffsetCommitPartitionResponse: lambda p: f"{p.topic}:{p.partition}:{p.error.name}",
+    msg.OffsetDeletePartitionResponse: lambda p: f"{p.topic}:{p.partition}:{p.error.name}",
     msg.OffsetFetchPartitionResponse: lambda p: (
         f"{p.topic}:{p.partition}={p.committed_offset}"
         + (f"({_value(p.metadata)})" if p.metadata else "")
         + (f":{p.error.name}" if p.error is not Error.NONE else "")
     ),
-    msg.ListedGroup: lambda g: f"{g.group_id}({_str(g.protocol_type)},{g.group_state})",
-    msg.DeletableGroupResult: lambda g: f"{g.group_id}:{g.error.name}",
+    msg.ListedGroup: lambda g: f"{_str(g.group_id)}({_str(g.protocol_type)},{g.group_state})",
+    msg.DeletableGroupResult: lambda g: f"{_str(g.group_id)}:{g.error.name}",
     msg.DescribedGroupMember: lambda m: (
         f"{_who(m.member_id, m.group_instance_id)}(client={_str(m.client_id)} "
         f"host={_str(m.client_host)} metadata={_bytes(m.member_metadata)} "
         f"assignment={_bytes(m.member_assignment)})"
     ),
     msg.DescribedGroup: lambda g: (
-        f"{g.group_id}(error={g.error.name} state={g.group_state} "
+        f"{_str(g.group_id)}(error={g.error.name} state={g.group_state} "
         f"protocol_type={_str(g.protocol_type)} protocol_data={_str(g.protocol_data)} "
         f"members={_value(g.members)})"
     ),
@@ -588,17 +595,19 @@ def _commit(a: _Args) -> msg.Request:
     )
 
 
+def _partitions(a: _Args) -> tuple[tuple[str, int], ...]:
+    tps = []
+    for item in a.items("partitions"):
+        topic, _, p = item.rpartition(":")
+        try:
+            tps.append((topic, int(p)))
+        except ValueError:
+            raise a.error(f"partitions= entries are topic:partition, got {item!r}") from None
+    return tuple(tps)
+
+
 def _fetch(a: _Args) -> msg.Request:
-    partitions: tuple[tuple[str, int], ...] | None = None
-    if a.has("partitions"):
-        tps = []
-        for item in a.items("partitions"):
-            topic, _, p = item.rpartition(":")
-            try:
-                tps.append((topic, int(p)))
-            except ValueError:
-                raise a.error(f"partitions= entries are topic:partition, got {item!r}") from None
-        partitions = tuple(tps)
+    partitions = _partitions(a) if a.has("partitions") else None
     return msg.OffsetFetchRequest(group_id=a.text("group"), partitions=partitions)
 
 
@@ -612,9 +621,10 @@ _REQUESTS: dict[str, Callable[[_Args], msg.Request]] = {
     "LeaveGroup": _leave,
     "OffsetCommit": _commit,
     "OffsetFetch": _fetch,
+    "OffsetDelete": lambda a: msg.OffsetDeleteRequest(group_id=a.text("group"), partitions=_partitions(a)),
     "ListGroups": lambda a: msg.ListGroupsRequest(states_filter=tuple(a.items("states", ""))),
     "DescribeGroups": lambda a: msg.DescribeGroupsRequest(
-        groups=tuple(a.items("groups")), version=a.integer("version", 5)
+        groups=tuple(a.group_ids("groups")), version=a.integer("version", 5)
     ),
-    "DeleteGroups": lambda a: msg.DeleteGroupsRequest(groups_names=tuple(a.items("groups"))),
+    "DeleteGroups": lambda a: msg.DeleteGroupsRequest(groups_names=tuple(a.group_ids("groups"))),
 }
