@@ -63,8 +63,11 @@ from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
 )
+from groupspec.protocol.consumer_group_messages import DescribedGroup as DescribedConsumerGroup
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
 
@@ -100,10 +103,20 @@ class Coordinator:
         self._consumer_member_count = 0
         self._consumer_member_ids = consumer_member_ids
         self._next_offsets_check_ms = self.config.offsets_retention_check_interval_ms
+        #: GroupCoordinatorService.isActive: False before the service's startup and after its
+        #: shutdown, when it answers every group request COORDINATOR_NOT_AVAILABLE itself
+        #: (:func:`inactive_answer`) and no shard sees it. Timers are not affected.
+        self.active = True
 
     # ------------------------------------------------------------------ inputs
     def handle(self, request_id: int, request: msg.Request, now_ms: int) -> Output:
         """Handle one request at ``now_ms``; timers due before it are not fired."""
+        if not self.active:
+            answer = inactive_answer(request)
+            if answer is not None:
+                txn = self._txn(now_ms)  # the clock's rule holds as for any input
+                txn.respond(request_id, answer)
+                return txn.out
         if fast_path.ENABLED and now_ms >= self._last_now_ms:
             # a Heartbeat or OffsetCommit from a current member of a Stable or
             # PreparingRebalance group: the answer the handlers give, without them
@@ -269,6 +282,49 @@ class Coordinator:
                 error=Error.NONE, node_id=self.node_id, host=self.host, port=self.port
             ),
         )
+
+
+def inactive_answer(request: msg.Request) -> msg.Response | None:
+    """What GroupCoordinatorService answers while it is not active (each request method's
+    ``isActive`` check, before any other): COORDINATOR_NOT_AVAILABLE in each response's own
+    shape. JoinGroup echoes the request's member id; OffsetCommit answers every partition;
+    DescribeGroups, DeleteGroups and ConsumerGroupDescribe answer each group id, in the
+    request's order, with nothing else set; OffsetFetch has the group-level error (the form
+    of OffsetFetch v2 and later, OffsetFetchResponse.groupError); the others carry the error
+    alone. None: not a request the service answers this way (FindCoordinator is the
+    broker's; TxnOffsetCommit is not modelled)."""
+    cna = Error.COORDINATOR_NOT_AVAILABLE
+    if isinstance(request, msg.JoinGroupRequest):
+        return msg.JoinGroupResponse(error=cna, member_id=request.member_id)
+    if isinstance(request, msg.SyncGroupRequest):
+        return msg.SyncGroupResponse(error=cna)
+    if isinstance(request, msg.HeartbeatRequest):
+        return msg.HeartbeatResponse(error=cna)
+    if isinstance(request, msg.LeaveGroupRequest):
+        return msg.LeaveGroupResponse(error=cna)
+    if isinstance(request, msg.OffsetCommitRequest):
+        return msg.OffsetCommitResponse(partitions=tuple(
+            msg.OffsetCommitPartitionResponse(p.topic, p.partition, cna) for p in request.partitions))
+    if isinstance(request, msg.OffsetFetchRequest):
+        return msg.OffsetFetchResponse(error=cna)
+    if isinstance(request, msg.OffsetDeleteRequest):
+        return msg.OffsetDeleteResponse(error=cna)
+    if isinstance(request, msg.ListGroupsRequest):
+        return msg.ListGroupsResponse(error=cna)
+    if isinstance(request, msg.DescribeGroupsRequest):
+        return msg.DescribeGroupsResponse(groups=tuple(
+            msg.DescribedGroup(cna, gid, "", "", "") for gid in request.groups))
+    if isinstance(request, msg.DeleteGroupsRequest):
+        return msg.DeleteGroupsResponse(results=tuple(
+            msg.DeletableGroupResult(gid, cna) for gid in request.groups_names))
+    if isinstance(request, ConsumerGroupHeartbeatRequest):
+        return ConsumerGroupHeartbeatResponse(error=cna, member_epoch=0, heartbeat_interval_ms=0)
+    if isinstance(request, ConsumerGroupDescribeRequest):
+        return ConsumerGroupDescribeResponse(groups=tuple(
+            DescribedConsumerGroup(error=cna, group_id=gid, group_state="", group_epoch=0,
+                                   assignment_epoch=0, assignor_name="", members=())
+            for gid in request.group_ids))
+    return None
 
 
 def _join(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:

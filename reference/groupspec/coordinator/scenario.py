@@ -16,6 +16,9 @@ member id, an absent ``instance=`` is a null group.instance.id)::
     failover [<CoordinatorConfig field>=<int> ...] the coordinator moves (unload + reload),
                                                    the new one with these settings changed
     state [group=G]                                dump group state (all groups by default)
+    service active=true|false                      GroupCoordinatorService started / not
+                                                   (inactive: every group request answered
+                                                   COORDINATOR_NOT_AVAILABLE by the service)
     coordinator-partition group=G [partitions=N]   the __consumer_offsets partition of G
     FindCoordinator id=N key=G [key_type=0]
     JoinGroup id=N group=G [member=] [instance=] [client=] [host=] [session=] [rebalance=]
@@ -291,7 +294,7 @@ _SPECIAL: dict[type, Callable[[Any], str]] = {
         f"assignment={_bytes(m.member_assignment)})"
     ),
     msg.DescribedGroup: lambda g: (
-        f"{_str(g.group_id)}(error={g.error.name} state={g.group_state} "
+        f"{_str(g.group_id)}(error={g.error.name} state={_str(g.group_state)} "
         f"protocol_type={_str(g.protocol_type)} protocol_data={_str(g.protocol_data)} "
         f"members={_value(g.members)})"
     ),
@@ -417,6 +420,13 @@ class _Runner:
             return render_output(coord.failover(self.now_ms))
         if name == "state":
             return self._state(args)
+        if name == "service":
+            value = args.text("active")
+            args.done()
+            if value not in ("true", "false"):
+                raise args.error(f"active= must be true or false, got {value!r}")
+            self.coordinator().active = value == "true"
+            return []
         if name == "coordinator-partition":
             gid = args.text("group")
             n = args.integer("partitions", 50)
@@ -424,7 +434,7 @@ class _Runner:
             return [f"partition={coordinator_partition(gid, n)} java_hash={java_string_hash(gid)}"]
         build = _REQUESTS.get(name)
         if build is None:
-            known = ", ".join(["config", "tick", "failover", "state", "coordinator-partition",
+            known = ", ".join(["config", "tick", "failover", "state", "service", "coordinator-partition",
                                *sorted(_REQUESTS)])
             raise ScenarioError(f"{where}: unknown command {name!r} (known: {known})")
         rid = args.integer("id")
