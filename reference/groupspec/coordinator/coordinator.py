@@ -193,6 +193,24 @@ class Coordinator:
         load_consumer_groups(old_consumer, txn)
         return txn.out
 
+    def delete_partitions(self, partitions: Iterable[tuple[str, int]], now_ms: int) -> Output:
+        """Topic partitions were deleted (the broker's metadata publisher calls
+        GroupCoordinatorService.onPartitionsDeleted): the committed offsets of those
+        partitions are tombstoned in every group, classic, simple or consumer
+        (OffsetMetadataManager.onPartitionsDeleted); the groups stay. An inactive service
+        refuses the call (throwIfNotActive) and nothing changes."""
+        gone = set(partitions)
+        txn = self._txn(now_ms)
+        if not self.active:
+            return txn.out
+        holders = [(g.group_id, g.offsets) for g in self.state.groups.values()]
+        holders += [(g.group_id, g.offsets) for g in self.state.consumer_groups.values()]
+        for gid, offsets in holders:
+            doomed = tuple(sorted(tp for tp in offsets if tp in gone))
+            if doomed:
+                txn.emit(r.OffsetsDeleted(gid, doomed, "partitions deleted"))
+        return txn.out
+
     def pending_regex_resolutions(self) -> dict[str, int]:
         """The groups whose regex resolution waits in the executor, with the time each was
         scheduled (a ConsumerRegexResolutionScheduled record)."""

@@ -20,6 +20,8 @@ member id, an absent ``instance=`` is a null group.instance.id)::
                                                    (inactive: every group request answered
                                                    COORDINATOR_NOT_AVAILABLE by the service)
     coordinator-partition group=G [partitions=N]   the __consumer_offsets partition of G
+    delete-partitions partitions=topic:partition,...   topic partitions deleted (their
+                                                   offsets go from every group)
     FindCoordinator id=N key=G [key_type=0]
     JoinGroup id=N group=G [member=] [instance=] [client=] [host=] [session=] [rebalance=]
               [version=] [type=consumer] protocols=name:meta,name:meta [reason=]
@@ -420,6 +422,10 @@ class _Runner:
             return render_output(coord.failover(self.now_ms))
         if name == "state":
             return self._state(args)
+        if name == "delete-partitions":
+            parts = _partitions(args)
+            args.done()
+            return render_output(self.coordinator().delete_partitions(parts, self.now_ms))
         if name == "service":
             value = args.text("active")
             args.done()
@@ -434,7 +440,8 @@ class _Runner:
             return [f"partition={coordinator_partition(gid, n)} java_hash={java_string_hash(gid)}"]
         build = _REQUESTS.get(name)
         if build is None:
-            known = ", ".join(["config", "tick", "failover", "state", "service", "coordinator-partition",
+            known = ", ".join(["config", "tick", "failover", "state", "service", "delete-partitions",
+                               "coordinator-partition",
                                *sorted(_REQUESTS)])
             raise ScenarioError(f"{where}: unknown command {name!r} (known: {known})")
         rid = args.integer("id")
