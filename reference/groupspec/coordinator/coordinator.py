@@ -309,9 +309,14 @@ def inactive_answer(request: msg.Request) -> msg.Response | None:
     DescribeGroups, DeleteGroups and ConsumerGroupDescribe answer each group id, in the
     request's order, with nothing else set; OffsetFetch has the group-level error (the form
     of OffsetFetch v2 and later, OffsetFetchResponse.groupError); the others carry the error
-    alone. None: not a request the service answers this way (FindCoordinator is the
-    broker's; TxnOffsetCommit is not modelled)."""
+    alone. A FindCoordinator for a group is COORDINATOR_NOT_AVAILABLE too: the broker asks
+    the service for the group's partition (KafkaApis.getCoordinator), and partitionFor
+    throws while it is inactive (GroupCoordinatorServiceTest testPartitionFor). None: not a
+    request the service refuses this way (another FindCoordinator key type; TxnOffsetCommit
+    is not modelled)."""
     cna = Error.COORDINATOR_NOT_AVAILABLE
+    if isinstance(request, msg.FindCoordinatorRequest):
+        return msg.FindCoordinatorResponse(error=cna) if request.key_type == 0 else None
     if isinstance(request, msg.JoinGroupRequest):
         return msg.JoinGroupResponse(error=cna, member_id=request.member_id)
     if isinstance(request, msg.SyncGroupRequest):
