@@ -28,7 +28,7 @@ from groupspec.client.classic.consumer import ClusterView, Consumer, MemberState
 from groupspec.client.config import ConsumerConfig
 from groupspec.coordinator import coordinator as coordinator_module
 from groupspec.coordinator import timers
-from groupspec.coordinator.classic import group, rebalance
+from groupspec.coordinator.classic import group, join_group, rebalance
 from groupspec.coordinator.consumer import heartbeat as consumer_heartbeat
 from groupspec.coordinator.consumer import reconciliation
 from groupspec.coordinator.context import Output
@@ -38,6 +38,7 @@ from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatResponse
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
 from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
 
 TP = tuple[str, int]
 E = Error
@@ -53,6 +54,9 @@ class Mutant:
     description: str
     #: the protocols whose runs exercise it: eager, cooperative, static
     protocols: tuple[str, ...] = ("eager", "cooperative", "static")
+    #: the fault patterns its runs cycle through (bench/oracle_eval.py), for a bug only a
+    #: few patterns reach; None: the campaign's whole rotation
+    patterns: tuple[tuple[str, ...], ...] | None = None
     hits: int = field(default=0, compare=False)
 
     @contextlib.contextmanager
@@ -304,6 +308,76 @@ def _leader_kept(mut: Mutant, original: Any) -> Any:
             return True  # the departed leader stays leader
         return bool(original(txn, group))
     return elect
+
+
+# ------------------------------------------------ broker: historical Kafka bugs
+# Each is the behaviour of a Kafka version before the JIRA issue named was fixed, put into
+# the reference coordinator: a trace of that broker should be a violation.
+def _no_sync_timeout(mut: Mutant, original: Any) -> Any:
+    """KAFKA-12890 (fixed in 3.1): members that never sent SyncGroup were not removed when
+    the sync phase timed out (GroupMetadataManager's pending-sync timeout)."""
+    def fire(txn: Any, e: timers.Expiry) -> None:
+        if e.kind is timers.TimerKind.ExpireSync:
+            g = txn.state.groups.get(e.group_id)
+            if g is not None and g.sync_timer is not None and g.pending_sync_members:
+                mut.hits += 1
+                g.sync_timer = None  # dropped, not left due (it would fire again at once)
+                return
+        original(txn, e)
+    return fire
+
+
+def _static_removed_at_join_end(mut: Mutant, original: Any) -> Any:
+    """KAFKA-8220 (fixed in 2.3): a static member that had not rejoined when the join phase
+    ended was removed like a dynamic one, which KIP-345 exists to avoid."""
+    def complete_join(txn: Any, g: Any) -> None:
+        for mem in [x for x in g.not_yet_rejoined() if x.is_static]:
+            mut.hits += 1
+            rebalance.remove_member(txn, g, mem.member_id, "did not rejoin (KAFKA-8220)")
+        original(txn, g)
+    return complete_join
+
+
+def _no_member_id_required(mut: Mutant, original: Any) -> Any:
+    """KIP-394 / KAFKA-7610 (2.2): a JoinGroup v4+ without a member id was admitted at
+    once instead of answered MEMBER_ID_REQUIRED with an id to rejoin with."""
+    def join_new_member(txn: Any, request_id: int, req: m.JoinGroupRequest, g: Any, new_id: Any) -> None:
+        if req.group_instance_id is None and req.version >= join_group.MEMBER_ID_REQUIRED_MIN_VERSION:
+            mut.hits += 1
+            req = dataclasses.replace(req, version=join_group.MEMBER_ID_REQUIRED_MIN_VERSION - 1)
+        original(txn, request_id, req, g, new_id)
+    return join_new_member
+
+
+def _static_replacement_not_persisted(mut: Mutant, original: Any) -> Any:
+    """KAFKA-10284 (fixed in 2.6.1): a static member that rejoined with a new member id in
+    Stable (no rebalance) was not written to the log: after a coordinator failover the group
+    came back with the old member id and fenced the member."""
+    def replace(txn: Any, request_id: int, req: m.JoinGroupRequest, g: Any, old_id: str, new_id: str) -> None:
+        persist = rebalance.persist
+
+        def skipped(txn: Any, group: Any, assignments: Any = None) -> None:
+            mut.hits += 1
+
+        rebalance.persist = skipped
+        try:
+            original(txn, request_id, req, g, old_id, new_id)
+        finally:
+            rebalance.persist = persist
+    return replace
+
+
+def _replaced_leader_told_follower(mut: Mutant, original: Any) -> Any:
+    """KAFKA-13435 (fixed by KIP-814, JoinGroup v9, in 3.2): a static leader that restarted
+    (new member id, Stable, same protocol) was answered with the old leader id and no
+    skip-assignment flag, so it took itself for a follower and never assigned again."""
+    def replace(txn: Any, request_id: int, req: m.JoinGroupRequest, g: Any, old_id: str, new_id: str) -> None:
+        if (req.version >= join_group.SKIP_ASSIGNMENT_MIN_VERSION and g.leader_id == old_id
+                and g.state is GroupState.Stable):
+            mut.hits += 1
+            req = dataclasses.replace(req, version=join_group.SKIP_ASSIGNMENT_MIN_VERSION - 1)
+        original(txn, request_id, req, g, old_id, new_id)
+    return replace
 
 
 # ---------------------------------------------------------------------- clients
@@ -591,7 +665,7 @@ def all_mutants() -> list[Mutant]:
                                  if r.protocol_name not in (None, "roundrobin") else None)),
         Rewrite("sync-rebalance-as-unknown", "broker", "SyncDuringPreparingRebalance",
                 "SyncGroup during PreparingRebalance answered UNKNOWN_MEMBER_ID: members lose their ids",
-                rewrite=_swap(sync, E.REBALANCE_IN_PROGRESS, E.UNKNOWN_MEMBER_ID)),
+                patterns=(("late-sync",),), rewrite=_swap(sync, E.REBALANCE_IN_PROGRESS, E.UNKNOWN_MEMBER_ID)),
         Rewrite("sync-empty-follower-assignment", "broker", "SyncPropagatesLeaderAssignment",
                 "followers receive an empty assignment instead of the leader's (partitions unowned: liveness)",
                 rewrite=_sync_ok(_empty_follower_assignment)),
@@ -634,13 +708,36 @@ def all_mutants() -> list[Mutant]:
               target=(coordinator_module, "fire", _no_session_expiry)),
         Patch("rebalance-timeout-ignored", "broker", "JoinWaitsForAllMembers (timing)",
               "the join phase waits for a member that never rejoins past the rebalance timeout",
-              target=(coordinator_module, "fire", _no_rebalance_timeout)),
+              patterns=(("crash-then-join",),), target=(coordinator_module, "fire", _no_rebalance_timeout)),
         Patch("leave-does-not-rebalance", "broker", "HeartbeatSignalsRebalance",
               "LeaveGroup removes the member but starts no rebalance: its partitions stay unowned",
               target=(rebalance, "maybe_prepare_rebalance_or_complete_join", _no_leave_rebalance)),
         Patch("departed-leader-stays-leader", "broker", "JoinCompletion",
               "a leader that did not rejoin stays leader of the next generation (no one assigns)",
+              # a dynamic member that did not rejoin is removed when the join phase ends, and
+              # a removed leader is replaced at once: only a static leader stays to be kept
+              protocols=("static",), patterns=(("crash-then-join",),),
               target=(rebalance, "maybe_elect_new_joined_leader", _leader_kept)),
+        # ---- broker: historical Kafka bugs (the issue each one was)
+        Patch("kafka-12890-sync-timeout-ignored", "broker", "HeartbeatSignalsRebalance",
+              "KAFKA-12890: a member that never sends SyncGroup is not removed when the sync phase times out",
+              protocols=("static",), patterns=(("crash-then-join",),),
+              target=(coordinator_module, "fire", _no_sync_timeout)),
+        Patch("kafka-8220-static-removed-at-join-end", "broker", "JoinCompletion",
+              "KAFKA-8220: a static member that did not rejoin in time is removed when the join phase ends",
+              protocols=("static",), patterns=(("crash-then-join",),),
+              target=(rebalance, "complete_join", _static_removed_at_join_end)),
+        Patch("kip-394-no-member-id-required", "broker", "JoinMemberIdRequired",
+              "KAFKA-7610 / KIP-394: a JoinGroup v4+ without a member id is admitted at once, no MEMBER_ID_REQUIRED",
+              protocols=("eager", "cooperative"), target=(join_group, "_join_new_member", _no_member_id_required)),
+        Patch("kafka-10284-static-replacement-not-persisted", "broker", "CommitAccepted / HeartbeatAnswer (after the failover)",
+              "KAFKA-10284: a static member's new member id is not persisted; a failover brings back the old one",
+              protocols=("static",), patterns=(("static-restart-failover",),),
+              target=(join_group, "_replace_static_member", _static_replacement_not_persisted)),
+        Patch("kafka-13435-replaced-leader-told-follower", "broker", "JoinCompletion",
+              "KAFKA-13435: a restarted static leader is answered with the old leader id and no skip-assignment",
+              protocols=("static",), patterns=(("leader-static-restart",),),
+              target=(join_group, "_replace_static_member", _replaced_leader_told_follower)),
         # ---- broker: the consumer protocol (KIP-848)
         Patch("consumer-hands-over-before-release", "broker", "ConsumerReconciliation",
               "partitions a member still reports owning are taken as revoked and handed to their next owner",

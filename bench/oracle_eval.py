@@ -9,7 +9,9 @@ broker or client bug, and does it stay quiet on the unmutated reference?
 Each run is one simulated group (:func:`groupspec.pipeline.generate.group_scenario`: eager,
 cooperative or static members, 2-4 of them, one or two topics, and a random fault schedule:
 crash, clean close and rejoin, GC pause, slow poll, scale-out, static restart, coordinator
-failover), simulated with one mutant (:mod:`bench.mutants`) in place. The trace keeps only
+failover; and this campaign's own patterns, :data:`ROTATION`: a zombie's close, a crash
+whose session outlives the rebalance timeout before a member joins, slowed messages while
+two members join, a static restart then a failover, the static leader's restart), simulated with one mutant (:mod:`bench.mutants`) in place. The trace keeps only
 what a recorder in front of the broker would see: the exchanges and the fetches, not the
 reference's records or timer events, renumbered as one file. The unmutated reference then
 validates it. A mutant is *caught* when some run of it is a violation; *exercised* when its
@@ -29,7 +31,7 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,19 +66,90 @@ def _kind(data: dict[str, Any]) -> str:
 ROTATION: tuple[tuple[str, ...], ...] = (
     ("pause",), ("slow-poll",), ("crash", "close-rejoin"), ("scale-out", "pause"),
     ("static-restart", "slow-poll"), ("failover", "crash"), ("zombie-close",),
+    ("crash-then-join",), ("late-sync",), ("static-restart-failover",), ("leader-static-restart",),
 )
 
 #: fault patterns of this campaign only, built on group_scenario's: ``zombie-close`` is a
 #: member paused past its session timeout (the coordinator removes it) that closes as it
 #: resumes, so its LeaveGroup names an id the coordinator no longer knows
 ZOMBIE_CLOSE = "zombie-close"
+#: the first member (the leader, as a rule) crashes with a session timeout (30 s) longer
+#: than the rebalance timeout (max.poll.interval.ms, 8 s), then a member joins: the join
+#: phase can only end at the rebalance timeout, which removes the crashed member and so
+#: elects another leader among the members that rejoined (GroupMetadataManager
+#: classicGroupJoin's join timer, completeClassicGroupJoin; ClassicGroup
+#: maybeElectNewJoinedLeader). Without it, the rebalance timeout and the choice of a new
+#: leader are never what ends a join phase (a crashed member's session expires first).
+CRASH_THEN_JOIN = "crash-then-join"
+#: messages slowed (0.3 to 1.5 s each way) while two members join a second or two apart: a
+#: follower's SyncGroup can reach the coordinator after the second JoinGroup has started
+#: the next rebalance (SyncGroup in PreparingRebalance: REBALANCE_IN_PROGRESS)
+LATE_SYNC = "late-sync"
+#: a static member restarts (a new member id, no rebalance: Stable, same protocol) and the
+#: coordinator then moves: the group reloaded from the log must know the new member id
+#: (KAFKA-10284)
+STATIC_RESTART_FAILOVER = "static-restart-failover"
+#: the static leader (the first member) restarts with a new member id while the group is
+#: Stable: no rebalance, and the JoinGroup answer must tell it it is still the leader
+#: (KIP-814, KAFKA-13435); group_scenario restarts a follower only
+LEADER_STATIC_RESTART = "leader-static-restart"
+#: the patterns built here rather than drawn by group_scenario
+_OWN_PATTERNS = frozenset({ZOMBIE_CLOSE, CRASH_THEN_JOIN, LATE_SYNC, STATIC_RESTART_FAILOVER,
+                           LEADER_STATIC_RESTART})
+#: the patterns that need static members
+_STATIC_ONLY = frozenset({STATIC_RESTART_FAILOVER, LEADER_STATIC_RESTART})
 
 
-def _zombie_close(data: dict[str, Any]) -> None:
+def _zombie_close(data: dict[str, Any], rng: random.Random) -> None:
     pause = next(f for f in data["faults"] if f["kind"] == "pause")
     pause["duration_ms"] = 2 * data["defaults"]["session_timeout_ms"]
     data["faults"] = [pause, {"at_ms": pause["at_ms"] + pause["duration_ms"], "kind": "close",
                               "member": pause["member"]}]
+
+
+def _crash_then_join(data: dict[str, Any], rng: random.Random) -> None:
+    join = next(f for f in data["faults"] if f["kind"] == "join")
+    data["defaults"].update(session_timeout_ms=30_000, max_poll_interval_ms=8_000)
+    first = data["members"][0]["name"]
+    crash = {"at_ms": join["at_ms"] - rng.randint(1, 4) * 500, "kind": "crash", "member": first}
+    data["faults"] = [crash, join]
+    data["until_ms"] = max(data["until_ms"], join["at_ms"] + 40_000)
+
+
+def _late_sync(data: dict[str, Any], rng: random.Random) -> None:
+    join = next(f for f in data["faults"] if f["kind"] == "join")
+    second = f"y{len(data['members'])}"
+    static = any(mem.get("static") for mem in data["members"])
+    data["members"].append({"name": second, "start_ms": None, **({"static": True} if static else {})})
+    slow = {"at_ms": join["at_ms"] - 1000, "kind": "delay",
+            "delay_ms": rng.choice((1000, 1500, 2000)), "duration_ms": 25_000}
+    data["faults"] = [slow, join, {"at_ms": join["at_ms"] + rng.randint(4, 18) * 500, "kind": "join",
+                                   "member": second}]
+    data["until_ms"] = max(data["until_ms"], join["at_ms"] + 40_000)
+
+
+def _static_restart_failover(data: dict[str, Any], rng: random.Random) -> None:
+    restart = next(f for f in data["faults"] if f["kind"] == "static_restart")
+    failover = {"at_ms": restart["at_ms"] + restart["downtime_ms"] + rng.randint(3, 8) * 1000,
+                "kind": "failover"}
+    data["faults"] = [restart, failover]
+    data["until_ms"] = max(data["until_ms"], failover["at_ms"] + 20_000)
+
+
+def _leader_static_restart(data: dict[str, Any], rng: random.Random) -> None:
+    restart = next(f for f in data["faults"] if f["kind"] == "static_restart")
+    restart["member"] = data["members"][0]["name"]
+    data["faults"] = [restart]
+
+
+#: pattern -> (the group_scenario faults it starts from, how it rewrites that scenario)
+_BUILD: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], random.Random], None]]] = {
+    ZOMBIE_CLOSE: (("pause",), _zombie_close),
+    CRASH_THEN_JOIN: (("scale-out",), _crash_then_join),
+    LATE_SYNC: (("scale-out",), _late_sync),
+    STATIC_RESTART_FAILOVER: (("static-restart",), _static_restart_failover),
+    LEADER_STATIC_RESTART: (("static-restart",), _leader_static_restart),
+}
 
 
 POLL_INTERVAL_MS = 500
@@ -97,16 +170,18 @@ def scenario_data(seed: int, protocols: Sequence[str] | None = None,
     """Seed ``seed``'s random group scenario (faults drawn from ``faults``), redrawn from
     the same generator until its protocol is one of ``protocols``."""
     rng = random.Random(seed)
-    zombie = ZOMBIE_CLOSE in faults
+    own = next((f for f in faults if f in _OWN_PATTERNS), None)
     kip848 = protocols is not None and "consumer" in protocols
     while True:
-        data = group_scenario(f"g{seed}", rng, ("pause",) if zombie else faults)
+        data = group_scenario(f"g{seed}", rng, _BUILD[own][0] if own else faults)
         if kip848:
             _to_consumer_protocol(data)
+        if own in _STATIC_ONLY and _kind(data) != "static":
+            continue  # (a static member's restart: static groups only)
         if protocols is None or _kind(data) in protocols:
             break
-    if zombie:
-        _zombie_close(data)
+    if own:
+        _BUILD[own][1](data, rng)
     if manual_commit:
         data["defaults"]["enable_auto_commit"] = False
     # a poll (and its Fetch) every 500 ms rather than 100: five times fewer events, the
@@ -163,16 +238,18 @@ def run_one(mutant: Mutant | None, seed: int, index: int | None = None) -> Run:
 
 
 def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
-    if mutant is None and seed % len(ROTATION) == 0:
-        # the baseline meets this campaign's own pattern too, not only group_scenario's
-        data = scenario_data(seed, None, (ZOMBIE_CLOSE,))
+    own = [p for p in ROTATION if p[0] in _OWN_PATTERNS]
+    if mutant is None and seed % len(ROTATION) < len(own):
+        # the baseline meets this campaign's own patterns too, not only group_scenario's
+        data = scenario_data(seed, None, own[seed % len(ROTATION)])
     elif mutant is None and seed % 5 == 1:
         # and KIP-848 members, one seed in five
         data = scenario_data(seed, ("consumer",))
     elif mutant is None or index is None:
         data = scenario_data(seed, mutant.protocols if mutant else None)
     else:
-        data = scenario_data(seed, mutant.protocols, ROTATION[index % len(ROTATION)])
+        rotation = mutant.patterns or ROTATION
+        data = scenario_data(seed, mutant.protocols, rotation[index % len(rotation)])
     sc = parse_scenario(data, f"seed-{seed}")
     before = mutant.hits if mutant else 0
     t0 = time.perf_counter()
@@ -325,6 +402,15 @@ def markdown(res: dict[str, Any], command: str) -> str:
         "until the replay carries on past the first (item 1).",
         "- `rule named` is the first violation's rule in each caught run; the expected rule may come "
         "second when an earlier consequence is named first.",
+        "- A mutant's runs cycle through fault patterns: `group_scenario`'s (crash, close and rejoin, "
+        "pause, slow poll, scale-out, static restart, failover) and this campaign's own "
+        "(`zombie-close`, `crash-then-join`, `late-sync`, `static-restart-failover`, "
+        "`leader-static-restart`; "
+        "bench/oracle_eval.py `ROTATION`). A bug that only one pattern reaches runs on that pattern "
+        "alone (`Mutant.patterns`); the baseline meets every pattern.",
+        "- The `kafka-NNNNN-...` and `kip-394-...` mutants are bugs Apache Kafka's group coordinator "
+        "had, each the behaviour before the JIRA issue named was fixed, put back into the reference: "
+        "a trace of such a broker must be a violation.",
         "",
     ]
     return "\n".join(lines)
