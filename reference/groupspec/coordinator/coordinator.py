@@ -94,6 +94,7 @@ class Coordinator:
         host: str = "localhost",
         port: int = 9092,
         consumer_member_ids: Callable[[], str] | None = None,
+        loaded_at_ms: int = 0,
     ) -> None:
         self.config = config or CoordinatorConfig()
         self.state = CoordinatorState()
@@ -102,7 +103,15 @@ class Coordinator:
         self._last_now_ms = 0
         self._consumer_member_count = 0
         self._consumer_member_ids = consumer_member_ids
-        self._next_offsets_check_ms = self.config.offsets_retention_check_interval_ms
+        # Kafka schedules a shard's group and offset expiry one interval after the shard
+        # loads, then one interval after each run (GroupCoordinatorShard.onLoaded and
+        # cleanupGroupMetadata, scheduleGroupMetadataExpiration): the checks fall at
+        # ``loaded_at_ms`` + k * offsets.retention.check.interval.ms. Which instants those
+        # are decides, for instance, when an Empty group without offsets disappears (a
+        # generation >= 0 OffsetCommit is UNKNOWN_MEMBER_ID before, ILLEGAL_GENERATION or
+        # GROUP_ID_NOT_FOUND after); a driver whose clock is not the shard's (epoch times
+        # in a recording) passes the time the shard loaded.
+        self._next_offsets_check_ms = loaded_at_ms + self.config.offsets_retention_check_interval_ms
         #: GroupCoordinatorService.isActive: False before the service's startup and after its
         #: shutdown, when it answers every group request COORDINATOR_NOT_AVAILABLE itself
         #: (:func:`inactive_answer`) and no shard sees it. Timers are not affected.
