@@ -645,3 +645,55 @@ _REQUESTS: dict[str, Callable[[_Args], msg.Request]] = {
     ),
     "DeleteGroups": lambda a: msg.DeleteGroupsRequest(groups_names=tuple(a.group_ids("groups"))),
 }
+
+
+# --------------------------------------------------------------------------- commands as data
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """One block's command as data, for tools that replay a scenario on another coordinator
+    (tests/test_scenarios_kafka_jar.py replays every file on Kafka's own shard)."""
+
+    #: "config", "tick", "failover", "state", ... or a request's API name ("JoinGroup", ...)
+    name: str
+    #: a request's id and the message the coordinator handles (None for other commands)
+    request_id: int | None = None
+    request: msg.Request | None = None
+    #: config and failover: the CoordinatorConfig settings given
+    settings: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: tick: ``ms=`` (relative) or ``to=`` (absolute), exactly one set
+    tick_ms: int | None = None
+    tick_to: int | None = None
+    #: the other commands' arguments, as written
+    arguments: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def command(block: Block, filename: str = "<scenario>") -> Command:
+    """The command of ``block``, with the request it sends built as :func:`run_scenario`
+    builds it (same defaults, same checks)."""
+    where = f"{filename}:{block.line}"
+    try:
+        tokens = shlex.split(block.command)
+    except ValueError as e:
+        raise ScenarioError(f"{where}: cannot split command: {e}") from None
+    name, args = tokens[0], _Args(tokens[1:], where, tokens[0])
+    build = _REQUESTS.get(name)
+    if build is not None:
+        rid = args.integer("id")
+        try:
+            request = build(args)
+        except (ValueError, TypeError) as e:
+            if isinstance(e, ScenarioError):
+                raise
+            raise args.error(f"invalid request: {e}") from None
+        args.done()
+        return Command(name, request_id=rid, request=request)
+    if name in ("config", "failover"):
+        return Command(name, settings=_Runner(filename)._settings(args))
+    if name == "tick":
+        if args.has("ms") == args.has("to"):
+            raise args.error("give exactly one of ms= and to=")
+        ms = args.integer("ms") if args.has("ms") else None
+        to = args.integer("to") if args.has("to") else None
+        args.done()
+        return Command(name, tick_ms=ms, tick_to=to)
+    return Command(name, arguments=dict(args.values))
