@@ -165,6 +165,12 @@ def _to_consumer_protocol(data: dict[str, Any]) -> None:
     coord["consumer_group_heartbeat_interval_ms"] = d.get("heartbeat_interval_ms", 5_000)
 
 
+def applicable(pattern: tuple[str, ...], protocols: Sequence[str] | None) -> bool:
+    """Whether runs of ``protocols`` can have fault pattern ``pattern`` (a static member's
+    restart needs static members)."""
+    return not (pattern[0] in _STATIC_ONLY and protocols is not None and "static" not in protocols)
+
+
 def scenario_data(seed: int, protocols: Sequence[str] | None = None,
                   faults: tuple[str, ...] = FAULTS, manual_commit: bool = False) -> dict[str, Any]:
     """Seed ``seed``'s random group scenario (faults drawn from ``faults``), redrawn from
@@ -172,6 +178,8 @@ def scenario_data(seed: int, protocols: Sequence[str] | None = None,
     rng = random.Random(seed)
     own = next((f for f in faults if f in _OWN_PATTERNS), None)
     kip848 = protocols is not None and "consumer" in protocols
+    if own is not None and not applicable((own,), protocols):
+        raise ValueError(f"fault pattern {own} needs static members; protocols {protocols}")
     while True:
         data = group_scenario(f"g{seed}", rng, _BUILD[own][0] if own else faults)
         if kip848:
@@ -248,7 +256,7 @@ def _run_one(mutant: Mutant | None, seed: int, index: int | None) -> Run:
     elif mutant is None or index is None:
         data = scenario_data(seed, mutant.protocols if mutant else None)
     else:
-        rotation = mutant.patterns or ROTATION
+        rotation = [p for p in mutant.patterns or ROTATION if applicable(p, mutant.protocols)]
         data = scenario_data(seed, mutant.protocols, rotation[index % len(rotation)])
     sc = parse_scenario(data, f"seed-{seed}")
     before = mutant.hits if mutant else 0
