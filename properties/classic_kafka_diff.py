@@ -34,6 +34,11 @@ One documented modelling choice makes answers incomparable, so a sequence's comp
 stops (passes) at the first step whose only difference is the leader's identity: Kafka
 elects a leader in ``HashMap`` order where the reference takes the first member in join
 order (docs/deviations.md, "Leader chosen when the leader leaves").
+
+The pieces are public for other drivers of the same tool (tests/test_scenarios_kafka_jar.py
+replays the scenario files): :func:`kafka_config` (the shard's properties), :func:`wire_op`
+(a reference request message as the tool's op), :func:`ref_json` / :func:`canon` (responses)
+and :func:`ref_groups` / :func:`canon_group` (groups after a step).
 """
 
 from __future__ import annotations
@@ -76,14 +81,31 @@ CONFIG = CoordinatorConfig(
     offsets_retention_ms=180_000,
     offsets_retention_check_interval_ms=60_000,
 )
-KAFKA_CONFIG = {
-    "group.min.session.timeout.ms": str(MIN_SESSION_MS),
-    "group.max.session.timeout.ms": str(MAX_SESSION_MS),
-    "group.initial.rebalance.delay.ms": str(INITIAL_DELAY_MS),
-    "group.max.size": str(MAX_GROUP_SIZE),
-    "offsets.retention.check.interval.ms": str(CONFIG.offsets_retention_check_interval_ms),
-    "offsets.retention.minutes": str(CONFIG.offsets_retention_ms // 60_000),
-}
+
+
+def kafka_config(config: CoordinatorConfig) -> dict[str, str]:
+    """The Kafka properties (GroupCoordinatorConfig) of the settings ``config`` gives the
+    classic shard; ValueError for a setting Kafka cannot be given (its classic new-member
+    join timeout is a constant, its offsets retention a whole number of minutes)."""
+    default = CoordinatorConfig()
+    if config.group_new_member_join_timeout_ms != default.group_new_member_join_timeout_ms:
+        raise ValueError("group_new_member_join_timeout_ms: a constant in Kafka "
+                         "(GroupCoordinatorConfig.CLASSIC_GROUP_NEW_MEMBER_JOIN_TIMEOUT_MS)")
+    if config.offsets_retention_ms % 60_000:
+        raise ValueError("offsets_retention_ms: Kafka's offsets.retention.minutes is in minutes")
+    return {
+        "group.min.session.timeout.ms": str(config.group_min_session_timeout_ms),
+        "group.max.session.timeout.ms": str(config.group_max_session_timeout_ms),
+        "group.initial.rebalance.delay.ms": str(config.group_initial_rebalance_delay_ms),
+        "group.max.size": str(config.group_max_size),
+        "offsets.retention.check.interval.ms": str(config.offsets_retention_check_interval_ms),
+        "offsets.retention.minutes": str(config.offsets_retention_ms // 60_000),
+        "offset.metadata.max.bytes": str(config.offset_metadata_max_bytes),
+        "offsets.topic.num.partitions": str(config.offsets_topic_num_partitions),
+    }
+
+
+KAFKA_CONFIG = kafka_config(CONFIG)
 
 #: protocol lists: always in one preference order, so the vote never ties (Kafka breaks a
 #: tie in HashMap order, a documented difference)
@@ -324,13 +346,13 @@ class Differ:
         if k_blocks != r_blocks:
             raise Mismatch(f"{chr(10).join(self.log)}\nDIFFERS at t={self.now} {op}: parked answers "
                            f"completed in the order kafka {k_blocks}, reference {r_blocks}")
-        k_resp = sorted((rid, _canon(resp)) for rid, resp in kafka["completed"])
-        r_resp = sorted((rid, _canon(_ref_json(resp))) for rid, resp in out.responses)
-        k_groups = {g: _canon_group(s) for g, s in kafka["groups"].items()}
-        r_groups = self._ref_groups()
+        k_resp = sorted((rid, canon(resp)) for rid, resp in kafka["completed"])
+        r_resp = sorted((rid, canon(ref_json(resp))) for rid, resp in out.responses)
+        k_groups = {g: canon_group(s) for g, s in kafka["groups"].items()}
+        r_groups = ref_groups(self.ref)
         self.log.append(f"    -> {k_resp} {k_groups}")
         if k_resp != r_resp or k_groups != r_groups:
-            if _only_leader_differs(k_resp, r_resp, k_groups, r_groups):
+            if only_leader_differs(k_resp, r_resp, k_groups, r_groups):
                 raise LeaderChoice(f"kafka {k_groups} reference {r_groups}")
             story = "\n".join(self.log[:-1])
             raise Mismatch(
@@ -350,29 +372,6 @@ class Differ:
             key = (op.kind, GROUPS[op.group])
             if not out or out[-1] != key:
                 out.append(key)
-        return out
-
-    def _ref_groups(self) -> dict[str, tuple[Any, ...]]:
-        out: dict[str, tuple[Any, ...]] = {}
-        for gid, g in self.ref.state.groups.items():
-            if g.state is GroupState.Dead:
-                continue  # deliberate: the reference records Dead before removing a group
-            timers = [("heartbeat", mid, mem.heartbeat_deadline_ms) for mid, mem in g.members.items()
-                      if mem.heartbeat_deadline_ms is not None]
-            timers += [("heartbeat", mid, deadline) for mid, deadline in g.pending_members.items()]
-            if g.join_timer is not None:
-                timers.append(("join", "", g.join_timer.deadline_ms))
-            if g.sync_timer is not None:
-                timers.append(("sync", "", g.sync_timer.deadline_ms))
-            out[gid] = (g.state.name, g.generation_id, g.leader_id, g.protocol_name,
-                        tuple(sorted(g.members)),
-                        tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())),
-                        tuple(sorted((mid, mem.group_instance_id, mem.session_timeout_ms,
-                                      mem.rebalance_timeout_ms, _b64(mem.assignment), mem.is_awaiting_join,
-                                      mem.is_awaiting_sync, mem.is_new) for mid, mem in g.members.items())),
-                        tuple(sorted(g.pending_sync_members)),
-                        tuple(sorted((k, mid, d) for k, mid, d in timers)),
-                        _ref_persisted(g.persisted))
         return out
 
     # ------------------------------------------------------------------ requests
@@ -405,28 +404,32 @@ class Differ:
         mid = {"known": seen.member_id, "empty": "", "bogus": f"{client_id}-bogus", "other": other}[op.ids]
         gen = {"current": seen.generation, "stale": seen.generation - 1,
                "future": seen.generation + 1, "none": -1}[op.gen]
-        base: dict[str, Any] = {"rid": rid, "group": gid}
+        request = self._message(op, mid, gen, client_id, instance, gid)
+        if isinstance(request, m.SyncGroupRequest):
+            self.sent_generation[rid] = gen
+        # the message has no version of SyncGroup (v3: no protocol type and name) or
+        # OffsetFetch; the shard gets the op's
+        version = op.version if op.kind in ("sync", "fetch") else None
+        return wire_op(rid, request, version=version), request
+
+    def _message(self, op: Op, mid: str, gen: int, client_id: str, instance: str | None,
+                 gid: str) -> m.Request:
+        """The concrete request of ``op``, as the reference handles it."""
+        seen = self.seen[(op.who, op.group)]
         if op.kind == "join":
             names = PROTOCOLS[op.protocols]
             # real consumer-protocol subscriptions: Kafka decodes them (the subscribed topics
-            # of a "consumer" group); one topic per client and protocol, so they differ
-            metadata = [_b64(Subscription((f"{client_id}-{n}",)).encode()) for n in names]
-            join = m.JoinGroupRequest(
-                group_id=gid, member_id=mid, group_instance_id=instance, protocol_type=op.protocol_type,
-                protocols=tuple(m.JoinGroupProtocol(n, base64.b64decode(md)) for n, md in zip(names, metadata, strict=True)),
-                session_timeout_ms=op.session_ms, rebalance_timeout_ms=op.rebalance_ms,
-                client_id=client_id, version=op.version)
+            # of a "consumer" group); one topic per client and protocol, so they differ.
             # v0 has no rebalance timeout: the request parser puts the session timeout in its
             # place (JoinGroupRequest.maybeOverrideRebalanceTimeout), the message does the same
-            wire = {**base, "kind": "join", "member_id": mid, "group_instance_id": instance,
-                    "protocol_type": op.protocol_type, "protocols": [list(p) for p in zip(names, metadata, strict=True)],
-                    "session_timeout_ms": op.session_ms, "rebalance_timeout_ms": join.rebalance_timeout_ms,
-                    "client_id": client_id, "version": op.version}
-            return wire, join
+            return m.JoinGroupRequest(
+                group_id=gid, member_id=mid, group_instance_id=instance, protocol_type=op.protocol_type,
+                protocols=tuple(m.JoinGroupProtocol(n, Subscription((f"{client_id}-{n}",)).encode()) for n in names),
+                session_timeout_ms=op.session_ms, rebalance_timeout_ms=op.rebalance_ms,
+                client_id=client_id, version=op.version)
         if op.kind == "sync":
             targets = {"all": list(seen.members), "none": [], "partial": list(seen.members[:-1]),
                        "extra": [*seen.members, f"{client_id}-bogus"]}[op.assign]
-            assignments = [(x, _b64(Assignment({"t": (i, gen)}).encode())) for i, x in enumerate(targets)]
             ptype, pname = seen.protocol_type, seen.protocol_name
             if op.sync_names == "none" or op.version < 5:
                 ptype = pname = None
@@ -434,19 +437,14 @@ class Differ:
                 ptype = "other"
             elif op.sync_names == "wrong_name":
                 pname = "other"
-            self.sent_generation[rid] = gen
-            wire = {**base, "kind": "sync", "generation_id": gen, "member_id": mid,
-                    "group_instance_id": instance, "protocol_type": ptype, "protocol_name": pname,
-                    "assignments": [list(a) for a in assignments], "version": op.version}
-            return wire, m.SyncGroupRequest(
+            return m.SyncGroupRequest(
                 group_id=gid, generation_id=gen, member_id=mid, group_instance_id=instance,
                 protocol_type=ptype, protocol_name=pname,
-                assignments=tuple(m.SyncGroupAssignment(x, base64.b64decode(a)) for x, a in assignments))
+                assignments=tuple(m.SyncGroupAssignment(x, Assignment({"t": (i, gen)}).encode())
+                                  for i, x in enumerate(targets)))
         if op.kind == "heartbeat":
-            wire = {**base, "kind": "heartbeat", "generation_id": gen, "member_id": mid,
-                    "group_instance_id": instance}
-            return wire, m.HeartbeatRequest(group_id=gid, generation_id=gen, member_id=mid,
-                                            group_instance_id=instance)
+            return m.HeartbeatRequest(group_id=gid, generation_id=gen, member_id=mid,
+                                      group_instance_id=instance)
         if op.kind == "leave":
             members: list[tuple[str, str | None]] = []
             for who, ids in op.others:
@@ -454,45 +452,31 @@ class Differ:
                 known = self.seen.setdefault((who, op.group), Seen()).member_id
                 other = self.seen.get(((who + 1) % len(CLIENTS), op.group), Seen()).member_id
                 members.append(({"known": known, "empty": "", "bogus": f"{cid}-bogus", "other": other}[ids], inst))
-            wire = {**base, "kind": "leave", "members": [list(x) for x in members]}
-            return wire, m.LeaveGroupRequest(
+            return m.LeaveGroupRequest(
                 group_id=gid, members=tuple(m.MemberIdentity(x, i) for x, i in members))
         if op.kind == "commit":
             meta = {"short": "m", "none": None, "long": "x" * (CONFIG.offset_metadata_max_bytes + 1)}[op.metadata]
-            partitions: list[list[Any]] = [["t", 0, 10 * rid, meta], ["t", 1, 10 * rid + 1, ""]]
-            inst = instance if op.version >= 7 else None
-            wire = {**base, "kind": "commit", "generation_id": gen, "member_id": mid,
-                    "group_instance_id": inst, "version": op.version, "partitions": partitions}
-            return wire, m.OffsetCommitRequest(
-                group_id=gid, generation_id=gen, member_id=mid, group_instance_id=inst,
-                version=op.version,
-                partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in partitions))
+            offset = 10 * self.rid
+            return m.OffsetCommitRequest(
+                group_id=gid, generation_id=gen, member_id=mid,
+                group_instance_id=instance if op.version >= 7 else None, version=op.version,
+                partitions=(m.OffsetCommitPartition("t", 0, offset, meta),
+                            m.OffsetCommitPartition("t", 1, offset + 1, "")))
         if op.kind == "describe":
-            described = list(GROUPS) if op.assign == "both" else [gid]
-            wire = {"rid": rid, "kind": "describe", "groups": described}
-            return wire, m.DescribeGroupsRequest(groups=tuple(described))
+            return m.DescribeGroupsRequest(groups=GROUPS if op.assign == "both" else (gid,))
         if op.kind == "list":
-            states = _LIST_FILTERS[op.ms]
-            return {"rid": rid, "kind": "list", "states": list(states)}, m.ListGroupsRequest(states_filter=states)
+            return m.ListGroupsRequest(states_filter=_LIST_FILTERS[op.ms])
         if op.kind == "fetch":
-            wanted: list[tuple[str, int]] | None = None if op.assign == "all" else [("t", 0), ("t", 1), ("u", 0)]
+            wanted = None if op.assign == "all" else (("t", 0), ("t", 1), ("u", 0))
             member, epoch = (mid, gen) if op.version >= 8 else (None, -1)
-            require_stable = op.version >= 7 and op.gen == "stale"
-            wire = {"rid": rid, "kind": "fetch", "group": gid,
-                    "partitions": None if wanted is None else [list(x) for x in wanted], "member_id": member,
-                    "member_epoch": epoch, "require_stable": require_stable, "version": op.version}
-            return wire, m.OffsetFetchRequest(
-                group_id=gid, partitions=None if wanted is None else tuple(wanted),
-                require_stable=require_stable, member_id=member, member_epoch=epoch)
+            return m.OffsetFetchRequest(
+                group_id=gid, partitions=wanted, require_stable=op.version >= 7 and op.gen == "stale",
+                member_id=member, member_epoch=epoch)
         if op.kind == "offset_delete":
             target = {"known": gid, "bogus": "gx", "empty": ""}[op.ids]
-            parts = _OFFSET_DELETES[op.ms]
-            wire = {"rid": rid, "kind": "offset_delete", "group": target, "partitions": [list(x) for x in parts]}
-            return wire, m.OffsetDeleteRequest(group_id=target, partitions=parts)
+            return m.OffsetDeleteRequest(group_id=target, partitions=_OFFSET_DELETES[op.ms])
         if op.kind == "delete":
-            deleted = list(GROUPS) if op.assign == "both" else [gid]
-            wire = {"rid": rid, "kind": "delete", "groups": deleted}
-            return wire, m.DeleteGroupsRequest(groups_names=tuple(deleted))
+            return m.DeleteGroupsRequest(groups_names=GROUPS if op.assign == "both" else (gid,))
         raise ValueError(op.kind)
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
@@ -542,7 +526,66 @@ def _b64(b: bytes) -> str:
     return base64.b64encode(b).decode()
 
 
-def _ref_json(resp: m.Response) -> dict[str, Any]:
+#: the reference's request messages the shard tool takes (:func:`wire_op`); the rest
+#: (FindCoordinator, TxnOffsetCommit, KIP-848 heartbeats, ...) are not classic-shard requests
+SHARD_REQUESTS: tuple[type[m.Request], ...] = (
+    m.JoinGroupRequest, m.SyncGroupRequest, m.HeartbeatRequest, m.LeaveGroupRequest,
+    m.OffsetCommitRequest, m.OffsetFetchRequest, m.OffsetDeleteRequest, m.ListGroupsRequest,
+    m.DescribeGroupsRequest, m.DeleteGroupsRequest)
+
+
+def wire_op(rid: int, request: m.Request, version: int | None = None) -> dict[str, Any]:
+    """The shard tool's op (ClassicGroupShard's JSON) for the reference's ``request``, with
+    request id ``rid``. ``version`` is the API version of a message that has none
+    (SyncGroup, Heartbeat, LeaveGroup, OffsetFetch: the tool's defaults otherwise); a
+    message with a version uses its own."""
+    op: dict[str, Any]
+    if isinstance(request, m.JoinGroupRequest):
+        op = {"kind": "join", "group": request.group_id, "member_id": request.member_id,
+              "group_instance_id": request.group_instance_id, "protocol_type": request.protocol_type,
+              "protocols": [[p.name, _b64(p.metadata)] for p in request.protocols],
+              "session_timeout_ms": request.session_timeout_ms,
+              "rebalance_timeout_ms": request.rebalance_timeout_ms, "client_id": request.client_id,
+              "client_host": request.client_host, "reason": request.reason, "version": request.version}
+    elif isinstance(request, m.SyncGroupRequest):
+        op = {"kind": "sync", "group": request.group_id, "generation_id": request.generation_id,
+              "member_id": request.member_id, "group_instance_id": request.group_instance_id,
+              "protocol_type": request.protocol_type, "protocol_name": request.protocol_name,
+              "assignments": [[a.member_id, _b64(a.assignment)] for a in request.assignments]}
+    elif isinstance(request, m.HeartbeatRequest):
+        op = {"kind": "heartbeat", "group": request.group_id, "generation_id": request.generation_id,
+              "member_id": request.member_id, "group_instance_id": request.group_instance_id}
+    elif isinstance(request, m.LeaveGroupRequest):
+        op = {"kind": "leave", "group": request.group_id,
+              "members": [[x.member_id, x.group_instance_id, x.reason] for x in request.members]}
+    elif isinstance(request, m.OffsetCommitRequest):
+        op = {"kind": "commit", "group": request.group_id, "generation_id": request.generation_id,
+              "member_id": request.member_id, "group_instance_id": request.group_instance_id,
+              "version": request.version,
+              "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata]
+                             for p in request.partitions]}
+    elif isinstance(request, m.OffsetFetchRequest):
+        op = {"kind": "fetch", "group": request.group_id,
+              "partitions": None if request.partitions is None else [list(x) for x in request.partitions],
+              "member_id": request.member_id, "member_epoch": request.member_epoch,
+              "require_stable": request.require_stable}
+    elif isinstance(request, m.OffsetDeleteRequest):
+        op = {"kind": "offset_delete", "group": request.group_id,
+              "partitions": [list(x) for x in request.partitions]}
+    elif isinstance(request, m.ListGroupsRequest):
+        op = {"kind": "list", "states": list(request.states_filter)}
+    elif isinstance(request, m.DescribeGroupsRequest):
+        op = {"kind": "describe", "groups": list(request.groups), "version": request.version}
+    elif isinstance(request, m.DeleteGroupsRequest):
+        op = {"kind": "delete", "groups": list(request.groups_names)}
+    else:
+        raise ValueError(f"not a classic-shard request: {type(request).__name__}")
+    if version is not None and "version" not in op:
+        op["version"] = version
+    return {"rid": rid, **op}
+
+
+def ref_json(resp: m.Response) -> dict[str, Any]:
     """A reference response in the JSON shape the Java tool answers with."""
     if isinstance(resp, m.JoinGroupResponse):
         return {"error": resp.error.value, "generation_id": resp.generation_id,
@@ -591,7 +634,7 @@ def _err(code: int) -> str:
         return str(code)
 
 
-def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
+def canon(resp: dict[str, Any]) -> tuple[Any, ...]:
     """A response as a comparable value: errors by name, member lists as sets."""
     items: list[tuple[str, Any]] = []
     if "generation_id" in resp and resp["error"] != 0 and resp["protocol_name"] == "":
@@ -627,7 +670,34 @@ def _canon(resp: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(items)
 
 
-def _canon_group(s: dict[str, Any]) -> tuple[Any, ...]:
+def ref_groups(coordinator: Coordinator) -> dict[str, tuple[Any, ...]]:
+    """The reference's groups as :func:`canon_group` has Kafka's (a Dead group counts
+    as absent)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for gid, g in coordinator.state.groups.items():
+        if g.state is GroupState.Dead:
+            continue  # deliberate: the reference records Dead before removing a group
+        timers = [("heartbeat", mid, mem.heartbeat_deadline_ms) for mid, mem in g.members.items()
+                  if mem.heartbeat_deadline_ms is not None]
+        timers += [("heartbeat", mid, deadline) for mid, deadline in g.pending_members.items()]
+        if g.join_timer is not None:
+            timers.append(("join", "", g.join_timer.deadline_ms))
+        if g.sync_timer is not None:
+            timers.append(("sync", "", g.sync_timer.deadline_ms))
+        out[gid] = (g.state.name, g.generation_id, g.leader_id, g.protocol_name,
+                    tuple(sorted(g.members)),
+                    tuple(sorted((f"{t}-{p}", c.committed_offset) for (t, p), c in g.offsets.items())),
+                    tuple(sorted((mid, mem.group_instance_id, mem.session_timeout_ms,
+                                  mem.rebalance_timeout_ms, _b64(mem.assignment), mem.is_awaiting_join,
+                                  mem.is_awaiting_sync, mem.is_new) for mid, mem in g.members.items())),
+                    tuple(sorted(g.pending_sync_members)),
+                    tuple(sorted((k, mid, d) for k, mid, d in timers)),
+                    _ref_persisted(g.persisted))
+    return out
+
+
+def canon_group(s: dict[str, Any]) -> tuple[Any, ...]:
+    """A group summary of the shard tool as a comparable value (:func:`ref_groups`)."""
     members = tuple(sorted(
         (mid, d["group_instance_id"], d["session_timeout_ms"], d["rebalance_timeout_ms"], d["assignment"],
          d["awaiting_join"], d["awaiting_sync"], d["is_new"]) for mid, d in s["member_state"].items()))
@@ -665,7 +735,7 @@ _KAFKA_STATES = {"PreparingRebalance": "PreparingRebalance", "CompletingRebalanc
                  "Stable": "Stable", "Empty": "Empty", "Dead": "Dead"}
 
 
-def _only_leader_differs(
+def only_leader_differs(
     k_resp: list[tuple[int, tuple[Any, ...]]],
     r_resp: list[tuple[int, tuple[Any, ...]]],
     k_groups: dict[str, tuple[Any, ...]],
@@ -701,4 +771,5 @@ def check(jvm: JvmOracle, ops: list[Op]) -> int:
     return Differ(jvm).run(ops)
 
 
-__all__ = ["OPS", "SEQUENCES", "Differ", "Mismatch", "Op", "check"]
+__all__ = ["KAFKA_CONFIG", "OPS", "SEQUENCES", "SHARD_REQUESTS", "TOOL", "Differ", "Mismatch", "Op", "canon",
+           "canon_group", "check", "kafka_config", "only_leader_differs", "ref_groups", "ref_json", "wire_op"]
