@@ -91,6 +91,7 @@ UNSUPPORTED: dict[str, str] = {
                          "the same GroupCoordinatorConfig",
     "config": "a setting Kafka cannot be given (kafka_config refuses it)",
     "request": "a request the ClassicGroupShard tool does not take (not a classic-group request)",
+    "command": "a command this replay does not know (new in the scenario language: teach it here)",
 }
 
 #: Kafka elects a leader in HashMap order of its random member ids, the reference takes the
@@ -125,9 +126,9 @@ class Result:
     """One file's replay."""
 
     compared: int = 0
-    #: (line, command, reason) of each block not replayed
+    #: (line, command, rule) of each block not replayed
     skipped: list[tuple[int, str, str]] = field(default_factory=list)
-    #: (line, reason) of the block the comparison stopped at
+    #: (line, rule) of the block the comparison stopped at
     stopped: tuple[int, str] | None = None
     differences: list[str] = field(default_factory=list)
     #: the comparison stopped where only the leader chosen differs
@@ -203,7 +204,7 @@ class Replay:
         if cmd.name == "service":
             ref.active = cmd.arguments.get("active") == "true"
             return skip("service")
-        if not ref.active and cmd.name != "tick":
+        if not ref.active and (cmd.request is not None or cmd.name == "delete-partitions"):
             return skip("inactive")  # timers run on (the reference's Coordinator.active)
         if cmd.name == "delete-partitions":
             return stop("delete-partitions")
@@ -217,10 +218,11 @@ class Replay:
                 return stop("failover-settings")
             kafka = self._kafka({"kind": "failover"}, block)
             out = ref.failover(self.now)
+        elif cmd.request is None or rid is None:
+            return stop("command", f": {cmd.name}")
         else:
-            assert cmd.request is not None and rid is not None, block.command
             if not isinstance(cmd.request, SHARD_REQUESTS):
-                return stop("request")
+                return stop("request", f": {type(cmd.request).__name__}")
             if isinstance(cmd.request, _SERVICE_CHECKS_GROUP_ID) and cmd.request.group_id == "":
                 return skip("empty-group-id")
             request = _renamed(cmd.request, self.ids)
