@@ -43,6 +43,7 @@ from typing import Any
 
 import pytest
 
+from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.find_coordinator import coordinator_partition
@@ -325,9 +326,21 @@ def replay(jvm: JvmOracle, name: str) -> Result:
 
 
 @pytest.fixture(scope="module")
-def replays() -> Iterator[dict[str, Result]]:
-    with JvmOracle() as jvm:
-        yield {name: replay(jvm, name) for name in FILES}
+def jvm() -> Iterator[JvmOracle]:
+    with JvmOracle() as oracle:
+        yield oracle
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["fast-path", "handlers-only"])
+def replays(request: pytest.FixtureRequest, jvm: JvmOracle) -> dict[str, Result]:
+    """Every file replayed, with the reference's fast path for a current member's Heartbeat
+    and OffsetCommit (coordinator/classic/fast_path.py) on and off: both must be Kafka's."""
+    saved = fast_path.ENABLED
+    fast_path.ENABLED = request.param
+    try:
+        return {name: replay(jvm, name) for name in FILES}
+    finally:
+        fast_path.ENABLED = saved
 
 
 @pytest.mark.parametrize("name", FILES)
