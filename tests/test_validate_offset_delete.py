@@ -41,8 +41,8 @@ _VERSIONS = {"OffsetDelete": 0, "TxnOffsetCommit": 3, "SyncGroup": 3, "ConsumerG
 class Broker:
     """The reference coordinator as a broker, its exchanges written as a recorder would."""
 
-    def __init__(self) -> None:
-        self.c = Coordinator()
+    def __init__(self, coordinator: Coordinator | None = None) -> None:
+        self.c = coordinator or Coordinator()
         self.rid = 0
         self.sent: dict[int, tuple[m.Request, float, str]] = {}
         self.answers: dict[int, tuple[m.Response, float]] = {}

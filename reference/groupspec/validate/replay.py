@@ -147,6 +147,15 @@ class ReplayConfig:
     #: committed (its transaction committed) or the reference's (it aborted, or is open);
     #: any other difference on such a partition is inconclusive, naming it
     txn_commits: tuple[Exchange, ...] = ()
+    #: the instants of the coordinator's periodic group and offset expiry check are known:
+    #: they fall at multiples of offsets.retention.check.interval.ms from the trace's clock
+    #: zero, as in the simulator (whose coordinator starts there). Kafka runs the check one
+    #: interval after its shard loaded, then every interval (GroupCoordinatorShard.onLoaded,
+    #: scheduleGroupMetadataExpiration), an instant no recording shows: when False (a
+    #: recording), a replay that diverges is tried again with the check placed at each
+    #: point among the exchanges before the divergence (:func:`replay_group`). None: as the
+    #: trace says (validator.file_config: unknown in a recording, else known)
+    offsets_check_phase_known: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -200,6 +209,9 @@ class ReplayResult:
     found: tuple[Found, ...] = ()
     #: the replay stopped at ``max_divergences`` (or could not resynchronise) before the end
     truncated: bool = False
+    #: when the periodic expiry check was placed elsewhere than the trace's clock zero
+    #: (``ReplayConfig.offsets_check_phase_known`` False): the time of one of its runs
+    offsets_check_ms: int | None = None
 
 
 class _IdInUse(Exception):
@@ -375,9 +387,11 @@ def _prepare(exchanges: list[Exchange]) -> _Prepared:
 
 class Replayer:
     def __init__(self, exchanges: list[Exchange], config: ReplayConfig,
-                 prepared: _Prepared | None = None) -> None:
+                 prepared: _Prepared | None = None, offsets_check_ms: int | None = None) -> None:
         self.x = exchanges
         self.cfg = config
+        #: a time the periodic expiry check runs at (None: the trace's clock zero)
+        self.offsets_check_ms = offsets_check_ms
         self.budget = effective_budget(config, len(exchanges))
         self.slot: dict[str, str | None] = {"next": None}
         self.fallback = 0
@@ -457,7 +471,12 @@ class Replayer:
         def consumer_member_ids() -> str:
             return self._member_id("", None)
 
-        coord = Coordinator(cc, member_ids=member_ids, consumer_member_ids=consumer_member_ids)
+        interval = cc.offsets_retention_check_interval_ms
+        # (the checks fall at offsets_check_ms + k * interval: the first one interval after
+        # the coordinator "loaded" at that instant's phase less an interval)
+        loaded = 0 if self.offsets_check_ms is None else self.offsets_check_ms % interval - interval
+        coord = Coordinator(cc, member_ids=member_ids, consumer_member_ids=consumer_member_ids,
+                            loaded_at_ms=loaded)
         self._set_metadata(coord, -math.inf)
         branch = _Branch(coord, list(range(len(self.x))))
         self._rebase(copy_state(branch), self.fallback)
@@ -613,14 +632,14 @@ class Replayer:
             return (f.allowed,)  # the same answer, but by a time: that is what differs
         return tuple(sorted({summary(a) for a in self.answers.get(f.exchange.seq, ())}))
 
-    @staticmethod
-    def _result(delay: int, found: list[Found], explored: int, failovers: int,
+    def _result(self, delay: int, found: list[Found], explored: int, failovers: int,
                 truncated: bool) -> ReplayResult:
         if not found:
-            return ReplayResult(True, delay, explored=explored, failovers=failovers)
+            return ReplayResult(True, delay, explored=explored, failovers=failovers,
+                                offsets_check_ms=self.offsets_check_ms)
         first = found[0]
         return ReplayResult(False, delay, first.failure, first.allowed, explored, first.bound_hit,
-                            failovers, tuple(found), truncated)
+                            failovers, tuple(found), truncated, self.offsets_check_ms)
 
     def _horizon(self, b: _Branch, f: Failure) -> float:
         start = f.exchange.sent
@@ -1644,6 +1663,39 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
                             and result.failure.depth > best.failure.depth):
             best = result
     assert best is not None
+    if cfg.offsets_check_phase_known is False and best.failure is not None:
+        for check in offsets_check_candidates(exchanges, best.failure.exchange,
+                                              cfg.coordinator.offsets_retention_check_interval_ms):
+            for delay in cfg.initial_delays_ms:
+                result = Replayer(exchanges, first_only, prepared, check).run(delay)
+                if result.ok:
+                    return result
+                if result.failure is not None and best.failure is not None \
+                        and result.failure.depth > best.failure.depth:
+                    best = result
     if cfg.max_divergences > 1 and not best.bound_hit:
-        best = Replayer(exchanges, cfg, prepared).run(best.initial_delay_ms)
+        best = Replayer(exchanges, cfg, prepared, best.offsets_check_ms).run(best.initial_delay_ms)
     return best
+
+
+#: at most this many placements of the periodic expiry check are tried for one divergence
+OFFSETS_CHECK_CANDIDATES = 8
+
+
+def offsets_check_candidates(exchanges: list[Exchange], failed: Exchange, interval_ms: int) -> list[int]:
+    """Instants to place the coordinator's periodic group and offset expiry check at, when
+    its phase is unknown (ReplayConfig.offsets_check_phase_known False) and the replay with
+    the trace's clock zero diverged at ``failed``. One check falls in every interval, so one
+    falls in the interval before the divergence; where it falls among that interval's
+    exchanges is what changes the answers (an Empty group without offsets is deleted by it:
+    offsets.py expire_offsets). Tried: just after each of the last exchanges sent before the
+    divergence within the interval (the latest first), and just after the interval began
+    (before all of them). Exchanges further back than :data:`OFFSETS_CHECK_CANDIDATES` are
+    not tried: a group that was eligible for deletion long before sees few requests."""
+    t = _floor(failed.sent)
+    before = sorted({_floor(x.sent) for x in exchanges if t - interval_ms < x.sent <= failed.sent},
+                    reverse=True)
+    out = [s + 1 for s in before[:OFFSETS_CHECK_CANDIDATES]]
+    out.append(t - interval_ms + 1)
+    # the default (the clock's zero) was tried first
+    return [c for c in dict.fromkeys(out) if c % interval_ms != 0]

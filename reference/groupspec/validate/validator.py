@@ -88,6 +88,9 @@ def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfi
     recorded = header is not None and header.source == RECORDER_SOURCE
     if (config is None or not config.reliable_connections) and recorded:
         config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
+    if recorded and (config is None or config.offsets_check_phase_known is None):
+        # the broker's periodic expiry check runs at instants a recording does not show
+        config = dataclasses.replace(config or ReplayConfig(), offsets_check_phase_known=False)
     if header is not None and header.broker_config:
         config = with_broker_config(config or ReplayConfig(), header.broker_config)
     metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
@@ -207,6 +210,12 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     if g.exchanges:
         result = replay_group(g.exchanges, config)
     assumed = {"group.initial.rebalance.delay.ms": result.initial_delay_ms} if result else {}
+    if result is not None and result.offsets_check_ms is not None:
+        # (only when the replay needed it: the clock's zero is not named)
+        assumed["offsets.retention.check.at.ms"] = result.offsets_check_ms
+        notes.append(f"the replay assumed the coordinator's periodic group and offset expiry check "
+                     f"ran at {result.offsets_check_ms} ms (and every offsets.retention.check.interval.ms "
+                     "from there): a recording does not show when the broker's shard loaded")
     explored = result.explored if result else 0
     if result is not None and result.failovers:
         notes.append(f"the replay assumed {result.failovers} coordinator failover(s)")
