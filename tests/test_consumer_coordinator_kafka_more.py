@@ -36,6 +36,8 @@ from groupspec.protocol.messages import DeleteGroupsRequest, DeleteGroupsRespons
 from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 from tests.test_consumer_coordinator_kafka import (
+    CLIENT_HOST,
+    CLIENT_ID,
     Context,
     MockAssignor,
     assignor,
@@ -375,3 +377,78 @@ def test_replay_consumer_group_current_member_assignment_unowned_topic_with_comp
     g = ctx.group("fooup")
     assert g.current_partition_epoch(foo, 0) == -1
     assert g.current_partition_epoch(bar, 0) == 14
+
+
+# ---------------------------------------------------------------------------- loading
+def test_on_loaded() -> None:
+    """testOnLoaded: once loaded, every member has a session timeout and a member revoking
+    partitions a rebalance timeout."""
+    foo = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0F00)
+    bar = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0BA2)
+    ctx = Context([TopicMetadata(foo, "foo", 6), TopicMetadata(bar, "bar", 3)])
+    m1 = ConsumerMember("foo-1", member_epoch=9, previous_member_epoch=9,
+                        state=cr.MemberState.UNREVOKED_PARTITIONS, client_id=CLIENT_ID,
+                        client_host=CLIENT_HOST, subscribed_topic_names=frozenset({"foo"}),
+                        server_assignor="range", assigned={foo: frozenset({0, 1, 2})},
+                        pending_revocation={foo: frozenset({3, 4, 5})})
+    m2 = ConsumerMember("foo-2", member_epoch=10, previous_member_epoch=10, client_id=CLIENT_ID,
+                        client_host=CLIENT_HOST, subscribed_topic_names=frozenset({"foo"}),
+                        server_assignor="range")
+    records = builder_records("foo", 10, [m1, m2], assignment_epoch=10)
+    records.insert(3, cr.ConsumerGroupTargetAssignmentRecord("foo", "foo-1", cr.ConsumerGroupTargetAssignmentMemberValue(
+        (cr.RecordTopicPartitions(foo, (3, 4, 5)),))))
+    ctx.replay(*records)
+    ctx.coordinator.failover(ctx.now)
+
+    g = ctx.group("foo")
+    assert set(g.session_deadlines) == {"foo-1", "foo-2"}
+    assert set(g.rebalance_timers) == {"foo-1"}
+
+
+# ---------------------------------------------------------------------------- groupsByTopics
+def _groups_subscribed_to_topic(ctx: Context, topic: str) -> set[str]:
+    """GroupMetadataManager.groupsSubscribedToTopic, observed: the groups whose metadata a
+    change of that topic alone (in a new image) has refreshed at their next heartbeat."""
+    for g in ctx.state.consumer_groups.values():
+        g.metadata_refresh_epoch = g.group_epoch
+    image = dict(ctx.state.topics)
+    old = image.get(topic)
+    topic_id = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_7000 + sum(map(ord, topic)))
+    image[topic] = TopicMetadata(topic_id, topic, 1 if old is None else old.num_partitions + 1)
+    ctx.coordinator.set_topics(image.values())
+    return {gid for gid, g in ctx.state.consumer_groups.items() if _metadata_expired(txn(ctx), g)}
+
+
+def test_group_ids_by_topics(assignor: MockAssignor) -> None:
+    """testGroupIdsByTopics: the groups subscribed to each topic follow the subscriptions."""
+    ctx = Context()
+
+    def subscribe(gid: str, member_id: str, *topics: str) -> None:
+        m = ConsumerMember(member_id, subscribed_topic_names=frozenset(topics))
+        ctx.replay(cr.ConsumerGroupMemberSubscriptionRecord(gid, member_id, m.subscription_value()))
+
+    def by_topic() -> tuple[set[str], set[str], set[str]]:
+        return (_groups_subscribed_to_topic(ctx, "foo"), _groups_subscribed_to_topic(ctx, "bar"),
+                _groups_subscribed_to_topic(ctx, "zar"))
+
+    g1, g2 = "group1", "group2"
+    assert by_topic() == (set(), set(), set())
+    subscribe(g1, "group1-m1", "foo", "bar")
+    assert by_topic() == ({g1}, {g1}, set())
+    subscribe(g2, "group2-m1", "foo", "bar", "zar")
+    assert by_topic() == ({g1, g2}, {g1, g2}, {g2})
+    subscribe(g1, "group1-m2", "bar", "zar")
+    assert by_topic() == ({g1, g2}, {g1, g2}, {g1, g2})
+    subscribe(g2, "group2-m2", "foo", "bar")
+    assert by_topic() == ({g1, g2}, {g1, g2}, {g1, g2})
+    ctx.replay(cr.ConsumerGroupCurrentAssignmentRecord(g1, "group1-m1", None),
+               cr.ConsumerGroupMemberSubscriptionRecord(g1, "group1-m1", None))
+    assert by_topic() == ({g2}, {g1, g2}, {g1, g2})
+    subscribe(g2, "group2-m1")
+    assert by_topic() == ({g2}, {g1, g2}, {g1})
+    subscribe(g2, "group2-m2", "foo")
+    assert by_topic() == ({g2}, {g1}, {g1})
+    subscribe(g2, "group2-m2")
+    assert by_topic() == (set(), {g1}, {g1})
+    subscribe(g1, "group1-m2")
+    assert by_topic() == (set(), set(), set())
