@@ -452,3 +452,19 @@ def test_group_ids_by_topics(assignor: MockAssignor) -> None:
     assert by_topic() == (set(), {g1}, {g1})
     subscribe(g1, "group1-m2")
     assert by_topic() == (set(), set(), set())
+
+
+@pytest.mark.xfail(strict=True, raises=AttributeError, reason=_NO_PARTITION_METADATA)
+def test_subscription_upgrade_to_metadata_hash(assignor: MockAssignor) -> None:
+    """testSubscriptionUpgradeToMetadataHash: a group with a 4.0 subscription-metadata record
+    is moved to the metadata hash (and the record tombstoned) at its next heartbeat."""
+    foo = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0F00)
+    ctx = Context([TopicMetadata(foo, "foo", 6)])
+    m = ConsumerMember("m", member_epoch=10, previous_member_epoch=9, client_id=CLIENT_ID,
+                       client_host=CLIENT_HOST, subscribed_topic_names=frozenset({"foo"}),
+                       server_assignor="range", assigned={foo: frozenset(range(6))})
+    records = builder_records("fooup", 10, [m], assignment_epoch=10)
+    records.insert(2, cr.ConsumerGroupTargetAssignmentRecord("fooup", "m", cr.ConsumerGroupTargetAssignmentMemberValue(
+        (cr.RecordTopicPartitions(foo, tuple(range(6))),))))
+    ctx.replay(*records)
+    ctx.replay(cr.ConsumerGroupPartitionMetadataRecord("fooup", ((foo, "foo", 6),)))  # type: ignore[attr-defined]
