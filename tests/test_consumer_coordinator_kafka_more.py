@@ -9,6 +9,10 @@ maps onto the reference); each test is named after the Java one.
 Kafka's ``consumerGroup(groupId)`` throwing GroupIdNotFoundException is the group missing from
 ``state.consumer_groups``; ``getOrMaybeCreateMember(memberId, false)`` throwing
 UnknownMemberIdException is the member missing from the group's ``members``.
+
+Left out: the classic-protocol joins into consumer groups (testStaticMemberJoiningConsumerGroupWith*,
+testJoiningConsumerGroup*, online migration), testSubscriptionMetadataRefreshedAgainAfterWriteFailure
+(failed appends), metrics, authorization, group configs (known modelling differences).
 """
 
 from __future__ import annotations
