@@ -227,3 +227,26 @@ def test_a_broker_without_the_consumer_protocol_is_named_as_such() -> None:
     assert apis_not_offered(tansu, {69: "ConsumerGroupDescribe"}) == []
     recorded_kafka = ROOT / "examples" / "validator-false-positives" / "kip848" / "heartbeat-before-a-join-kafka-4.1.2.jsonl"
     assert apis_not_offered(recorded_kafka, {68: "ConsumerGroupHeartbeat"}) == []
+
+
+def test_a_finding_on_a_fetch_is_drawn_at_that_fetch() -> None:
+    """Apache Kafka 4.1.2 and kafka-python 3 with requests held back at random (conformance
+    --jitter-ms 40, cooperative-sticky): member b, told in generation 2 to give up two of its
+    four partitions, went on fetching them (and its heartbeats stopped); the validator names
+    the client (ClientFetchesOwnedOnly on the Fetch at line 27). The timeline was drawn at
+    the group's last exchange, in member a's column, because a Fetch is not an exchange: it
+    is now drawn at that Fetch, in b's column."""
+    path = ROOT / "examples" / "conformance" / "kafka-4.1.2" / "cooperative-sticky--kafka-python--jitter-keeps-revoked.jsonl"
+    rep = validate_path(path)
+    [g] = rep.groups
+    assert g.verdict == "violation" and g.violation is not None
+    assert (g.violation.rule, g.violation.side, g.violation.line, g.violation.client_id) == \
+        ("ClientFetchesOwnedOnly", "client", 27, "b")
+    [f] = [x for x in findings_of({"groups": [g.to_json()]}, path.read_text(encoding="utf-8").splitlines())
+           if x.seq == g.violation.seq]
+    assert f.timeline is not None
+    [marked] = [r for r in f.timeline.rows if r.finding]
+    assert (marked.seq, marked.member) == (g.violation.seq, "b")
+    assert any(r.seq == marked.seq and r.kind == "request" and "Fetch" in r.fields[0].text
+               for r in f.timeline.rows)
+    assert "b" in f.timeline.members

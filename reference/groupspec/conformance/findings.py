@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from groupspec.protocol import messages as m
-from groupspec.trace.events import WireExchange
+from groupspec.trace.events import FetchEvent, WireExchange
 from groupspec.trace.jsonl import read_events
 from groupspec.validate.compare import summary
 
@@ -188,6 +188,7 @@ def findings_of(validation: dict[str, Any], trace_lines: Sequence[str] | None = 
     """Every distinct divergence of a validator report, in trace order, each with its
     differing fields and (given the trace's lines) its timeline."""
     exchanges = exchanges_of(trace_lines) if trace_lines is not None else None
+    fetches = fetches_of(trace_lines) if trace_lines is not None else {}
     seen: set[tuple[str, int, str]] = set()
     out: list[Finding] = []
     for g in validation.get("groups", []):
@@ -213,7 +214,7 @@ def findings_of(validation: dict[str, Any], trace_lines: Sequence[str] | None = 
                 answered_fields=tuple(fields), nearest_allowed=nearest, differences=tuple(words),
             )
             if exchanges is not None:
-                f = _with_timeline(f, exchanges)
+                f = _with_timeline(f, exchanges, fetches.get(f.seq))
             out.append(f)
     return sorted(out, key=lambda f: (f.seq, f.group_id))
 
@@ -226,6 +227,16 @@ def exchanges_of(lines: Iterable[str]) -> list[WireExchange]:
         if isinstance(e, WireExchange):
             out.append(e)
     return out
+
+
+def fetches_of(lines: Iterable[str]) -> dict[int, FetchEvent]:
+    """The trace's Fetch events by seq: a client rule's finding may be one of them
+    (ClientFetchesOwnedOnly), and its timeline is placed there."""
+    return {e.seq: e for e in read_events(lines) if isinstance(e, FetchEvent)}
+
+
+def _fetch_text(e: FetchEvent) -> str:
+    return "Fetch " + " ".join(f"{p.topic}-{p.partition}@{p.fetch_offset}" for p in e.partitions)
 
 
 _UUID = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -253,12 +264,17 @@ def request_text(req: m.Request, api: str) -> str:
     return " ".join(parts)
 
 
-def _with_timeline(f: Finding, exchanges: list[WireExchange]) -> Finding:
-    mine = [e for e in exchanges if e.group_id == f.group_id]
+def _with_timeline(f: Finding, exchanges: list[WireExchange], fetch: FetchEvent | None = None) -> Finding:
+    """``fetch``: the Fetch event the finding is about (a client rule's), shown among the
+    group's exchanges at its own time; without it a finding on a Fetch was drawn at the
+    timeline's last event."""
+    mine: list[WireExchange | FetchEvent] = [e for e in exchanges if e.group_id == f.group_id]
     if not exchanges or not mine:
         return f
+    if fetch is not None and not any(e.seq == f.seq for e in mine):
+        mine.append(fetch)
     start = min(e.sent_ms for e in exchanges)
-    events: list[tuple[float, int, int, WireExchange]] = []  # (time, order, seq, exchange)
+    events: list[tuple[float, int, int, WireExchange | FetchEvent]] = []  # (time, order, seq, event)
     for e in mine:
         events.append((e.sent_ms, 0, e.seq, e))
         if e.received_ms is not None:
@@ -275,11 +291,12 @@ def _with_timeline(f: Finding, exchanges: list[WireExchange]) -> Finding:
         if e.client_id not in members:
             members.append(e.client_id)
         if order == 0:
-            fields: tuple[Field, ...] = (Field("→ " + request_text(e.request, e.api)),)
+            text = _fetch_text(e) if isinstance(e, FetchEvent) else request_text(e.request, e.api)
+            fields: tuple[Field, ...] = (Field("→ " + text),)
         elif i == at:
             fields = (Field("←"), *f.answered_fields)
         else:
-            fields = (Field("← " + summary(e.response)),)
+            fields = (Field("← " + ("Fetch answered" if isinstance(e, FetchEvent) else summary(e.response))),)
         rows.append(Row(t_ms=round(t - start), seq=seq, member=e.client_id,
                         kind="request" if order == 0 else "answer", fields=fields, finding=i == at))
     # members in the order they first appear in the trace, the finding's first if tied
