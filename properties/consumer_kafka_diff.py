@@ -69,6 +69,10 @@ GROUPS = ("g0", "g1")
 CLIENTS: tuple[tuple[str, str | None], ...] = (
     ("c0", None), ("c1", None), ("c2", None), ("s3", "i3"), ("s4", "i4"), ("z3", "i3"))
 
+#: the instance id a client sends instead of its own (Op.other_instance): the static
+#: clients swap theirs, a dynamic one becomes static
+OTHER_INSTANCE = {None: "i4", "i3": "i4", "i4": "i3"}
+
 #: the racks of the clients that have one (ConsumerGroupHeartbeat RackId)
 CLIENT_RACKS = {0: "r0", 3: "r1", 4: "r0"}
 
@@ -147,6 +151,9 @@ class Op:
     version: int = 1
     ms: int = 0
     what: str = ""
+    #: the client sends another instance id than its own (OTHER_INSTANCE): a process
+    #: restarted with another group.instance.id that keeps its member id
+    other_instance: bool = False
 
 
 _who = st.sampled_from([0, 0, 1, 1, 2, 3, 3, 4, 5])
@@ -156,13 +163,14 @@ _epoch = st.sampled_from(["current"] * 6 + ["stale", "future"])
 _owned = st.sampled_from(["correct"] * 4 + ["previous", "wrong", "none", "empty"])
 _assignor = st.sampled_from([None, None, None, "uniform", "range"])
 
+_other_instance = st.sampled_from([False] * 5 + [True])
 _join = st.builds(
-    lambda who, group, ids, sub, assignor, rebalance, version: Op(
+    lambda who, group, ids, sub, assignor, rebalance, version, other: Op(
         "join", who=who, group=group, ids=ids, epoch="zero", sub=sub, assignor=assignor,
-        rebalance_ms=rebalance, version=version, full=True),
+        rebalance_ms=rebalance, version=version, full=True, other_instance=other),
     _who, _group, st.sampled_from(["known", "known", "fresh", "empty"]),
     st.sampled_from([0, 0, 0, 1, 1, 2, 3, 4, 5, 6]), _assignor,
-    st.sampled_from([30_000, 30_000, 10_000, 60_000]), st.sampled_from([1, 1, 1, 0]),
+    st.sampled_from([30_000, 30_000, 10_000, 60_000]), st.sampled_from([1, 1, 1, 0]), _other_instance,
 )
 _heartbeat = st.builds(
     lambda who, group, ids, epoch, owned, full: Op(
@@ -181,9 +189,10 @@ _subscribe = st.builds(
     _who, _group, st.sampled_from(range(len(SUBSCRIPTIONS))), _assignor,
 )
 _leave = st.builds(
-    lambda who, group, ids, static: Op("leave", who=who, group=group, ids=ids,
-                                       epoch="static_leave" if static else "leave"),
-    _who, _group, st.sampled_from(["known"] * 4 + ["bogus"]), st.booleans(),
+    lambda who, group, ids, static, other: Op("leave", who=who, group=group, ids=ids,
+                                              epoch="static_leave" if static else "leave",
+                                              other_instance=other),
+    _who, _group, st.sampled_from(["known"] * 4 + ["bogus"]), st.booleans(), _other_instance,
 )
 _advance = st.builds(lambda ms: Op("advance", ms=ms),
                      st.sampled_from([1, 100, 1_000, 5_000, 5_000, 10_000, 20_000, 30_000, 45_000, 60_000,
@@ -528,6 +537,8 @@ class Differ:
 
     def _request(self, op: Op, rid: int) -> tuple[dict[str, Any], Any]:
         client_id, instance = CLIENTS[op.who]
+        if op.other_instance:
+            instance = OTHER_INSTANCE[instance]
         gid = GROUPS[op.group]
         seen = self.seen.setdefault((op.who, op.group), Seen())
         if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete"):

@@ -2,13 +2,19 @@
 coordinator shard for consumer groups (tests/test_consumer_coordinator_kafka_jar.py), each
 fixed in the reference and pinned here on the reference alone (no JVM needed). The same
 sequences run against Kafka in
-tests/test_consumer_coordinator_kafka_jar.py::test_found_sequences_agree_with_kafka."""
+tests/test_consumer_coordinator_kafka_jar.py::test_found_sequences_agree_with_kafka, or
+here (the tests marked java)."""
 
 from __future__ import annotations
+
+import dataclasses
+
+import pytest
 
 from groupspec.assignors.server_spec import SubscriptionType, TopicMetadata
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
+from groupspec.jvm import JvmOracle
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
@@ -21,6 +27,7 @@ from groupspec.protocol.consumer_group_messages import (
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
+from properties.consumer_kafka_diff import Op, check
 
 T = TopicMetadata(TopicId.for_name("t"), "t", 3)
 U = TopicMetadata(TopicId.for_name("u"), "u", 2)
@@ -235,3 +242,58 @@ def test_the_groups_subscription_type_is_the_one_set_when_a_member_last_changed(
     _heartbeat(coord, 5, _hb(ids[1], group.members[ids[1]].member_epoch, topic_partitions=()), 30_000)
     assert _target(coord, ids[1]) == {"t": (0, 2)}
     assert _target(coord, ids[2]) == {"t": (1,)}
+
+
+def _static_join(member_id: str, instance_id: str) -> ConsumerGroupHeartbeatRequest:
+    return ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id=member_id, member_epoch=0, instance_id=instance_id,
+        rebalance_timeout_ms=30_000, subscribed_topic_names=("t",), topic_partitions=())
+
+
+def test_an_instance_id_mapped_to_a_removed_member_says_unknown_member() -> None:
+    # ConsumerGroup.staticMember resolves the instance id's member id with
+    # getOrMaybeCreateMember(memberId, false): a mapping to a member gone from the group
+    # raises UnknownMemberIdException ("Member <id> is not a member of group <g>."). Such a
+    # mapping stays behind when a member rejoins at epoch 0 under another instance id
+    # (updateStaticMember adds i4 -> s3, keeps i3 -> s3) and is then replaced by a new
+    # static member of its current instance id after a -2 leave (removeStaticMember drops
+    # i4 only). The reference read the stale mapping as "no static member" and let s3 join
+    # again (found by the wire fuzzer against Kafka 4.1.2: a v0 rejoin with the same member
+    # id, examples/validator-false-positives/kip848/static-rejoin-same-member-id-kafka-4.1.2.jsonl).
+    coord = _coordinator()
+    assert _heartbeat(coord, 1, _static_join("s3", "i3"), 0).error is Error.NONE
+    assert _heartbeat(coord, 2, _static_join("s3", "i4"), 0).error is Error.NONE
+    leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="s3", member_epoch=-2, instance_id="i3")
+    assert _heartbeat(coord, 3, leave, 0).member_epoch == -2
+    assert _heartbeat(coord, 4, _static_join("s4", "i4"), 0).error is Error.NONE
+    group = coord.state.consumer_groups["g"]
+    assert set(group.members) == {"s4"}
+    assert group.static_members == {"i3": "s3", "i4": "s4"}
+    unknown = (Error.UNKNOWN_MEMBER_ID, "Member s3 is not a member of group g.")
+    for rid, version in ((5, 0), (6, 1)):
+        rejoin = _heartbeat(coord, rid, dataclasses.replace(_static_join("s3", "i3"), version=version), 0)
+        assert (rejoin.error, rejoin.error_message) == unknown
+    # consumerGroupLeave looks the instance id up the same way
+    left = _heartbeat(coord, 7, leave, 0)
+    assert (left.error, left.error_message) == unknown
+    assert set(group.members) == {"s4"}
+
+
+#: the same story against Kafka 4.1.2's consumer-group shard (properties/consumer_kafka_diff.py:
+#: s3 has instance id i3, s4 has i4; other_instance sends the other one)
+STALE_INSTANCE_MAPPING = [
+    Op("join", who=3, epoch="zero", full=True, sub=0),
+    Op("join", who=3, epoch="zero", full=True, sub=0, other_instance=True),
+    Op("leave", who=3, epoch="static_leave"),
+    Op("join", who=4, epoch="zero", full=True, sub=0),
+    Op("join", who=3, epoch="zero", full=True, sub=0, version=0),
+    Op("join", who=3, epoch="zero", full=True, sub=0),
+    Op("leave", who=3, epoch="static_leave"),
+    Op("round"),
+]
+
+
+@pytest.mark.java
+def test_an_instance_id_mapped_to_a_removed_member_agrees_with_kafka() -> None:
+    with JvmOracle() as jvm:
+        assert check(jvm, STALE_INSTANCE_MAPPING) == len(STALE_INSTANCE_MAPPING)

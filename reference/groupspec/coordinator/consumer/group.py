@@ -120,6 +120,9 @@ class ConsumerGroup:
         return self.partition_epochs.get((topic, partition), -1)
 
     def static_member(self, instance_id: str | None) -> ConsumerMember | None:
+        """The member the instance id maps to, None also when it maps to a member no longer
+        in the group (Kafka's ConsumerGroup.staticMember raises UNKNOWN_MEMBER_ID then: the
+        heartbeat looks static members up with heartbeat._static_member)."""
         if instance_id is None:
             return None
         mid = self.static_members.get(instance_id)

@@ -230,6 +230,20 @@ def _member(g: ConsumerGroup, member_id: str, create: bool) -> ConsumerMember:
     return ConsumerMember(member_id)
 
 
+def _static_member(g: ConsumerGroup, instance_id: str) -> ConsumerMember | None:
+    """ConsumerGroup.staticMember (modern/consumer/ConsumerGroup.java): the member the
+    instance id maps to, looked up with getOrMaybeCreateMember(memberId, false), so a mapping
+    to a member no longer in the group raises UNKNOWN_MEMBER_ID ("Member <id> is not a
+    member of group <group>.") instead of reading as "no static member". Such a mapping
+    outlives its member when the member changed its instance id (a rejoin at epoch 0 with
+    another one: ConsumerGroup.updateStaticMember adds the new mapping and keeps the old)
+    and was then removed (removeStaticMember drops the mapping of its current instance id
+    only). Found by the wire fuzzer (examples/validator-false-positives/kip848/
+    static-rejoin-same-member-id-kafka-4.1.2.jsonl)."""
+    mid = g.static_members.get(instance_id)
+    return None if mid is None else _member(g, mid, False)
+
+
 def _check_epoch(m: ConsumerMember, received: int, owned: Sequence[object] | None,
                  owned_ok: bool) -> None:
     """throwIfConsumerGroupMemberEpochIsInvalid."""
@@ -267,7 +281,7 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
         member = _member(group, member_id, create)
         _check_epoch(member, req.member_epoch, owned, is_subset(owned, member.assigned))
     else:
-        existing = group.static_member(req.instance_id)
+        existing = _static_member(group, req.instance_id)
         if create:
             if existing is None:
                 member = _member(group, member_id, True)
@@ -642,7 +656,7 @@ def _leave(txn: Txn, req: ConsumerGroupHeartbeatRequest,
         member = _member(group, req.member_id, False)
         fence_members(txn, group, [member], records)
         return answer
-    member_or_none = group.static_member(req.instance_id)
+    member_or_none = _static_member(group, req.instance_id)
     if member_or_none is None:
         raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
     member = member_or_none
