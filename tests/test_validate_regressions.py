@@ -285,3 +285,19 @@ def test_a_new_topic_is_linked_first_in_its_bucket_as_kafkas_hash_map_does() -> 
     from groupspec.cli.main import main
 
     assert main(["validate", str(KIP848 / "regex-topic-order-kafka-4.1.2.jsonl"), *KIP848_BROKER]) == 0
+
+
+def test_an_instance_id_left_behind_by_a_removed_static_member_names_no_member() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz, consumer groups, seed 7107): member 3BPn...
+    joined as wf-i1, rejoined at epoch 0 as wf-i0 (line 11: Kafka maps both instance ids to
+    it), left with -2 through wf-i1 (line 39) and was replaced by a new wf-i0 member (line
+    40), which drops the wf-i0 mapping only. Its v0 rejoin as wf-i1 with its own member id
+    (line 47) found wf-i1 still mapped to it, and ConsumerGroup.staticMember answered
+    UNKNOWN_MEMBER_ID for the missing member; the reference let it join (a broker-side
+    ConsumerReconciliation divergence at lines 47 and 53)."""
+    from groupspec.conformance.runner import validation_config
+
+    path = KIP848 / "static-rejoin-same-member-id-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka", "consumer"))
+    assert [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"] == []
+    assert [g.verdict for g in report.groups] == ["conforming"]
