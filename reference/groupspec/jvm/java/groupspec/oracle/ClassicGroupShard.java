@@ -32,12 +32,10 @@ import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.LogContext;
-import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorExecutor;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorOperationExceptionHelper;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorResult;
-import org.apache.kafka.coordinator.common.runtime.CoordinatorTimer;
 import org.apache.kafka.coordinator.group.GroupConfigManager;
 import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
 import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
@@ -68,7 +66,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 /**
@@ -120,81 +117,6 @@ public final class ClassicGroupShard implements Tool {
                 return state.step(input.path("op"));
             default:
                 throw new IllegalArgumentException("unknown action: " + action);
-        }
-    }
-
-    /** The shard's clock: moves only by {@link #sleep}. */
-    private static final class ManualClock implements Time {
-        private long now;
-
-        @Override
-        public long milliseconds() {
-            return now;
-        }
-
-        @Override
-        public long nanoseconds() {
-            return TimeUnit.MILLISECONDS.toNanos(now);
-        }
-
-        @Override
-        public void sleep(long ms) {
-            now += ms;
-        }
-
-        @Override
-        public void waitObject(Object obj, java.util.function.Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("nothing waits on the manual clock");
-        }
-    }
-
-    /** A scheduled timer: what the runtime's EventBasedCoordinatorTimer holds per key. */
-    private static final class Scheduled {
-        final String key;
-        final long deadline;
-        final long seq;
-        final CoordinatorTimer.TimeoutOperation<Void, CoordinatorRecord> op;
-
-        Scheduled(String key, long deadline, long seq, CoordinatorTimer.TimeoutOperation<Void, CoordinatorRecord> op) {
-            this.key = key;
-            this.deadline = deadline;
-            this.seq = seq;
-            this.op = op;
-        }
-    }
-
-    /** A timer keyed as the runtime's: scheduling a key again replaces its timer. */
-    private static final class ManualTimer implements CoordinatorTimer<Void, CoordinatorRecord> {
-        final ManualClock time;
-        final Map<String, Scheduled> byKey = new HashMap<>();
-        long seq;
-
-        ManualTimer(ManualClock time) {
-            this.time = time;
-        }
-
-        @Override
-        public void schedule(String key, long delay, TimeUnit unit, boolean retry, TimeoutOperation<Void, CoordinatorRecord> operation) {
-            byKey.put(key, new Scheduled(key, time.milliseconds() + unit.toMillis(delay), seq++, operation));
-        }
-
-        @Override
-        public void schedule(String key, long delay, TimeUnit unit, boolean retry, long retryBackoff,
-                             TimeoutOperation<Void, CoordinatorRecord> operation) {
-            schedule(key, delay, unit, retry, operation);
-        }
-
-        @Override
-        public void scheduleIfAbsent(String key, long delay, TimeUnit unit, boolean retry,
-                                     TimeoutOperation<Void, CoordinatorRecord> operation) {
-            if (!byKey.containsKey(key)) {
-                schedule(key, delay, unit, retry, operation);
-            }
-        }
-
-        @Override
-        public void cancel(String key) {
-            byKey.remove(key);
         }
     }
 
@@ -468,7 +390,7 @@ public final class ClassicGroupShard implements Tool {
             // the group's running timers: [kind, member, deadline]
             ArrayNode timers = o.putArray("timers");
             List<String[]> found = new ArrayList<>();
-            for (Scheduled t : timer.byKey.values()) {
+            for (ManualTimer.Scheduled t : timer.byKey.values()) {
                 if (t.key.startsWith("heartbeat-" + gid + "-")) {
                     String member = t.key.substring(("heartbeat-" + gid + "-").length());
                     // a heartbeat timer left behind for an id that is neither a member nor a
@@ -511,7 +433,7 @@ public final class ClassicGroupShard implements Tool {
         // ------------------------------------------------------------------ timers
 
         /** Sort key for timers due at one millisecond: the reference's (kind, group, member). */
-        Object[] tieKey(Scheduled s) {
+        Object[] tieKey(ManualTimer.Scheduled s) {
             String k = s.key;
             int rank;
             String group = "";
@@ -550,10 +472,10 @@ public final class ClassicGroupShard implements Tool {
             return best;
         }
 
-        Scheduled nextDue(long until) {
-            Scheduled best = null;
+        ManualTimer.Scheduled nextDue(long until) {
+            ManualTimer.Scheduled best = null;
             Object[] bestKey = null;
-            for (Scheduled s : timer.byKey.values()) {
+            for (ManualTimer.Scheduled s : timer.byKey.values()) {
                 if (s.deadline > until) {
                     continue;
                 }
@@ -582,7 +504,7 @@ public final class ClassicGroupShard implements Tool {
                 throw new IllegalArgumentException("time went backwards: " + to + " < " + time.milliseconds());
             }
             while (true) {
-                Scheduled due = nextDue(to);
+                ManualTimer.Scheduled due = nextDue(to);
                 if (due == null) {
                     break;
                 }

@@ -30,12 +30,10 @@ import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.LogContext;
-import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorExecutor;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorOperationExceptionHelper;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorResult;
-import org.apache.kafka.coordinator.common.runtime.CoordinatorTimer;
 import org.apache.kafka.coordinator.group.GroupConfigManager;
 import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
 import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
@@ -81,7 +79,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 
 /**
@@ -89,7 +86,7 @@ import java.util.function.BiFunction;
  * and OffsetMetadataManager) driven by consumer-group (KIP-848) requests one at a time, with
  * a clock that moves only when told and a metadata image of the topics the input names.
  * The consumer-protocol sibling of {@link ClassicGroupShard}, with the same runtime
- * stand-ins (kept separate so that tool's behaviour cannot change with this one).
+ * stand-ins (the clock and timer shared: {@link ManualClock}, {@link ManualTimer}).
  *
  * <p>Input, one of:
  * <ul>
@@ -141,80 +138,6 @@ public final class ConsumerGroupShard implements Tool {
                 return state.step(input.path("op"));
             default:
                 throw new IllegalArgumentException("unknown action: " + action);
-        }
-    }
-
-    /** The shard's clock: moves only by {@link #sleep}. */
-    private static final class ManualClock implements Time {
-        private long now;
-
-        @Override
-        public long milliseconds() {
-            return now;
-        }
-
-        @Override
-        public long nanoseconds() {
-            return TimeUnit.MILLISECONDS.toNanos(now);
-        }
-
-        @Override
-        public void sleep(long ms) {
-            now += ms;
-        }
-
-        @Override
-        public void waitObject(Object obj, java.util.function.Supplier<Boolean> condition, long deadlineMs) {
-            throw new UnsupportedOperationException("nothing waits on the manual clock");
-        }
-    }
-
-    private static final class Scheduled {
-        final String key;
-        final long deadline;
-        final long seq;
-        final CoordinatorTimer.TimeoutOperation<Void, CoordinatorRecord> op;
-
-        Scheduled(String key, long deadline, long seq, CoordinatorTimer.TimeoutOperation<Void, CoordinatorRecord> op) {
-            this.key = key;
-            this.deadline = deadline;
-            this.seq = seq;
-            this.op = op;
-        }
-    }
-
-    /** A timer keyed as the runtime's: scheduling a key again replaces its timer. */
-    private static final class ManualTimer implements CoordinatorTimer<Void, CoordinatorRecord> {
-        final ManualClock time;
-        final Map<String, Scheduled> byKey = new HashMap<>();
-        long seq;
-
-        ManualTimer(ManualClock time) {
-            this.time = time;
-        }
-
-        @Override
-        public void schedule(String key, long delay, TimeUnit unit, boolean retry, TimeoutOperation<Void, CoordinatorRecord> operation) {
-            byKey.put(key, new Scheduled(key, time.milliseconds() + unit.toMillis(delay), seq++, operation));
-        }
-
-        @Override
-        public void schedule(String key, long delay, TimeUnit unit, boolean retry, long retryBackoff,
-                             TimeoutOperation<Void, CoordinatorRecord> operation) {
-            schedule(key, delay, unit, retry, operation);
-        }
-
-        @Override
-        public void scheduleIfAbsent(String key, long delay, TimeUnit unit, boolean retry,
-                                     TimeoutOperation<Void, CoordinatorRecord> operation) {
-            if (!byKey.containsKey(key)) {
-                schedule(key, delay, unit, retry, operation);
-            }
-        }
-
-        @Override
-        public void cancel(String key) {
-            byKey.remove(key);
         }
     }
 
@@ -602,7 +525,7 @@ public final class ConsumerGroupShard implements Tool {
             List<String[]> found = new ArrayList<>();
             String session = "session-timeout-" + gid + "-";
             String rebalance = "rebalance-timeout-" + gid + "-";
-            for (Scheduled t : timer.byKey.values()) {
+            for (ManualTimer.Scheduled t : timer.byKey.values()) {
                 if (t.key.startsWith(session)) {
                     found.add(new String[] {"session", t.key.substring(session.length()), Long.toString(t.deadline)});
                 } else if (t.key.startsWith(rebalance)) {
@@ -629,7 +552,7 @@ public final class ConsumerGroupShard implements Tool {
         // ------------------------------------------------------------------ timers
 
         /** Sort key for timers due at one millisecond: the reference's (kind, group, member). */
-        Object[] tieKey(Scheduled s) {
+        Object[] tieKey(ManualTimer.Scheduled s) {
             String k = s.key;
             int rank;
             String rest;
@@ -646,10 +569,10 @@ public final class ConsumerGroupShard implements Tool {
             return new Object[] {s.deadline, rank, rest};
         }
 
-        Scheduled nextDue(long until) {
-            Scheduled best = null;
+        ManualTimer.Scheduled nextDue(long until) {
+            ManualTimer.Scheduled best = null;
             Object[] bestKey = null;
-            for (Scheduled s : timer.byKey.values()) {
+            for (ManualTimer.Scheduled s : timer.byKey.values()) {
                 if (s.deadline > until) {
                     continue;
                 }
@@ -678,7 +601,7 @@ public final class ConsumerGroupShard implements Tool {
                 throw new IllegalArgumentException("time went backwards: " + to + " < " + time.milliseconds());
             }
             while (true) {
-                Scheduled due = nextDue(to);
+                ManualTimer.Scheduled due = nextDue(to);
                 if (due == null) {
                     break;
                 }
