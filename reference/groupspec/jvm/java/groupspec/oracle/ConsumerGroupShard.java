@@ -5,39 +5,18 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
-import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
-import org.apache.kafka.common.message.ListGroupsResponseData;
-import org.apache.kafka.common.message.OffsetDeleteRequestData;
-import org.apache.kafka.common.message.OffsetDeleteResponseData;
-import org.apache.kafka.common.message.OffsetCommitRequestData;
-import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.metadata.PartitionRecord;
 import org.apache.kafka.common.metadata.TopicRecord;
-import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.common.requests.DeleteGroupsRequest;
-import org.apache.kafka.common.requests.OffsetCommitRequest;
-import org.apache.kafka.common.security.auth.KafkaPrincipal;
-import org.apache.kafka.common.security.auth.SecurityProtocol;
-import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorExecutor;
-import org.apache.kafka.coordinator.common.runtime.CoordinatorOperationExceptionHelper;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
-import org.apache.kafka.coordinator.common.runtime.CoordinatorResult;
-import org.apache.kafka.coordinator.group.GroupConfigManager;
-import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
-import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
-import org.apache.kafka.coordinator.group.GroupMetadataManager;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupCurrentMemberAssignmentKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupCurrentMemberAssignmentValue;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupMemberMetadataKey;
@@ -53,7 +32,6 @@ import org.apache.kafka.coordinator.group.generated.ConsumerGroupTargetAssignmen
 import org.apache.kafka.coordinator.group.generated.GroupMetadataKey;
 import org.apache.kafka.coordinator.group.generated.OffsetCommitKey;
 import org.apache.kafka.coordinator.group.generated.OffsetCommitValue;
-import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
 import org.apache.kafka.coordinator.group.modern.Assignment;
 import org.apache.kafka.coordinator.group.modern.consumer.ConsumerGroup;
 import org.apache.kafka.coordinator.group.modern.consumer.ConsumerGroupMember;
@@ -61,32 +39,25 @@ import org.apache.kafka.image.MetadataDelta;
 import org.apache.kafka.image.MetadataImage;
 import org.apache.kafka.image.MetadataProvenance;
 import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
-import org.apache.kafka.timeline.SnapshotRegistry;
-
-import com.yammer.metrics.core.MetricsRegistry;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.reflect.Field;
-import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.BiFunction;
 
 /**
  * One Kafka 4.1.2 group coordinator shard (GroupCoordinatorShard, its GroupMetadataManager
  * and OffsetMetadataManager) driven by consumer-group (KIP-848) requests one at a time, with
  * a clock that moves only when told and a metadata image of the topics the input names.
- * The consumer-protocol sibling of {@link ClassicGroupShard}, with the same runtime
- * stand-ins (the clock and timer shared: {@link ManualClock}, {@link ManualTimer}).
+ * The consumer-protocol sibling of {@link ClassicGroupShard}, sharing its runtime
+ * stand-ins ({@link ManualShardRuntime}, {@link ManualClock}, {@link ManualTimer}); what
+ * differs (the executor, the metadata image, the step's output) stays in each tool.
  *
  * <p>Input, one of:
  * <ul>
@@ -105,40 +76,24 @@ import java.util.function.BiFunction;
  * "records": the records appended in the step, in order, "pending_tasks": the executor's
  * task keys, "groups": {id: summary}}.
  *
- * <p>The runtime played here, as in ClassicGroupShard: each result's records are appended
- * to a log and replayed at once (a write that always succeeds); an operation that throws is
- * answered as GroupCoordinatorService answers it (CoordinatorOperationExceptionHelper with
- * the service's handler); the service's own ConsumerGroupHeartbeat checks
- * (throwIfConsumerGroupHeartbeatRequestIsInvalid, a private method) are applied here before
- * the shard, written from their documented rules; a failover unloads the shard and loads a
- * fresh one that replays the whole log. Timers due at the same millisecond fire in the
- * reference's order (session timeouts, then rebalance timeouts, by group and member; the
- * shard's periodic jobs last), one of the orders Kafka's timing wheel may produce.
+ * <p>The runtime played here is {@link ManualShardRuntime}, shared with ClassicGroupShard:
+ * each result's records are appended to a log and replayed at once (a write that always
+ * succeeds); an operation that throws is answered as GroupCoordinatorService answers it
+ * (CoordinatorOperationExceptionHelper with the service's handler); a failover unloads the
+ * shard and loads a fresh one that replays the whole log. The service's own
+ * ConsumerGroupHeartbeat checks (throwIfConsumerGroupHeartbeatRequestIsInvalid, a private
+ * method) are applied here before the shard, written from their documented rules. Timers due
+ * at the same millisecond fire in the reference's order (session timeouts, then rebalance
+ * timeouts, by group and member; the shard's periodic jobs last), one of the orders Kafka's
+ * timing wheel may produce.
  */
-public final class ConsumerGroupShard implements Tool {
+public final class ConsumerGroupShard extends ShardTool {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Logger LOG = LoggerFactory.getLogger(ConsumerGroupShard.class);
 
-    private State state;
-
     @Override
-    public JsonNode run(JsonNode input) throws Exception {
-        String action = input.path("action").asText();
-        switch (action) {
-            case "reset":
-                if (state != null) {
-                    state.close();
-                }
-                state = new State(input.path("config"), input.path("topics"));
-                return JSON.createObjectNode();
-            case "op":
-                if (state == null) {
-                    throw new IllegalStateException("no shard: send a reset first");
-                }
-                return state.step(input.path("op"));
-            default:
-                throw new IllegalArgumentException("unknown action: " + action);
-        }
+    ManualShardRuntime reset(JsonNode input) throws ReflectiveOperationException {
+        return new State(input.path("config"), input.path("topics"));
     }
 
     /** The runtime's executor (CoordinatorExecutorImpl) played by hand: a key holds at most
@@ -166,25 +121,6 @@ public final class ConsumerGroupShard implements Tool {
         public void cancel(String key) {
             tasks.remove(key);
         }
-    }
-
-    private static AuthorizableRequestContext context(int apiKey, int version, String clientId) {
-        InetAddress address;
-        try {
-            address = InetAddress.getByName("127.0.0.1");
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
-        return new AuthorizableRequestContext() {
-            @Override public String listenerName() { return "PLAINTEXT"; }
-            @Override public SecurityProtocol securityProtocol() { return SecurityProtocol.PLAINTEXT; }
-            @Override public KafkaPrincipal principal() { return KafkaPrincipal.ANONYMOUS; }
-            @Override public InetAddress clientAddress() { return address; }
-            @Override public int requestType() { return apiKey; }
-            @Override public int requestVersion() { return version; }
-            @Override public String clientId() { return clientId; }
-            @Override public int correlationId() { return 0; }
-        };
     }
 
     static ArrayNode partitionsJson(Map<Uuid, Set<Integer>> parts) {
@@ -218,29 +154,34 @@ public final class ConsumerGroupShard implements Tool {
         return partitionsJson(parts);
     }
 
-    private static final class State {
-        final ManualClock time = new ManualClock();
-        ManualTimer timer;
+    private static final class State extends ManualShardRuntime {
         ManualExecutor executor;
-        Metrics metrics;
-        final GroupCoordinatorConfig config;
         MetadataImage image;
         long imageOffset = 1;
-        GroupCoordinatorShard shard;
-        GroupMetadataManager groups;
-        final Set<String> groupIds = new LinkedHashSet<>();
-        final List<String> newIds = new ArrayList<>();
-        final List<CoordinatorRecord> log = new ArrayList<>();
-        ArrayNode completed;
+        /** the records appended in the step, as {@link #recordJson} writes them */
         ArrayNode stepRecords;
-        long offset;
 
         State(JsonNode cfg, JsonNode topics) throws ReflectiveOperationException {
-            Map<String, Object> props = new HashMap<>();
-            cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-            config = GroupCoordinatorConfig.fromProps(props);
+            super(cfg, "[groupspec consumer shard] ", LOG);
             image = imageDelta(MetadataImage.EMPTY, topics).apply(new MetadataProvenance(imageOffset, 1, 0, true));
             load();
+        }
+
+        @Override
+        CoordinatorExecutor<CoordinatorRecord> newExecutor() {
+            // a shard loaded afresh has no pending task (the runtime cancels them on unload)
+            executor = new ManualExecutor();
+            return executor;
+        }
+
+        @Override
+        MetadataImage loadedImage() {
+            return image;
+        }
+
+        @Override
+        void appended(CoordinatorRecord record) {
+            stepRecords.add(recordJson(record));
         }
 
         /** The delta from {@code from} to an image with {@code topics} ([name, id, partitions]):
@@ -288,62 +229,6 @@ public final class ConsumerGroupShard implements Tool {
             imageOffset++;
             image = delta.apply(new MetadataProvenance(imageOffset, 1, 0, true));
             shard.onNewMetadataImage(image, delta);
-        }
-
-        void load() throws ReflectiveOperationException {
-            if (metrics != null) {
-                metrics.close();
-            }
-            timer = new ManualTimer(time);
-            // a shard loaded afresh has no pending task (the runtime cancels them on unload)
-            executor = new ManualExecutor();
-            metrics = new Metrics();
-            LogContext logContext = new LogContext("[groupspec consumer shard] ");
-            SnapshotRegistry snapshots = new SnapshotRegistry(logContext);
-            GroupCoordinatorShard.Builder builder =
-                new GroupCoordinatorShard.Builder(config, new GroupConfigManager(Map.of()));
-            builder.withAuthorizerPlugin(Optional.<Plugin<org.apache.kafka.server.authorizer.Authorizer>>empty());
-            shard = builder
-                .withLogContext(logContext)
-                .withTime(time)
-                .withTimer(timer)
-                .withExecutor(executor)
-                .withCoordinatorMetrics(new GroupCoordinatorMetrics(new MetricsRegistry(), metrics))
-                .withTopicPartition(new TopicPartition("__consumer_offsets", 0))
-                .withSnapshotRegistry(snapshots)
-                .build();
-            long at = 0;
-            for (CoordinatorRecord record : log) {
-                shard.replay(at++, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
-            }
-            shard.onLoaded(image);
-            Field f = GroupCoordinatorShard.class.getDeclaredField("groupMetadataManager");
-            f.setAccessible(true);
-            groups = (GroupMetadataManager) f.get(shard);
-        }
-
-        void failover() throws ReflectiveOperationException {
-            shard.onUnloaded();
-            load();
-        }
-
-        void close() {
-            metrics.close();
-        }
-
-        <T> T apply(CoordinatorResult<T, CoordinatorRecord> result) {
-            for (CoordinatorRecord record : result.records()) {
-                if (result.replayRecords()) {
-                    shard.replay(offset, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
-                }
-                offset++;
-                log.add(record);
-                stepRecords.add(recordJson(record));
-            }
-            if (result.appendFuture() != null) {
-                result.appendFuture().complete(null);
-            }
-            return result.response();
         }
 
         /** A record as [kind, group, key..., value or null]: the reference's record kinds. */
@@ -423,39 +308,22 @@ public final class ConsumerGroupShard implements Tool {
             return o;
         }
 
-        void answered(int rid, ObjectNode response) {
-            ArrayNode pair = JSON.createArrayNode();
-            pair.add(rid);
-            pair.add(response);
-            completed.add(pair);
-        }
-
-        <T> T onError(String name, Object request, Throwable e, BiFunction<Errors, String, T> handler) {
-            return CoordinatorOperationExceptionHelper.handleOperationException(name, request, e, handler, LOG);
-        }
-
+        @Override
         JsonNode step(JsonNode op) throws ReflectiveOperationException {
-            completed = JSON.createArrayNode();
+            begin(op);
             stepRecords = JSON.createArrayNode();
-            newIds.clear();
             String kind = op.path("kind").asText();
             int rid = op.path("rid").asInt();
-            if (op.has("group")) {
-                groupIds.add(op.path("group").asText());
-            }
-            for (JsonNode g : op.path("groups")) {
-                groupIds.add(g.asText());
-            }
             switch (kind) {
                 case "advance": advance(op.path("to").asLong()); break;
                 case "failover": failover(); break;
                 case "heartbeat": heartbeat(rid, op); break;
-                case "commit": commit(rid, op); break;
+                case "commit": commit(rid, op, 9); break;
                 case "fetch": fetch(rid, op); break;
                 case "describe": describe(rid, op); break;
-                case "list": list(rid, op); break;
+                case "list": list(rid, op, true); break;
                 case "image": newImage(op.path("topics")); break;
-                case "delete": delete(rid, op); break;
+                case "delete": delete(rid, op, 2); break;
                 case "regex": runTasks(); break;
                 case "offset_delete": offsetDelete(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
@@ -532,26 +400,15 @@ public final class ConsumerGroupShard implements Tool {
                     found.add(new String[] {"rebalance", t.key.substring(rebalance.length()), Long.toString(t.deadline)});
                 }
             }
-            found.sort((a, b) -> (a[0] + "\0" + a[1]).compareTo(b[0] + "\0" + b[1]));
-            ArrayNode timers = o.putArray("timers");
-            for (String[] t : found) {
-                timers.addArray().add(t[0]).add(t[1]).add(Long.parseLong(t[2]));
-            }
-            ObjectNode offsets = o.putObject("offsets");
-            OffsetFetchResponseData.OffsetFetchResponseGroup fetched = shard.fetchAllOffsets(
-                new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(gid).setTopics(null)
-                    .setMemberEpoch(-1), Long.MAX_VALUE);
-            for (OffsetFetchResponseData.OffsetFetchResponseTopics t : fetched.topics()) {
-                for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
-                    offsets.put(t.name() + "-" + p.partitionIndex(), p.committedOffset());
-                }
-            }
+            o.set("timers", timersJson(found));
+            putOffsets(o, gid);
             return o;
         }
 
         // ------------------------------------------------------------------ timers
 
         /** Sort key for timers due at one millisecond: the reference's (kind, group, member). */
+        @Override
         Object[] tieKey(ManualTimer.Scheduled s) {
             String k = s.key;
             int rank;
@@ -569,57 +426,7 @@ public final class ConsumerGroupShard implements Tool {
             return new Object[] {s.deadline, rank, rest};
         }
 
-        ManualTimer.Scheduled nextDue(long until) {
-            ManualTimer.Scheduled best = null;
-            Object[] bestKey = null;
-            for (ManualTimer.Scheduled s : timer.byKey.values()) {
-                if (s.deadline > until) {
-                    continue;
-                }
-                Object[] key = tieKey(s);
-                if (best == null || compare(key, bestKey) < 0 || (compare(key, bestKey) == 0 && s.seq < best.seq)) {
-                    best = s;
-                    bestKey = key;
-                }
-            }
-            return best;
-        }
-
-        @SuppressWarnings("unchecked")
-        static int compare(Object[] a, Object[] b) {
-            for (int i = 0; i < a.length; i++) {
-                int c = ((Comparable<Object>) a[i]).compareTo(b[i]);
-                if (c != 0) {
-                    return c;
-                }
-            }
-            return 0;
-        }
-
-        void advance(long to) {
-            if (to < time.milliseconds()) {
-                throw new IllegalArgumentException("time went backwards: " + to + " < " + time.milliseconds());
-            }
-            while (true) {
-                ManualTimer.Scheduled due = nextDue(to);
-                if (due == null) {
-                    break;
-                }
-                timer.byKey.remove(due.key);
-                if (due.deadline > time.milliseconds()) {
-                    time.sleep(due.deadline - time.milliseconds());
-                }
-                apply(due.op.generateRecords());
-            }
-            time.sleep(to - time.milliseconds());
-        }
-
         // ------------------------------------------------------------------ requests
-
-        static String optText(JsonNode n, String field) {
-            JsonNode v = n.get(field);
-            return v == null || v.isNull() ? null : v.asText();
-        }
 
         static boolean blank(String s) {
             return s != null && s.trim().isEmpty();
@@ -735,95 +542,17 @@ public final class ConsumerGroupShard implements Tool {
             answered(rid, o);
         }
 
-        void commit(int rid, JsonNode op) {
-            Map<String, OffsetCommitRequestData.OffsetCommitRequestTopic> topics = new TreeMap<>();
-            List<OffsetCommitRequestData.OffsetCommitRequestTopic> ordered = new ArrayList<>();
-            for (JsonNode p : op.path("partitions")) {
-                String topic = p.get(0).asText();
-                OffsetCommitRequestData.OffsetCommitRequestTopic t = topics.get(topic);
-                if (t == null) {
-                    t = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName(topic);
-                    topics.put(topic, t);
-                    ordered.add(t);
-                }
-                t.partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition()
-                    .setPartitionIndex(p.get(1).asInt())
-                    .setCommittedOffset(p.get(2).asLong())
-                    .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null));
-            }
-            OffsetCommitRequestData req = new OffsetCommitRequestData()
-                .setGroupId(op.path("group").asText())
-                .setGenerationIdOrMemberEpoch(op.path("generation_id").asInt())
-                .setMemberId(op.path("member_id").asText())
-                .setGroupInstanceId(optText(op, "group_instance_id"))
-                .setTopics(ordered);
-            AuthorizableRequestContext ctx = context(8, op.path("version").asInt(9), "consumer");
-            OffsetCommitResponseData resp;
+        /** OffsetFetch as the base reads it, with the shard's exception caught: the service
+         * catches it per group (GroupCoordinatorService.fetchOffsets / fetchAllOffsets). */
+        @Override
+        OffsetFetchResponseData.OffsetFetchResponseGroup fetchOffsets(
+                OffsetFetchRequestData.OffsetFetchRequestGroup req, boolean all) {
             try {
-                resp = apply(shard.commitOffset(ctx, req));
+                return super.fetchOffsets(req, all);
             } catch (Throwable e) {
-                resp = onError("commit-offset", req, e,
-                    (error, m) -> OffsetCommitRequest.getErrorResponse(req, error));
-            }
-            ObjectNode o = JSON.createObjectNode();
-            ArrayNode parts = o.putArray("partitions");
-            for (OffsetCommitResponseData.OffsetCommitResponseTopic t : resp.topics()) {
-                for (OffsetCommitResponseData.OffsetCommitResponsePartition p : t.partitions()) {
-                    ObjectNode po = parts.addObject();
-                    po.put("topic", t.name());
-                    po.put("partition", p.partitionIndex());
-                    po.put("error", p.errorCode());
-                }
-            }
-            answered(rid, o);
-        }
-
-        /** OffsetFetch of one group at the latest offset (every write is committed at once):
-         * specific partitions ("partitions") or all; with a member id and epoch (v9+) or not.
-         * The service catches the shard's exception per group (GroupCoordinatorService.fetchOffsets). */
-        void fetch(int rid, JsonNode op) {
-            OffsetFetchRequestData.OffsetFetchRequestGroup req = new OffsetFetchRequestData.OffsetFetchRequestGroup()
-                .setGroupId(op.path("group").asText())
-                .setMemberId(optText(op, "member_id"))
-                .setMemberEpoch(op.path("member_epoch").asInt(-1));
-            boolean all = !op.has("partitions") || op.get("partitions").isNull();
-            if (!all) {
-                Map<String, OffsetFetchRequestData.OffsetFetchRequestTopics> topics = new TreeMap<>();
-                List<OffsetFetchRequestData.OffsetFetchRequestTopics> ordered = new ArrayList<>();
-                for (JsonNode p : op.path("partitions")) {
-                    OffsetFetchRequestData.OffsetFetchRequestTopics t = topics.get(p.get(0).asText());
-                    if (t == null) {
-                        t = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(p.get(0).asText());
-                        topics.put(p.get(0).asText(), t);
-                        ordered.add(t);
-                    }
-                    t.partitionIndexes().add(p.get(1).asInt());
-                }
-                req.setTopics(ordered);
-            } else {
-                req.setTopics(null);
-            }
-            ObjectNode o = JSON.createObjectNode();
-            OffsetFetchResponseData.OffsetFetchResponseGroup resp;
-            try {
-                resp = all ? shard.fetchAllOffsets(req, Long.MAX_VALUE) : shard.fetchOffsets(req, Long.MAX_VALUE);
-            } catch (Throwable e) {
-                resp = onError("fetch-offsets", req, e, (error, m) ->
+                return onError("fetch-offsets", req, e, (error, m) ->
                     new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(req.groupId()).setErrorCode(error.code()));
             }
-            o.put("error", resp.errorCode());
-            ArrayNode parts = o.putArray("offsets");
-            for (OffsetFetchResponseData.OffsetFetchResponseTopics t : resp.topics()) {
-                for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
-                    ArrayNode po = parts.addArray();
-                    po.add(t.name());
-                    po.add(p.partitionIndex());
-                    po.add(p.committedOffset());
-                    po.add(p.metadata());
-                    po.add(p.errorCode());
-                }
-            }
-            answered(rid, o);
         }
 
         /** ConsumerGroupDescribe at the latest offset (GroupCoordinatorService reads the
@@ -874,87 +603,6 @@ public final class ConsumerGroupShard implements Tool {
             ArrayNode out = JSON.createArrayNode();
             sorted.values().forEach(out::add);
             return out;
-        }
-
-        /** DeleteGroups: the service's share-group step finds none, then the shard's
-         * deleteGroups answers per group (GroupCoordinatorService.deleteGroups). */
-        void delete(int rid, JsonNode op) {
-            List<String> ids = new ArrayList<>();
-            op.path("groups").forEach(g -> ids.add(g.asText()));
-            AuthorizableRequestContext ctx = context(42, 2, "admin");
-            DeleteGroupsResponseData.DeletableGroupResultCollection results;
-            try {
-                results = apply(shard.deleteGroups(ctx, ids));
-            } catch (Throwable e) {
-                results = onError("delete-groups", ids, e,
-                    (error, m) -> DeleteGroupsRequest.getErrorResultCollection(ids, error));
-            }
-            ObjectNode o = JSON.createObjectNode();
-            ArrayNode each = o.putArray("results");
-            for (DeleteGroupsResponseData.DeletableGroupResult r : results) {
-                ObjectNode ro = each.addObject();
-                ro.put("group_id", r.groupId());
-                ro.put("error", r.errorCode());
-            }
-            answered(rid, o);
-        }
-
-        /** OffsetDelete (KIP-496) of one group's partitions, as the service hands it to the
-         * shard (the empty group id refused before, GroupCoordinatorService.deleteOffsets). */
-        void offsetDelete(int rid, JsonNode op) {
-            Map<String, OffsetDeleteRequestData.OffsetDeleteRequestTopic> topics = new TreeMap<>();
-            OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection ordered =
-                new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
-            for (JsonNode p : op.path("partitions")) {
-                String topic = p.get(0).asText();
-                OffsetDeleteRequestData.OffsetDeleteRequestTopic t = topics.get(topic);
-                if (t == null) {
-                    t = new OffsetDeleteRequestData.OffsetDeleteRequestTopic().setName(topic);
-                    topics.put(topic, t);
-                    ordered.add(t);
-                }
-                t.partitions().add(new OffsetDeleteRequestData.OffsetDeleteRequestPartition()
-                    .setPartitionIndex(p.get(1).asInt()));
-            }
-            String gid = op.path("group").asText();
-            OffsetDeleteRequestData req = new OffsetDeleteRequestData().setGroupId(gid).setTopics(ordered);
-            AuthorizableRequestContext ctx = context(47, 0, "admin");
-            OffsetDeleteResponseData resp;
-            if (gid.isEmpty()) {
-                resp = new OffsetDeleteResponseData().setErrorCode(Errors.INVALID_GROUP_ID.code());
-            } else {
-                try {
-                    resp = apply(shard.deleteOffsets(ctx, req));
-                } catch (Throwable e) {
-                    resp = onError("delete-offsets", req, e,
-                        (error, m) -> new OffsetDeleteResponseData().setErrorCode(error.code()));
-                }
-            }
-            ObjectNode o = JSON.createObjectNode();
-            o.put("error", resp.errorCode());
-            ArrayNode parts = o.putArray("deleted");
-            for (OffsetDeleteResponseData.OffsetDeleteResponseTopic t : resp.topics()) {
-                for (OffsetDeleteResponseData.OffsetDeleteResponsePartition p : t.partitions()) {
-                    ArrayNode po = parts.addArray();
-                    po.add(t.name());
-                    po.add(p.partitionIndex());
-                    po.add(p.errorCode());
-                }
-            }
-            answered(rid, o);
-        }
-
-        /** ListGroups with a states filter and no types filter, at the latest offset. */
-        void list(int rid, JsonNode op) {
-            List<String> states = new ArrayList<>();
-            op.path("states").forEach(x -> states.add(x.asText()));
-            ObjectNode o = JSON.createObjectNode();
-            o.put("error", Errors.NONE.code());
-            ArrayNode each = o.putArray("listed");
-            for (ListGroupsResponseData.ListedGroup g : shard.listGroups(states, List.of(), Long.MAX_VALUE)) {
-                each.addArray().add(g.groupId()).add(g.protocolType()).add(g.groupState()).add(g.groupType());
-            }
-            answered(rid, o);
         }
     }
 }

@@ -1,0 +1,506 @@
+package groupspec.oracle;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.internals.Plugin;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.utils.LogContext;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorExecutor;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorOperationExceptionHelper;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorRecord;
+import org.apache.kafka.coordinator.common.runtime.CoordinatorResult;
+import org.apache.kafka.coordinator.group.GroupConfigManager;
+import org.apache.kafka.coordinator.group.GroupCoordinatorConfig;
+import org.apache.kafka.coordinator.group.GroupCoordinatorShard;
+import org.apache.kafka.coordinator.group.GroupMetadataManager;
+import org.apache.kafka.coordinator.group.metrics.GroupCoordinatorMetrics;
+import org.apache.kafka.image.MetadataImage;
+import org.apache.kafka.server.authorizer.AuthorizableRequestContext;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import com.yammer.metrics.core.MetricsRegistry;
+
+import org.slf4j.Logger;
+
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BiFunction;
+
+/**
+ * What plays the runtime (CoordinatorRuntime) around one Kafka 4.1.2 GroupCoordinatorShard,
+ * shared by {@link ClassicGroupShard} and {@link ConsumerGroupShard}: a {@link ManualClock},
+ * a {@link ManualTimer} whose due timers fire when the driver advances the clock, a log of
+ * every record appended, and a failover that unloads the shard and loads a fresh one
+ * replaying that log. Each CoordinatorResult's records are appended and replayed into the
+ * shard at once (a write that always succeeds) and its append future completed; an
+ * operation that throws is answered as GroupCoordinatorService answers it (its
+ * CoordinatorOperationExceptionHelper, with the service's per-request handlers).
+ *
+ * <p>A tool's subclass gives the executor, the metadata image the shard loads with, what it
+ * keeps of each appended record, and the order of timers due at the same millisecond (which
+ * Kafka leaves to its timing wheel); it holds its own requests and step output. The requests
+ * both protocols send the same way (OffsetCommit, OffsetFetch, OffsetDelete, DeleteGroups)
+ * are here.
+ */
+abstract class ManualShardRuntime {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final ManualClock time = new ManualClock();
+    ManualTimer timer;
+    Metrics metrics;
+    final GroupCoordinatorConfig config;
+    GroupCoordinatorShard shard;
+    GroupMetadataManager groups;
+    /** every group the driver has named, in the order first named: the step's summaries */
+    final Set<String> groupIds = new LinkedHashSet<>();
+    /** member ids the step reports (each tool says which) */
+    final List<String> newIds = new ArrayList<>();
+    /** every record appended so far: what a coordinator loading the partition replays */
+    final List<CoordinatorRecord> log = new ArrayList<>();
+    ArrayNode completed;
+    long offset;
+    private final String logPrefix;
+    private final Logger logger;
+
+    /** The shard's config from the driver's Kafka properties; the subclass then calls
+     * {@link #load} once its own fields are set. */
+    ManualShardRuntime(JsonNode cfg, String logPrefix, Logger logger) {
+        Map<String, Object> props = new HashMap<>();
+        cfg.fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        config = GroupCoordinatorConfig.fromProps(props);
+        this.logPrefix = logPrefix;
+        this.logger = logger;
+    }
+
+    /** The executor of a shard just loaded. */
+    abstract CoordinatorExecutor<CoordinatorRecord> newExecutor();
+
+    /** The metadata image the shard is loaded with (GroupCoordinatorShard.onLoaded). */
+    abstract MetadataImage loadedImage();
+
+    /** A record was appended to the log (after its replay, when it is replayed). */
+    abstract void appended(CoordinatorRecord record);
+
+    /** Sort key for timers due at one millisecond: the reference's order (the scheduling
+     * order breaks the remaining ties). */
+    abstract Object[] tieKey(ManualTimer.Scheduled s);
+
+    /** A fresh shard (timer, executor, snapshot registry, metrics) that replays the log, then
+     * onLoaded, as the runtime loads a __consumer_offsets partition. */
+    final void load() throws ReflectiveOperationException {
+        if (metrics != null) {
+            metrics.close();
+        }
+        timer = new ManualTimer(time);
+        CoordinatorExecutor<CoordinatorRecord> executor = newExecutor();
+        metrics = new Metrics();
+        LogContext logContext = new LogContext(logPrefix);
+        SnapshotRegistry snapshots = new SnapshotRegistry(logContext);
+        GroupCoordinatorShard.Builder builder =
+            new GroupCoordinatorShard.Builder(config, new GroupConfigManager(Map.of()));
+        builder.withAuthorizerPlugin(Optional.<Plugin<org.apache.kafka.server.authorizer.Authorizer>>empty());
+        shard = builder
+            .withLogContext(logContext)
+            .withTime(time)
+            .withTimer(timer)
+            .withExecutor(executor)
+            .withCoordinatorMetrics(new GroupCoordinatorMetrics(new MetricsRegistry(), metrics))
+            .withTopicPartition(new TopicPartition("__consumer_offsets", 0))
+            .withSnapshotRegistry(snapshots)
+            .build();
+        long at = 0;
+        for (CoordinatorRecord record : log) {
+            shard.replay(at++, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
+        }
+        shard.onLoaded(loadedImage());
+        Field f = GroupCoordinatorShard.class.getDeclaredField("groupMetadataManager");
+        f.setAccessible(true);
+        groups = (GroupMetadataManager) f.get(shard);
+    }
+
+    /** The coordinator moves: the shard unloads (parked JoinGroup / SyncGroup answered
+     * NOT_COORDINATOR by GroupMetadataManager.onUnloaded), another loads the log. */
+    final void failover() throws ReflectiveOperationException {
+        shard.onUnloaded();
+        load();
+    }
+
+    final void close() {
+        metrics.close();
+    }
+
+    /** The tool's answer to one "op" input. */
+    abstract JsonNode step(JsonNode op) throws ReflectiveOperationException;
+
+    /** A step begins: nothing completed, no ids yet; the groups the op names are summarized
+     * from now on. */
+    final void begin(JsonNode op) {
+        completed = JSON.createArrayNode();
+        newIds.clear();
+        if (op.has("group")) {
+            groupIds.add(op.path("group").asText());
+        }
+        for (JsonNode g : op.path("groups")) {
+            groupIds.add(g.asText());
+        }
+    }
+
+    /** What the runtime does with a finished write: replay its records, then complete its append future. */
+    final <T> T apply(CoordinatorResult<T, CoordinatorRecord> result) {
+        for (CoordinatorRecord record : result.records()) {
+            // the records go to the log whether or not they are replayed (a result that
+            // says not to replay has already applied them, e.g. the empty record of a
+            // group just created)
+            if (result.replayRecords()) {
+                shard.replay(offset, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
+            }
+            offset++;
+            log.add(record);
+            appended(record);
+        }
+        if (result.appendFuture() != null) {
+            result.appendFuture().complete(null);
+        }
+        return result.response();
+    }
+
+    final void answered(int rid, ObjectNode response) {
+        ArrayNode pair = JSON.createArrayNode();
+        pair.add(rid);
+        pair.add(response);
+        completed.add(pair);
+    }
+
+    /** The service's answer to an operation that threw (GroupCoordinatorService). */
+    final <T> T onError(String name, Object request, Throwable e, BiFunction<Errors, String, T> handler) {
+        return CoordinatorOperationExceptionHelper.handleOperationException(name, request, e, handler, logger);
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    final ManualTimer.Scheduled nextDue(long until) {
+        ManualTimer.Scheduled best = null;
+        Object[] bestKey = null;
+        for (ManualTimer.Scheduled s : timer.byKey.values()) {
+            if (s.deadline > until) {
+                continue;
+            }
+            Object[] key = tieKey(s);
+            if (best == null || compare(key, bestKey) < 0 || (compare(key, bestKey) == 0 && s.seq < best.seq)) {
+                best = s;
+                bestKey = key;
+            }
+        }
+        return best;
+    }
+
+    @SuppressWarnings("unchecked")
+    static int compare(Object[] a, Object[] b) {
+        for (int i = 0; i < a.length; i++) {
+            int c = ((Comparable<Object>) a[i]).compareTo(b[i]);
+            if (c != 0) {
+                return c;
+            }
+        }
+        return 0;
+    }
+
+    /** The clock moves to {@code to}, firing the timers due on the way, each at its own
+     * deadline, and their writes. */
+    final void advance(long to) {
+        if (to < time.milliseconds()) {
+            throw new IllegalArgumentException("time went backwards: " + to + " < " + time.milliseconds());
+        }
+        while (true) {
+            ManualTimer.Scheduled due = nextDue(to);
+            if (due == null) {
+                break;
+            }
+            timer.byKey.remove(due.key);
+            if (due.deadline > time.milliseconds()) {
+                time.sleep(due.deadline - time.milliseconds());
+            }
+            apply(due.op.generateRecords());
+        }
+        time.sleep(to - time.milliseconds());
+    }
+
+    // ------------------------------------------------------------------ summaries
+
+    /** A group's running timers, found as [kind, member, deadline], as the summary lists
+     * them: by kind, then member. */
+    static ArrayNode timersJson(List<String[]> found) {
+        found.sort((a, b) -> (a[0] + "\0" + a[1]).compareTo(b[0] + "\0" + b[1]));
+        ArrayNode timers = JSON.createArrayNode();
+        for (String[] t : found) {
+            ArrayNode each = timers.addArray();
+            each.add(t[0]);
+            each.add(t[1]);
+            each.add(Long.parseLong(t[2]));
+        }
+        return timers;
+    }
+
+    /** The group's committed offsets ("topic-partition": offset) under "offsets", read as
+     * OffsetFetch with require_stable reads them. */
+    final void putOffsets(ObjectNode o, String gid) {
+        ObjectNode offsets = o.putObject("offsets");
+        OffsetFetchResponseData.OffsetFetchResponseGroup fetched = shard.fetchAllOffsets(
+            new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(gid).setTopics(null)
+                .setMemberEpoch(-1), Long.MAX_VALUE);
+        for (OffsetFetchResponseData.OffsetFetchResponseTopics t : fetched.topics()) {
+            for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
+                offsets.put(t.name() + "-" + p.partitionIndex(), p.committedOffset());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ requests
+
+    static String optText(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        return v == null || v.isNull() ? null : v.asText();
+    }
+
+    /** The request context the shard reads: api key and version, client id and address. */
+    static AuthorizableRequestContext context(int apiKey, int version, String clientId, String host) {
+        InetAddress address;
+        try {
+            address = InetAddress.getByName(host.startsWith("/") ? host.substring(1) : host);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("bad client host " + host, e);
+        }
+        return new AuthorizableRequestContext() {
+            @Override public String listenerName() { return "PLAINTEXT"; }
+            @Override public SecurityProtocol securityProtocol() { return SecurityProtocol.PLAINTEXT; }
+            @Override public KafkaPrincipal principal() { return KafkaPrincipal.ANONYMOUS; }
+            @Override public InetAddress clientAddress() { return address; }
+            @Override public int requestType() { return apiKey; }
+            @Override public int requestVersion() { return version; }
+            @Override public String clientId() { return clientId; }
+            @Override public int correlationId() { return 0; }
+        };
+    }
+
+    /** The request context of a client at 127.0.0.1. */
+    static AuthorizableRequestContext context(int apiKey, int version, String clientId) {
+        return context(apiKey, version, clientId, "/127.0.0.1");
+    }
+
+    /** OffsetCommit ("partitions": [[topic, partition, offset, metadata?], ...]), the
+     * version {@code defaultVersion} unless the op names one. */
+    final void commit(int rid, JsonNode op, int defaultVersion) {
+        Map<String, OffsetCommitRequestData.OffsetCommitRequestTopic> topics = new TreeMap<>();
+        List<OffsetCommitRequestData.OffsetCommitRequestTopic> ordered = new ArrayList<>();
+        for (JsonNode p : op.path("partitions")) {
+            String topic = p.get(0).asText();
+            OffsetCommitRequestData.OffsetCommitRequestTopic t = topics.get(topic);
+            if (t == null) {
+                t = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName(topic);
+                topics.put(topic, t);
+                ordered.add(t);
+            }
+            t.partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition()
+                .setPartitionIndex(p.get(1).asInt())
+                .setCommittedOffset(p.get(2).asLong())
+                .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null));
+        }
+        OffsetCommitRequestData req = new OffsetCommitRequestData()
+            .setGroupId(op.path("group").asText())
+            .setGenerationIdOrMemberEpoch(op.path("generation_id").asInt())
+            .setMemberId(op.path("member_id").asText())
+            .setGroupInstanceId(optText(op, "group_instance_id"))
+            .setTopics(ordered);
+        AuthorizableRequestContext ctx = context(8, op.path("version").asInt(defaultVersion), "consumer");
+        OffsetCommitResponseData resp;
+        try {
+            resp = apply(shard.commitOffset(ctx, req));
+        } catch (Throwable e) {
+            resp = onError("commit-offset", req, e,
+                (error, m) -> OffsetCommitRequest.getErrorResponse(req, error));
+        }
+        ObjectNode o = JSON.createObjectNode();
+        ArrayNode parts = o.putArray("partitions");
+        for (OffsetCommitResponseData.OffsetCommitResponseTopic t : resp.topics()) {
+            for (OffsetCommitResponseData.OffsetCommitResponsePartition p : t.partitions()) {
+                ObjectNode po = parts.addObject();
+                po.put("topic", t.name());
+                po.put("partition", p.partitionIndex());
+                po.put("error", p.errorCode());
+            }
+        }
+        answered(rid, o);
+    }
+
+    /** OffsetFetch of one group: specific partitions ("partitions") or all of them (no
+     * "partitions"); with a member id and epoch (v9+) or not. The service reads the shard at
+     * its last committed offset, or as a write with require_stable
+     * (GroupCoordinatorService.fetchOffsets / fetchAllOffsets); every write here is
+     * committed at once, so both read the latest state. */
+    final void fetch(int rid, JsonNode op) {
+        OffsetFetchRequestData.OffsetFetchRequestGroup req = new OffsetFetchRequestData.OffsetFetchRequestGroup()
+            .setGroupId(op.path("group").asText())
+            .setMemberId(optText(op, "member_id"))
+            .setMemberEpoch(op.path("member_epoch").asInt(-1));
+        boolean all = !op.has("partitions") || op.get("partitions").isNull();
+        if (!all) {
+            Map<String, OffsetFetchRequestData.OffsetFetchRequestTopics> topics = new TreeMap<>();
+            List<OffsetFetchRequestData.OffsetFetchRequestTopics> ordered = new ArrayList<>();
+            for (JsonNode p : op.path("partitions")) {
+                OffsetFetchRequestData.OffsetFetchRequestTopics t = topics.get(p.get(0).asText());
+                if (t == null) {
+                    t = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName(p.get(0).asText());
+                    topics.put(p.get(0).asText(), t);
+                    ordered.add(t);
+                }
+                t.partitionIndexes().add(p.get(1).asInt());
+            }
+            req.setTopics(ordered);
+        } else {
+            req.setTopics(null);
+        }
+        OffsetFetchResponseData.OffsetFetchResponseGroup resp = fetchOffsets(req, all);
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", resp.errorCode());
+        ArrayNode parts = o.putArray("offsets");
+        for (OffsetFetchResponseData.OffsetFetchResponseTopics t : resp.topics()) {
+            for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
+                ArrayNode po = parts.addArray();
+                po.add(t.name());
+                po.add(p.partitionIndex());
+                po.add(p.committedOffset());
+                po.add(p.metadata());
+                po.add(p.errorCode());
+            }
+        }
+        answered(rid, o);
+    }
+
+    /** The shard's answer to an OffsetFetch of one group, at the latest offset. An exception
+     * is not caught here: the classic tool has always let it fail the step; the consumer
+     * tool catches it as the service does. */
+    OffsetFetchResponseData.OffsetFetchResponseGroup fetchOffsets(
+            OffsetFetchRequestData.OffsetFetchRequestGroup req, boolean all) {
+        return all ? shard.fetchAllOffsets(req, Long.MAX_VALUE) : shard.fetchOffsets(req, Long.MAX_VALUE);
+    }
+
+    /** ListGroups with a states filter and no types filter: the service combines each
+     * shard's listGroups at its last committed offset (GroupCoordinatorService.listGroups);
+     * one shard here, every write committed at once. Each group as [id, protocol type,
+     * state], and its type too {@code withType} (the consumer tool's). */
+    final void list(int rid, JsonNode op, boolean withType) {
+        List<String> states = new ArrayList<>();
+        op.path("states").forEach(x -> states.add(x.asText()));
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", Errors.NONE.code());
+        ArrayNode each = o.putArray("listed");
+        for (ListGroupsResponseData.ListedGroup g : shard.listGroups(states, List.of(), Long.MAX_VALUE)) {
+            ArrayNode go = each.addArray();
+            go.add(g.groupId());
+            go.add(g.protocolType());
+            go.add(g.groupState());
+            if (withType) {
+                go.add(g.groupType());
+            }
+        }
+        answered(rid, o);
+    }
+
+    /** DeleteGroups ("groups") at {@code version}: the service's share-group step finds
+     * none, then the shard's deleteGroups answers per group (GroupCoordinatorService.deleteGroups). */
+    final void delete(int rid, JsonNode op, int version) {
+        List<String> ids = new ArrayList<>();
+        op.path("groups").forEach(g -> ids.add(g.asText()));
+        AuthorizableRequestContext ctx = context(42, version, "admin");
+        DeleteGroupsResponseData.DeletableGroupResultCollection results;
+        try {
+            results = apply(shard.deleteGroups(ctx, ids));
+        } catch (Throwable e) {
+            results = onError("delete-groups", ids, e,
+                (error, m) -> DeleteGroupsRequest.getErrorResultCollection(ids, error));
+        }
+        ObjectNode o = JSON.createObjectNode();
+        ArrayNode each = o.putArray("results");
+        for (DeleteGroupsResponseData.DeletableGroupResult r : results) {
+            ObjectNode ro = each.addObject();
+            ro.put("group_id", r.groupId());
+            ro.put("error", r.errorCode());
+        }
+        answered(rid, o);
+    }
+
+    /** OffsetDelete (KIP-496): the service refuses a null or empty group id before the
+     * shard (GroupCoordinatorService.deleteOffsets, isGroupIdNotEmpty); the shard's
+     * deleteOffsets (OffsetMetadataManager) answers per partition and writes the
+     * tombstones, which are appended and replayed; an exception becomes a response with
+     * the error alone (the service's handleOperationException). The broker's API layer
+     * (unknown topics and partitions, ACLs: KafkaApis) is not part of the coordinator. */
+    final void offsetDelete(int rid, JsonNode op) {
+        Map<String, OffsetDeleteRequestData.OffsetDeleteRequestTopic> topics = new TreeMap<>();
+        OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection ordered =
+            new OffsetDeleteRequestData.OffsetDeleteRequestTopicCollection();
+        for (JsonNode p : op.path("partitions")) {
+            String topic = p.get(0).asText();
+            OffsetDeleteRequestData.OffsetDeleteRequestTopic t = topics.get(topic);
+            if (t == null) {
+                t = new OffsetDeleteRequestData.OffsetDeleteRequestTopic().setName(topic);
+                topics.put(topic, t);
+                ordered.add(t);
+            }
+            t.partitions().add(new OffsetDeleteRequestData.OffsetDeleteRequestPartition()
+                .setPartitionIndex(p.get(1).asInt()));
+        }
+        String gid = op.path("group").asText();
+        OffsetDeleteRequestData req = new OffsetDeleteRequestData().setGroupId(gid).setTopics(ordered);
+        AuthorizableRequestContext ctx = context(47, 0, "admin");
+        OffsetDeleteResponseData resp;
+        if (gid.isEmpty()) {
+            resp = new OffsetDeleteResponseData().setErrorCode(Errors.INVALID_GROUP_ID.code());
+        } else {
+            try {
+                resp = apply(shard.deleteOffsets(ctx, req));
+            } catch (Throwable e) {
+                resp = onError("delete-offsets", req, e,
+                    (error, m) -> new OffsetDeleteResponseData().setErrorCode(error.code()));
+            }
+        }
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", resp.errorCode());
+        ArrayNode parts = o.putArray("deleted");
+        for (OffsetDeleteResponseData.OffsetDeleteResponseTopic t : resp.topics()) {
+            for (OffsetDeleteResponseData.OffsetDeleteResponsePartition p : t.partitions()) {
+                ArrayNode po = parts.addArray();
+                po.add(t.name());
+                po.add(p.partitionIndex());
+                po.add(p.errorCode());
+            }
+        }
+        answered(rid, o);
+    }
+}
