@@ -35,7 +35,8 @@ from groupspec.validate.verdict import GroupVerdict
 
 #: the wire version each exchange is written with (8 for the others): a real version of each
 #: API; SyncGroup v3, whose requests carry no protocol type or name (v5+ must)
-_VERSIONS = {"OffsetDelete": 0, "TxnOffsetCommit": 3, "SyncGroup": 3, "ConsumerGroupHeartbeat": 1}
+_VERSIONS = {"OffsetDelete": 0, "TxnOffsetCommit": 3, "SyncGroup": 3, "ConsumerGroupHeartbeat": 1,
+             "ConsumerGroupDescribe": 1}
 
 
 class Broker:

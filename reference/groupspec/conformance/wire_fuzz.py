@@ -60,6 +60,7 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
     "OffsetDelete": (47, 0, 0),
     "Metadata": (3, 12, 12),
     "ConsumerGroupHeartbeat": (68, 0, 1),
+    "ConsumerGroupDescribe": (69, 0, 1),
 }
 TOPIC_PARTITIONS = 3
 #: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
@@ -472,9 +473,21 @@ class ConsumerFuzzer(Fuzzer):
         return self.states.setdefault((c.name, g), ConsumerMembership())
 
     def _draw(self, c: Client, g: str) -> Callable[[], None]:
-        kind = self.rng.choices(("heartbeat", "leave", "commit", "fetch"), weights=(75, 7, 12, 6))[0]
+        kind = self.rng.choices(("heartbeat", "leave", "commit", "fetch", "describe"),
+                                weights=(75, 7, 12, 6, 8))[0]
         return {"heartbeat": self._consumer_heartbeat, "leave": self._consumer_leave,
-                "commit": self._consumer_commit, "fetch": self._consumer_fetch}[kind](c, g)
+                "commit": self._consumer_commit, "fetch": self._consumer_fetch,
+                "describe": self._consumer_describe}[kind](c, g)
+
+    def _consumer_describe(self, c: Client, g: str) -> Callable[[], None]:
+        v = self._version("ConsumerGroupDescribe")
+        body = {"group_ids": self.rng.choice(([g], list(self.groups))), "include_authorized_operations": False}
+
+        def send() -> None:
+            resp = c.conn.call("ConsumerGroupDescribe", v, body)
+            states = [(d["group_id"], d["group_state"], d["group_epoch"]) for d in resp["groups"]]
+            self._note(f"{c.name} ConsumerGroupDescribe v{v} -> {states}")
+        return send
 
     def _subscription(self) -> list[str]:
         names = sorted(self.topics)

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatResponse,
+    DescribedAssignment,
+    DescribedGroup,
     HeartbeatAssignment,
 )
 from groupspec.protocol.consumer_protocol import Assignment
@@ -157,6 +160,8 @@ def summary(resp: m.Response | None) -> str:
             return f"OffsetDelete {resp.error.name}"
         parts = ", ".join(f"{p.topic}-{p.partition}:{p.error.name}" for p in resp.partitions)
         return f"OffsetDelete NONE [{parts}]"
+    if isinstance(resp, ConsumerGroupDescribeResponse):
+        return "ConsumerGroupDescribe [" + "; ".join(_described_text(g) for g in resp.groups) + "]"
     if isinstance(resp, ConsumerGroupHeartbeatResponse):
         if resp.error is not _NONE:
             return f"ConsumerGroupHeartbeat {resp.error.name}"
@@ -196,6 +201,60 @@ def _consumer_heartbeat(e: ConsumerGroupHeartbeatResponse,
     if _heartbeat_assignment(e.assignment) != _heartbeat_assignment(a.assignment):
         return Mismatch("assignment")
     return None
+
+
+def _described_assignment(a: DescribedAssignment) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple(sorted((str(tp.topic_id), tuple(sorted(tp.partitions))) for tp in a.topic_partitions
+                        if tp.partitions))
+
+
+def _described_text(g: DescribedGroup) -> str:
+    if g.error is not _NONE:
+        return f"{g.group_id}:{g.error.name}"
+    members = ", ".join(
+        f"{x.member_id}@{x.member_epoch}"
+        f" owns {{{', '.join(f'{tp.topic_name}-{p}' for tp in x.assignment.topic_partitions for p in sorted(tp.partitions))}}}"
+        for x in sorted(g.members, key=lambda x: x.member_id))
+    return (f"{g.group_id}:{g.group_state} epoch={g.group_epoch} assignment_epoch={g.assignment_epoch} "
+            f"assignor={g.assignor_name} [{members}]")
+
+
+#: ConsumerGroupDescribe v1 added each member's MemberType (KIP-1099); v0 answers carry none
+#: (read back as -1, unknown)
+DESCRIBE_MEMBER_TYPE_MIN_VERSION = 1
+
+
+def described_key(g: DescribedGroup, api_version: int = DESCRIBE_MEMBER_TYPE_MIN_VERSION) -> tuple[object, ...]:
+    """What a ConsumerGroupDescribe answer says of a group, in no particular order: the
+    error, state, epochs and assignor, and per member its epoch, ids, subscription,
+    assignment and target (ConsumerGroup.asDescribedGroup, ConsumerGroupMember.
+    asConsumerGroupDescribeMember). The order of members, topics and partitions is the
+    iteration order of Kafka's maps, not protocol; the error message is Kafka's text."""
+    if g.error is not _NONE:
+        return (g.error,)
+    return (g.error, g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name,
+            tuple(sorted((x.member_id, x.instance_id, x.rack_id, x.member_epoch, x.client_id,
+                          tuple(sorted(x.subscribed_topic_names)), x.subscribed_topic_regex,
+                          _described_assignment(x.assignment), _described_assignment(x.target_assignment),
+                          x.member_type if api_version >= DESCRIBE_MEMBER_TYPE_MIN_VERSION else None)
+                         for x in g.members)))
+
+
+def _consumer_describe(version: int, e: ConsumerGroupDescribeResponse,
+                       a: ConsumerGroupDescribeResponse) -> Mismatch | None:
+    ek = sorted(((g.group_id, described_key(g, version)) for g in e.groups), key=repr)
+    ak = sorted(((g.group_id, described_key(g, version)) for g in a.groups), key=repr)
+    if ek == ak:
+        return None
+    for (eg, ekey), (ag, akey) in zip(ek, ak, strict=False):
+        if eg != ag:
+            return Mismatch("groups described")
+        if ekey[0] != akey[0]:
+            return Mismatch("error")
+        if ekey[1:5] != akey[1:5]:
+            return Mismatch("group state, epochs or assignor")
+        return Mismatch("members")
+    return Mismatch("groups described")
 
 
 def compare(api_version: int, expected: m.Response, actual: m.Response,
@@ -278,6 +337,8 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         return _consumer_heartbeat(expected, actual)
     if isinstance(expected, m.OffsetDeleteResponse) and isinstance(actual, m.OffsetDeleteResponse):
         return _offset_delete(expected, actual)
+    if isinstance(expected, ConsumerGroupDescribeResponse) and isinstance(actual, ConsumerGroupDescribeResponse):
+        return _consumer_describe(api_version, expected, actual)
     return None if expected == actual else Mismatch("response")
 
 

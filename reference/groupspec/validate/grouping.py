@@ -15,6 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
 from groupspec.trace.events import (
     APIS,
     ApiVersionsEvent,
@@ -34,7 +38,8 @@ from groupspec.validate.problems import InputProblem
 #: cluster-wide; FindCoordinator only locates the coordinator).
 REPLAYED_APIS = frozenset(
     {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
-     "DescribeGroups", "DeleteGroups", "ConsumerGroupHeartbeat", "OffsetDelete"}
+     "DescribeGroups", "DeleteGroups", "ConsumerGroupHeartbeat", "OffsetDelete",
+     "ConsumerGroupDescribe"}
 )
 #: a transactional producer's offset commit: not replayed (transactions are not modelled),
 #: but kept with its group, whose committed offsets of the partitions it names are unknown
@@ -218,11 +223,11 @@ def _dropped(seq: _Sequenced, accounted: set[int], source: str) -> list[InputPro
 
 
 #: APIs whose one request may name several groups
-_PER_GROUP_APIS = frozenset({"DeleteGroups", "DescribeGroups"})
+_PER_GROUP_APIS = frozenset({"DeleteGroups", "DescribeGroups", "ConsumerGroupDescribe"})
 
 
 def per_group(ev: WireExchange) -> list[WireExchange]:
-    """A DeleteGroups or DescribeGroups naming several groups (or one group several times)
+    """A DeleteGroups, DescribeGroups or ConsumerGroupDescribe naming several groups (or one group several times)
     as one exchange per group: the request naming that group once and the response's entry
     for it. The coordinator handles each group on its own (GroupCoordinatorService groups
     the ids by partition; KafkaApis.handleDeleteGroupsRequest takes the distinct names), so
@@ -248,6 +253,16 @@ def per_group(ev: WireExchange) -> list[WireExchange]:
                 part = m.DescribeGroupsResponse(groups=tuple(d for d in resp.groups if d.group_id == name))
             out.append(dataclasses.replace(ev, group_id=name, response=part,
                                            request=dataclasses.replace(req, groups=(name,))))
+    elif isinstance(req, ConsumerGroupDescribeRequest):
+        for name in dict.fromkeys(req.group_ids):
+            if not name:
+                continue
+            part = resp
+            if isinstance(resp, ConsumerGroupDescribeResponse):
+                part = ConsumerGroupDescribeResponse(groups=tuple(d for d in resp.groups if d.group_id == name),
+                                                     throttle_time_ms=resp.throttle_time_ms)
+            out.append(dataclasses.replace(ev, group_id=name, response=part,
+                                           request=dataclasses.replace(req, group_ids=(name,))))
     return out
 
 

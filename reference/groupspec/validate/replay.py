@@ -488,6 +488,8 @@ class Replayer:
         explored = 0
         segment = 0
         pending: _Decision | None = None
+        #: the exchanges that diverged in this search segment (by index)
+        failed_here: set[int] = set()
         while True:
             try:
                 self._drive(branch, stack, pending)
@@ -499,6 +501,7 @@ class Replayer:
                     best = (fail, _Mark(self._base.checkpoint, self._base.fallback, self._base.since),
                             self._current, branch.open_divergence)
                 horizon = self._horizon(branch, fail)
+                failed_here.add(self._index.get(id(fail.exchange), -1))
                 if self._seen is None:
                     self._seen = set()
                 self._memo_depth = max(self._memo_depth, fail.depth)
@@ -514,7 +517,10 @@ class Replayer:
                     stack.pop()
                     continue
                 pending = alts.pop(0)
-                if (pending.moved and pending.index != self._index.get(id(fail.exchange))
+                # (a request that diverged itself somewhere in this search, not only the one
+                # that diverged last, is never pruned: the deepest branch may be a dead end
+                # past which only moving that request helps)
+                if (pending.moved and pending.index not in failed_here
                         # a request ahead of the diverging one on its connection is moved to
                         # let that one move too: never pruned
                         and self.x[pending.index].event.connection != fail.exchange.event.connection
@@ -560,6 +566,7 @@ class Replayer:
             pending = decision
             best = None
             segment = 0
+            failed_here = set()
             self._seen = None
             self._memo_depth = -1
 

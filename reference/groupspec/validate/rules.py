@@ -134,6 +134,10 @@ RULES: dict[str, Rule] = {
            f"{OMM} (fetchOffsets, fetchAllOffsets)"),
         _r("DescribeGroupAnswer", "DescribeGroups reports the group's state and members",
            f"{GMM} (describeGroups); {CG} (asDescribedGroup)"),
+        _r("ConsumerGroupDescribeAnswer",
+           "ConsumerGroupDescribe reports a consumer group's state, epochs, assignor and members "
+           "(epochs, subscriptions, assignments, targets) as of a committed state",
+           f"{GMM} (consumerGroupDescribe); {CSG} (asDescribedGroup); {GCS} (consumerGroupDescribe)"),
         _r("DeleteGroupAnswer", "DeleteGroups deletes only Empty groups (NON_EMPTY_GROUP)",
            f"{GMM} (deleteGroups)"),
         # OffsetDelete (KIP-496): GroupCoordinatorService.deleteOffsets validates the group id,
@@ -313,6 +317,7 @@ _DEFAULT: dict[str, str] = {
     "DeleteGroups": "DeleteGroupAnswer",
     "ConsumerGroupHeartbeat": "ConsumerHeartbeatAnswer",
     "OffsetDelete": "OffsetDeleteAnswer",
+    "ConsumerGroupDescribe": "ConsumerGroupDescribeAnswer",
 }
 
 
