@@ -280,12 +280,12 @@ def test_an_instance_id_mapped_to_a_removed_member_says_unknown_member() -> None
 
 
 #: the same story against Kafka 4.1.2's consumer-group shard (properties/consumer_kafka_diff.py:
-#: s3 has instance id i3, s4 has i4; other_instance sends the other one)
+#: s3 has instance id i3, s4 has i4, other_instance sends i5 instead)
 STALE_INSTANCE_MAPPING = [
     Op("join", who=3, epoch="zero", full=True, sub=0),
     Op("join", who=3, epoch="zero", full=True, sub=0, other_instance=True),
     Op("leave", who=3, epoch="static_leave"),
-    Op("join", who=4, epoch="zero", full=True, sub=0),
+    Op("join", who=4, epoch="zero", full=True, sub=0, other_instance=True),
     Op("join", who=3, epoch="zero", full=True, sub=0, version=0),
     Op("join", who=3, epoch="zero", full=True, sub=0),
     Op("leave", who=3, epoch="static_leave"),
