@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
 from groupspec.assignors.cooperative_sticky import kafka_member_data, premature_handovers
@@ -52,7 +52,12 @@ def _before_adjustment(case: AssignorCase) -> dict[str, set[TP]]:
 
 @pytest.mark.parametrize("racks", [False, True], ids=["no-racks", "racks"])
 def test_the_contract_is_kafkas_cooperative_adjustment(jvm: JvmOracle, racks: bool) -> None:
-    @settings(deadline=None, max_examples=max(100, settings().max_examples))
+    # the two assume()s below discard many drawn cases (topics without partitions, claims on
+    # partitions a shrunk topic no longer has); with some seeds the health check's early
+    # count found too few kept (6 of 56) and failed the run, though generation goes on
+    # until max_examples cases are kept
+    @settings(deadline=None, max_examples=max(100, settings().max_examples),
+              suppress_health_check=[HealthCheck.filter_too_much])
     @given(case=assignor_cases("cooperative-sticky", racks=racks))
     def check(case: AssignorCase) -> None:
         # claims on topics that have no partitions never reach the assignor (metadata has
