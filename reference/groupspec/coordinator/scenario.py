@@ -448,13 +448,7 @@ class _Runner:
         if rid in self.request_ids:
             raise args.error(f"request id {rid} was already used")
         self.request_ids.add(rid)
-        try:
-            request = build(args)
-        except (ValueError, TypeError) as e:
-            if isinstance(e, ScenarioError):
-                raise
-            raise args.error(f"invalid request: {e}") from None
-        args.done()
+        request = _built(build, args)
         try:
             out = self.coordinator().handle(rid, request, self.now_ms)
         except (ValueError, AssertionError) as e:
@@ -628,6 +622,19 @@ def _fetch(a: _Args) -> msg.Request:
     return msg.OffsetFetchRequest(group_id=a.text("group"), partitions=partitions)
 
 
+def _built(build: Callable[[_Args], msg.Request], args: _Args) -> msg.Request:
+    """The request ``build`` makes of ``args``, every argument used; a value the request
+    refuses is the scenario's error, naming the place."""
+    try:
+        request = build(args)
+    except (ValueError, TypeError) as e:
+        if isinstance(e, ScenarioError):
+            raise
+        raise args.error(f"invalid request: {e}") from None
+    args.done()
+    return request
+
+
 _REQUESTS: dict[str, Callable[[_Args], msg.Request]] = {
     "FindCoordinator": lambda a: msg.FindCoordinatorRequest(
         key=a.text("key"), key_type=a.integer("key_type", 0)
@@ -679,14 +686,7 @@ def command(block: Block, filename: str = "<scenario>") -> Command:
     build = _REQUESTS.get(name)
     if build is not None:
         rid = args.integer("id")
-        try:
-            request = build(args)
-        except (ValueError, TypeError) as e:
-            if isinstance(e, ScenarioError):
-                raise
-            raise args.error(f"invalid request: {e}") from None
-        args.done()
-        return Command(name, request_id=rid, request=request)
+        return Command(name, request_id=rid, request=_built(build, args))
     if name in ("config", "failover"):
         return Command(name, settings=_Runner(filename)._settings(args))
     if name == "tick":
