@@ -131,7 +131,9 @@ def _remove_member(g: ConsumerGroup, member_id: str) -> None:
     _remove_epochs(g, old.assigned, old.member_epoch)
     _remove_epochs(g, old.pending_revocation, old.member_epoch)
     if old.instance_id is not None and g.static_members.get(old.instance_id) == member_id:
-        # ConsumerGroup.removeStaticMember removes the mapping only if it is still this member's
+        # ConsumerGroup.removeStaticMember drops the mapping of the member's current instance
+        # id (unconditionally: it always maps to this member); mappings of instance ids the
+        # member had before stay (heartbeat._static_member reads them as unknown members)
         del g.static_members[old.instance_id]
 
 
