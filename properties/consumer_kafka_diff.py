@@ -347,13 +347,6 @@ class Differ:
                     self.step(Op("next", who=who, group=op.group))
             return
         wire: dict[str, Any] = {}
-        if op.kind == "failover" and any(_stale_instance_ids(g) for g in self.ref.state.consumer_groups.values()):
-            # an instance id still mapped to a member that since took another one (or left):
-            # Kafka's reload replays the member's older subscription records and keeps the
-            # mapping, the reference's reload (coordinator/failover.py, one record per
-            # member, as from a compacted log) drops it. Not modelled yet: no failover then
-            self.log.append(f"t={self.now} failover skipped (stale instance-id mapping)")
-            return
         if op.kind == "failover":
             step = CONFIG.offsets_retention_check_interval_ms
             if self.now % step:
@@ -667,13 +660,6 @@ class Differ:
                    Error.FENCED_INSTANCE_ID.value, Error.UNRELEASED_INSTANCE_ID.value):
             # the client drops its partitions and rejoins with epoch 0 (same member id)
             seen.joined, seen.epoch, seen.owned, seen.previous = False, 0, (), ()
-
-
-def _stale_instance_ids(g: ConsumerGroup) -> list[str]:
-    """The instance ids mapped to a member that no longer has that instance id (ConsumerGroup
-    keeps such a mapping: updateStaticMember adds, removeStaticMember drops the current one)."""
-    return [iid for iid, mid in g.static_members.items()
-            if mid not in g.members or g.members[mid].instance_id != iid]
 
 
 # ---------------------------------------------------------------------------- comparison

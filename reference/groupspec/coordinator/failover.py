@@ -12,10 +12,12 @@ heartbeat the new coordinator.
 
 from __future__ import annotations
 
+import dataclasses
+
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.consumer.group import ConsumerGroup
-from groupspec.coordinator.consumer.member import to_record
+from groupspec.coordinator.consumer.member import ConsumerMember, to_record
 from groupspec.coordinator.context import Txn
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
@@ -58,6 +60,26 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
             rb.prepare_rebalance(txn, loaded, "freshly loaded group is over group.max.size")
 
 
+def _emit_stale_instance_ids(g: ConsumerGroup, txn: Txn) -> None:
+    """The instance ids still mapped to a member that since took another one or left:
+    ConsumerGroup.updateStaticMember adds a mapping, removeStaticMember drops the member's
+    current one only, and Kafka's reload replays the member's older subscription records
+    too, so such a mapping survives a failover (until compaction). Re-emitted as those
+    records: the member under that instance id, and for a member gone, its removal after it
+    dropped its instance id (so the removal leaves the mapping)."""
+    for iid, mid in g.static_members.items():
+        member = g.members.get(mid)
+        if member is not None and member.instance_id == iid:
+            continue
+        value = dataclasses.replace((member or ConsumerMember(mid)).subscription_value(), instance_id=iid)
+        txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(g.group_id, mid, value))
+        if member is None:
+            txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(
+                g.group_id, mid, dataclasses.replace(value, instance_id=None)))
+            txn.emit(cr.ConsumerGroupCurrentAssignmentRecord(g.group_id, mid, None))
+            txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(g.group_id, mid, None))
+
+
 def load_consumer_groups(old: dict[str, ConsumerGroup], txn: Txn) -> None:
     """Rebuild each consumer group from its persisted facts, as replaying its records in
     ``__consumer_offsets`` does, then GroupMetadataManager.onLoaded: every member's session
@@ -68,6 +90,7 @@ tasks are cancelled on unload), the next heartbeat schedules it again."""
         gid = g.group_id
         txn.emit(cr.ConsumerGroupEpochRecord(
             gid, cr.ConsumerGroupMetadataValue(epoch=g.group_epoch, metadata_hash=g.metadata_hash)))
+        _emit_stale_instance_ids(g, txn)
         for mid, m in g.members.items():
             txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, m.subscription_value()))
         for rx, rr in g.resolved_regexes.items():
