@@ -54,13 +54,19 @@ def _verdict(b: Broker) -> GroupVerdict:
     return g
 
 
-def test_a_describe_is_judged_and_a_wrong_epoch_named() -> None:
+def _described_after_two_joins() -> tuple[Broker, int, DescribedGroup]:
+    """m1 and m2 joined; a describe at 3000 ms: the broker, its request id, the group as described."""
     b = _group(Broker())
     _join(b, "m2", 2000)
     d = _describe(b, 3000)
     answer = b.answer(d)
     assert isinstance(answer, ConsumerGroupDescribeResponse)
     [described] = answer.groups
+    return b, d, described
+
+
+def test_a_describe_is_judged_and_a_wrong_epoch_named() -> None:
+    b, d, described = _described_after_two_joins()
     assert described.group_epoch == 2 and {x.member_id for x in described.members} == {"m1", "m2"}
     assert _broker_side(b.trace()) == []
     b.inject[d] = ConsumerGroupDescribeResponse(groups=(
@@ -72,12 +78,7 @@ def test_a_describe_is_judged_and_a_wrong_epoch_named() -> None:
 
 
 def test_a_member_missing_from_the_describe_is_named() -> None:
-    b = _group(Broker())
-    _join(b, "m2", 2000)
-    d = _describe(b, 3000)
-    answer = b.answer(d)
-    assert isinstance(answer, ConsumerGroupDescribeResponse)
-    [described] = answer.groups
+    b, d, described = _described_after_two_joins()
     b.inject[d] = ConsumerGroupDescribeResponse(groups=(DescribedGroup(
         **{**described.__dict__, "members": tuple(x for x in described.members if x.member_id != "m2")}),))
     assert _broker_side(b.trace()) == [(5, "ConsumerGroupDescribeAnswer")]  # (line 1 the header, 2 the metadata)

@@ -399,12 +399,7 @@ class _Runner:
         return self.coord
 
     def run(self, block: Block) -> list[str]:
-        where = f"{self.filename}:{block.line}"
-        try:
-            tokens = shlex.split(block.command)
-        except ValueError as e:
-            raise ScenarioError(f"{where}: cannot split command: {e}") from None
-        name, args = tokens[0], _Args(tokens[1:], where, tokens[0])
+        name, args = _parsed(block, self.filename)
         if name == "config":
             return self._config(args)
         if name == "tick":
@@ -443,7 +438,7 @@ class _Runner:
             known = ", ".join(["config", "tick", "failover", "state", "service", "delete-partitions",
                                "coordinator-partition",
                                *sorted(_REQUESTS)])
-            raise ScenarioError(f"{where}: unknown command {name!r} (known: {known})")
+            raise ScenarioError(f"{args.where}: unknown command {name!r} (known: {known})")
         rid = args.integer("id")
         if rid in self.request_ids:
             raise args.error(f"request id {rid} was already used")
@@ -622,6 +617,16 @@ def _fetch(a: _Args) -> msg.Request:
     return msg.OffsetFetchRequest(group_id=a.text("group"), partitions=partitions)
 
 
+def _parsed(block: Block, filename: str) -> tuple[str, _Args]:
+    """A block's command name and its arguments (errors named at the file and line)."""
+    where = f"{filename}:{block.line}"
+    try:
+        tokens = shlex.split(block.command)
+    except ValueError as e:
+        raise ScenarioError(f"{where}: cannot split command: {e}") from None
+    return tokens[0], _Args(tokens[1:], where, tokens[0])
+
+
 def _built(build: Callable[[_Args], msg.Request], args: _Args) -> msg.Request:
     """The request ``build`` makes of ``args``, every argument used; a value the request
     refuses is the scenario's error, naming the place."""
@@ -677,12 +682,7 @@ class Command:
 def command(block: Block, filename: str = "<scenario>") -> Command:
     """The command of ``block``, with the request it sends built as :func:`run_scenario`
     builds it (same defaults, same checks)."""
-    where = f"{filename}:{block.line}"
-    try:
-        tokens = shlex.split(block.command)
-    except ValueError as e:
-        raise ScenarioError(f"{where}: cannot split command: {e}") from None
-    name, args = tokens[0], _Args(tokens[1:], where, tokens[0])
+    name, args = _parsed(block, filename)
     build = _REQUESTS.get(name)
     if build is not None:
         rid = args.integer("id")
