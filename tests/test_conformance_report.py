@@ -236,7 +236,8 @@ def test_a_finding_on_a_fetch_is_drawn_at_that_fetch() -> None:
     the client (ClientFetchesOwnedOnly on the Fetch at line 27). The timeline was drawn at
     the group's last exchange, in member a's column, because a Fetch is not an exchange: it
     is now drawn at that Fetch, in b's column."""
-    path = ROOT / "examples" / "conformance" / "kafka-4.1.2" / "cooperative-sticky--kafka-python--jitter-keeps-revoked.jsonl"
+    path = (ROOT / "examples" / "conformance" / "client-deviations"
+            / "kafka-4.1.2-cooperative-sticky--kafka-python--jitter-keeps-revoked.jsonl")
     rep = validate_path(path)
     [g] = rep.groups
     assert g.verdict == "violation" and g.violation is not None
