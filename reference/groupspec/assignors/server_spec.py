@@ -150,6 +150,75 @@ def replayed_assignment_order(
     return out
 
 
+class JavaAssignmentMap:
+    """The topic order of the ``HashMap`` a member's new assignment is built in.
+
+    Both builders of the uniform assignor (UniformHomogeneousAssignmentBuilder:
+    maybeRevokePartitions, assignRemainingPartitions; UniformHeterogeneousAssignmentBuilder:
+    maybeRevokePartitions, addPartitionToTargetAssignment,
+    removePartitionFromTargetAssignment) alter a member's assignment only on a copy (AssignorHelpers.deepCopyAssignment:
+    ``new HashMap<>(size)``, then one ``put`` per topic in the old map's order), removes
+    topics from it, and adds topics with ``computeIfAbsent``. Java 17's HashMap iterates
+    its table's buckets in index order and a bucket along its chain; ``put`` appends a new
+    key to its chain but ``computeIfAbsent`` links it in front, and growing the table
+    (``new HashMap<>(n)`` starts at the power of two at or above n, 1 for 0; it doubles
+    once more keys than 3/4 of it are held: after the insertion for ``put``, before it for
+    ``computeIfAbsent``) keeps the relative order of keys that still share a bucket. So the
+    final order is by bucket in the final table, then by ``rank`` (appends count up from
+    0, links in front count down from -1).
+    """
+
+    __slots__ = ("cap", "created", "front", "parts", "rank")
+
+    def __init__(self, old: MemberAssignment) -> None:
+        self.parts: dict[TopicId, tuple[int, ...]] = {}
+        self.rank: dict[TopicId, int] = {}
+        self.front = 0
+        n = len(old)
+        self.cap = 1 if n <= 1 else 1 << (n - 1).bit_length()  # the table made at the first put
+        self.created = n > 0
+        for t, ps in old.items():  # put: append, then grow once past 3/4
+            self.parts[t] = tuple(ps)
+            self.rank[t] = len(self.rank)
+            if len(self.parts) > self.cap * 3 // 4:
+                self.cap *= 2
+
+    def remove(self, t: TopicId) -> None:
+        del self.parts[t]
+
+    def set(self, t: TopicId, ps: tuple[int, ...]) -> None:
+        """Replace the partitions of a topic already held (no change to the order)."""
+        self.parts[t] = ps
+
+    def add(self, t: TopicId, ps: tuple[int, ...]) -> None:
+        """``computeIfAbsent(t, ...)`` then add ``ps`` to the topic's set (the table is
+        made, or grown, before the key is looked up)."""
+        if not self.created:
+            self.created = True  # the table is made at its initial size
+        elif len(self.parts) > self.cap * 3 // 4:
+            self.cap *= 2
+        prev = self.parts.get(t)
+        if prev is not None:
+            self.parts[t] = prev + ps
+            return
+        self.parts[t] = ps
+        self.front -= 1
+        self.rank[t] = self.front
+
+    def order(self) -> list[TopicId]:
+        """The topics held, in the order the ``HashMap`` iterates them."""
+        mask = self.cap - 1
+
+        def key(t: TopicId) -> tuple[int, int]:
+            h = topic_id_hash(t)
+            return (h ^ (h >> 16)) & mask, self.rank[t]
+
+        return sorted(self.parts, key=key)
+
+    def result(self) -> dict[TopicId, tuple[int, ...]]:
+        return {t: self.parts[t] for t in self.order()}
+
+
 @dataclass(frozen=True)
 class TopicMetadata:
     """One topic as the coordinator's metadata image describes it."""

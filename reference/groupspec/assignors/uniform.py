@@ -24,7 +24,7 @@ The homogeneous builder, step by step:
 
 Output for a member whose assignment did not change is its input mapping itself. Any
 other member's output lists its topics in the order Kafka's ``HashMap`` iterates them
-(:class:`_JavaAssignmentMap`): the coordinator writes the target record in that order and
+(:class:`~groupspec.assignors.server_spec.JavaAssignmentMap`): the coordinator writes the target record in that order and
 the next epoch's step 2 keeps partitions in it.
 Racks are not read (4.1's uniform assignor is not rack aware).
 """
@@ -38,83 +38,19 @@ from groupspec.assignors.base import ServerAssignor
 from groupspec.assignors.server_spec import (
     GroupAssignment,
     GroupSpec,
-    MemberAssignment,
+    JavaAssignmentMap,
     PartitionAssignorError,
     SubscribedTopicMetadata,
     SubscriptionType,
     TopicId,
     java_hash_set_order,
     missing_topic_error,
-    topic_id_hash,
 )
 from groupspec.assignors.uniform_heterogeneous import assign_heterogeneous
 from groupspec.gc_pause import paused_gc
 
 #: A run of queued partitions of one topic, in queue order.
 _Run = tuple[TopicId, Sequence[int]]
-
-
-class _JavaAssignmentMap:
-    """The topic order of the ``HashMap`` a member's new assignment is built in.
-
-    UniformHomogeneousAssignmentBuilder (maybeRevokePartitions, assignRemainingPartitions)
-    alters a member's assignment only on a copy (AssignorHelpers.deepCopyAssignment:
-    ``new HashMap<>(size)``, then one ``put`` per topic in the old map's order), removes
-    topics from it, and adds topics with ``computeIfAbsent``. Java 17's HashMap iterates
-    its table's buckets in index order and a bucket along its chain; ``put`` appends a new
-    key to its chain but ``computeIfAbsent`` links it in front, and growing the table
-    (``new HashMap<>(n)`` starts at the power of two at or above n, 1 for 0; it doubles
-    once more keys than 3/4 of it are held: after the insertion for ``put``, before it for
-    ``computeIfAbsent``) keeps the relative order of keys that still share a bucket. So the
-    final order is by bucket in the final table, then by ``rank`` (appends count up from
-    0, links in front count down from -1).
-    """
-
-    __slots__ = ("cap", "created", "front", "parts", "rank")
-
-    def __init__(self, old: MemberAssignment) -> None:
-        self.parts: dict[TopicId, tuple[int, ...]] = {}
-        self.rank: dict[TopicId, int] = {}
-        self.front = 0
-        n = len(old)
-        self.cap = 1 if n <= 1 else 1 << (n - 1).bit_length()  # the table made at the first put
-        self.created = n > 0
-        for t, ps in old.items():  # put: append, then grow once past 3/4
-            self.parts[t] = tuple(ps)
-            self.rank[t] = len(self.rank)
-            if len(self.parts) > self.cap * 3 // 4:
-                self.cap *= 2
-
-    def remove(self, t: TopicId) -> None:
-        del self.parts[t]
-
-    def set(self, t: TopicId, ps: tuple[int, ...]) -> None:
-        """Replace the partitions of a topic already held (no change to the order)."""
-        self.parts[t] = ps
-
-    def add(self, t: TopicId, ps: tuple[int, ...]) -> None:
-        """``computeIfAbsent(t, ...)`` then add ``ps`` to the topic's set (the table is
-        made, or grown, before the key is looked up)."""
-        if not self.created:
-            self.created = True  # the table is made at its initial size
-        elif len(self.parts) > self.cap * 3 // 4:
-            self.cap *= 2
-        prev = self.parts.get(t)
-        if prev is not None:
-            self.parts[t] = prev + ps
-            return
-        self.parts[t] = ps
-        self.front -= 1
-        self.rank[t] = self.front
-
-    def result(self) -> dict[TopicId, tuple[int, ...]]:
-        mask = self.cap - 1
-
-        def key(t: TopicId) -> tuple[int, int]:
-            h = topic_id_hash(t)
-            return (h ^ (h >> 16)) & mask, self.rank[t]
-
-        return {t: self.parts[t] for t in sorted(self.parts, key=key)}
 
 
 class UniformAssignor(ServerAssignor):
@@ -168,7 +104,7 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
     count = len(members)
     min_quota, extra_left = divmod(total, count)
     target: GroupAssignment = {}
-    copies: dict[str, _JavaAssignmentMap] = {}
+    copies: dict[str, JavaAssignmentMap] = {}
     waiting: list[tuple[str, int]] = []
     for index, m in enumerate(members):
         quota = min_quota
@@ -176,17 +112,17 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
         if has_extra:
             quota += 1
         old = m.assignment
-        new: _JavaAssignmentMap | None = None
+        new: JavaAssignmentMap | None = None
         for t, ps in old.items():
             if t not in subscribed:
                 if new is None:
-                    new = _JavaAssignmentMap(old)
+                    new = JavaAssignmentMap(old)
                 new.remove(t)
             elif len(ps) <= quota:
                 quota -= len(ps)
             else:
                 if new is None:
-                    new = _JavaAssignmentMap(old)
+                    new = JavaAssignmentMap(old)
                 if quota:
                     new.set(t, tuple(ps[:quota]))
                 else:
@@ -211,7 +147,7 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
     run_index = 0
     offset = 0  # into queue[run_index]
     for member_id, want in waiting:
-        mine_new = copies.get(member_id) or _JavaAssignmentMap(target[member_id])
+        mine_new = copies.get(member_id) or JavaAssignmentMap(target[member_id])
         while want and run_index < len(queue):
             t, run = queue[run_index]
             take = run[offset : offset + want]

@@ -21,6 +21,12 @@ Source: group-coordinator/.../assignor/UniformHeterogeneousAssignmentBuilder.jav
    ascending order, and the receivers are taken by levels from the bottom as in step 2;
    it stops when the giving and receiving levels are within one.
 
+Output: a member whose assignment Kafka never copied gets its input mapping itself; any
+other member's topics come in the order Kafka's copy (a ``HashMap``) iterates them
+(:class:`~groupspec.assignors.server_spec.JavaAssignmentMap`). That order is the target
+record's, and after replay it decides which partitions the next epoch's homogeneous builder
+keeps when a member is over quota (it keeps topics in iteration order).
+
 Racks are not read. For speed, the owner of each partition of a topic is only worked out
 when the topic is balanced, and step 2 hands a topic's free partitions out a whole level at
 a time (loads are only read outside the level being filled, so updating them at the end of
@@ -34,6 +40,7 @@ from collections.abc import Sequence
 from groupspec.assignors.server_spec import (
     GroupAssignment,
     GroupSpec,
+    JavaAssignmentMap,
     MemberAssignment,
     SubscribedTopicMetadata,
     TopicId,
@@ -160,6 +167,8 @@ class _Builder:
         self.sizes = [0] * len(self.members)
         self.target: list[MemberAssignment] = [m.assignment for m in self.members]
         self.work: dict[int, dict[TopicId, _Parts]] = {}
+        #: The topic order of each altered member's copy, as Kafka's HashMap iterates it.
+        self.maps: dict[int, JavaAssignmentMap] = {}
         self.classes = classes
         #: Owner of each partition, for the topics being balanced (built when needed).
         self.owners: dict[TopicId, list[int]] = {}
@@ -188,6 +197,8 @@ class _Builder:
         work = self.work.get(i)
         if work is None:
             work = self.work[i] = dict(self.target[i])
+            if i not in self.maps:
+                self.maps[i] = JavaAssignmentMap(self.target[i])
         return work
 
     def keep_subscribed(self) -> None:
@@ -198,6 +209,12 @@ class _Builder:
             for i in indexes:
                 mine = target[i]
                 if not subscribed.issuperset(mine):
+                    # Kafka removes the topics from a deep copy of the map (its order:
+                    # JavaAssignmentMap)
+                    copy = self.maps[i] = JavaAssignmentMap(mine)
+                    for t in mine:
+                        if t not in subscribed:
+                            copy.remove(t)
                     mine = target[i] = {t: ps for t, ps in mine.items() if t in subscribed}
                 sizes[i] = sum(map(len, mine.values()))
 
@@ -257,6 +274,7 @@ class _Builder:
 
     def _add(self, m: int, t: TopicId, parts: list[int]) -> None:
         work = self._work(m)
+        self.maps[m].add(t, ())  # computeIfAbsent: a new topic goes in front of its bucket
         mine = work.get(t)
         if mine is None:
             work[t] = parts
@@ -278,6 +296,7 @@ class _Builder:
         mine.discard(p)
         if not mine:
             del work[t]
+            self.maps[holder].remove(t)
         self.sizes[holder] -= 1
         self._add(to, t, [p])
         self.sizes[to] += 1
@@ -332,15 +351,24 @@ class _Builder:
         return moved
 
     def result(self) -> GroupAssignment:
+        """Each member's assignment: the input mapping itself when Kafka never copied it,
+        else its topics in the order Kafka's copy (a ``HashMap``) iterates them, which is
+        the order the coordinator writes the target record in and so the order the next
+        epoch's builders read it (AssignorHelpers.deepCopyAssignment, then ``remove`` and
+        ``computeIfAbsent`` in maybeRevokePartitions, addPartitionToTargetAssignment and
+        removePartitionFromTargetAssignment)."""
         out: GroupAssignment = {}
         for i, m in enumerate(self.members):
-            work = self.work.get(i)
-            if work is None:
+            copy = self.maps.get(i)
+            if copy is None:
                 out[m.member_id] = self.target[i]
-            else:
-                out[m.member_id] = {
-                    t: ps if isinstance(ps, tuple) else tuple(ps) for t, ps in work.items()
-                }
+                continue
+            work = self.work.get(i)
+            parts = self.target[i] if work is None else work
+            out[m.member_id] = {
+                t: ps if isinstance(ps, tuple) else tuple(ps)
+                for t, ps in ((t, parts[t]) for t in copy.order())
+            }
         return out
 
 
