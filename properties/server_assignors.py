@@ -275,6 +275,21 @@ def check_same_as_kafka(
     note(f"ours:  {ours}")
     note(f"kafka: {kafka}")
     assert ours == kafka, f"{name}: groupspec and Kafka 4.1.2 differ"
+    if name in ORDERED and isinstance(ours, dict) and isinstance(kafka, dict):
+        assert topic_orders(ours) == topic_orders(kafka), (
+            f"{name}: a member's topics in another order than Kafka 4.1.2's"
+        )
+
+
+#: Assignors whose output lists each member's topics in Kafka's order (the order the
+#: target record is written in, so the order the next epoch reads after replay). The
+#: server-side range assignor's output order is not modelled.
+ORDERED = frozenset({"uniform"})
+
+
+def topic_orders(result: Canonical) -> dict[str, list[TopicId]]:
+    """Each member's topics in the order its output mapping lists them."""
+    return {mid: list(parts) for mid, parts in result.items()}
 
 
 # ------------------------------------------------------------------------------ checks

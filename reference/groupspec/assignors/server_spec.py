@@ -191,19 +191,26 @@ class JavaAssignmentMap:
         self.parts[t] = ps
 
     def add(self, t: TopicId, ps: tuple[int, ...]) -> None:
-        """``computeIfAbsent(t, ...)`` then add ``ps`` to the topic's set (the table is
-        made, or grown, before the key is looked up)."""
-        if not self.created:
-            self.created = True  # the table is made at its initial size
-        elif len(self.parts) > self.cap * 3 // 4:
-            self.cap *= 2
-        prev = self.parts.get(t)
-        if prev is not None:
-            self.parts[t] = prev + ps
-            return
-        self.parts[t] = ps
-        self.front -= 1
-        self.rank[t] = self.front
+        """``computeIfAbsent(t, ...).add(p)`` for each ``p`` of ``ps``, in order."""
+        self.compute_if_absent(t, len(ps))
+        self.parts[t] += ps
+
+    def compute_if_absent(self, t: TopicId, calls: int = 1) -> None:
+        """``calls`` (at least one) ``computeIfAbsent(t, ...)`` in a row, as the builders
+        make one per partition they add. Each call first grows the table if more keys than
+        3/4 of it are held, whether or not ``t`` is there yet (HashMap.computeIfAbsent, Java
+        17), and the first inserts ``t`` without growing after it. So a call that follows
+        the insertion of a key, even for a key already held, can grow the table: adding two
+        partitions of a new topic is not the same as adding one."""
+        for k in range(min(calls, 2)):  # the size is constant after the first call
+            if not self.created:
+                self.created = True  # the table is made at its initial size
+            elif len(self.parts) > self.cap * 3 // 4:
+                self.cap *= 2
+            if k == 0 and t not in self.parts:
+                self.parts[t] = ()
+                self.front -= 1
+                self.rank[t] = self.front
 
     def order(self) -> list[TopicId]:
         """The topics held, in the order the ``HashMap`` iterates them."""

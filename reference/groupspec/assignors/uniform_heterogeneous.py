@@ -274,7 +274,8 @@ class _Builder:
 
     def _add(self, m: int, t: TopicId, parts: list[int]) -> None:
         work = self._work(m)
-        self.maps[m].add(t, ())  # computeIfAbsent: a new topic goes in front of its bucket
+        # one computeIfAbsent per partition (addPartitionToTargetAssignment)
+        self.maps[m].compute_if_absent(t, len(parts))
         mine = work.get(t)
         if mine is None:
             work[t] = parts
