@@ -145,8 +145,13 @@ def next_rounds(
     draw: st.DrawFn, spec: GroupSpec, topics: SubscribedTopicMetadata, result: GroupAssignment
 ) -> GroupSpec:
     """The group after a target ``result``: some members leave, some join, some change their
-    subscription; the rest carry their new target (in a drawn order) as current assignment."""
+    subscription (to a drawn one, or to another member's, so that different subscriptions
+    can become the same); the rest carry their new target as current assignment, in a
+    drawn order or in the order the assignor listed it (as the coordinator writes the
+    record, which the replayed check then reads in Kafka's order)."""
     pool = list(topics.topics)
+    others = sorted({m.subscribed_topic_ids for m in spec.members}, key=repr)
+    as_listed = draw(st.booleans())
     members = []
     for m in spec.members:
         if len(spec.members) > 1 and draw(st.integers(0, 5)) == 0:
@@ -154,8 +159,10 @@ def next_rounds(
         subs = m.subscribed_topic_ids
         if pool and draw(st.integers(0, 5)) == 0:
             subs = tuple(draw(st.lists(st.sampled_from(pool), unique=True)))
+        elif len(others) > 1 and draw(st.integers(0, 3)) == 0:
+            subs = tuple(draw(st.permutations(draw(st.sampled_from(others)))))
         mine = result.get(m.member_id, {})
-        order = draw(st.permutations(list(mine)))
+        order = list(mine) if as_listed else draw(st.permutations(list(mine)))
         assignment = {t: tuple(draw(st.permutations(list(mine[t])))) for t in order if mine[t]}
         members.append(MemberSpec(m.member_id, subs, assignment, m.rack_id, m.instance_id))
     taken = {m.member_id for m in spec.members}

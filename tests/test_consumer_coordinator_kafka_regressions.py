@@ -297,3 +297,39 @@ STALE_INSTANCE_MAPPING = [
 def test_an_instance_id_mapped_to_a_removed_member_agrees_with_kafka() -> None:
     with JvmOracle() as jvm:
         assert check(jvm, STALE_INSTANCE_MAPPING) == len(STALE_INSTANCE_MAPPING)
+
+
+#: c0 joins on t, c1 on t, u, v (different subscriptions: c1 gets u and v), c0 rejoins on
+#: t, u, v, and c2 joins on them: every member on the same topics, a quota of two each.
+OVER_QUOTA_GIVES_UP = [
+    Op("join", who=0, epoch="zero", full=True, sub=0),
+    Op("join", who=1, epoch="zero", full=True, sub=3),
+    Op("join", who=0, epoch="zero", full=True, sub=3),
+    Op("join", who=2, epoch="zero", full=True, sub=3),
+]
+
+
+def test_an_over_quota_member_gives_up_the_partition_kafka_takes() -> None:
+    # UniformHeterogeneousAssignmentBuilder builds c1's u and v on a fresh HashMap where
+    # both ids share bucket 0; computeIfAbsent links v in front, so the target record lists
+    # v first and its replay keeps that order. At c2's join the homogeneous builder keeps
+    # c1's topics in that order up to the quota: v-0, then u-0, and u-1 goes to c2. The
+    # reference listed u first (insertion order) and gave up v-0.
+    v = TopicMetadata(TopicId.for_name("v"), "v", 1)
+    coord = _coordinator()
+    coord.set_topics([T, U, v])
+    tuv = ("t", "u", "v")
+    _heartbeat(coord, 1, _join("c0"), 0)
+    _heartbeat(coord, 2, _join("c1", topics=tuv), 0)
+    _heartbeat(coord, 3, _join("c0", topics=tuv), 0)
+    _heartbeat(coord, 4, _join("c2", topics=tuv), 0)
+    names = {T.topic_id: "t", U.topic_id: "u", v.topic_id: "v"}
+    target = coord.state.consumer_groups["g"].target
+    assert {names[t]: tuple(sorted(ps)) for t, ps in target["c1"].items()} == {"u": (0,), "v": (0,)}
+    assert {names[t]: tuple(sorted(ps)) for t, ps in target["c2"].items()} == {"u": (1,), "t": (2,)}
+
+
+@pytest.mark.java
+def test_an_over_quota_member_gives_up_the_partition_kafka_takes_with_kafka() -> None:
+    with JvmOracle() as jvm:
+        assert check(jvm, OVER_QUOTA_GIVES_UP) == len(OVER_QUOTA_GIVES_UP)

@@ -7,6 +7,7 @@ required (never skipped)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -99,3 +100,87 @@ def test_replayed_assignment_order_is_kafkas(
     java = jvm.call("ReplayedAssignmentOrder", [[topic_id_str(t), ps] for t, ps in record])
     ours = replayed_assignment_order(record)
     assert [[topic_id_str(t), list(ps)] for t, ps in ours.items()] == java
+
+
+# The consumer differential's case (topic ids are TopicId.for_name of "t", "u", "v", as
+# properties/consumer_kafka_diff.py names its topics): c0 on t holds t-0..2 and c1 joins
+# on t, u, v; the heterogeneous builder gives c1 u and v on a fresh HashMap where the two
+# ids share bucket 0 (computeIfAbsent links the later one, v, in front). Replayed, c1's
+# target lists v first, so when c2 joins and every member subscribes to t, u, v, c1 keeps
+# v-0 and u-0 and gives up u-1 (Kafka 4.1.2); listing u first, it gave up v-0.
+ORDER_T, ORDER_U, ORDER_V = (
+    TopicId.parse(s)
+    for s in ("iD5gmgXYXBh6AZytk8EiNw", "E9ZQaTsZSCrXBh2jC0W_vA", "Uy9L0gmXnYFtUuz7Oy0m3w")
+)
+ORDER_TOPICS = SubscribedTopicMetadata.of(
+    [TopicMetadata(ORDER_T, "t", 3), TopicMetadata(ORDER_U, "u", 2), TopicMetadata(ORDER_V, "v", 1)]
+)
+
+
+def _listed(call_output: Any, member: str) -> list[str]:
+    """A member's topics in the order the ServerAssignor tool listed them."""
+    return [str(t) for t, _ in call_output["members"][member]]
+
+
+def test_a_heterogeneous_target_lists_its_topics_in_kafkas_order(jvm: JvmOracle) -> None:
+    tuv = tuple(java_hash_set_order([ORDER_T, ORDER_U, ORDER_V]))
+    spec = GroupSpec(
+        (MemberSpec("c0", (ORDER_T,), {ORDER_T: (0, 1, 2)}), MemberSpec("c1", tuv)),
+        SubscriptionType.HETEROGENEOUS,
+    )
+    kafka = jvm.call("ServerAssignor", props.oracle_input("uniform", spec, ORDER_TOPICS))
+    ours = get_server_assignor("uniform").assign(spec, ORDER_TOPICS)
+    assert _listed(kafka, "c1") == [topic_id_str(ORDER_V), topic_id_str(ORDER_U)]
+    assert [topic_id_str(t) for t in ours["c1"]] == _listed(kafka, "c1")
+
+
+@pytest.mark.parametrize(
+    ("c1_record", "c1_keeps", "c2_gets"),
+    [
+        ((ORDER_V, ORDER_U), {ORDER_V: (0,), ORDER_U: (0,)}, {ORDER_U: (1,), ORDER_T: (2,)}),
+        ((ORDER_U, ORDER_V), {ORDER_U: (0, 1)}, {ORDER_V: (0,), ORDER_T: (2,)}),
+    ],
+)
+def test_an_over_quota_member_gives_up_what_kafka_does(
+    jvm: JvmOracle,
+    c1_record: tuple[TopicId, TopicId],
+    c1_keeps: dict[TopicId, tuple[int, ...]],
+    c2_gets: dict[TopicId, tuple[int, ...]],
+) -> None:
+    # c1's target as replayed from a record listing its topics in the given order (the
+    # first is Kafka's, see above; both ids fall in bucket 0 of the replayed 16-slot
+    # HashMap, so the record's order stands); three members on t, u, v: a quota of two
+    # each, and c1 keeps its topics in that order.
+    tuv = tuple(java_hash_set_order([ORDER_T, ORDER_U, ORDER_V]))
+    held = {ORDER_U: (0, 1), ORDER_V: (0,)}
+    spec = GroupSpec(
+        (
+            MemberSpec("c1", tuv, {t: held[t] for t in c1_record}),
+            MemberSpec("c0", tuv, {ORDER_T: (0, 1, 2)}),
+            MemberSpec("c2", tuv),
+        ),
+        SubscriptionType.HOMOGENEOUS,
+    )
+    assert list(replayed_assignment_order(list(spec.members[0].assignment.items()))) == list(c1_record)
+    out = jvm.call("ServerAssignor", {**props.oracle_input("uniform", spec, ORDER_TOPICS), "replayed": True})
+    kafka = props.from_oracle(out)
+    ours = props.canonical(
+        get_server_assignor("uniform").assign(props.replayed(spec), ORDER_TOPICS)
+    )
+    assert ours == kafka
+    assert props.topic_orders(ours) == props.topic_orders(kafka)
+    assert ours["c1"] == c1_keeps
+    assert ours["c2"] == c2_gets
+
+
+def test_a_second_partition_of_a_new_topic_can_grow_the_map(jvm: JvmOracle) -> None:
+    # One member, nothing held: a gets a's partition on a fresh map (one slot), b's first
+    # partition grows it to two (b links in front of a) and b's second, a lookup of a key
+    # already there, grows it to four, where a and b part: Kafka lists a, then b.
+    a, b = TopicId(1 << 127), TopicId(2)
+    topics = SubscribedTopicMetadata.of([TopicMetadata(a, "a", 1), TopicMetadata(b, "b", 2)])
+    spec = GroupSpec((MemberSpec("m", (a, b)),))
+    kafka = jvm.call("ServerAssignor", props.oracle_input("uniform", spec, topics))
+    ours = get_server_assignor("uniform").assign(spec, topics)
+    assert _listed(kafka, "m") == [topic_id_str(a), topic_id_str(b)]
+    assert [topic_id_str(t) for t in ours["m"]] == _listed(kafka, "m")
