@@ -278,7 +278,7 @@ class Coordinator:
         # next heartbeat (ModernGroup.requestMetadataRefresh)
         changed = {n for n in {*image, *st.topics} if image.get(n) != st.topics.get(n)}
         if changed:
-            refresh_changed_groups(st, changed)
+            refresh_changed_groups(st.consumer_groups.values(), changed)
         st.topics = image
 
     def consumer_member_ids(self) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from groupspec.assignors.server_spec import SubscriptionType
 from groupspec.coordinator.committed_offset import CommittedOffset
@@ -30,9 +30,6 @@ from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.find_coordinator import java_string_hash
 from groupspec.protocol.topic_id import TopicId
-
-if TYPE_CHECKING:
-    from groupspec.coordinator.state import CoordinatorState
 
 
 class ConsumerGroupState(Enum):
@@ -157,13 +154,13 @@ class ConsumerGroup:
         return self.target.get(previous, {}) if previous is not None else {}
 
 
-def refresh_changed_groups(state: CoordinatorState, changed: Iterable[str]) -> None:
-    """GroupMetadataManager.onNewMetadataImage: the groups subscribed to a changed topic
-    (its groupsByTopics, from each group's subscribed topic names, by name and through
-    resolved regexes) refresh their metadata at their next heartbeat (requestMetadataRefresh:
-    in memory, as Kafka's deadline)."""
+def refresh_changed_groups(groups: Iterable[ConsumerGroup], changed: Iterable[str]) -> None:
+    """GroupMetadataManager.onNewMetadataImage: of ``groups`` (a coordinator's consumer
+    groups), those subscribed to a changed topic (its groupsByTopics, from each group's
+    subscribed topic names, by name and through resolved regexes) refresh their metadata at
+    their next heartbeat (requestMetadataRefresh: in memory, as Kafka's deadline)."""
     names = set(changed)
-    for g in state.consumer_groups.values():
+    for g in groups:
         if names & subscription_counts(g.members.values(), g.resolved_regexes.values()).keys():
             g.metadata_refresh_epoch = None
 
