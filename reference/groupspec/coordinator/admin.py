@@ -9,8 +9,8 @@ is Stable (their assignment always); DeleteGroups needs an Empty group (NON_EMPT
 from __future__ import annotations
 
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.find_coordinator import coordinator_partition, java_string_hash
 from groupspec.coordinator.offsets import delete_consumer_group, delete_group
+from groupspec.coordinator.service_order import service_order
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (
@@ -28,60 +28,6 @@ from groupspec.protocol.messages import (
 )
 
 S = GroupState
-
-#: ``Topic.GROUP_METADATA_TOPIC_NAME``, whose ``TopicPartition`` keys the service's maps
-_OFFSETS_TOPIC_HASH = java_string_hash("__consumer_offsets")
-
-
-def _partition_key_hash(partition: int) -> int:
-    """``TopicPartition.hashCode`` of ``__consumer_offsets``-``partition`` (31 * (31 +
-    partition) + the topic name's hash, as a wrapping int32), unsigned."""
-    return (31 * (31 + partition) + _OFFSETS_TOPIC_HASH) & 0xFFFFFFFF
-
-
-def service_order(group_ids: tuple[str, ...], num_partitions: int) -> list[str]:
-    """The order in which GroupCoordinatorService.describeGroups and deleteGroups list the
-    results of ``group_ids``: each id is put (``computeIfAbsent``) in a ``new
-    HashMap<TopicPartition, List<String>>`` under its ``__consumer_offsets`` partition, one
-    read or write operation is scheduled per partition in that map's iteration order, and
-    the per-partition results are concatenated in that order (FutureUtils.combineFutures);
-    within a partition the request's order is kept. So the answer lists the groups
-    partition by partition, in Java ``HashMap`` order, not in the request's order
-    (GroupCoordinatorServiceTest testDeleteGroups: partitions 2, 0, 1 asked, answered 0, 1,
-    2). The map is simulated as Java 17's HashMap runs ``computeIfAbsent``: a table of 16
-    buckets made at the first call and doubled at the start of a call once the size exceeds
-    three quarters of it (a resize splits each bucket keeping its order), a new key put at
-    the head of its bucket (``h ^ (h >>> 16)`` masked by the table size), a bucket reaching
-    eight keys doubling a table smaller than 64 (``treeifyBin``; a tree bin, possible only
-    above 48 partitions, is not modelled)."""
-    by_partition: dict[int, list[str]] = {}
-    table: list[list[int]] = []
-
-    def bucket(partition: int, size: int) -> int:
-        h = _partition_key_hash(partition)
-        return (h ^ (h >> 16)) & (size - 1)
-
-    def resize() -> list[list[int]]:
-        bigger: list[list[int]] = [[] for _ in range(2 * len(table) if table else 16)]
-        for chain in table:
-            for partition in chain:
-                bigger[bucket(partition, len(bigger))].append(partition)
-        return bigger
-
-    for gid in group_ids:
-        if not table or len(by_partition) > len(table) * 3 // 4:
-            table = resize()
-        partition = coordinator_partition(gid, num_partitions)
-        if partition in by_partition:
-            by_partition[partition].append(gid)
-            continue
-        chain = table[bucket(partition, len(table))]
-        chain.insert(0, partition)
-        by_partition[partition] = [gid]
-        if len(chain) >= 8 and len(table) < 64:
-            table = resize()
-    return [gid for chain in table for partition in chain for gid in by_partition[partition]]
-
 
 def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
     # GroupMetadataManager.listGroups lower-cases and trims each filter.

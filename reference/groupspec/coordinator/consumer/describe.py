@@ -12,7 +12,6 @@ are left out of the assignments).
 
 from __future__ import annotations
 
-from groupspec.assignors.java_collections import bucket, topic_partition_hash
 from groupspec.coordinator.consumer.group import (
     ConsumerGroup,
     current_preferred_assignor,
@@ -20,7 +19,7 @@ from groupspec.coordinator.consumer.group import (
 )
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.find_coordinator import coordinator_partition
+from groupspec.coordinator.service_order import service_order
 from groupspec.protocol.consumer_group_messages import (
     MEMBER_TYPE_CONSUMER,
     ConsumerGroupDescribeRequest,
@@ -31,8 +30,6 @@ from groupspec.protocol.consumer_group_messages import (
     DescribedTopicPartitions,
 )
 from groupspec.protocol.errors import Error
-
-OFFSETS_TOPIC = "__consumer_offsets"
 
 
 def _not_found(group_id: str, message: str, error: Error = Error.GROUP_ID_NOT_FOUND) -> DescribedGroup:
@@ -91,20 +88,9 @@ def describe_group(txn: Txn, group_id: str) -> DescribedGroup:
 
 
 def handle_consumer_group_describe(txn: Txn, request_id: int, req: ConsumerGroupDescribeRequest) -> None:
-    answers: list[DescribedGroup] = []
-    by_partition: dict[int, list[str]] = {}
-    for gid in req.group_ids:
-        if gid == "":
-            answers.append(_not_found("", "", Error.INVALID_GROUP_ID))
-        else:
-            p = coordinator_partition(gid, txn.config.offsets_topic_num_partitions)
-            by_partition.setdefault(p, []).append(gid)
-    # HashMap<TopicPartition, ...> iteration: buckets in order, a bucket in insertion order
-    cap = 16
-    while len(by_partition) > cap * 3 // 4:
-        cap *= 2
-    first_seen = {p: i for i, p in enumerate(by_partition)}
-    for p in sorted(by_partition,
-                    key=lambda q: (bucket(topic_partition_hash((OFFSETS_TOPIC, q)), cap), first_seen[q])):
-        answers.extend(describe_group(txn, gid) for gid in by_partition[p])
+    # empty ids first (the service answers them before any shard), then the others partition
+    # by partition in the service's HashMap order (service_order)
+    answers = [_not_found("", "", Error.INVALID_GROUP_ID) for gid in req.group_ids if gid == ""]
+    named = tuple(gid for gid in req.group_ids if gid != "")
+    answers += [describe_group(txn, gid) for gid in service_order(named, txn.config.offsets_topic_num_partitions)]
     txn.respond(request_id, ConsumerGroupDescribeResponse(groups=tuple(answers)))
