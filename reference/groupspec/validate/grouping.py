@@ -13,6 +13,7 @@ import dataclasses
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -222,8 +223,15 @@ def _dropped(seq: _Sequenced, accounted: set[int], source: str) -> list[InputPro
     return out
 
 
-#: APIs whose one request may name several groups
-_PER_GROUP_APIS = frozenset({"DeleteGroups", "DescribeGroups", "ConsumerGroupDescribe"})
+#: the requests that may name several groups: the field naming them, the response class,
+#: and its field of per-group entries (each with a ``group_id``)
+_PER_GROUP: dict[type, tuple[str, type, str]] = {
+    m.DeleteGroupsRequest: ("groups_names", m.DeleteGroupsResponse, "results"),
+    m.DescribeGroupsRequest: ("groups", m.DescribeGroupsResponse, "groups"),
+    ConsumerGroupDescribeRequest: ("group_ids", ConsumerGroupDescribeResponse, "groups"),
+}
+#: their APIs
+_PER_GROUP_APIS = frozenset(name for name, (_, request, _) in APIS.items() if request in _PER_GROUP)
 
 
 def per_group(ev: WireExchange) -> list[WireExchange]:
@@ -234,35 +242,20 @@ def per_group(ev: WireExchange) -> list[WireExchange]:
     each group's replay sees its part; without this, a DeleteGroups of two groups deleted
     neither in the reference. Empty: not such an exchange (or no group named)."""
     req, resp = ev.request, ev.response
+    spec = _PER_GROUP.get(type(req))
+    if spec is None:
+        return []
+    names, response_cls, entries = spec
     out: list[WireExchange] = []
-    if isinstance(req, m.DeleteGroupsRequest):
-        for name in dict.fromkeys(req.groups_names):
-            if not name:
-                continue
-            part: m.Response | None = resp
-            if isinstance(resp, m.DeleteGroupsResponse):
-                part = m.DeleteGroupsResponse(results=tuple(r for r in resp.results if r.group_id == name))
-            out.append(dataclasses.replace(ev, group_id=name, response=part,
-                                           request=dataclasses.replace(req, groups_names=(name,))))
-    elif isinstance(req, m.DescribeGroupsRequest):
-        for name in dict.fromkeys(req.groups):
-            if not name:
-                continue
-            part = resp
-            if isinstance(resp, m.DescribeGroupsResponse):
-                part = m.DescribeGroupsResponse(groups=tuple(d for d in resp.groups if d.group_id == name))
-            out.append(dataclasses.replace(ev, group_id=name, response=part,
-                                           request=dataclasses.replace(req, groups=(name,))))
-    elif isinstance(req, ConsumerGroupDescribeRequest):
-        for name in dict.fromkeys(req.group_ids):
-            if not name:
-                continue
-            part = resp
-            if isinstance(resp, ConsumerGroupDescribeResponse):
-                part = ConsumerGroupDescribeResponse(groups=tuple(d for d in resp.groups if d.group_id == name),
-                                                     throttle_time_ms=resp.throttle_time_ms)
-            out.append(dataclasses.replace(ev, group_id=name, response=part,
-                                           request=dataclasses.replace(req, group_ids=(name,))))
+    for name in dict.fromkeys(getattr(req, names)):
+        if not name:
+            continue
+        part = resp
+        if isinstance(resp, response_cls):
+            mine = tuple(x for x in getattr(resp, entries) if x.group_id == name)
+            part = dataclasses.replace(cast(Any, resp), **{entries: mine})
+        out.append(dataclasses.replace(ev, group_id=name, response=part,
+                                       request=dataclasses.replace(cast(Any, req), **{names: (name,)})))
     return out
 
 
