@@ -187,8 +187,7 @@ def _divergences(group: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def findings_of(validation: dict[str, Any], trace_lines: Sequence[str] | None = None) -> list[Finding]:
     """Every distinct divergence of a validator report, in trace order, each with its
     differing fields and (given the trace's lines) its timeline."""
-    exchanges = exchanges_of(trace_lines) if trace_lines is not None else None
-    fetches = fetches_of(trace_lines) if trace_lines is not None else {}
+    exchanges, fetches = timeline_events_of(trace_lines) if trace_lines is not None else (None, {})
     seen: set[tuple[str, int, str]] = set()
     out: list[Finding] = []
     for g in validation.get("groups", []):
@@ -220,19 +219,18 @@ def findings_of(validation: dict[str, Any], trace_lines: Sequence[str] | None = 
 
 
 # ------------------------------------------------------------------- timeline
-def exchanges_of(lines: Iterable[str]) -> list[WireExchange]:
-    """The trace's exchanges (lines that do not parse are the validator's business)."""
-    out: list[WireExchange] = []
+def timeline_events_of(lines: Iterable[str]) -> tuple[list[WireExchange], dict[int, FetchEvent]]:
+    """The trace's exchanges, and its Fetch events by seq (a client rule's finding may be one
+    of them, ClientFetchesOwnedOnly, and its timeline is placed there), in one reading
+    (lines that do not parse are the validator's business)."""
+    exchanges: list[WireExchange] = []
+    fetches: dict[int, FetchEvent] = {}
     for e in read_events(lines):
         if isinstance(e, WireExchange):
-            out.append(e)
-    return out
-
-
-def fetches_of(lines: Iterable[str]) -> dict[int, FetchEvent]:
-    """The trace's Fetch events by seq: a client rule's finding may be one of them
-    (ClientFetchesOwnedOnly), and its timeline is placed there."""
-    return {e.seq: e for e in read_events(lines) if isinstance(e, FetchEvent)}
+            exchanges.append(e)
+        elif isinstance(e, FetchEvent):
+            fetches[e.seq] = e
+    return exchanges, fetches
 
 
 def _fetch_text(e: FetchEvent) -> str:
