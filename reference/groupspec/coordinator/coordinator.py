@@ -63,11 +63,9 @@ from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeRequest,
-    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse,
 )
-from groupspec.protocol.consumer_group_messages import DescribedGroup as DescribedConsumerGroup
+from groupspec.protocol.error_responses import error_response
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
 
@@ -314,49 +312,14 @@ class Coordinator:
 def inactive_answer(request: msg.Request) -> msg.Response | None:
     """What GroupCoordinatorService answers while it is not active (each request method's
     ``isActive`` check, before any other): COORDINATOR_NOT_AVAILABLE in each response's own
-    shape. JoinGroup echoes the request's member id; OffsetCommit answers every partition;
-    DescribeGroups, DeleteGroups and ConsumerGroupDescribe answer each group id, in the
-    request's order, with nothing else set; OffsetFetch has the group-level error (the form
-    of OffsetFetch v2 and later, OffsetFetchResponse.groupError); the others carry the error
-    alone. A FindCoordinator for a group is COORDINATOR_NOT_AVAILABLE too: the broker asks
-    the service for the group's partition (KafkaApis.getCoordinator), and partitionFor
-    throws while it is inactive (GroupCoordinatorServiceTest testPartitionFor). None: not a
-    request the service refuses this way (another FindCoordinator key type; TxnOffsetCommit
-    is not modelled)."""
-    cna = Error.COORDINATOR_NOT_AVAILABLE
-    if isinstance(request, msg.FindCoordinatorRequest):
-        return msg.FindCoordinatorResponse(error=cna) if request.key_type == 0 else None
-    if isinstance(request, msg.JoinGroupRequest):
-        return msg.JoinGroupResponse(error=cna, member_id=request.member_id)
-    if isinstance(request, msg.SyncGroupRequest):
-        return msg.SyncGroupResponse(error=cna)
-    if isinstance(request, msg.HeartbeatRequest):
-        return msg.HeartbeatResponse(error=cna)
-    if isinstance(request, msg.LeaveGroupRequest):
-        return msg.LeaveGroupResponse(error=cna)
-    if isinstance(request, msg.OffsetCommitRequest):
-        return msg.OffsetCommitResponse(partitions=tuple(
-            msg.OffsetCommitPartitionResponse(p.topic, p.partition, cna) for p in request.partitions))
-    if isinstance(request, msg.OffsetFetchRequest):
-        return msg.OffsetFetchResponse(error=cna)
-    if isinstance(request, msg.OffsetDeleteRequest):
-        return msg.OffsetDeleteResponse(error=cna)
-    if isinstance(request, msg.ListGroupsRequest):
-        return msg.ListGroupsResponse(error=cna)
-    if isinstance(request, msg.DescribeGroupsRequest):
-        return msg.DescribeGroupsResponse(groups=tuple(
-            msg.DescribedGroup(cna, gid, "", "", "") for gid in request.groups))
-    if isinstance(request, msg.DeleteGroupsRequest):
-        return msg.DeleteGroupsResponse(results=tuple(
-            msg.DeletableGroupResult(gid, cna) for gid in request.groups_names))
-    if isinstance(request, ConsumerGroupHeartbeatRequest):
-        return ConsumerGroupHeartbeatResponse(error=cna, member_epoch=0, heartbeat_interval_ms=0)
-    if isinstance(request, ConsumerGroupDescribeRequest):
-        return ConsumerGroupDescribeResponse(groups=tuple(
-            DescribedConsumerGroup(error=cna, group_id=gid, group_state="", group_epoch=0,
-                                   assignment_epoch=0, assignor_name="", members=())
-            for gid in request.group_ids))
-    return None
+    shape (protocol/error_responses.py). A FindCoordinator for a group is answered so too:
+    the broker asks the service for the group's partition (KafkaApis.getCoordinator), and
+    partitionFor throws while it is inactive (GroupCoordinatorServiceTest testPartitionFor).
+    None: not a request the service refuses this way (another FindCoordinator key type;
+    TxnOffsetCommit is not modelled)."""
+    if isinstance(request, msg.FindCoordinatorRequest) and request.key_type != 0:
+        return None
+    return error_response(request, Error.COORDINATOR_NOT_AVAILABLE)
 
 
 def _join(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:

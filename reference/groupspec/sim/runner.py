@@ -45,6 +45,7 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatResponse,
 )
 from groupspec.protocol.consumer_protocol import Assignment, pairs
+from groupspec.protocol.error_responses import error_response
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.topic_id import TopicId
@@ -122,29 +123,15 @@ class _Member:
 
 
 def not_coordinator(req: m.Request) -> m.Response:
-    """The answer of a broker that no longer hosts the group's coordinator."""
-    e = Error.NOT_COORDINATOR
-    if isinstance(req, m.JoinGroupRequest):
-        return m.JoinGroupResponse(error=e, member_id=req.member_id)
-    if isinstance(req, m.SyncGroupRequest):
-        return m.SyncGroupResponse(error=e)
-    if isinstance(req, m.HeartbeatRequest):
-        return m.HeartbeatResponse(error=e)
-    if isinstance(req, m.LeaveGroupRequest):
-        return m.LeaveGroupResponse(error=e)
-    if isinstance(req, m.OffsetCommitRequest):
-        return m.OffsetCommitResponse(
-            partitions=tuple(
-                m.OffsetCommitPartitionResponse(p.topic, p.partition, e) for p in req.partitions
-            )
-        )
-    if isinstance(req, m.OffsetFetchRequest):
-        return m.OffsetFetchResponse(error=e)
+    """The answer of a broker that no longer hosts the group's coordinator: NOT_COORDINATOR
+    in the response's shape (protocol/error_responses.py); a FindCoordinator sent there is
+    COORDINATOR_NOT_AVAILABLE."""
     if isinstance(req, m.FindCoordinatorRequest):
         return m.FindCoordinatorResponse(error=Error.COORDINATOR_NOT_AVAILABLE)
-    if isinstance(req, ConsumerGroupHeartbeatRequest):
-        return ConsumerGroupHeartbeatResponse(error=e, member_epoch=0, heartbeat_interval_ms=0)
-    raise TypeError(type(req).__name__)
+    resp = error_response(req, Error.NOT_COORDINATOR)
+    if resp is None:
+        raise TypeError(type(req).__name__)
+    return resp
 
 
 #: the classic consumer's states with a heartbeat thread and a poll timeout, bound once (an
