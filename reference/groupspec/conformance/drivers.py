@@ -305,46 +305,24 @@ def raw_offset_commit(
     connection of its own to the first bootstrap address, under ``client_id``, and return
     the broker's error per partition: the commit of a member at an epoch of the caller's
     choosing, which no consumer API offers."""
-    import socket
-    import struct
-
+    from groupspec.conformance.wire_fuzz import Connection
     from groupspec.protocol.errors import Error
-    from groupspec.recorder.frames import decode_response
-    from groupspec.recorder.schema import encode_body, spec_for
 
-    version = 9
-    spec = spec_for(8, "request")
-    if spec is None:
-        raise RuntimeError("no OffsetCommit schema")
     topics: dict[str, list[dict[str, Any]]] = {}
     for topic, partition, offset in offsets:
         topics.setdefault(topic, []).append({
             "partition_index": partition, "committed_offset": offset,
             "committed_leader_epoch": -1, "committed_metadata": ""})
-    body = encode_body(spec, version, {
-        "group_id": group_id, "generation_id_or_member_epoch": member_epoch,
-        "member_id": member_id, "group_instance_id": instance_id,
-        "topics": [{"name": t, "partitions": ps} for t, ps in sorted(topics.items())],
-    })
-    cid = client_id.encode("utf-8")
-    # request header v2 (OffsetCommit v8+ is flexible): key, version, correlation id,
-    # client id (a plain nullable string), no tagged fields
-    frame = struct.pack(">hhih", 8, version, 1, len(cid)) + cid + b"\x00" + body
     host, _, port = bootstrap.split(",")[0].strip().rpartition(":")
-    with socket.create_connection((host, int(port)), timeout=timeout_s) as sock:
-        sock.sendall(struct.pack(">i", len(frame)) + frame)
-
-        def read(n: int) -> bytes:
-            buf = b""
-            while len(buf) < n:
-                chunk = sock.recv(n - len(buf))
-                if not chunk:
-                    raise ConnectionError("the broker closed the connection before answering")
-                buf += chunk
-            return buf
-
-        (size,) = struct.unpack(">i", read(4))
-        answer = decode_response(read(size), 8, version)
+    conn = Connection(host, int(port), client_id, timeout_s)
+    try:
+        answer = conn.call("OffsetCommit", 9, {
+            "group_id": group_id, "generation_id_or_member_epoch": member_epoch,
+            "member_id": member_id, "group_instance_id": instance_id,
+            "topics": [{"name": t, "partitions": ps} for t, ps in sorted(topics.items())],
+        })
+    finally:
+        conn.close()
     out: list[tuple[str, int, str]] = []
     for t in answer["topics"]:
         for p in t["partitions"]:
