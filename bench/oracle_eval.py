@@ -93,11 +93,6 @@ STATIC_RESTART_FAILOVER = "static-restart-failover"
 #: Stable: no rebalance, and the JoinGroup answer must tell it it is still the leader
 #: (KIP-814, KAFKA-13435); group_scenario restarts a follower only
 LEADER_STATIC_RESTART = "leader-static-restart"
-#: the patterns built here rather than drawn by group_scenario
-_OWN_PATTERNS = frozenset({ZOMBIE_CLOSE, CRASH_THEN_JOIN, LATE_SYNC, STATIC_RESTART_FAILOVER,
-                           LEADER_STATIC_RESTART})
-#: the patterns that need static members
-_STATIC_ONLY = frozenset({STATIC_RESTART_FAILOVER, LEADER_STATIC_RESTART})
 
 
 def _zombie_close(data: dict[str, Any], rng: random.Random) -> None:
@@ -150,6 +145,11 @@ _BUILD: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], random.Random
     STATIC_RESTART_FAILOVER: (("static-restart",), _static_restart_failover),
     LEADER_STATIC_RESTART: (("static-restart",), _leader_static_restart),
 }
+#: the patterns built here rather than drawn by group_scenario
+_OWN_PATTERNS = frozenset(_BUILD)
+#: the patterns that need static members: those built on a static restart, which
+#: group_scenario draws for static groups only
+_STATIC_ONLY = frozenset(p for p, (faults, _) in _BUILD.items() if "static-restart" in faults)
 
 
 POLL_INTERVAL_MS = 500
