@@ -155,3 +155,13 @@ def test_kafka_answers_an_offset_fetch_before_a_join_sent_earlier() -> None:
     diverged at another request (the fetch changes nothing, and was not the request that
     diverged last); a request that diverged anywhere in the search is no longer pruned."""
     assert _kafka_broker_side("offset-fetch-before-a-concurrent-join-kafka-4.1.2.jsonl") == []
+
+
+def test_the_mismatch_names_the_first_group_that_differs() -> None:
+    def group(gid: str, epoch: int) -> DescribedGroup:
+        return DescribedGroup(error=Error.NONE, group_id=gid, group_state="Stable", group_epoch=epoch,
+                              assignment_epoch=1, assignor_name="uniform", members=())
+    expected = ConsumerGroupDescribeResponse(groups=(group("a", 1), group("b", 1)))
+    actual = ConsumerGroupDescribeResponse(groups=(group("a", 1), group("b", 2)))
+    mismatch = compare(1, expected, actual)
+    assert mismatch is not None and mismatch.what == "group state, epochs or assignor"

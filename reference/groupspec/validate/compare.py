@@ -247,6 +247,8 @@ def _consumer_describe(version: int, e: ConsumerGroupDescribeResponse,
     if ek == ak:
         return None
     for (eg, ekey), (ag, akey) in zip(ek, ak, strict=False):
+        if (eg, ekey) == (ag, akey):
+            continue  # (the first group that differs names the difference)
         if eg != ag:
             return Mismatch("groups described")
         if ekey[0] != akey[0]:
