@@ -51,9 +51,14 @@ def from_pairs(items: Iterable[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
     return normalize(acc)
 
 
+def _java_order(s: str) -> bytes:
+    """``String.compareTo``'s order (UTF-16 code units), which the Java client sorts by."""
+    return s.encode("utf-16-be", "surrogatepass")
+
+
 def _write_partitions(w: Writer, parts: TopicPartitions) -> None:
     w.int32(len(parts))
-    for topic in sorted(parts):
+    for topic in sorted(parts, key=_java_order):
         w.string(topic)
         ps = parts[topic]
         w.int32(len(ps))
@@ -85,8 +90,10 @@ class Subscription:
             raise ValueError(f"subscription version {version} is not in 0..{SUBSCRIPTION_VERSION}")
         w = Writer()
         w.int16(version)
+        # ConsumerProtocol.serializeSubscription sorts a copy of the topic list before writing
+        # it (ConsumerProtocolTest.serializeSubscriptionShouldOrderTopics); so do we.
         w.int32(len(self.topics))
-        for t in self.topics:
+        for t in sorted(self.topics, key=_java_order):
             w.string(t)
         w.nullable_bytes(self.user_data)
         if version >= 1:
@@ -114,7 +121,8 @@ class Subscription:
         if version >= 2:
             generation = r.int32("generation id")
         if version >= 3:
-            rack = r.nullable_string("rack id")
+            # ConsumerProtocol.deserializeSubscription: a null or empty rack id is no rack.
+            rack = r.nullable_string("rack id") or None
         return cls(topics, user_data, owned, generation, rack)
 
 
