@@ -58,6 +58,11 @@ class Assignor(ABC):
     side: ClassVar[Side] = Side.CLIENT
     #: Rebalance protocols this assignor supports, as Kafka's supportedProtocols().
     supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = (RebalanceProtocol.EAGER,)
+    #: ``AbstractPartitionAssignor.preferRackAwareLogic`` (a package-private hook Kafka's own
+    #: tests set): take the rack-aware passes even when every partition has replicas on the
+    #: same racks, as long as some member's rack holds replicas. Read by the rack-aware
+    #: assignors (range, sticky, cooperative-sticky); set it on an instance.
+    prefer_rack_aware_logic: bool = False
 
     @abstractmethod
     def assign(

@@ -247,7 +247,9 @@ class CooperativeStickyAssignor(CooperativeStickyOptimalAssignor):
                     owned,
                 )
             )
-        result = kafka_sticky_assign(topics, kafka, partition_racks)
+        result = kafka_sticky_assign(
+            topics, kafka, partition_racks, self.prefer_rack_aware_logic
+        )
         adjusted = cooperative_adjust(result, kafka)
         out: dict[str, Assignment] = {}
         for m in members:

@@ -84,6 +84,7 @@ class RackInfo:
         partition_racks: Mapping[str, Sequence[Sequence[str | None]]],
         members: Sequence[KafkaMember],
         order: Sequence[int],
+        prefer_rack_aware_logic: bool = False,
     ) -> None:
         by_rack: dict[str, int] = {}
         member_rack: dict[str, str] = {}
@@ -102,7 +103,7 @@ class RackInfo:
                     racks_of[(t, p)] = rs
                     all_racks.update(rs)
         use = bool(by_rack) and not all_racks.isdisjoint(by_rack)
-        if use:
+        if use and not prefer_rack_aware_logic:
             use = not all(rs == all_racks for rs in racks_of.values())
         self.consumer_racks: dict[str, str] = member_rack if use else {}
         self.partition_racks: dict[TP, frozenset[str]] = racks_of if use else {}
@@ -843,6 +844,7 @@ def kafka_sticky_assign(
     topics: Mapping[str, int],
     members: Sequence[KafkaMember],
     partition_racks: Mapping[str, Sequence[Sequence[str | None]]] | None = None,
+    prefer_rack_aware_logic: bool = False,
 ) -> KafkaStickyResult:
     """``AbstractStickyAssignor.assignPartitions``. ``topics``: the subscribed topics with
     partitions (``AbstractPartitionAssignor.assign`` drops the others); ``members`` in
@@ -850,7 +852,7 @@ def kafka_sticky_assign(
     if not members:
         return KafkaStickyResult({}, {})
     order = hashmap_order([m.member_id for m in members])
-    rack = RackInfo(topics, partition_racks or {}, members, order)
+    rack = RackInfo(topics, partition_racks or {}, members, order, prefer_rack_aware_logic)
     equal, current, multi, max_generation = resolve_claims(topics, members, order)
     if equal:
         member_order = [members[i].member_id for i in order]

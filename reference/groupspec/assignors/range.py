@@ -49,7 +49,9 @@ class RangeAssignor(Assignor):
         topics = known_subscribed_topics(partitions_per_topic, members)
         ordered = member_info_order(members)
         if any(m.subscription.rack_id for m in members):
-            rack_aware = _rack_aware(topics, ordered, partition_racks or {})
+            rack_aware = _rack_aware(
+                topics, ordered, partition_racks or {}, self.prefer_rack_aware_logic
+            )
             if rack_aware is not None:
                 return rack_aware
         out: dict[str, dict[str, tuple[int, ...]]] = {m.member_id: {} for m in members}
@@ -84,6 +86,7 @@ class _TopicState:
         n: int,
         consumers: list[tuple[str, str | None]],
         racks: Sequence[Sequence[str | None]] | None,
+        prefer_rack_aware_logic: bool = False,
     ) -> None:
         self.topic = topic
         self.consumers = consumers
@@ -103,7 +106,7 @@ class _TopicState:
         self.needs_racks = (
             bool(consumer_racks)
             and not consumer_racks.isdisjoint(all_racks)
-            and not all(rs == all_racks for rs in self.partition_racks)
+            and (prefer_rack_aware_logic or not all(rs == all_racks for rs in self.partition_racks))
         )
 
     def racks_match(self, consumer: str, p: int) -> bool:
@@ -138,6 +141,7 @@ def _rack_aware(
     topics: Mapping[str, int],
     ordered: Sequence[MemberSubscription],
     partition_racks: PartitionRacks,
+    prefer_rack_aware_logic: bool = False,
 ) -> dict[str, Assignment] | None:
     """Kafka's rack-aware range assignment, or None when no topic needs it."""
     states: list[_TopicState] = []
@@ -146,7 +150,12 @@ def _rack_aware(
         for m in ordered:
             if t in m.subscription.topics and m.member_id not in consumers:
                 consumers[m.member_id] = m.subscription.rack_id or None
-        states.append(_TopicState(t, topics[t], list(consumers.items()), partition_racks.get(t)))
+        states.append(
+            _TopicState(
+                t, topics[t], list(consumers.items()), partition_racks.get(t),
+                prefer_rack_aware_logic,
+            )
+        )
     if not any(s.needs_racks for s in states):
         return None
     out: dict[str, dict[str, tuple[int, ...]]] = {m.member_id: {} for m in ordered}

@@ -375,7 +375,9 @@ class StickyAssignor(StickyOptimalAssignor):
                     m.subscription.rack_id,
                 )
             )
-        result = kafka_sticky_assign(topics, kafka, partition_racks)
+        result = kafka_sticky_assign(
+            topics, kafka, partition_racks, self.prefer_rack_aware_logic
+        )
         return {
             m.member_id: Assignment(_as_partitions(result.assignment.get(m.member_id, ())))
             for m in members

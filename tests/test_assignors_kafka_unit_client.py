@@ -1,0 +1,559 @@
+"""Kafka 4.1.2's client-side assignor unit tests restated against the reference: Range-,
+RoundRobin-, Sticky-, CooperativeSticky-, AbstractSticky- and AbstractPartitionAssignorTest
+(clients/src/test/java/org/apache/kafka/clients/consumer/ and .../internals/). Each test
+names the Kafka test method it restates; inputs and expected outputs are Kafka's. The ones
+already restated in tests/test_assignors_examples.py are not repeated here.
+
+Kafka builds replica placements from broker racks (``AbstractPartitionAssignorTest.
+partitionInfos``); :func:`replica_racks` computes the same racks per partition. Kafka's
+``RackConfig`` (no broker racks / no consumer racks / both) parametrizes most tests, as here.
+Members go in the order Kafka's tests put them into their ``HashMap``; the sticky assignors
+emulate that map's iteration order from the member ids.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from enum import Enum
+
+import pytest
+
+from groupspec.assignors.base import Assignor, MemberSubscription, PartitionRacks
+from groupspec.assignors.ordering import member_info_order
+from groupspec.assignors.range import RangeAssignor
+from groupspec.assignors.roundrobin import RoundRobinAssignor
+from groupspec.protocol.consumer_protocol import DEFAULT_GENERATION, Assignment, Subscription
+
+Parts = dict[str, tuple[int, ...]]
+ALL_RACKS = ("a", "b", "c", "d", "e", "f")
+
+
+class RackConfig(Enum):
+    """``AbstractPartitionAssignorTest.RackConfig``."""
+
+    NO_BROKER_RACK = "no-broker-rack"
+    NO_CONSUMER_RACK = "no-consumer-rack"
+    BROKER_AND_CONSUMER_RACK = "broker-and-consumer-rack"
+
+
+RACK_CONFIGS = list(RackConfig)
+
+
+def racks(n: int) -> list[str | None]:
+    return [ALL_RACKS[i % len(ALL_RACKS)] for i in range(n)]
+
+
+def null_racks(n: int) -> list[str | None]:
+    return [None] * n
+
+
+def replica_racks(
+    n: int, replication_factor: int, broker_racks: Sequence[str | None], first_node: int = 0
+) -> list[list[str | None]]:
+    """The racks of each partition's replicas: partition i lives on brokers
+    (i + j + first_node) mod #brokers for j < replication_factor."""
+    nodes = len(broker_racks)
+    return [
+        [broker_racks[(i + j + first_node) % nodes] for j in range(replication_factor)]
+        for i in range(n)
+    ]
+
+
+def brokers_for(replication_factor: int, num_broker_racks: int) -> list[str | None]:
+    """The broker racks ``partitionInfos(topic, n, rf, numBrokerRacks, next)`` lays out."""
+    if num_broker_racks <= 0:
+        return [None] * replication_factor
+    return [ALL_RACKS[i % num_broker_racks] for i in range(num_broker_racks * replication_factor)]
+
+
+def parse(expected: str) -> Parts:
+    """"t1-0, t1-3, t2-1" as topic -> partitions."""
+    out: dict[str, list[int]] = {}
+    for item in filter(None, (s.strip() for s in expected.split(","))):
+        t, _, p = item.rpartition("-")
+        out.setdefault(t, []).append(int(p))
+    return {t: tuple(sorted(ps)) for t, ps in sorted(out.items())}
+
+
+def plain(result: Mapping[str, Assignment]) -> dict[str, Parts]:
+    return {mid: {t: tuple(sorted(ps)) for t, ps in a.partitions.items() if ps}
+            for mid, a in result.items()}
+
+
+def member(
+    mid: str, topics: Sequence[str], instance: str | None = None, rack: str | None = None,
+    owned: Parts | None = None, generation: int = DEFAULT_GENERATION,
+) -> MemberSubscription:
+    return MemberSubscription(
+        mid, Subscription(tuple(topics), None, owned or {}, generation, rack), instance
+    )
+
+
+def verify_rack_assignment(
+    assignor: Assignor,
+    partitions_per_topic: Mapping[str, int],
+    replication_factor: int,
+    broker_racks: Sequence[str | None],
+    consumer_racks: Sequence[str | None],
+    consumer_topics: Sequence[Sequence[str]],
+    expected: Sequence[str],
+    mismatches: int,
+    owned: Sequence[str] = (),
+) -> None:
+    """``AbstractPartitionAssignorTest.verifyRackAssignment``: consumers ``consumer<i>``; the
+    topics' replicas laid out one after the other over the brokers (in the map's order); the
+    exact assignment, and (when ``mismatches`` >= 0) how many assigned partitions have no
+    replica on their consumer's rack."""
+    racks_of: dict[str, list[list[str | None]]] = {}
+    first = 0
+    for t, n in partitions_per_topic.items():
+        racks_of[t] = replica_racks(n, replication_factor, broker_racks, first)
+        first += n
+    members = [
+        member(f"consumer{i}", ts, rack=consumer_racks[i],
+               owned=parse(owned[i]) if i < len(owned) else None)
+        for i, ts in enumerate(consumer_topics)
+    ]
+    got = plain(assignor.assign(partitions_per_topic, members, racks_of))
+    assert got == {f"consumer{i}": parse(e) for i, e in enumerate(expected)}
+    if mismatches >= 0:
+        wrong = [
+            (t, p)
+            for i, rack in enumerate(consumer_racks)
+            if rack is not None
+            for t, ps in got[f"consumer{i}"].items()
+            for p in ps
+            if rack not in racks_of[t][p]
+        ]
+        assert len(wrong) == mismatches, wrong
+
+
+# --------------------------------------------------------------------------- MemberInfo order
+
+
+def test_member_info_order_without_instance_ids_is_by_member_id() -> None:
+    # AbstractPartitionAssignorTest.testMemberInfoSortingWithoutGroupInstanceId
+    ms = [member(m, ()) for m in ("a", "b", "c")]
+    assert [m.member_id for m in member_info_order(ms)] == ["a", "b", "c"]
+
+
+def test_member_info_order_with_all_instance_ids_is_by_instance_id() -> None:
+    # AbstractPartitionAssignorTest.testMemberInfoSortingWithAllGroupInstanceId
+    ms = [member("a", (), "y"), member("b", (), "z"), member("c", (), "x")]
+    assert [m.member_id for m in member_info_order(ms)] == ["c", "a", "b"]
+
+
+def test_member_info_order_puts_static_members_first() -> None:
+    # AbstractPartitionAssignorTest.testMemberInfoSortingSomeGroupInstanceId
+    ms = [member("a", ()), member("b", (), "y"), member("c", (), "x")]
+    assert [m.member_id for m in member_info_order(ms)] == ["c", "b", "a"]
+
+
+def test_member_info_order_of_many_shuffled_members() -> None:
+    # AbstractPartitionAssignorTest.testMergeSortManyMemberInfo (seeded here)
+    rng = random.Random(4_1_2)
+    ms = [member(str(i + 100), (), str(i + 100) if rng.random() < 0.5 else None)
+          for i in range(100)]
+    expected = [m.member_id for m in ms if m.group_instance_id] + [
+        m.member_id for m in ms if not m.group_instance_id
+    ]
+    rng.shuffle(ms)
+    assert [m.member_id for m in member_info_order(ms)] == expected
+
+
+# --------------------------------------------------------------------------- Range
+
+
+def range_assignor() -> RangeAssignor:
+    # RangeAssignorTest.initializeRacks turns preferRackAwareLogic on for every test.
+    a = RangeAssignor()
+    a.prefer_rack_aware_logic = True
+    return a
+
+
+class RangeSetup:
+    """``RangeAssignorTest.initializeRacks`` and its ``subscription``/``partitionInfos``."""
+
+    def __init__(self, config: RackConfig, max_consumers: int = 3) -> None:
+        self.replication_factor = max_consumers
+        self.num_broker_racks = 0 if config is RackConfig.NO_BROKER_RACK else max_consumers
+        self.consumer_rack = config is not RackConfig.NO_CONSUMER_RACK
+
+    def rack(self, index: int) -> str | None:
+        n = self.num_broker_racks if self.num_broker_racks > 0 else len(ALL_RACKS)
+        return ALL_RACKS[index % n] if self.consumer_rack else None
+
+    def sub(self, mid: str, topics: Sequence[str], index: int,
+            instance: str | None = None) -> MemberSubscription:
+        return member(mid, topics, instance, self.rack(index))
+
+    def racks(self, sizes: Mapping[str, int]) -> PartitionRacks:
+        brokers = brokers_for(self.replication_factor, self.num_broker_racks)
+        return {t: replica_racks(n, self.replication_factor, brokers) for t, n in sizes.items()}
+
+    def assign(self, sizes: Mapping[str, int], ms: Sequence[MemberSubscription]) -> dict[str, Parts]:
+        return plain(range_assignor().assign(sizes, ms, self.racks(sizes)))
+
+
+@pytest.mark.parametrize("consumer_rack", [True, False])
+def test_range_one_consumer_no_topic(consumer_rack: bool) -> None:
+    # RangeAssignorTest.testOneConsumerNoTopic
+    s = RangeSetup(RackConfig.BROKER_AND_CONSUMER_RACK if consumer_rack else RackConfig.NO_CONSUMER_RACK)
+    assert s.assign({}, [s.sub("consumer1", (), 0)]) == {"consumer1": {}}
+
+
+@pytest.mark.parametrize("consumer_rack", [True, False])
+def test_range_one_consumer_nonexistent_topic(consumer_rack: bool) -> None:
+    # RangeAssignorTest.testOneConsumerNonexistentTopic
+    s = RangeSetup(RackConfig.BROKER_AND_CONSUMER_RACK if consumer_rack else RackConfig.NO_CONSUMER_RACK)
+    assert s.assign({}, [s.sub("consumer1", ("topic1",), 0)]) == {"consumer1": {}}
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_one_consumer_one_topic(config: RackConfig) -> None:
+    # RangeAssignorTest.testOneConsumerOneTopic
+    s = RangeSetup(config)
+    got = s.assign({"topic1": 3}, [s.sub("consumer1", ("topic1",), 0)])
+    assert got == {"consumer1": {"topic1": (0, 1, 2)}}
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_only_assigns_subscribed_topics(config: RackConfig) -> None:
+    # RangeAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics
+    s = RangeSetup(config)
+    got = s.assign({"topic1": 3, "other": 3}, [s.sub("consumer1", ("topic1",), 0)])
+    assert got == {"consumer1": {"topic1": (0, 1, 2)}}
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_one_consumer_multiple_topics(config: RackConfig) -> None:
+    # RangeAssignorTest.testOneConsumerMultipleTopics
+    s = RangeSetup(config)
+    got = s.assign({"topic1": 1, "topic2": 2}, [s.sub("consumer1", ("topic1", "topic2"), 0)])
+    assert got == {"consumer1": {"topic1": (0,), "topic2": (0, 1)}}
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+@pytest.mark.parametrize(("n", "second"), [(1, {}), (2, {"topic1": (1,)})])
+def test_range_two_consumers_one_topic(config: RackConfig, n: int, second: Parts) -> None:
+    # RangeAssignorTest.testTwoConsumersOneTopicOnePartition and ...OneTopicTwoPartitions
+    s = RangeSetup(config)
+    ms = [s.sub("consumer1", ("topic1",), 0), s.sub("consumer2", ("topic1",), 1)]
+    assert s.assign({"topic1": n}, ms) == {"consumer1": {"topic1": (0,)}, "consumer2": second}
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_multiple_consumers_mixed_topics_with_racks(config: RackConfig) -> None:
+    # RangeAssignorTest.testMultipleConsumersMixedTopics (every rack config)
+    s = RangeSetup(config)
+    ms = [
+        s.sub("consumer1", ("topic1",), 0),
+        s.sub("consumer2", ("topic1", "topic2"), 1),
+        s.sub("consumer3", ("topic1",), 2),
+    ]
+    assert s.assign({"topic1": 3, "topic2": 2}, ms) == {
+        "consumer1": {"topic1": (0,)},
+        "consumer2": {"topic1": (1,), "topic2": (0, 1)},
+        "consumer3": {"topic1": (2,)},
+    }
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_two_consumers_two_topics_six_partitions_with_racks(config: RackConfig) -> None:
+    # RangeAssignorTest.testTwoConsumersTwoTopicsSixPartitions (every rack config)
+    s = RangeSetup(config)
+    both = ("topic1", "topic2")
+    ms = [s.sub("consumer1", both, 0), s.sub("consumer2", both, 1)]
+    assert s.assign({"topic1": 3, "topic2": 3}, ms) == {
+        "consumer1": {"topic1": (0, 1), "topic2": (0, 1)},
+        "consumer2": {"topic1": (2,), "topic2": (2,)},
+    }
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+@pytest.mark.parametrize("second_static", [True, False])
+def test_range_static_members_rank_by_instance_id(config: RackConfig, second_static: bool) -> None:
+    # RangeAssignorTest.testTwoStaticConsumersTwoTopicsSixPartitions and
+    # testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions: consumer-b sorts first
+    # (by instance id, or as the only static member) although consumer-a is smaller.
+    s = RangeSetup(config)
+    both = ("topic1", "topic2")
+    ms = [
+        s.sub("consumer-b", both, 0, "instance1"),
+        s.sub("consumer-a", both, 1, "instance2" if second_static else None),
+    ]
+    assert s.assign({"topic1": 3, "topic2": 3}, ms) == {
+        "consumer-b": {"topic1": (0, 1), "topic2": (0, 1)},
+        "consumer-a": {"topic1": (2,), "topic2": (2,)},
+    }
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_static_members_persist_across_dynamic_member_changes(config: RackConfig) -> None:
+    # RangeAssignorTest.testStaticMemberRangeAssignmentPersistent (every rack config, with
+    # initializeRacks(rackConfig, 5))
+    s = RangeSetup(config, 5)
+    both = ("topic1", "topic2")
+    static = [s.sub(f"consumer{i}", both, i - 1, f"instance{i}") for i in (1, 2, 3)]
+    sizes = {"topic1": 5, "topic2": 4}
+    expected = {
+        "consumer1": {"topic1": (0, 1), "topic2": (0,)},
+        "consumer2": {"topic1": (2,), "topic2": (1,)},
+        "consumer3": {"topic1": (3,), "topic2": (2,)},
+    }
+    got = s.assign(sizes, [*static, s.sub("consumer4", both, 3)])
+    assert got == {**expected, "consumer4": {"topic1": (4,), "topic2": (3,)}}
+    got = s.assign(sizes, [*static, s.sub("consumer5", both, 4)])
+    assert got == {**expected, "consumer5": {"topic1": (4,), "topic2": (3,)}}
+
+
+def by_instance(result: dict[str, Parts], ms: Sequence[MemberSubscription]) -> dict[str, Parts]:
+    """``checkStaticAssignment``: the assignment keyed by group instance id."""
+    return {m.group_instance_id: result[m.member_id] for m in ms if m.group_instance_id}
+
+
+def renamed(ms: Sequence[MemberSubscription]) -> list[MemberSubscription]:
+    """consumer3's subscription now arrives as consumer4, consumer2's as consumer5."""
+    new = {"consumer3": "consumer4", "consumer2": "consumer5"}
+    return [MemberSubscription(new.get(m.member_id, m.member_id), m.subscription,
+                               m.group_instance_id) for m in ms]
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_range_static_assignment_survives_member_id_changes(config: RackConfig) -> None:
+    # RangeAssignorTest.testStaticMemberRangeAssignmentPersistentAfterMemberIdChanges
+    s = RangeSetup(config)
+    both = ("topic1", "topic2")
+    ms = [s.sub(f"consumer{i}", both, i - 1, f"instance{i}") for i in (1, 2, 3)]
+    sizes = {"topic1": 5, "topic2": 5}
+    first = by_instance(s.assign(sizes, ms), ms)
+    assert first == {
+        "instance1": {"topic1": (0, 1), "topic2": (0, 1)},
+        "instance2": {"topic1": (2, 3), "topic2": (2, 3)},
+        "instance3": {"topic1": (4,), "topic2": (4,)},
+    }
+    again = renamed(ms)
+    assert by_instance(s.assign(sizes, again), again) == first
+
+
+def test_range_rack_aware_static_assignment_survives_member_id_changes() -> None:
+    # RangeAssignorTest.testRackAwareStaticMemberRangeAssignmentPersistentAfterMemberIdChanges:
+    # replication factor 2 over 3 broker racks, consumers on racks a, b, c.
+    both = ("topic1", "topic2")
+    ms = [member(f"consumer{i}", both, f"instance{i}", ALL_RACKS[i - 1]) for i in (1, 2, 3)]
+    sizes = {"topic1": 5, "topic2": 5}
+    brokers = brokers_for(2, 3)
+    pr = {t: replica_racks(5, 2, brokers) for t in sizes}
+
+    def run(members: list[MemberSubscription]) -> dict[str, Parts]:
+        return by_instance(plain(range_assignor().assign(sizes, members, pr)), members)
+
+    first = run(ms)
+    assert first == {
+        "instance1": {"topic1": (0, 2), "topic2": (0, 2)},
+        "instance2": {"topic1": (1, 3), "topic2": (1, 3)},
+        "instance3": {"topic1": (4,), "topic2": (4,)},
+    }
+    assert run(renamed(ms)) == first
+
+
+def verify_non_rack_aware(
+    topics: Mapping[str, int], consumer_topics: Sequence[Sequence[str]], expected: Sequence[str]
+) -> None:
+    """``RangeAssignorTest.verifyNonRackAwareAssignment``: the layouts where the rack-aware
+    pass does not change the plain range assignment (preferRackAwareLogic off, then on for
+    the last one)."""
+    a = RangeAssignor()
+    verify_rack_assignment(a, topics, 3, null_racks(3), racks(3), consumer_topics, expected, -1)
+    verify_rack_assignment(a, topics, 3, racks(3), null_racks(3), consumer_topics, expected, -1)
+    verify_rack_assignment(a, topics, 3, racks(3), racks(3), consumer_topics, expected, 0)
+    verify_rack_assignment(a, topics, 4, racks(4), racks(3), consumer_topics, expected, 0)
+    verify_rack_assignment(a, topics, 3, racks(3), ["d", "e", "f"], consumer_topics, expected, -1)
+    verify_rack_assignment(a, topics, 3, racks(3), [None, "e", "f"], consumer_topics, expected, -1)
+    verify_rack_assignment(
+        range_assignor(), topics, 3, racks(3), racks(3), consumer_topics, expected, 0
+    )
+
+
+ALL3 = ("t1", "t2", "t3")
+
+
+def test_range_rack_aware_uniform_subscription() -> None:
+    # RangeAssignorTest.testRackAwareAssignmentWithUniformSubscription
+    topics = {"t1": 6, "t2": 7, "t3": 2}
+    ct = [ALL3, ALL3, ALL3]
+    verify_non_rack_aware(topics, ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-2, t3-0", "t1-2, t1-3, t2-3, t2-4, t3-1", "t1-4, t1-5, t2-5, t2-6"])
+    a = RangeAssignor()  # preferRackAwareLogic is off here
+    verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, [
+        "t1-0, t1-3, t2-0, t2-3, t2-6", "t1-1, t1-4, t2-1, t2-4, t3-0", "t1-2, t1-5, t2-2, t2-5, t3-1"], 0)
+    verify_rack_assignment(a, topics, 2, racks(3), racks(3), ct, [
+        "t1-0, t1-2, t2-0, t2-2, t2-3, t3-1", "t1-1, t1-3, t2-1, t2-4, t3-0", "t1-4, t1-5, t2-5, t2-6"], 1)
+    verify_rack_assignment(a, topics, 3, racks(2), racks(3), ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-2, t3-0", "t1-2, t1-3, t2-3, t2-4, t3-1", "t1-4, t1-5, t2-5, t2-6"], 4)
+
+
+def test_range_rack_aware_non_equal_subscription() -> None:
+    # RangeAssignorTest.testRackAwareAssignmentWithNonEqualSubscription
+    topics = {"t1": 6, "t2": 7, "t3": 2}
+    ct = [ALL3, ALL3, ("t1", "t3")]
+    verify_non_rack_aware(topics, ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-2, t2-3, t3-0", "t1-2, t1-3, t2-4, t2-5, t2-6, t3-1", "t1-4, t1-5"])
+    a = RangeAssignor()  # preferRackAwareLogic is off here
+    verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, [
+        "t1-0, t1-3, t2-0, t2-2, t2-3, t2-6", "t1-1, t1-4, t2-1, t2-4, t2-5, t3-0", "t1-2, t1-5, t3-1"], 2)
+    verify_rack_assignment(a, topics, 2, racks(3), racks(3), ct, [
+        "t1-0, t1-2, t2-0, t2-2, t2-3, t2-5, t3-1", "t1-1, t1-3, t2-1, t2-4, t2-6, t3-0", "t1-4, t1-5"], 0)
+    verify_rack_assignment(a, topics, 3, racks(2), racks(3), ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-2, t2-3, t3-0", "t1-2, t1-3, t2-4, t2-5, t2-6, t3-1", "t1-4, t1-5"], 2)
+
+
+def test_range_rack_aware_keeps_co_partitioning_over_rack_alignment() -> None:
+    # RangeAssignorTest.testRackAwareAssignmentWithUniformPartitions
+    topics = {"t1": 5, "t2": 5, "t3": 5}
+    ct = [ALL3, ALL3, ALL3]
+    expected = ["t1-0, t1-1, t2-0, t2-1, t3-0, t3-1", "t1-2, t1-3, t2-2, t2-3, t3-2, t3-3",
+                "t1-4, t2-4, t3-4"]
+    verify_non_rack_aware(topics, ct, expected)
+    a = RangeAssignor()  # preferRackAwareLogic is off here
+    verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, expected, 10)
+    verify_rack_assignment(a, topics, 2, racks(3), racks(3), ct, expected, 5)
+    verify_rack_assignment(a, topics, 3, racks(2), racks(3), ct, expected, 3)
+
+
+def test_range_rack_aware_uniform_partitions_non_equal_subscription() -> None:
+    # RangeAssignorTest.testRackAwareAssignmentWithUniformPartitionsNonEqualSubscription
+    topics = {"t1": 5, "t2": 5, "t3": 5}
+    ct = [ALL3, ALL3, ("t1", "t3")]
+    verify_non_rack_aware(topics, ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-2, t3-0, t3-1", "t1-2, t1-3, t2-3, t2-4, t3-2, t3-3", "t1-4, t3-4"])
+    a = RangeAssignor()  # preferRackAwareLogic is off here
+    verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-4, t3-0, t3-1", "t1-2, t1-3, t2-2, t2-3, t3-2, t3-3", "t1-4, t3-4"], 9)
+    verify_rack_assignment(a, topics, 2, racks(3), racks(3), ct, [
+        "t1-2, t2-0, t2-1, t2-3, t3-2", "t1-0, t1-3, t2-2, t2-4, t3-0, t3-3", "t1-1, t1-4, t3-1, t3-4"], 0)
+    verify_rack_assignment(a, topics, 3, racks(2), racks(3), ct, [
+        "t1-0, t1-1, t2-0, t2-1, t2-2, t3-0, t3-1", "t1-2, t1-3, t2-3, t2-4, t3-2, t3-3", "t1-4, t3-4"], 2)
+
+
+def test_range_rack_aware_with_co_partitioning() -> None:
+    # RangeAssignorTest.testRackAwareAssignmentWithCoPartitioning
+    topics = {"t1": 6, "t2": 6, "t3": 2, "t4": 2}
+    cr: list[str | None] = ["a", "b", "b", "a"]
+    ct: list[Sequence[str]] = [("t1", "t2"), ("t1", "t2"), ("t3", "t4"), ("t3", "t4")]
+    base = ["t1-0, t1-1, t1-2, t2-0, t2-1, t2-2", "t1-3, t1-4, t1-5, t2-3, t2-4, t2-5",
+            "t3-0, t4-0", "t3-1, t4-1"]
+    a = RangeAssignor()  # preferRackAwareLogic is off here
+    verify_rack_assignment(a, topics, 3, racks(2), cr, ct, base, -1)
+    verify_rack_assignment(a, topics, 2, racks(2), cr, ct, base, 0)
+    verify_rack_assignment(a, topics, 1, racks(2), cr, ct, [
+        "t1-0, t1-2, t1-4, t2-0, t2-2, t2-4", "t1-1, t1-3, t1-5, t2-1, t2-3, t2-5",
+        "t3-1, t4-1", "t3-0, t4-0"], 0)
+    all4 = ("t1", "t2", "t3", "t4")
+    ct = [all4] * 4
+    base = ["t1-0, t1-1, t2-0, t2-1, t3-0, t4-0", "t1-2, t1-3, t2-2, t2-3, t3-1, t4-1",
+            "t1-4, t2-4", "t1-5, t2-5"]
+    verify_rack_assignment(a, topics, 3, racks(2), cr, ct, base, -1)
+    verify_rack_assignment(a, topics, 2, racks(2), cr, ct, base, 0)
+    verify_rack_assignment(a, topics, 1, racks(2), cr, ct, [
+        "t1-0, t1-2, t2-0, t2-2, t3-0, t4-0", "t1-1, t1-3, t2-1, t2-3, t3-1, t4-1",
+        "t1-5, t2-5", "t1-4, t2-4"], 0)
+    verify_rack_assignment(a, topics, 1, racks(3), cr, ct, [
+        "t1-0, t1-3, t2-0, t2-3, t3-0, t4-0", "t1-1, t1-4, t2-1, t2-4, t3-1, t4-1",
+        "t1-2, t2-2", "t1-5, t2-5"], 6)
+
+
+def test_range_co_partitioned_assignment_with_same_subscription() -> None:
+    # RangeAssignorTest.testCoPartitionedAssignmentWithSameSubscription (t7..t9 have no
+    # metadata)
+    topics = {"t1": 6, "t2": 6, "t3": 2, "t4": 2, "t5": 4, "t6": 4}
+    ct = [tuple(f"t{i}" for i in range(1, 10))] * 3
+    cr = racks(3)
+    base = ["t1-0, t1-1, t2-0, t2-1, t3-0, t4-0, t5-0, t5-1, t6-0, t6-1",
+            "t1-2, t1-3, t2-2, t2-3, t3-1, t4-1, t5-2, t6-2",
+            "t1-4, t1-5, t2-4, t2-5, t5-3, t6-3"]
+    verify_rack_assignment(RangeAssignor(), topics, 3, null_racks(3), cr, ct, base, -1)
+    a = range_assignor()
+    verify_rack_assignment(a, topics, 3, racks(3), cr, ct, base, 0)
+    verify_rack_assignment(a, topics, 2, racks(3), cr, ct, [
+        "t1-0, t1-2, t2-0, t2-2, t3-0, t4-0, t5-1, t6-1",
+        "t1-1, t1-3, t2-1, t2-3, t3-1, t4-1, t5-2, t6-2",
+        "t1-4, t1-5, t2-4, t2-5, t5-0, t5-3, t6-0, t6-3"], 0)
+
+
+# --------------------------------------------------------------------------- RoundRobin
+
+
+def rr(sizes: Mapping[str, int], ms: Sequence[MemberSubscription]) -> dict[str, Parts]:
+    return plain(RoundRobinAssignor().assign(sizes, ms))
+
+
+def test_roundrobin_one_consumer_no_topic() -> None:
+    # RoundRobinAssignorTest.testOneConsumerNoTopic
+    assert rr({}, [member("consumer", ())]) == {"consumer": {}}
+
+
+def test_roundrobin_one_consumer_nonexistent_topic() -> None:
+    # RoundRobinAssignorTest.testOneConsumerNonexistentTopic
+    assert rr({}, [member("consumer", ("topic",))]) == {"consumer": {}}
+
+
+def test_roundrobin_one_consumer_one_topic() -> None:
+    # RoundRobinAssignorTest.testOneConsumerOneTopic
+    assert rr({"topic": 3}, [member("consumer", ("topic",))]) == {"consumer": {"topic": (0, 1, 2)}}
+
+
+def test_roundrobin_only_assigns_subscribed_topics() -> None:
+    # RoundRobinAssignorTest.testOnlyAssignsPartitionsFromSubscribedTopics
+    got = rr({"topic": 3, "other": 3}, [member("consumer", ("topic",))])
+    assert got == {"consumer": {"topic": (0, 1, 2)}}
+
+
+def test_roundrobin_one_consumer_multiple_topics() -> None:
+    # RoundRobinAssignorTest.testOneConsumerMultipleTopics
+    got = rr({"topic1": 1, "topic2": 2}, [member("consumer", ("topic1", "topic2"))])
+    assert got == {"consumer": {"topic1": (0,), "topic2": (0, 1)}}
+
+
+@pytest.mark.parametrize(("n", "second"), [(1, {}), (2, {"topic": (1,)})])
+def test_roundrobin_two_consumers_one_topic(n: int, second: Parts) -> None:
+    # RoundRobinAssignorTest.testTwoConsumersOneTopicOnePartition and ...TwoPartitions
+    got = rr({"topic": n}, [member("consumer1", ("topic",)), member("consumer2", ("topic",))])
+    assert got == {"consumer1": {"topic": (0,)}, "consumer2": second}
+
+
+def test_roundrobin_two_dynamic_consumers_two_topics() -> None:
+    # RoundRobinAssignorTest.testTwoDynamicConsumersTwoTopicsSixPartitions
+    both = ("topic1", "topic2")
+    got = rr({"topic1": 3, "topic2": 3}, [member("consumer1", both), member("consumer2", both)])
+    assert got == {
+        "consumer1": {"topic1": (0, 2), "topic2": (1,)},
+        "consumer2": {"topic1": (1,), "topic2": (0, 2)},
+    }
+
+
+def test_roundrobin_static_member_outranks_dynamic_one() -> None:
+    # RoundRobinAssignorTest.testOneStaticConsumerAndOneDynamicConsumerTwoTopicsSixPartitions
+    both = ("topic1", "topic2")
+    got = rr({"topic1": 3, "topic2": 3},
+             [member("consumer-b", both, "instance1"), member("consumer-a", both)])
+    assert got == {
+        "consumer-b": {"topic1": (0, 2), "topic2": (1,)},
+        "consumer-a": {"topic1": (1,), "topic2": (0, 2)},
+    }
+
+
+def test_roundrobin_static_assignment_survives_member_id_changes() -> None:
+    # RoundRobinAssignorTest.testStaticMemberRoundRobinAssignmentPersistentAfterMemberIdChanges
+    both = ("topic1", "topic2")
+    ms = [member(f"consumer{i}", both, f"instance{i}") for i in (1, 2, 3)]
+    sizes = {"topic1": 5, "topic2": 5}
+    first = by_instance(rr(sizes, ms), ms)
+    assert first == {
+        "instance1": {"topic1": (0, 3), "topic2": (1, 4)},
+        "instance2": {"topic1": (1, 4), "topic2": (2,)},
+        "instance3": {"topic1": (2,), "topic2": (0, 3)},
+    }
+    again = renamed(ms)
+    assert by_instance(rr(sizes, again), again) == first
