@@ -20,9 +20,14 @@ from enum import Enum
 import pytest
 
 from groupspec.assignors.base import Assignor, MemberSubscription, PartitionRacks
+from groupspec.assignors.cooperative_sticky import encode_user_data as coop_user_data
+from groupspec.assignors.cooperative_sticky import kafka_member_data, member_generation
 from groupspec.assignors.ordering import member_info_order
 from groupspec.assignors.range import RangeAssignor
+from groupspec.assignors.registry import get_assignor
 from groupspec.assignors.roundrobin import RoundRobinAssignor
+from groupspec.assignors.sticky import decode_user_data
+from groupspec.assignors.sticky import encode_user_data as sticky_user_data
 from groupspec.protocol.consumer_protocol import DEFAULT_GENERATION, Assignment, Subscription
 
 Parts = dict[str, tuple[int, ...]]
@@ -557,3 +562,352 @@ def test_roundrobin_static_assignment_survives_member_id_changes() -> None:
     }
     again = renamed(ms)
     assert by_instance(rr(sizes, again), again) == first
+
+
+# --------------------------------------------------------------------------- AbstractSticky
+
+STICKY = ["sticky", "cooperative-sticky"]
+
+
+class StickySetup:
+    """``AbstractStickyAssignorTest.initializeRacks``, ``subscription``, ``partitionInfos``
+    (each topic's replicas start one broker further than the previous topic's) and the
+    subclasses' ``buildSubscriptionV2Above``. preferRackAwareLogic is on, as there."""
+
+    def __init__(self, name: str, config: RackConfig) -> None:
+        self.name = name
+        self.num_broker_racks = 0 if config is RackConfig.NO_BROKER_RACK else 3
+        self.consumer_rack = config is not RackConfig.NO_CONSUMER_RACK
+        self.racks: dict[str, list[list[str | None]]] = {}
+        self.assignor = get_assignor(name)
+        self.assignor.prefer_rack_aware_logic = True
+
+    def rack(self, index: int) -> str | None:
+        n = self.num_broker_racks if self.num_broker_racks > 0 else len(ALL_RACKS)
+        return ALL_RACKS[index % n] if self.consumer_rack else None
+
+    def topic(self, name: str, n: int) -> None:
+        brokers = brokers_for(3, self.num_broker_racks)
+        self.racks[name] = replica_racks(n, 3, brokers, len(self.racks))
+
+    def sub(self, mid: str, topics: Sequence[str], index: int) -> MemberSubscription:
+        return member(mid, topics, rack=self.rack(index))
+
+    def v2(self, mid: str, topics: Sequence[str], owned: Parts, index: int,
+           generation: int = 1) -> MemberSubscription:
+        if self.name == "sticky":  # StickyAssignorTest: user data, the field, no rack
+            return MemberSubscription(mid, Subscription(
+                tuple(topics), sticky_user_data(owned, generation), owned, generation))
+        return MemberSubscription(mid, Subscription(
+            tuple(topics), coop_user_data(DEFAULT_GENERATION), owned, generation,
+            self.rack(index)))
+
+    def assign(self, sizes: Mapping[str, int], ms: Sequence[MemberSubscription]) -> dict[str, Parts]:
+        pr = {t: self.racks[t] for t in sizes}
+        out = plain(self.assignor.assign(sizes, ms, pr))
+        verify_validity_and_balance(ms, out)
+        return out
+
+    def expect(self, raw: dict[str, Parts], transferring: Sequence[tuple[str, int]] = ()
+               ) -> dict[str, Parts]:
+        """Kafka's tests check assignPartitions; CooperativeStickyAssignor.assign then holds
+        back the partitions changing owner (adjustAssignment)."""
+        if self.name == "sticky" or not transferring:
+            return raw
+        held = set(transferring)
+        return {mid: {t: kept for t, ps in parts.items()
+                      if (kept := tuple(p for p in ps if (t, p) not in held))}
+                for mid, parts in raw.items()}
+
+
+def verify_validity_and_balance(ms: Sequence[MemberSubscription], out: Mapping[str, Parts]) -> None:
+    """``AbstractStickyAssignorTest.verifyValidityAndBalance``: every partition goes to a
+    subscriber of its topic, to one consumer only, and two consumers whose counts differ by
+    2+ share no topic (else a partition could move to the lighter one)."""
+    subs = {m.member_id: set(m.subscription.topics) for m in ms}
+    assert set(out) == set(subs)
+    owner: dict[tuple[str, int], str] = {}
+    for mid, parts in out.items():
+        for t, ps in parts.items():
+            assert t in subs[mid], (mid, t)
+            for p in ps:
+                assert owner.setdefault((t, p), mid) == mid, (t, p)
+    ids = sorted(out)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            na, nb = (sum(map(len, out[x].values())) for x in (a, b))
+            if abs(na - nb) > 1:
+                assert not set(out[a]) & set(out[b]), (a, b)
+
+
+def is_fully_balanced(out: Mapping[str, Parts]) -> bool:
+    sizes = [sum(map(len, parts.values())) for parts in out.values()]
+    return max(sizes) - min(sizes) <= 1
+
+
+def test_sticky_member_data_from_every_subscription_version() -> None:
+    # AbstractStickyAssignorTest.testMemberData (StickyAssignor: V0 and V1 carry it in user
+    # data; CooperativeStickyAssignor reads V1+ owned partitions and generation)
+    owned: Parts = {"topic1": (0,), "topic2": (1,)}
+    assert decode_user_data(sticky_user_data(owned, 1)) == (owned, 1)
+    v2 = Subscription(("topic",), coop_user_data(DEFAULT_GENERATION), owned, 1)
+    assert member_generation(v2) == 1
+    assert kafka_member_data(v2) == ((("topic1", 0), ("topic2", 1)), 1)
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("consumer_rack", [True, False])
+def test_sticky_one_consumer_no_topic_or_nonexistent_topic(name: str, consumer_rack: bool) -> None:
+    # AbstractStickyAssignorTest.testOneConsumerNoTopic and testOneConsumerNonexistentTopic
+    s = StickySetup(name, RackConfig.BROKER_AND_CONSUMER_RACK if consumer_rack
+                    else RackConfig.NO_CONSUMER_RACK)
+    assert s.assign({}, [s.sub("consumer", (), 0)]) == {"consumer": {}}
+    s.topic("topic", 0)
+    assert s.assign({"topic": 0}, [s.sub("consumer", ("topic",), 0)]) == {"consumer": {}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_single_consumer_cases(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testOneConsumerOneTopic,
+    # testOnlyAssignsPartitionsFromSubscribedTopics and testOneConsumerMultipleTopics
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    assert s.assign({"topic": 3}, [s.sub("consumer", ("topic",), 0)]) == {
+        "consumer": {"topic": (0, 1, 2)}}
+    s = StickySetup(name, config)
+    s.topic("topic", 2)
+    claim = {"topic": (0, 1), "other": (0, 1)}
+    assert s.assign({"topic": 2}, [s.v2("consumer", ("topic",), claim, 0)]) == {
+        "consumer": {"topic": (0, 1)}}
+    s = StickySetup(name, config)
+    s.topic("topic1", 1)
+    s.topic("topic2", 2)
+    got = s.assign({"topic1": 1, "topic2": 2}, [s.sub("consumer", ("topic1", "topic2"), 0)])
+    assert got == {"consumer": {"topic1": (0,), "topic2": (0, 1)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_two_consumers_one_topic(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testTwoConsumersOneTopicOnePartition and ...TwoPartitions
+    s = StickySetup(name, config)
+    s.topic("topic", 1)
+    ms = [s.sub("consumer1", ("topic",), 0), s.sub("consumer2", ("topic",), 1)]
+    assert is_fully_balanced(s.assign({"topic": 1}, ms))
+    s = StickySetup(name, config)
+    s.topic("topic", 2)
+    assert s.assign({"topic": 2}, ms) == {
+        "consumer1": {"topic": (0,)}, "consumer2": {"topic": (1,)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_multiple_consumers_mixed_subscriptions(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testMultipleConsumersMixedTopicSubscriptions
+    s = StickySetup(name, config)
+    s.topic("topic1", 3)
+    s.topic("topic2", 2)
+    ms = [s.sub("consumer1", ("topic1",), 0), s.sub("consumer2", ("topic1", "topic2"), 1),
+          s.sub("consumer3", ("topic1",), 2)]
+    got = s.assign({"topic1": 3, "topic2": 2}, ms)
+    assert got == {"consumer1": {"topic1": (0, 2)}, "consumer2": {"topic2": (0, 1)},
+                   "consumer3": {"topic1": (1,)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_two_consumers_two_topics_six_partitions(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testTwoConsumersTwoTopicsSixPartitions
+    s = StickySetup(name, config)
+    s.topic("topic1", 3)
+    s.topic("topic2", 3)
+    both = ("topic1", "topic2")
+    got = s.assign({"topic1": 3, "topic2": 3}, [s.sub("consumer1", both, 0), s.sub("consumer2", both, 1)])
+    assert got == {"consumer1": {"topic1": (0, 2), "topic2": (1,)},
+                   "consumer2": {"topic1": (1,), "topic2": (0, 2)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_owner_of_min_quota_gets_max_quota(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testConsumerOwningMinQuotaExpectedMaxQuota
+    s = StickySetup(name, config)
+    s.topic("topic1", 2)
+    s.topic("topic2", 3)
+    both = ("topic1", "topic2")
+    ms = [s.v2("consumer1", both, {"topic1": (0,), "topic2": (1,)}, 0),
+          s.v2("consumer2", both, {"topic1": (1,), "topic2": (2,)}, 1)]
+    assert s.assign({"topic1": 2, "topic2": 3}, ms) == {
+        "consumer1": {"topic1": (0,), "topic2": (0, 1)},
+        "consumer2": {"topic1": (1,), "topic2": (2,)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_more_max_quota_owners_than_max_quota_slots(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testMaxQuotaConsumerMoreThanNumExpectedMaxCapacityMembers
+    s = StickySetup(name, config)
+    s.topic("topic1", 2)
+    s.topic("topic2", 2)
+    both = ("topic1", "topic2")
+    ms = [s.v2("consumer1", both, {"topic1": (0,), "topic2": (0,)}, 0),
+          s.v2("consumer2", both, {"topic1": (1,), "topic2": (1,)}, 1),
+          s.v2("consumer3", both, {}, 2)]
+    raw = {"consumer1": {"topic1": (0,)}, "consumer2": {"topic1": (1,), "topic2": (1,)},
+           "consumer3": {"topic2": (0,)}}
+    assert s.assign({"topic1": 2, "topic2": 2}, ms) == s.expect(raw, [("topic2", 0)])
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_all_consumers_under_min_quota(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testAllConsumersAreUnderMinQuota
+    s = StickySetup(name, config)
+    s.topic("topic1", 2)
+    s.topic("topic2", 3)
+    both = ("topic1", "topic2")
+    ms = [s.v2("consumer1", both, {"topic1": (0,)}, 0),
+          s.v2("consumer2", both, {"topic1": (1,)}, 1),
+          s.v2("consumer3", both, {}, 2)]
+    assert s.assign({"topic1": 2, "topic2": 3}, ms) == {
+        "consumer1": {"topic1": (0,), "topic2": (1,)},
+        "consumer2": {"topic1": (1,), "topic2": (2,)},
+        "consumer3": {"topic2": (0,)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_add_and_remove_consumer_one_topic(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testAddRemoveConsumerOneTopic
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    sizes = {"topic": 3}
+    got = s.assign(sizes, [s.sub("consumer1", ("topic",), 0)])
+    assert got == {"consumer1": {"topic": (0, 1, 2)}}
+    ms = [s.v2("consumer1", ("topic",), got["consumer1"], 0), s.v2("consumer2", ("topic",), {}, 1)]
+    got = s.assign(sizes, ms)
+    raw = {"consumer1": {"topic": (0, 1)}, "consumer2": {"topic": (2,)}}
+    assert got == s.expect(raw, [("topic", 2)])
+    got = s.assign(sizes, [s.v2("consumer2", ("topic",), raw["consumer2"], 1)])
+    assert got == {"consumer2": {"topic": (0, 1, 2)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_topic_balance_after_reassignments(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testTopicBalanceAfterReassignment: 12 + 12 partitions, 1, 2,
+    # 4 then 2 consumers; every consumer holds the same share of each topic. (Run on the
+    # raw assignment: the cooperative hold-back would only delay it one round.)
+    s = StickySetup(name, config)
+    s.topic("topic1", 12)
+    s.topic("topic2", 12)
+    s.assignor = get_assignor("sticky") if name == "sticky" else s.assignor
+    both = ("topic1", "topic2")
+    sizes = {"topic1": 12, "topic2": 12}
+    got = s.assign(sizes, [s.sub("consumer1", both, 0)])
+    members = ["consumer1"]
+    for added, removed, share in (
+        (["consumer2"], [], 6), (["consumer3", "consumer4"], [], 3),
+        ([], ["consumer1", "consumer2"], 6),
+    ):
+        members = [m for m in members if m not in removed] + added
+        ms = [s.v2(m, both, got.get(m, {}), int(m[-1]) - 1) for m in members]
+        got = s.assign(sizes, ms)
+        if name == "cooperative-sticky":  # the revoked partitions are handed over next round
+            ms = [s.v2(m, both, got[m], int(m[-1]) - 1, 2) for m in members]
+            got = s.assign(sizes, ms)
+        assert all(len(parts.get(t, ())) == share for parts in got.values() for t in both), got
+        assert is_fully_balanced(got)
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_add_and_remove_two_consumers_two_topics(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testAddRemoveTwoConsumersTwoTopics
+    s = StickySetup(name, config)
+    s.topic("topic1", 3)
+    s.topic("topic2", 4)
+    both = ("topic1", "topic2")
+    sizes = {"topic1": 3, "topic2": 4}
+    got = s.assign(sizes, [s.sub("consumer1", both, 0), s.sub("consumer2", both, 1)])
+    assert got == {"consumer1": {"topic1": (0, 2), "topic2": (1, 3)},
+                   "consumer2": {"topic1": (1,), "topic2": (0, 2)}}
+    ms = [s.v2("consumer1", both, got["consumer1"], 0), s.v2("consumer2", both, got["consumer2"], 1),
+          s.v2("consumer3", both, {}, 2), s.v2("consumer4", both, {}, 3)]
+    raw = {"consumer1": {"topic1": (0,), "topic2": (1,)}, "consumer2": {"topic1": (1,), "topic2": (0,)},
+           "consumer3": {"topic1": (2,), "topic2": (3,)}, "consumer4": {"topic2": (2,)}}
+    got = s.assign(sizes, ms)
+    assert got == s.expect(raw, [("topic1", 2), ("topic2", 3), ("topic2", 2)])
+    ms = [s.v2("consumer3", both, raw["consumer3"], 2), s.v2("consumer4", both, raw["consumer4"], 3)]
+    assert s.assign(sizes, ms) == {"consumer3": {"topic1": (0, 2), "topic2": (1, 3)},
+                                   "consumer4": {"topic1": (1,), "topic2": (0, 2)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_poor_round_robin_scenario_is_valid_and_balanced(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testPoorRoundRobinAssignmentScenario
+    s = StickySetup(name, config)
+    sizes = {f"topic{i}": i % 2 + 1 for i in range(1, 6)}
+    for t, n in sizes.items():
+        s.topic(t, n)
+    five = tuple(sizes)
+    odd = ("topic1", "topic3", "topic5")
+    s.assign(sizes, [s.sub("consumer1", five, 0), s.sub("consumer2", odd, 1),
+                     s.sub("consumer3", odd, 2), s.sub("consumer4", five, 3)])
+
+
+def padded(prefix: str, i: int, most: int) -> str:
+    return f"{prefix}{i:0{len(str(most))}d}"
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_reassignment_after_one_consumer_leaves(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testReassignmentAfterOneConsumerLeaves: consumer i subscribes
+    # to topics 1..i; the survivors keep what they had (isSticky).
+    s = StickySetup(name, config)
+    sizes = {padded("t", i, 20): i for i in range(1, 20)}
+    for t, n in sizes.items():
+        s.topic(t, n)
+    names = list(sizes)
+    ms = [s.sub(padded("c", i, 20), names[:i], i) for i in range(1, 20)]
+    got = s.assign(sizes, ms)
+    ms = [s.v2(m.member_id, m.subscription.topics, got[m.member_id], i + 1)
+          for i, m in enumerate(ms) if m.member_id != "c10"]
+    again = s.assign(sizes, ms)
+    for m in ms:
+        kept = {(t, p) for t, ps in got[m.member_id].items() for p in ps}
+        now = {(t, p) for t, ps in again[m.member_id].items() for p in ps}
+        assert kept <= now or name == "cooperative-sticky", m.member_id
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_reassignment_after_one_consumer_added(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testReassignmentAfterOneConsumerAdded (no owned partitions
+    # reported: nothing changes owner)
+    s = StickySetup(name, config)
+    s.topic("topic", 20)
+    ms = [s.sub(padded("consumer", i, 10), ("topic",), i) for i in range(1, 10)]
+    s.assign({"topic": 20}, ms)
+    s.assign({"topic": 20}, [*ms, s.sub(padded("consumer", 10, 10), ("topic",), 10)])
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_same_subscriptions_after_one_leaves(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testSameSubscriptions
+    s = StickySetup(name, config)
+    sizes = {padded("t", i, 15): i for i in range(1, 15)}
+    for t, n in sizes.items():
+        s.topic(t, n)
+    ms = [s.sub(padded("c", i, 9), tuple(sizes), i) for i in range(1, 9)]
+    got = s.assign(sizes, ms)
+    ms = [s.v2(m.member_id, m.subscription.topics, got[m.member_id], i + 1)
+          for i, m in enumerate(ms) if m.member_id != "c5"]
+    again = s.assign(sizes, ms)
+    for m in ms:  # no transfers: everyone keeps what it had
+        for t, ps in got[m.member_id].items():
+            assert set(ps) <= set(again[m.member_id].get(t, ())), m.member_id
