@@ -593,11 +593,11 @@ class StickySetup:
     def sub(self, mid: str, topics: Sequence[str], index: int) -> MemberSubscription:
         return member(mid, topics, rack=self.rack(index))
 
-    def v2(self, mid: str, topics: Sequence[str], owned: Parts, index: int,
+    def v2(self, mid: str, topics: Sequence[str], owned: Mapping[str, tuple[int, ...]], index: int,
            generation: int = 1) -> MemberSubscription:
         if self.name == "sticky":  # StickyAssignorTest: user data, the field, no rack
             return MemberSubscription(mid, Subscription(
-                tuple(topics), sticky_user_data(owned, generation), owned, generation))
+                tuple(topics), sticky_user_data(owned, generation), dict(owned), generation))
         return MemberSubscription(mid, Subscription(
             tuple(topics), coop_user_data(DEFAULT_GENERATION), owned, generation,
             self.rack(index)))
@@ -608,12 +608,12 @@ class StickySetup:
         verify_validity_and_balance(ms, out)
         return out
 
-    def expect(self, raw: dict[str, Parts], transferring: Sequence[tuple[str, int]] = ()
+    def expect(self, raw: Mapping[str, Mapping[str, tuple[int, ...]]], transferring: Sequence[tuple[str, int]] = ()
                ) -> dict[str, Parts]:
         """Kafka's tests check assignPartitions; CooperativeStickyAssignor.assign then holds
         back the partitions changing owner (adjustAssignment)."""
         if self.name == "sticky" or not transferring:
-            return raw
+            return {mid: dict(parts) for mid, parts in raw.items()}
         held = set(transferring)
         return {mid: {t: kept for t, ps in parts.items()
                       if (kept := tuple(p for p in ps if (t, p) not in held))}
@@ -787,7 +787,7 @@ def test_sticky_add_and_remove_consumer_one_topic(name: str, config: RackConfig)
     assert got == {"consumer1": {"topic": (0, 1, 2)}}
     ms = [s.v2("consumer1", ("topic",), got["consumer1"], 0), s.v2("consumer2", ("topic",), {}, 1)]
     got = s.assign(sizes, ms)
-    raw = {"consumer1": {"topic": (0, 1)}, "consumer2": {"topic": (2,)}}
+    raw: dict[str, Parts] = {"consumer1": {"topic": (0, 1)}, "consumer2": {"topic": (2,)}}
     assert got == s.expect(raw, [("topic", 2)])
     got = s.assign(sizes, [s.v2("consumer2", ("topic",), raw["consumer2"], 1)])
     assert got == {"consumer2": {"topic": (0, 1, 2)}}
