@@ -28,6 +28,7 @@ from groupspec.assignors.server_spec import (
 )
 from groupspec.jvm import JvmOracle
 from properties import server_assignors as props
+from tests.test_assignors_kafka_unit_server import UNIFORM_CASES, non_empty, uniform_input
 
 pytestmark = pytest.mark.java
 
@@ -184,3 +185,18 @@ def test_a_second_partition_of_a_new_topic_can_grow_the_map(jvm: JvmOracle) -> N
     ours = get_server_assignor("uniform").assign(spec, topics)
     assert _listed(kafka, "m") == [topic_id_str(a), topic_id_str(b)]
     assert [topic_id_str(t) for t in ours["m"]] == _listed(kafka, "m")
+
+
+@pytest.mark.parametrize("case", UNIFORM_CASES, ids=[c[0].split(".")[1] for c in UNIFORM_CASES])
+def test_ported_uniform_unit_tests_hold_for_the_jar(jvm: JvmOracle, case: Any) -> None:
+    # The uniform cases of tests/test_assignors_kafka_unit_server.py (taken from Kafka's test
+    # sources) give the same target when 4.1.2's own UniformAssignor computes them, so the
+    # ported expectations are 4.1.2's.
+    _, sizes, members, kind, expected = case
+    spec, topics = uniform_input(sizes, members, kind)
+    kafka = props.kafkas_or_error(jvm.call, "uniform", spec, topics)
+    if expected is None:
+        assert kafka == "PartitionAssignorException"
+    else:
+        assert isinstance(kafka, dict)
+        assert non_empty(kafka) == expected
