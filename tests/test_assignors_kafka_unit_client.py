@@ -967,3 +967,340 @@ def test_sticky_same_subscriptions_after_one_leaves(name: str, config: RackConfi
     for m in ms:
         for t, ps in got[m.member_id].items():
             assert set(ps) <= set(again[m.member_id].get(t, ())), m.member_id
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_all_consumers_reach_quota(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testAllConsumersReachExpectedQuotaAndAreConsideredFilled
+    s = StickySetup(name, config)
+    s.topic("topic", 4)
+    ms = [s.v2("consumer1", ("topic",), {"topic": (0, 1)}, 0),
+          s.v2("consumer2", ("topic",), {"topic": (2,)}, 1), s.v2("consumer3", ("topic",), {}, 2)]
+    assert s.assign({"topic": 4}, ms) == {
+        "consumer1": {"topic": (0, 1)}, "consumer2": {"topic": (2,)}, "consumer3": {"topic": (3,)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_partition_claimed_twice_in_one_generation_is_transferred(
+    name: str, config: RackConfig
+) -> None:
+    # AbstractStickyAssignorTest.testPartitionsTransferringOwnershipIncludeThePartitionClaimed
+    # ByMultipleConsumersInSameGeneration: transferring = {topic-0: consumer3}
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    ms = [s.v2("consumer1", ("topic",), {"topic": (0, 1)}, 0),
+          s.v2("consumer2", ("topic",), {"topic": (0, 2)}, 1), s.v2("consumer3", ("topic",), {}, 2)]
+    raw: dict[str, Parts] = {"consumer1": {"topic": (1,)}, "consumer2": {"topic": (2,)},
+                             "consumer3": {"topic": (0,)}}
+    assert s.assign({"topic": 3}, ms) == s.expect(raw, [("topic", 0)])
+    assert s.final == raw
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_no_reassignment_of_current_members(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testNoReassignmentOnCurrentMembers: consumer1 (no generation,
+    # nothing owned) gets exactly the partitions nobody holds.
+    s = StickySetup(name, config)
+    four = ("topic", "topic2", "topic3", "topic1")
+    sizes = {"topic": 3, "topic1": 3, "topic2": 3, "topic3": 3}
+    for t in ("topic", "topic1", "topic2", "topic3"):
+        s.topic(t, 3)
+    ms = [s.v2("consumer1", four, {}, 0, DEFAULT_GENERATION),
+          s.v2("consumer2", four, {"topic": (0,), "topic2": (0,), "topic1": (0,)}, 1, 9),
+          s.v2("consumer3", four, {"topic3": (2,), "topic2": (2,), "topic1": (1,)}, 2, 8),
+          s.v2("consumer4", four, {"topic3": (1,), "topic": (1, 2)}, 3, 7)]
+    got = s.assign(sizes, ms)
+    assert got["consumer1"] == {"topic1": (2,), "topic2": (1,), "topic3": (0,)}
+    assert is_fully_balanced(got)
+    assert s.final == got  # nothing changes owner
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_claims_of_an_older_generation_lose(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testOwnedPartitionsAreInvalidatedForConsumerWithMultipleGeneration
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    s.topic("topic2", 3)
+    both = ("topic", "topic2")
+    ms = [s.v2("consumer1", both, {"topic": (0, 1), "topic2": (1,)}, 0, 10),
+          s.v2("consumer2", both, {"topic": (0,), "topic2": (1, 2)}, 1, 8)]
+    assert s.assign({"topic": 3, "topic2": 3}, ms) == {
+        "consumer1": {"topic": (0, 1), "topic2": (1,)},
+        "consumer2": {"topic": (2,), "topic2": (0, 2)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_deleted_topics_are_dropped(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testAssignmentUpdatedForDeletedTopic and
+    # testNoExceptionThrownWhenOnlySubscribedTopicDeleted
+    s = StickySetup(name, config)
+    s.topic("topic1", 1)
+    s.topic("topic3", 100)
+    got = s.assign({"topic1": 1, "topic3": 100}, [s.sub("consumer", ("topic1", "topic2", "topic3"), 0)])
+    assert got == {"consumer": {"topic1": (0,), "topic3": tuple(range(100))}}
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    got = s.assign({"topic": 3}, [s.sub("consumer", ("topic",), 0)])
+    ms = [s.v2("consumer", ("topic",), got["consumer"], 0)]
+    assert plain(s.assignor.assign({}, ms)) == {"consumer": {}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_add_and_remove_topic_two_consumers(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testAddRemoveTopicTwoConsumers
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    one = s.assign({"topic": 3}, [s.sub("consumer1", ("topic",), 0), s.sub("consumer2", ("topic",), 1)])
+    assert sorted(sum(map(len, a.values())) for a in one.values()) == [1, 2]
+    s.topic("topic2", 3)
+    both = ("topic", "topic2")
+    sizes = {"topic": 3, "topic2": 3}
+    two = s.assign(sizes, [s.v2("consumer1", both, one["consumer1"], 0),
+                           s.v2("consumer2", both, one["consumer2"], 1)])
+    assert s.final == two  # nothing changes owner
+    for mid in two:
+        assert sum(map(len, two[mid].values())) == 3
+        assert set(one[mid]["topic"]) <= set(two[mid].get("topic", ()))
+    three = s.assign({"topic2": 3}, [s.v2("consumer1", ("topic2",), two["consumer1"], 0),
+                                     s.v2("consumer2", ("topic2",), two["consumer2"], 1)])
+    assert sorted(sum(map(len, a.values())) for a in three.values()) == [1, 2]
+    for mid in three:
+        assert set(three[mid].get("topic2", ())) <= set(two[mid].get("topic2", ()))
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_new_subscription_stays_sticky(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testNewSubscription: c0 subscribes to nothing, then to t1.
+    s = StickySetup(name, config)
+    sizes = {f"t{i}": 1 for i in range(1, 5)}
+    for t in sizes:
+        s.topic(t, 1)
+    subs = [[f"t{j}" for j in range(i, 3 * i - 1)] for i in range(3)]
+    got = s.assign(sizes, [s.sub(f"c{i}", subs[i], i) for i in range(3)])
+    subs[0].append("t1")
+    assert is_sticky(got, s.assign(sizes, [s.sub(f"c{i}", subs[i], i) for i in range(3)]))
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_move_existing_assignments(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testMoveExistingAssignments (general path: valid and balanced)
+    s = StickySetup(name, config)
+    sizes = {f"topic{i}": 1 for i in range(1, 7)}
+    for t in sizes:
+        s.topic(t, 1)
+    s.assign(sizes, [
+        s.v2("consumer1", ("topic1", "topic2"), {"topic1": (0,)}, 0),
+        s.v2("consumer2", ("topic1", "topic2", "topic3", "topic4"), {"topic2": (0,), "topic3": (0,)}, 1),
+        s.v2("consumer3", ("topic2", "topic3", "topic4", "topic5", "topic6"),
+             {"topic4": (0,), "topic5": (0,), "topic6": (0,)}, 2),
+    ])
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_stickiness_when_the_leader_leaves(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testStickiness: 4 consumers on 3 partitions; consumer1 leaves
+    # and everyone who had a partition keeps it.
+    s = StickySetup(name, config)
+    s.topic("topic1", 3)
+    ms = [s.sub(f"consumer{i}", ("topic1",), i - 1) for i in range(1, 5)]
+    first = s.assign({"topic1": 3}, ms)
+    assert all(sum(map(len, a.values())) <= 1 for a in first.values())
+    ms = [s.v2(f"consumer{i}", ("topic1",), first[f"consumer{i}"], i - 1) for i in (2, 3, 4)]
+    again = s.assign({"topic1": 3}, ms)
+    for mid, parts in again.items():
+        assert sum(map(len, parts.values())) == 1
+        assert set(first[mid].get("topic1", ())) <= set(parts["topic1"])
+
+
+@pytest.mark.parametrize("name", STICKY)
+def test_sticky_three_generations_claiming_one_partition(name: str) -> None:
+    # AbstractStickyAssignorTest.testSubscriptionNotEqualAndAssignSamePartitionWith3Generation:
+    # topic-2 is claimed in generations 1, 2 and 3 in every order; no partition is given
+    # twice and every consumer gets one or two.
+    s = StickySetup(name, RackConfig.NO_CONSUMER_RACK)
+    s.assignor.prefer_rack_aware_logic = False
+    s.num_broker_racks = 0
+    s.topic("topic", 6)
+    s.topic("topic1", 1)
+    for g1, g2, g3 in ((1, 2, 3), (1, 3, 2), (2, 1, 3), (2, 3, 1), (3, 1, 2), (3, 2, 1)):
+        ms = [s.v2("consumer1", ("topic",), {"topic": (0, 2)}, 0, g1),
+              s.v2("consumer2", ("topic",), {"topic": (1, 2, 3)}, 1, g2),
+              s.v2("consumer3", ("topic",), {"topic": (2, 4, 5)}, 2, g3),
+              s.v2("consumer4", ("topic1",), {"topic1": (0,)}, 3, 2)]
+        got = s._once({"topic": 6, "topic1": 1}, ms)
+        tps = [(t, p) for a in got.values() for t, ps in a.items() for p in ps]
+        assert len(tps) == len(set(tps))
+        assert all(1 <= sum(map(len, a.values())) <= 2 for a in got.values())
+
+
+def random_sublist(rng: random.Random, items: Sequence[str]) -> list[str]:
+    """``getRandomSublist`` (then sorted, as the test does): drop a random number of items."""
+    keep = list(items)
+    for _ in range(rng.randrange(len(items))):
+        keep.pop(rng.randrange(len(keep)))
+    return sorted(keep)
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_random_subscriptions_and_changes(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testReassignmentWithRandomSubscriptionsAndChanges (seeded, 10
+    # rounds instead of 100)
+    rng = random.Random(f"{name}-{config.value}")
+    for _ in range(10):
+        s = StickySetup(name, config)
+        topics = [padded("t", i, 20) for i in range(10 + rng.randrange(10))]
+        sizes = {t: i + 1 for i, t in enumerate(topics)}
+        for t, n in sizes.items():
+            s.topic(t, n)
+        consumers = [padded("c", i, 40) for i in range(20 + rng.randrange(20))]
+
+        got = s.assign(sizes, [s.sub(c, random_sublist(rng, topics), i)
+                               for i, c in enumerate(consumers)])
+        again = s.assign(sizes, [s.v2(c, random_sublist(rng, topics), got[c], i)
+                                 for i, c in enumerate(consumers)])
+        assert is_sticky(got, again)
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("consumer_rack", [True, False])
+def test_sticky_many_consumers_leaving_with_random_subscriptions(name: str, consumer_rack: bool) -> None:
+    # AbstractStickyAssignorTest.testLargeAssignmentWithMultipleConsumersLeavingAndRandomSubscription
+    # (seeded)
+    rng = random.Random(f"{name}-{consumer_rack}")
+    s = StickySetup(name, RackConfig.BROKER_AND_CONSUMER_RACK if consumer_rack
+                    else RackConfig.NO_CONSUMER_RACK)
+    sizes = {padded("t", i, 40): rng.randrange(10) + 1 for i in range(40)}
+    for t, n in sizes.items():
+        s.topic(t, n)
+    subs = {padded("c", i, 200): [padded("t", rng.randrange(40), 40) for _ in range(rng.randrange(20))]
+            for i in range(200)}
+    got = s.assign(sizes, [s.sub(c, ts, i) for i, (c, ts) in enumerate(subs.items())])
+    gone = {padded("c", rng.randrange(200), 200) for _ in range(50)}
+    ms = [s.v2(c, ts, got[c], i) for i, (c, ts) in enumerate(subs.items()) if c not in gone]
+    assert is_sticky(got, s.assign(sizes, ms))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("consumer_rack", [True, False])
+def test_sticky_non_equal_subscription_with_many_consumers(name: str, consumer_rack: bool) -> None:
+    # AbstractStickyAssignorTest.testAssignmentAndGroupWithNonEqualSubscriptionNotTimeout:
+    # 500 consumers, a quarter on the first half of the topics, the rest on the second half.
+    s = StickySetup(name, RackConfig.BROKER_AND_CONSUMER_RACK if consumer_rack
+                    else RackConfig.NO_CONSUMER_RACK)
+    n_topics = 50 if consumer_rack else 100
+    topics = [padded("t", i, n_topics) for i in range(n_topics)]
+    sizes = dict.fromkeys(topics, 200)
+    for t in topics:
+        s.topic(t, 200)
+    half = n_topics // 2
+
+    def subscribed(i: int) -> list[str]:
+        return topics[:half] if i % 4 == 0 else topics[half:]
+
+    consumers = [padded("c", i, 500) for i in range(500)]
+    got = s._once(sizes, [s.sub(c, subscribed(i), i) for i, c in enumerate(consumers)])
+    ms = [s.v2(c, subscribed(i), got[c], i) if i else s.sub(c, subscribed(i), i)
+          for i, c in enumerate(consumers)]
+    s._once(sizes, ms)
+
+
+def sticky_rack_check(
+    a: Assignor, topics: Mapping[str, int], rf: int, brokers: Sequence[str | None],
+    consumer_racks: Sequence[str | None], ct: Sequence[Sequence[str]], expected: Sequence[str],
+    mismatches: int,
+) -> None:
+    """``verifyUniformSubscription`` / ``verifyNonEqualSubscription``: from scratch, then
+    again with the expected assignment owned (it must stay)."""
+    verify_rack_assignment(a, topics, rf, brokers, consumer_racks, ct, expected, mismatches)
+    verify_rack_assignment(a, topics, rf, brokers, consumer_racks, ct, expected, mismatches,
+                           owned=expected)
+
+
+@pytest.mark.parametrize("name", STICKY)
+def test_sticky_rack_aware_uniform_subscription(name: str) -> None:
+    # AbstractStickyAssignorTest.testRackAwareAssignmentWithUniformSubscription
+    topics = {"t1": 6, "t2": 7, "t3": 2}
+    ct = [ALL3, ALL3, ALL3]
+    base = ["t1-0, t1-3, t2-0, t2-3, t2-6", "t1-1, t1-4, t2-1, t2-4, t3-0",
+            "t1-2, t1-5, t2-2, t2-5, t3-1"]
+    a = get_assignor(name)
+    sticky_rack_check(a, topics, 3, null_racks(3), racks(3), ct, base, -1)
+    sticky_rack_check(a, topics, 3, racks(3), null_racks(3), ct, base, -1)
+    a.prefer_rack_aware_logic = True
+    sticky_rack_check(a, topics, 3, racks(3), racks(3), ct, base, 0)
+    sticky_rack_check(a, topics, 4, racks(4), racks(3), ct, base, 0)
+    a.prefer_rack_aware_logic = False
+    sticky_rack_check(a, topics, 3, racks(3), racks(3), ct, base, 0)
+    sticky_rack_check(a, topics, 3, racks(3), ["d", "e", "f"], ct, base, -1)
+    sticky_rack_check(a, topics, 3, racks(3), [None, "e", "f"], ct, base, -1)
+    # replicas on a subset of the racks: the assignment is rack-aligned
+    sticky_rack_check(a, topics, 1, racks(3), racks(3), ct, base, 0)
+    sticky_rack_check(a, topics, 2, racks(3), racks(3), ct, base, 0)
+    # a consumer on a rack without replicas still gets its share
+    sticky_rack_check(a, topics, 3, racks(2), racks(3), ct, base, 5)
+    owned = ["t1-0, t1-1, t1-2, t1-3, t1-4", "t1-5, t2-0, t2-1, t2-2, t2-3",
+             "t2-4, t2-5, t2-6, t3-0, t3-1"]
+    if name == "cooperative-sticky":
+        # misaligned owned partitions move towards their racks (the moving ones held back)
+        verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct,
+                               ["t1-0, t1-3", "t2-1", "t2-5, t3-1"], 0, owned=owned)
+    else:
+        verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, base, 0, owned=owned)
+    a.prefer_rack_aware_logic = True
+    verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, base, 0, owned=base)
+
+
+@pytest.mark.parametrize("name", STICKY)
+def test_sticky_rack_aware_non_equal_subscription(name: str) -> None:
+    # AbstractStickyAssignorTest.testRackAwareAssignmentWithNonEqualSubscription
+    topics = {"t1": 6, "t2": 7, "t3": 2}
+    ct = [ALL3, ALL3, ("t1", "t3")]
+    base = ["t1-5, t2-0, t2-2, t2-4, t2-6", "t1-3, t2-1, t2-3, t2-5, t3-0",
+            "t1-0, t1-1, t1-2, t1-4, t3-1"]
+    a = get_assignor(name)
+    sticky_rack_check(a, topics, 3, null_racks(3), racks(3), ct, base, -1)
+    sticky_rack_check(a, topics, 3, racks(3), null_racks(3), ct, base, -1)
+    a.prefer_rack_aware_logic = True
+    sticky_rack_check(a, topics, 3, racks(3), racks(3), ct, base, 0)
+    sticky_rack_check(a, topics, 4, racks(4), racks(3), ct, base, 0)
+    a.prefer_rack_aware_logic = False
+    sticky_rack_check(a, topics, 3, racks(3), racks(3), ct, base, 0)
+    sticky_rack_check(a, topics, 3, racks(3), ["d", "e", "f"], ct, base, -1)
+    sticky_rack_check(a, topics, 3, racks(3), [None, "e", "f"], ct, base, -1)
+    aligned1 = ["t1-3, t2-0, t2-2, t2-3, t2-6", "t1-4, t2-1, t2-4, t2-5, t3-0",
+                "t1-0, t1-1, t1-2, t1-5, t3-1"]
+    sticky_rack_check(a, topics, 1, racks(3), racks(3), ct, aligned1, 4)
+    sticky_rack_check(a, topics, 2, racks(3), racks(3), ct, [
+        "t1-3, t2-0, t2-2, t2-5, t2-6", "t1-0, t2-1, t2-3, t2-4, t3-0",
+        "t1-1, t1-2, t1-4, t1-5, t3-1"], 0)
+    sticky_rack_check(a, topics, 3, racks(2), racks(3), ct, base, 5)
+    owned = ["t1-0, t1-1, t1-2, t1-3, t1-4", "t1-5, t2-0, t2-1, t2-2, t2-3",
+             "t2-4, t2-5, t2-6, t3-0, t3-1"]
+    if name == "sticky":
+        verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, aligned1, 4, owned=owned)
+        a.prefer_rack_aware_logic = False
+        verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, base, 0, owned=owned)
+        a.prefer_rack_aware_logic = True
+        verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, base, 0, owned=owned)
+    else:
+        step = ["t1-3", "t2-1", "t3-1"]
+        verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, step, 0, owned=owned)
+        verify_rack_assignment(a, topics, 1, racks(3), racks(3), ct, aligned1, 4, owned=step)
+        final = ["t1-2, t1-3, t1-4, t2-4, t2-5", "t2-0, t2-1, t2-2, t2-3, t2-6",
+                 "t1-0, t1-1, t1-5, t3-0, t3-1"]
+        step = ["t1-2, t1-3, t1-4", "t2-0, t2-1, t2-2, t2-3", "t3-0, t3-1"]
+        for prefer in (False, True):
+            a.prefer_rack_aware_logic = prefer
+            verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, step, 0, owned=owned)
+            verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, final, 0, owned=step)
