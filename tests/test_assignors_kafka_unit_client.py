@@ -20,13 +20,14 @@ from enum import Enum
 import pytest
 
 from groupspec.assignors.base import Assignor, MemberSubscription, PartitionRacks
+from groupspec.assignors.cooperative_sticky import CooperativeStickyAssignor
 from groupspec.assignors.cooperative_sticky import encode_user_data as coop_user_data
 from groupspec.assignors.cooperative_sticky import kafka_member_data, member_generation
 from groupspec.assignors.ordering import member_info_order
 from groupspec.assignors.range import RangeAssignor
 from groupspec.assignors.registry import get_assignor
 from groupspec.assignors.roundrobin import RoundRobinAssignor
-from groupspec.assignors.sticky import decode_user_data
+from groupspec.assignors.sticky import StickyAssignor, decode_user_data
 from groupspec.assignors.sticky import encode_user_data as sticky_user_data
 from groupspec.protocol.consumer_protocol import DEFAULT_GENERATION, Assignment, Subscription
 
@@ -1304,3 +1305,188 @@ def test_sticky_rack_aware_non_equal_subscription(name: str) -> None:
             a.prefer_rack_aware_logic = prefer
             verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, step, 0, owned=owned)
             verify_rack_assignment(a, topics, 3, racks(3), racks(3), ct, final, 0, owned=step)
+
+
+# --------------------------------------------------------------------------- Sticky / CooperativeSticky
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+@pytest.mark.parametrize("n", [3, 4])
+def test_double_claim_in_one_generation_with_racks(name: str, config: RackConfig, n: int) -> None:
+    # StickyAssignorTest / CooperativeStickyAssignorTest.testAllConsumersHaveOwnedPartition
+    # InvalidatedWhenClaimedByMultipleConsumersInSameGenerationWith{Equal,Unequal}Partitions
+    # PerConsumer, every rack config: topic-0 goes to consumer3 (sticky) or is held back
+    # until both claimers have revoked it (cooperative).
+    s = StickySetup(name, config)
+    s.topic("topic", n)
+    ms = [s.v2("consumer1", ("topic",), {"topic": (0, 1)}, 0),
+          s.v2("consumer2", ("topic",), {"topic": (0, 2)}, 1), s.v2("consumer3", ("topic",), {}, 2)]
+    got = s.assign({"topic": n}, ms)
+    assert got["consumer1"] == {"topic": (1, 3) if n == 4 else (1,)}
+    assert got["consumer2"] == {"topic": (2,)}
+    assert got["consumer3"] == ({"topic": (0,)} if name == "sticky" else {})
+    assert is_fully_balanced(s.final)
+
+
+def generation_combinations() -> list[tuple[RackConfig, bool]]:
+    """``StickyAssignorTest.rackAndSubscriptionCombinations``."""
+    return [(c, equal) for equal in (True, False) for c in RACK_CONFIGS]
+
+
+def size(parts: Parts) -> int:
+    return sum(map(len, parts.values()))
+
+
+def tps(parts: Parts) -> set[tuple[str, int]]:
+    return {(t, p) for t, ps in parts.items() for p in ps}
+
+
+@pytest.mark.parametrize(("config", "equal"), generation_combinations())
+def test_sticky_multiple_generations_1(config: RackConfig, equal: bool) -> None:
+    # StickyAssignorTest.testAssignmentWithMultipleGenerations1
+    s = StickySetup("sticky", config)
+    s.topic("topic", 6)
+    s.topic("topic2", 6)
+    both = ("topic", "topic2")
+    c2_topics = both if equal else ("topic",)
+    sizes = {"topic": 6, "topic2": 6}
+    r1 = s.assign(sizes, [s.sub("consumer1", both, 0), s.sub("consumer2", c2_topics, 1),
+                          s.sub("consumer3", both, 2)])
+    assert [size(r1[c]) for c in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    r2 = s.assign(sizes, [s.v2("consumer1", both, r1["consumer1"], 0),
+                          s.v2("consumer2", c2_topics, r1["consumer2"], 1)])
+    assert size(r2["consumer1"]) == size(r2["consumer2"]) == 6
+    if equal:
+        assert tps(r1["consumer1"]) <= tps(r2["consumer1"])
+    assert tps(r1["consumer2"]) <= tps(r2["consumer2"])
+    assert tps(r2["consumer2"]) & tps(r1["consumer3"])
+    r3 = s.assign(sizes, [s.v2("consumer2", c2_topics, r2["consumer2"], 1, 2),
+                          s.v2("consumer3", both, r1["consumer3"], 2, 1)])
+    assert size(r3["consumer2"]) == size(r3["consumer3"]) == 6
+    assert not tps(r3["consumer2"]) & tps(r3["consumer3"])
+
+
+@pytest.mark.parametrize(("config", "equal"), generation_combinations())
+def test_sticky_multiple_generations_2(config: RackConfig, equal: bool) -> None:
+    # StickyAssignorTest.testAssignmentWithMultipleGenerations2
+    s = StickySetup("sticky", config)
+    three = ("topic", "topic2", "topic3")
+    for t in three:
+        s.topic(t, 4)
+    sizes = dict.fromkeys(three, 4)
+    c1_topics = three if equal else ("topic",)
+    c3_topics = three if equal else ("topic", "topic2")
+    r1 = s.assign(sizes, [s.sub("consumer1", c1_topics, 0), s.sub("consumer2", three, 1),
+                          s.sub("consumer3", c3_topics, 2)])
+    assert [size(r1[c]) for c in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    r2 = s.assign(sizes, [s.v2("consumer2", three, r1["consumer2"], 1, 1)])
+    assert size(r2["consumer2"]) == 12
+    assert tps(r1["consumer2"]) <= tps(r2["consumer2"])
+    r3 = s.assign(sizes, [s.v2("consumer1", c1_topics, r1["consumer1"], 0, 1),
+                          s.v2("consumer2", three, r2["consumer2"], 1, 2),
+                          s.v2("consumer3", c3_topics, r1["consumer3"], 2, 1)])
+    assert [size(r3[c]) for c in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize(("config", "equal"), generation_combinations())
+def test_conflicting_previous_generations_with_racks(
+    name: str, config: RackConfig, equal: bool
+) -> None:
+    # StickyAssignorTest.testAssignmentWithConflictingPreviousGenerations, every rack and
+    # subscription combination (the cooperative assignor settled as its test settles it)
+    s = StickySetup(name, config)
+    three = ("topic", "topic2", "topic3")
+    for t in three:
+        s.topic(t, 4)
+    sizes = dict.fromkeys(three, 4)
+    c1_topics = three if equal else ("topic",)
+    c2_topics = three if equal else ("topic", "topic2")
+    c1: Parts = ({"topic": (0, 1, 2), "topic2": (2, 3), "topic3": (0,)} if equal
+                 else {"topic": (0, 1, 2, 3)})
+    c2: Parts = {"topic": (0, 1), "topic2": (0, 1, 2, 3)}
+    c3: Parts = {"topic": (2, 3), "topic3": (0, 1, 2, 3)}
+    got = s.assign(sizes, [s.v2("consumer1", c1_topics, c1, 0, 1),
+                           s.v2("consumer2", c2_topics, c2, 1, 2),
+                           s.v2("consumer3", three, c3, 2, 2)])
+    if name == "sticky":
+        assert [size(got[c]) for c in ("consumer1", "consumer2", "consumer3")] == [4, 4, 4]
+    assert tps(got["consumer2"]) <= tps(c2)
+    assert tps(got["consumer3"]) <= tps(c3)
+    assert is_fully_balanced(s.final)
+
+
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_sticky_reads_version_0_user_data(config: RackConfig) -> None:
+    # StickyAssignorTest.testSchemaBackwardCompatibility: consumer2's user data is
+    # STICKY_ASSIGNOR_USER_DATA_V0 (no generation).
+    s = StickySetup("sticky", config)
+    s.topic("topic", 3)
+    old = MemberSubscription("consumer2", Subscription(
+        ("topic",), sticky_user_data({"topic": (1,)}, None), {}, DEFAULT_GENERATION, s.rack(1)))
+    got = s.assign({"topic": 3}, [s.v2("consumer1", ("topic",), {"topic": (0, 2)}, 0),
+                                  old, s.sub("consumer3", ("topic",), 2)])
+    assert [size(got[c]) for c in ("consumer1", "consumer2", "consumer3")] == [1, 1, 1]
+    assert tps(got["consumer1"]) <= {("topic", 0), ("topic", 2)}
+    assert tps(got["consumer2"]) <= {("topic", 1)}
+
+
+def test_sticky_member_data_comes_from_user_data() -> None:
+    # StickyAssignorTest.testMemberDataWithInconsistentData and testMemberDataWillHonorUserData:
+    # the eager assignor reads owned partitions and generation from its user data only.
+    user_data = StickyAssignor().subscription_user_data(("topic",), {"topic": (1,)}, 1)
+    assert user_data is not None
+    assert decode_user_data(Subscription(("topic",), user_data, {"topic": (0,)}).user_data) == (
+        {"topic": (1,)}, 1)
+    owned: Parts = {"topic1": (0,), "topic2": (1,)}
+    sub = Subscription(("topic",), sticky_user_data(owned, 0), {}, 1)
+    assert decode_user_data(sub.user_data) == (owned, 0)
+
+
+def test_cooperative_member_data_owned_from_the_subscription() -> None:
+    # CooperativeStickyAssignorTest.testMemberDataWithInconsistentData,
+    # testMemberDataWithEmptyPartitionsAndEqualGeneration and ...AndHigherGeneration: owned
+    # partitions come from the subscription; the generation from its field, else user data.
+    user_data = CooperativeStickyAssignor().subscription_user_data(("topic",), {"topic": (1,)}, 1)
+    assert kafka_member_data(Subscription(("topic",), user_data, {"topic": (0,)})) == (
+        (("topic", 0),), 1)
+    assert kafka_member_data(Subscription(("topic",), coop_user_data(1), {}, 1)) == ((), 1)
+    assert kafka_member_data(Subscription(("topic",), coop_user_data(0), {}, 1)) == ((), 1)
+
+
+@pytest.mark.parametrize("name", STICKY)
+def test_old_subscription_versions_keep_their_partitions(name: str) -> None:
+    # StickyAssignorTest / CooperativeStickyAssignorTest.testAssignorWithOldVersionSubscriptions:
+    # V0 (sticky only; user data), V1 (owned partitions, no generation field) and V2.
+    s = StickySetup(name, RackConfig.NO_CONSUMER_RACK)
+    s.assignor.prefer_rack_aware_logic = False
+    s.num_broker_racks = 0
+    s.topic("topic1", 3)
+    if name == "sticky":
+        first = MemberSubscription("consumer1", Subscription(
+            ("topic1",), sticky_user_data({"topic1": (0,)}, 1), {}, DEFAULT_GENERATION))
+        second = MemberSubscription("consumer2", Subscription(
+            ("topic1",), sticky_user_data({"topic1": (1,)}, 1), {"topic1": (1,)}, DEFAULT_GENERATION))
+    else:
+        first, second = (
+            MemberSubscription(mid, Subscription(
+                ("topic1",), coop_user_data(1), {"topic1": (p,)}, DEFAULT_GENERATION))
+            for mid, p in (("consumer1", 0), ("consumer2", 1))
+        )
+    got = s.assign({"topic1": 3}, [first, second, s.v2("consumer3", ("topic1",), {}, 2)])
+    assert got == {"consumer1": {"topic1": (0,)}, "consumer2": {"topic1": (1,)},
+                   "consumer3": {"topic1": (2,)}}
+
+
+def test_cooperative_rack_swap_transfers_two_partitions() -> None:
+    # CooperativeStickyAssignorTest.testUniformSubscriptionTransferOwnershipListIsRight: one
+    # replica per partition on racks a, b, a, b; c0 (rack a) owns 0, 1 and c1 (rack b) owns
+    # 2, 3: partitions 1 and 2 change owner (held back this round), 0 and 3 stay.
+    s = StickySetup("cooperative-sticky", RackConfig.BROKER_AND_CONSUMER_RACK)
+    s.assignor.prefer_rack_aware_logic = False
+    s.num_broker_racks = 2
+    s.racks["topic1"] = replica_racks(4, 1, ["a", "b"])
+    ms = [s.v2("c0", ("topic1",), {"topic1": (0, 1)}, 0), s.v2("c1", ("topic1",), {"topic1": (2, 3)}, 1)]
+    assert s.assign({"topic1": 4}, ms) == {"c0": {"topic1": (0,)}, "c1": {"topic1": (3,)}}
+    assert s.final == {"c0": {"topic1": (0, 2)}, "c1": {"topic1": (1, 3)}}
