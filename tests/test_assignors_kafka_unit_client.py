@@ -20,9 +20,12 @@ from enum import Enum
 import pytest
 
 from groupspec.assignors.base import Assignor, MemberSubscription, PartitionRacks
-from groupspec.assignors.cooperative_sticky import CooperativeStickyAssignor
+from groupspec.assignors.cooperative_sticky import (
+    CooperativeStickyAssignor,
+    kafka_member_data,
+    member_generation,
+)
 from groupspec.assignors.cooperative_sticky import encode_user_data as coop_user_data
-from groupspec.assignors.cooperative_sticky import kafka_member_data, member_generation
 from groupspec.assignors.ordering import member_info_order
 from groupspec.assignors.range import RangeAssignor
 from groupspec.assignors.registry import get_assignor
