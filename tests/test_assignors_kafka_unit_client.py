@@ -26,8 +26,9 @@ from groupspec.assignors.cooperative_sticky import (
     member_generation,
 )
 from groupspec.assignors.cooperative_sticky import encode_user_data as coop_user_data
+from groupspec.assignors.kafka_sticky import KafkaMember, RackInfo
 from groupspec.assignors.ordering import member_info_order
-from groupspec.assignors.range import RangeAssignor
+from groupspec.assignors.range import RangeAssignor, _TopicState
 from groupspec.assignors.registry import get_assignor
 from groupspec.assignors.roundrobin import RoundRobinAssignor
 from groupspec.assignors.sticky import StickyAssignor, decode_user_data
@@ -169,6 +170,44 @@ def test_member_info_order_of_many_shuffled_members() -> None:
     ]
     rng.shuffle(ms)
     assert [m.member_id for m in member_info_order(ms)] == expected
+
+
+USE_RACK_CASES: list[tuple[frozenset[str], str, bool, bool]] = [
+    # (consumer racks, replica layout, Kafka's answer, answer with preferRackAwareLogic)
+    (frozenset(), "all", False, False),
+    (frozenset({"a", "b", "c"}), "none", False, False),
+    (frozenset({"d"}), "all", False, False),
+    (frozenset({"a", "b", "c"}), "all", False, True),
+    (frozenset({"a", "b"}), "all", False, True),
+    (frozenset({"a", "d"}), "all", False, True),
+    (frozenset({"a", "b", "c"}), "subset", True, True),
+    (frozenset({"a", "b"}), "subset", True, True),
+    (frozenset({"a", "d"}), "subset", True, True),
+]
+
+
+@pytest.mark.parametrize("prefer", [False, True])
+@pytest.mark.parametrize(("consumer_racks", "layout", "plain_answer", "preferred_answer"),
+                         USE_RACK_CASES)
+def test_use_rack_aware_assignment(
+    consumer_racks: frozenset[str], layout: str, plain_answer: bool, preferred_answer: bool,
+    prefer: bool,
+) -> None:
+    # AbstractPartitionAssignorTest.testUseRackAwareAssignment: 10 partitions of "topic" with
+    # replicas on all of a, b, c ("all"), on one of them each ("subset"), or none known;
+    # asked of the sticky assignors' RackInfo and of the range assignor's topic state. (The
+    # case "{a, d} on all racks with preferRackAwareLogic", not asserted by Kafka, follows
+    # the same rule: some consumer rack holds replicas.)
+    n = 0 if layout == "none" else 10
+    per: list[list[str | None]] = [
+        ["a", "b", "c"] if layout == "all" else [("a", "b", "c")[i % 3]] for i in range(n)
+    ]
+    ms = [KafkaMember(f"m{i}", ("topic",), rack=r) for i, r in enumerate(sorted(consumer_racks))]
+    expected = preferred_answer if prefer else plain_answer
+    info = RackInfo({"topic": n}, {"topic": per}, ms, list(range(len(ms))), prefer)
+    assert bool(info.consumer_racks) is expected
+    state = _TopicState("topic", n, [(m.member_id, m.rack) for m in ms] or [("x", None)], per, prefer)
+    assert state.needs_racks is expected
 
 
 # --------------------------------------------------------------------------- Range
