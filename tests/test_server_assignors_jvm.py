@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
 from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES, get_server_assignor
+from groupspec.assignors.server_range import ServerRangeAssignor
 from groupspec.assignors.server_spec import (
     GroupSpec,
     MemberSpec,
@@ -28,6 +29,7 @@ from groupspec.assignors.server_spec import (
 )
 from groupspec.jvm import JvmOracle
 from properties import server_assignors as props
+from tests import test_assignors_kafka_unit_server as unit_server
 from tests.test_assignors_kafka_unit_server import UNIFORM_CASES, non_empty, uniform_input
 
 pytestmark = pytest.mark.java
@@ -200,3 +202,25 @@ def test_ported_uniform_unit_tests_hold_for_the_jar(jvm: JvmOracle, case: Any) -
     else:
         assert isinstance(kafka, dict)
         assert non_empty(kafka) == expected
+
+
+def test_ported_range_unit_tests_hold_for_the_jar(jvm: JvmOracle, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every group the ported server-side RangeAssignorTest cases assign (recorded while they
+    # run) gets the same target, or the same PartitionAssignorException, from 4.1.2's own
+    # RangeAssignor.
+    seen: list[tuple[GroupSpec, SubscribedTopicMetadata]] = []
+    assign = ServerRangeAssignor.assign
+
+    def recording(self: ServerRangeAssignor, spec: GroupSpec, topics: SubscribedTopicMetadata) -> Any:
+        seen.append((spec, topics))
+        return assign(self, spec, topics)
+
+    monkeypatch.setattr(ServerRangeAssignor, "assign", recording)
+    for name, test in vars(unit_server).items():
+        if name.startswith("test_") and "uniform" not in name and callable(test):
+            test()
+    monkeypatch.undo()
+    assert len(seen) >= 15
+    for spec, topics in seen:
+        ours = props.ours_or_error(ServerRangeAssignor(), spec, topics)
+        assert ours == props.kafkas_or_error(jvm.call, "range", spec, topics)
