@@ -1532,3 +1532,41 @@ def test_cooperative_rack_swap_transfers_two_partitions() -> None:
     ms = [s.v2("c0", ("topic1",), {"topic1": (0, 1)}, 0), s.v2("c1", ("topic1",), {"topic1": (2, 3)}, 1)]
     assert s.assign({"topic1": 4}, ms) == {"c0": {"topic1": (0,)}, "c1": {"topic1": (3,)}}
     assert s.final == {"c0": {"topic1": (0, 2)}, "c1": {"topic1": (1, 3)}}
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+@pytest.mark.parametrize("stale", [9, DEFAULT_GENERATION])
+def test_stale_or_missing_generation_claims_lose_with_racks(
+    name: str, config: RackConfig, stale: int
+) -> None:
+    # AbstractStickyAssignorTest.testOwnedPartitionsAreInvalidatedForConsumerWithStaleGeneration
+    # and ...WithNoGeneration, every rack config (tests/test_assignors_examples.py has them
+    # without racks)
+    s = StickySetup(name, config)
+    s.topic("topic", 3)
+    s.topic("topic2", 3)
+    both = ("topic", "topic2")
+    claim: Parts = {"topic": (0, 2), "topic2": (1,)}
+    ms = [s.v2("consumer1", both, claim, 0, 10), s.v2("consumer2", both, claim, 1, stale)]
+    got = s.assign({"topic": 3, "topic2": 3}, ms)
+    assert got == {"consumer1": claim, "consumer2": {"topic": (1,), "topic2": (0, 2)}}
+    assert s.final == got
+
+
+@pytest.mark.parametrize("name", STICKY)
+@pytest.mark.parametrize("config", RACK_CONFIGS)
+def test_partitions_go_to_the_highest_generation_with_racks(name: str, config: RackConfig) -> None:
+    # AbstractStickyAssignorTest.testEnsurePartitionsAssignedToHighestGeneration, every rack
+    # config (consumer3 reuses consumer2's rack index, as in Kafka's test)
+    s = StickySetup(name, config)
+    three = ("topic", "topic2", "topic3")
+    for t in three:
+        s.topic(t, 3)
+    ms = [s.v2("consumer1", three, {"topic": (0,), "topic2": (0,), "topic3": (0,)}, 0, 10),
+          s.v2("consumer2", three, {"topic": (1,), "topic2": (1,), "topic3": (1,)}, 1, 9),
+          s.v2("consumer3", three, {"topic2": (1,), "topic3": (0, 2)}, 1, 8)]
+    got = s.assign(dict.fromkeys(three, 3), ms)
+    assert got == {"consumer1": dict.fromkeys(three, (0,)), "consumer2": dict.fromkeys(three, (1,)),
+                   "consumer3": dict.fromkeys(three, (2,))}
+    assert s.final == got
