@@ -1,9 +1,9 @@
 """Kafka's client-side assignor unit tests restated against the reference: Range-,
 RoundRobin-, Sticky-, CooperativeSticky-, AbstractSticky- and AbstractPartitionAssignorTest
 (clients/src/test/java/org/apache/kafka/clients/consumer/ and .../internals/, as of apache/
-kafka 02387cc, the newest sources at hand; the client assignors are unchanged up to 4.1.2,
-and every input these tests assign with preferRackAwareLogic off, or where it changes
-nothing, was also given to the 4.1.2 jar, which agreed). Each test names the Kafka test
+kafka 02387cc, the newest sources at hand; every input these tests assign with
+preferRackAwareLogic off, or where it changes nothing, was also given to the 4.1.2 jar,
+which agreed). Each test names the Kafka test
 method it restates; inputs and expected outputs are Kafka's. The ones already restated in
 tests/test_assignors_examples.py are not repeated here.
 

@@ -1,6 +1,6 @@
 """Kafka's ConsumerProtocolTest (clients/src/test/java/org/apache/kafka/clients/consumer/
-internals/ConsumerProtocolTest.java, apache/kafka 02387cc; ConsumerProtocol and its message
-versions 0-3 are the same in 4.1.2) restated against the reference's ConsumerProtocol
+internals/ConsumerProtocolTest.java, apache/kafka 02387cc, the newest sources at hand)
+restated against the reference's ConsumerProtocol
 payloads (:mod:`groupspec.protocol.consumer_protocol`).
 
 Kafka's ``Subscription`` keeps an absent generation as an empty ``Optional``; the reference
