@@ -434,6 +434,8 @@ def render_html(runs: Iterable[dict[str, Any]]) -> str:
 def write_reports(out_dir: Path, runs: list[dict[str, Any]]) -> tuple[Path, Path]:
     runs = [attach_findings(run, out_dir) for run in runs]
     md, page = out_dir / "report.md", out_dir / "report.html"
-    md.write_text(render_markdown(runs), encoding="utf-8")
-    page.write_text(render_html(runs), encoding="utf-8")
+    # a trace may name a group or member with a lone surrogate ("\ud800" in its JSON), which
+    # UTF-8 cannot encode: written as its escape, as the validator's text report shows it
+    md.write_text(render_markdown(runs), encoding="utf-8", errors="backslashreplace")
+    page.write_text(render_html(runs), encoding="utf-8", errors="backslashreplace")
     return md, page

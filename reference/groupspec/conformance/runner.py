@@ -153,7 +153,8 @@ def wire_summary(trace: Path, limit: int = 20) -> dict[str, Any]:
     counts: dict[str, int] = {}
     errors: list[str] = []
     try:
-        with open(trace, encoding="utf-8") as fh:
+        # bytes that are not UTF-8 are read as replacement characters (the validator names the line)
+        with open(trace, encoding="utf-8", errors="replace") as fh:
             for e in read_events(fh, str(trace)):
                 if not isinstance(e, WireExchange):
                     continue
@@ -181,7 +182,8 @@ def apis_not_offered(trace: Path, wanted: dict[int, str]) -> list[str]:
     offered: set[int] = set()
     answered = False
     try:
-        with open(trace, encoding="utf-8") as fh:
+        # bytes that are not UTF-8 are read as replacement characters (the validator names the line)
+        with open(trace, encoding="utf-8", errors="replace") as fh:
             for e in read_events(fh, str(trace)):
                 if isinstance(e, ApiVersionsEvent) and e.error_code == 0:
                     answered = True

@@ -176,10 +176,20 @@ def read_events(
             cut = "" if line.endswith("\n") else " (the line is cut short: truncated file?)"
             yield TraceLineError(source, no, f"not valid JSON: {e.msg} at column {e.colno}{cut}")
             continue
+        except (ValueError, RecursionError) as e:
+            # JSON the parser refuses otherwise: an integer of more digits than Python
+            # converts, nesting deeper than it recurses (as groupspec.validate.load reads it)
+            yield TraceLineError(source, no, f"not valid JSON: {e}")
+            continue
         try:
-            yield event_from_json(obj)
+            event = event_from_json(obj)
         except CodecError as e:
             yield TraceLineError(source, no, str(e))
+            continue
+        except (TypeError, ValueError, RecursionError) as e:  # a value the codec let through
+            yield TraceLineError(source, no, str(e))
+            continue
+        yield event
 
 
 class TraceWriter:

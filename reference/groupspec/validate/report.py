@@ -101,7 +101,17 @@ def render_text(reports: list[FileReport]) -> str:
     if cover:
         lines.append("coverage: " + ", ".join(
             f"{name} {_percent(done, total)} ({done}/{total})" for name, (done, total) in cover.items()))
-    return "\n".join(lines) + "\n"
+    return encodable("\n".join(lines) + "\n")
+
+
+def encodable(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (a lone surrogate, which a trace's JSON may
+    hold as ``"\\ud800"`` in an id) as its escape, so that printing it cannot fail."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def render_json(reports: list[FileReport]) -> str:
