@@ -98,6 +98,40 @@ def test_trace_readers_name_lines_the_json_parser_refuses(tmp_path: Path) -> Non
                 and getattr(e, "seq", 0) > 1]
 
 
+def heartbeat(seq: int, sent: float = 1000.0) -> dict[str, Any]:
+    """A KIP-848 member's joining heartbeat, answered with partition 0 of topic ``t``."""
+    request = {"group_id": GROUP, "member_id": "m1", "member_epoch": 0, "instance_id": None, "rack_id": None,
+               "rebalance_timeout_ms": 20000, "subscribed_topic_names": ["t"], "subscribed_topic_regex": None,
+               "server_assignor": None, "topic_partitions": [], "version": 1, "client_id": "a",
+               "client_host": "/127.0.0.1"}
+    response = {"error": "NONE", "error_message": None, "member_id": "m1", "member_epoch": 1,
+                "heartbeat_interval_ms": 1000, "throttle_time_ms": 0,
+                "assignment": {"topic_partitions": [{"topic_id": TOPIC_ID, "partitions": [0]}]}}
+    return exchange(seq, "ConsumerGroupHeartbeat", 68, request, response, sent, version=1)
+
+
+TOPIC_ID = "YQFUQSJjSlagMBJods_SFw"
+
+
+def metadata(seq: int, partitions: int) -> dict[str, Any]:
+    return {"kind": "metadata", "seq": seq, "at_ms": 900.0,
+            "topics": [{"name": "t", "topic_id": TOPIC_ID, "partitions": partitions}]}
+
+
+def test_a_metadata_topic_with_a_partition_count_the_reference_cannot_assign_is_named(tmp_path: Path) -> None:
+    """A metadata event's topic with -1 partitions made the replay raise ValueError (the
+    reference's TopicMetadata refuses it); with 2**31 - 1 the uniform assignor took every
+    byte of memory (MemoryError, or the process killed), with 100000 over a minute."""
+    assert validate_bytes(trace(metadata(1, 1), heartbeat(2)), "t").worst() == "conforming"
+    for bad in (-1, -(2**63), 2**31 - 1, 2**63 - 1, 100_000):
+        raw = trace(metadata(1, bad), heartbeat(2))
+        with time_limit(30):
+            code, out, _ = validate_cli(raw, tmp_path)
+        assert code == 2 and "bad_event at line 2: topics[0].partitions" in out, out
+        with time_limit(30):
+            assert check(raw, tmp_path) == []
+
+
 # ------------------------------------------------------------------ the fuzz
 @settings(max_examples=24 * (20 if NIGHTLY else 1), deadline=None, derandomize=not NIGHTLY, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

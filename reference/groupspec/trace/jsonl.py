@@ -119,6 +119,12 @@ _RECORDS: dict[str, Decoder] = {
 }
 
 
+#: the most partitions a metadata event's topic may have: a negative count is no topic, and
+#: the reference's server-side assignors enumerate a subscribed topic's partitions on every
+#: heartbeat that changes the group (a count near Kafka's int32 limit takes all memory)
+MAX_METADATA_PARTITIONS = 10_000
+
+
 def event_from_json(obj: Any) -> Event:
     if not isinstance(obj, dict):
         raise CodecError("", "an event must be a JSON object")
@@ -158,7 +164,14 @@ def event_from_json(obj: Any) -> Event:
     if kind == "api_versions":
         return _API_VERSIONS(obj, "")  # type: ignore[no-any-return]
     if kind == "metadata":
-        return _METADATA(obj, "")  # type: ignore[no-any-return]
+        meta: MetadataEvent = _METADATA(obj, "")
+        for i, topic in enumerate(meta.topics):
+            if not 0 <= topic.partitions <= MAX_METADATA_PARTITIONS:
+                raise CodecError(f"topics[{i}].partitions",
+                                 f"topic {topic.name!r} with {topic.partitions} partitions: a count from 0 to "
+                                 f"{MAX_METADATA_PARTITIONS} is expected (the reference's assignors enumerate "
+                                 "every partition of a topic)")
+        return meta
     raise CodecError("kind", f"unknown event kind {kind!r} (known: {', '.join(sorted(KINDS.values()))})")
 
 
