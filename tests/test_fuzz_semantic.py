@@ -132,6 +132,35 @@ def test_a_metadata_topic_with_a_partition_count_the_reference_cannot_assign_is_
             assert check(raw, tmp_path) == []
 
 
+OTHER_ID = "AEW4wv9-Sqym3SIeS0adyg"
+
+
+def regex_heartbeat(seq: int, sent: float = 1000.0) -> dict[str, Any]:
+    x = heartbeat(seq, sent)
+    x["request"] = {**x["request"], "subscribed_topic_names": None, "subscribed_topic_regex": "t.*"}
+    return x
+
+
+def test_a_topic_id_two_metadata_topics_share_is_named_or_not_merged(tmp_path: Path) -> None:
+    """Two topics with one topic id made the reference's set_topics raise ValueError: in one
+    metadata event (now a bad_event naming the second), or across a recording's events,
+    which a regex-subscribed group's image merges (the second is no topic of its own)."""
+    one = {"kind": "metadata", "seq": 1, "at_ms": 900.0,
+           "topics": [{"name": "t", "topic_id": TOPIC_ID, "partitions": 1},
+                      {"name": "t2", "topic_id": TOPIC_ID, "partitions": 1}]}
+    code, out, _ = validate_cli(trace(one, heartbeat(2)), tmp_path)
+    assert code == 2 and "bad_event at line 2: topics[1].topic_id" in out, out
+    twice = {**one, "topics": [one["topics"][0], {**one["topics"][0], "topic_id": OTHER_ID}]}
+    code, out, _ = validate_cli(trace(twice, heartbeat(2)), tmp_path)
+    assert code == 2 and "bad_event at line 2: topics[1].name" in out, out
+    later = {**metadata(3, 1), "at_ms": 2000.0, "topics": [{"name": "u", "topic_id": TOPIC_ID, "partitions": 1}]}
+    raw = trace(metadata(1, 1), regex_heartbeat(2), later)
+    report = validate_bytes(raw, "t")
+    assert report.worst() != "violation" and not report.problems, report.to_json()
+    assert not [d for g in report.groups for d in g.divergences if "cannot process" in d.detail]
+    assert check(raw, tmp_path) == []
+
+
 # ------------------------------------------------------------------ the fuzz
 @settings(max_examples=24 * (20 if NIGHTLY else 1), deadline=None, derandomize=not NIGHTLY, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -165,12 +165,22 @@ def event_from_json(obj: Any) -> Event:
         return _API_VERSIONS(obj, "")  # type: ignore[no-any-return]
     if kind == "metadata":
         meta: MetadataEvent = _METADATA(obj, "")
+        names: set[str] = set()
+        ids: set[int] = set()
         for i, topic in enumerate(meta.topics):
             if not 0 <= topic.partitions <= MAX_METADATA_PARTITIONS:
                 raise CodecError(f"topics[{i}].partitions",
                                  f"topic {topic.name!r} with {topic.partitions} partitions: a count from 0 to "
                                  f"{MAX_METADATA_PARTITIONS} is expected (the reference's assignors enumerate "
                                  "every partition of a topic)")
+            # the image names each topic once, and a topic id is one topic's
+            if topic.name in names:
+                raise CodecError(f"topics[{i}].name", f"topic {topic.name!r} listed twice")
+            if int(topic.topic_id) in ids:
+                raise CodecError(f"topics[{i}].topic_id",
+                                 f"topic {topic.name!r}: topic id {topic.topic_id} is another topic's")
+            names.add(topic.name)
+            ids.add(int(topic.topic_id))
         return meta
     raise CodecError("kind", f"unknown event kind {kind!r} (known: {', '.join(sorted(KINDS.values()))})")
 

@@ -710,10 +710,13 @@ class Replayer:
             # has, the recorder learns a topic only once a client asks for it (after it was
             # assigned): topics the trace names later are taken to exist already (a
             # divergence that may come from one created later is inconclusive: _unmodelled)
+            used = {int(x.topic_id) for x in image.values()}
             for ev in events:
                 for x in ev.topics:
-                    if x.name not in image:
+                    # (a topic id another event gave another name is not a second topic)
+                    if x.name not in image and int(x.topic_id) not in used:
                         image[x.name] = TopicMetadata(x.topic_id, x.name, x.partitions)
+                        used.add(int(x.topic_id))
         if image != coord.state.topics:
             coord.set_topics(image.values())
 
