@@ -145,12 +145,11 @@ def test_a_topic_id_two_metadata_topics_share_is_named_or_not_merged(tmp_path: P
     """Two topics with one topic id made the reference's set_topics raise ValueError: in one
     metadata event (now a bad_event naming the second), or across a recording's events,
     which a regex-subscribed group's image merges (the second is no topic of its own)."""
-    one = {"kind": "metadata", "seq": 1, "at_ms": 900.0,
-           "topics": [{"name": "t", "topic_id": TOPIC_ID, "partitions": 1},
-                      {"name": "t2", "topic_id": TOPIC_ID, "partitions": 1}]}
+    t = {"name": "t", "topic_id": TOPIC_ID, "partitions": 1}
+    one = {"kind": "metadata", "seq": 1, "at_ms": 900.0, "topics": [t, {**t, "name": "t2"}]}
     code, out, _ = validate_cli(trace(one, heartbeat(2)), tmp_path)
     assert code == 2 and "bad_event at line 2: topics[1].topic_id" in out, out
-    twice = {**one, "topics": [one["topics"][0], {**one["topics"][0], "topic_id": OTHER_ID}]}
+    twice = {**one, "topics": [t, {**t, "topic_id": OTHER_ID}]}
     code, out, _ = validate_cli(trace(twice, heartbeat(2)), tmp_path)
     assert code == 2 and "bad_event at line 2: topics[1].name" in out, out
     later = {**metadata(3, 1), "at_ms": 2000.0, "topics": [{"name": "u", "topic_id": TOPIC_ID, "partitions": 1}]}
