@@ -602,6 +602,7 @@ def check(raw: bytes, workdir: Path, parquet: bool = True, reports: bool = True)
                 problems.append(f"convert to parquet: exit {c1}: {e1[-300:]}")
         except Exception:
             problems.append(f"convert/parquet: raised\n{traceback.format_exc()}")
+    problems += _pipeline_metrics(raw)
     if reports:
         try:
             problems += _conformance_report(raw, src, report.to_json(), workdir)
@@ -623,6 +624,21 @@ def check_fast(raw: bytes) -> list[str]:
         findings_of(validation, raw.decode("utf-8", "replace").splitlines())
     except Exception:
         return [f"validate: raised\n{traceback.format_exc()}"]
+    return _pipeline_metrics(raw)
+
+
+def _pipeline_metrics(raw: bytes) -> list[str]:
+    """What ``groupspec pipeline validate`` computes per group besides the verdict (the
+    rebalance metrics of rebalances.parquet)."""
+    from groupspec.pipeline.validate_metrics import rebalance_metrics
+    from groupspec.validate.grouping import group_trace
+    from groupspec.validate.load import load_bytes
+
+    try:
+        for g in group_trace(load_bytes(raw, "t.jsonl")).groups.values():
+            json.dumps(rebalance_metrics(g.exchanges))
+    except Exception:
+        return [f"pipeline rebalance metrics: raised\n{traceback.format_exc()}"]
     return []
 
 
