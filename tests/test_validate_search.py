@@ -91,3 +91,59 @@ def test_without_commuting_syncgroups_six_members_hit_the_bound(monkeypatch: pyt
     [g] = validate_bytes(_small_trace(6)).groups
     broker = [d for d in g.divergences if d.side == "broker"]
     assert broker and not broker[0].definite and "search bound" in broker[0].undecided_because
+
+
+def _commits_seen_late(second_fetch_offset: int) -> bytes:
+    """Simple commits (generation -1) of one group from two connections, in two pairs that
+    overlap (A at 1000 ms, B at 1500 ms), each pair to be taken the other way round than
+    sent; a long OffsetFetch (900 to 2500 ms) whose answer came late; a fetch at 2000 ms
+    that shows B's order, and one at 4000 ms that shows A's (partition 1 is written by A
+    alone). The fetch at 2000 ms diverges first, its horizon before A (the long fetch's
+    interval reaches it); swapping B explains it and the branch goes on to diverge at
+    4000 ms, its horizon after both pairs."""
+    def exchange(k: int, conn: str, api: str, key: int, ver: int, sent: float, received: float,
+                 request: dict[str, object], response: dict[str, object]) -> dict[str, object]:
+        return {"kind": "exchange", "seq": k, "connection": conn, "client_id": conn, "api": api,
+                "api_key": key, "api_version": ver, "correlation_id": k, "group_id": "g",
+                "sent_ms": 1e6 + sent, "received_ms": 1e6 + received, "request": request,
+                "response": response}
+
+    def commit(k: int, conn: str, sent: float, offsets: dict[int, int]) -> dict[str, object]:
+        return exchange(k, conn, "OffsetCommit", 8, 5, sent, sent + 10, {
+            "group_id": "g", "generation_id": -1, "member_id": "", "group_instance_id": None,
+            "partitions": [{"topic": "t", "partition": p, "committed_offset": o, "committed_metadata": ""}
+                           for p, o in offsets.items()]},
+            {"partitions": [{"topic": "t", "partition": p, "error": "NONE"} for p in offsets]})
+
+    def fetch(k: int, conn: str, sent: float, received: float, offsets: dict[int, int]) -> dict[str, object]:
+        return exchange(k, conn, "OffsetFetch", 9, 1, sent, received, {
+            "group_id": "g", "partitions": [["t", p] for p in offsets], "require_stable": False,
+            "member_id": None, "member_epoch": -1},
+            {"error": "NONE", "partitions": [{"topic": "t", "partition": p, "committed_offset": o,
+                                              "metadata": "", "error": "NONE"} for p, o in offsets.items()]})
+
+    events: list[dict[str, object]] = [
+        {"kind": "header", "format": "groupspec-trace", "version": 1, "source": "recorder",
+         "cluster": "kafka", "seq": 0, "minor": 2, "broker_config": {}},
+        fetch(1, "c3", 900, 2500, {0: -1, 1: -1}),
+        commit(2, "c1", 1000, {0: 1, 1: 1}),
+        commit(3, "c2", 1001, {0: 2, 1: 2}),
+        commit(4, "c1", 1500, {0: 3}),
+        commit(5, "c2", 1501, {0: 4}),
+        fetch(6, "c4", 2000, 2002, {0: 3}),
+        fetch(7, "c4", 4000, 4002, {1: second_fetch_offset}),
+    ]
+    return "".join(json.dumps(e) + "\n" for e in events).encode()
+
+
+def test_a_later_failure_does_not_clear_the_alternative_that_explains_an_earlier_one() -> None:
+    """The branch that swaps B passes the first divergence and diverges later, with a later
+    horizon; A's swap, left from before that branch, still explains both. The search once
+    cleared the whole stack at that later horizon and called the trace a violation."""
+    [g] = validate_bytes(_commits_seen_late(1)).groups
+    assert g.verdict == "conforming", g.violation
+    assert g.alternatives_explored >= 2  # B's swap alone, then A's and B's
+    # what no order explains stays a violation: an offset nobody committed
+    [g] = validate_bytes(_commits_seen_late(5)).groups
+    assert g.verdict == VIOLATION
+    assert g.violation is not None and (g.violation.seq, g.violation.rule) == (7, "FetchReturnsCommitted")

@@ -34,7 +34,8 @@ member gets what the leader sent for it; the assignor contract is checked by
 
 The search is bounded: on a divergence it revisits only choices made after the *horizon*
 (the send time of the diverging request, of every request still parked, and of every
-request whose interval overlaps it), at most ``budget`` times.
+request whose interval overlaps it), at most ``budget`` times. The horizon judges only the
+choices of the branch that diverged: those left from before it was taken stay.
 
 Choice points are remembered lazily: most are never revisited (a conforming trace
 backtracks rarely), so instead of a copy of the whole replay state at each one, the
@@ -490,6 +491,11 @@ class Replayer:
         pending: _Decision | None = None
         #: the exchanges that diverged in this search segment (by index)
         failed_here: set[int] = set()
+        #: how many entries at the bottom of the stack were pushed before the branch now
+        #: driven was taken: each of them survived an earlier failure's horizon in this
+        #: segment (or holds the choice that branch revisits), and only the branch's own
+        #: entries are judged by its failure's horizon (see below)
+        kept = 0
         while True:
             try:
                 self._drive(branch, stack, pending)
@@ -508,11 +514,18 @@ class Replayer:
             except _Seen:
                 self.pruned += 1
             pending = None
-            while stack:
-                at, snap, alts = stack[-1]
-                if at < horizon:
-                    stack.clear()
+            # the failed branch's choices before its failure's horizon cannot explain it:
+            # they go, with every choice of that branch below them. The entries under
+            # ``kept`` were pushed before that branch was taken and passed the horizon of
+            # an earlier failure in this segment: they stay. A branch that gets past an
+            # earlier failure and fails later (its horizon later) must not clear the
+            # alternatives left for that earlier failure: one of them may explain both
+            for j in range(len(stack) - 1, kept - 1, -1):
+                if stack[j][0] < horizon:
+                    del stack[kept:j + 1]
                     break
+            while stack:
+                _, snap, alts = stack[-1]
                 if not alts:
                     stack.pop()
                     continue
@@ -538,6 +551,7 @@ class Replayer:
                     pending = None
                     continue
                 branch = self._restore(snap)
+                kept = len(stack)
                 explored += 1
                 segment += 1
                 break
@@ -557,6 +571,7 @@ class Replayer:
                 return self._result(initial_delay_ms, self._merged(found), explored, branch.failovers, True)
             self.accept[index] = fail.rule.name
             stack.clear()
+            kept = 0
             branch = self._restore(mark)
             self._resyncing = fail.exchange.seq
             if _opens(fail):
