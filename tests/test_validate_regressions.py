@@ -301,3 +301,25 @@ def test_an_instance_id_left_behind_by_a_removed_static_member_names_no_member()
     report = validate_path(path, validation_config("kafka", "consumer"))
     assert [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"] == []
     assert [g.verdict for g in report.groups] == ["conforming"]
+
+
+def test_a_fetch_and_a_simple_commit_before_a_static_join_are_conforming(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz, seed 5112): a new static member's JoinGroup
+    (line 5, sent first), an OffsetFetch (line 4) and a simple OffsetCommit (line 6) overlap.
+    Kafka answered the fetch with no offsets (it read the group before the commit: reads
+    are answered at the last committed offset) and the commit NONE (before the join, the
+    group still Empty). The search pruned moving the fetch while the commit diverged, and
+    the commit-first branch then diverged at the fetch; a read's pruned moves are now tried
+    again when it diverges. Without that, line 6 is a CommitUnknownMember violation."""
+    from groupspec.conformance.runner import validation_config
+    from groupspec.validate import replay
+
+    path = ROOT / "examples" / "validator-false-positives" / \
+        "offset-fetch-and-simple-commit-before-a-static-join-kafka-4.1.2.jsonl"
+    for config in (None, validation_config("kafka")):
+        report = validate_path(path, config)
+        assert [(g.verdict, g.violation) for g in report.groups] == [("conforming", None)]
+    monkeypatch.setattr(replay, "_COMMITTED_READS", frozenset())
+    [g] = validate_path(path, validation_config("kafka")).groups
+    assert g.verdict == "violation"
+    assert g.violation is not None and (g.violation.line, g.violation.rule) == (6, "CommitUnknownMember")

@@ -302,6 +302,10 @@ class _Seen(Exception):
 #: APIs whose handling changes nothing in the coordinator: handling one before requests sent
 #: earlier matters only to its own answer
 _NO_EFFECT = frozenset({"OffsetFetch", "DescribeGroups", "ListGroups", "FindCoordinator"})
+#: the coordinator's reads among them: Kafka answers them at the last committed offset, so
+#: a read may see the group as before a write whose records had not committed yet (see
+#: Replayer._search, where a pruned move of a read that diverges is tried again)
+_COMMITTED_READS = frozenset({"OffsetFetch", "DescribeGroups", "ListGroups"})
 
 #: APIs whose handling never adds or removes a member, changes the generation or starts a
 #: rebalance (a SyncGroup parks, completes the join's second phase, or is answered): a
@@ -496,6 +500,9 @@ class Replayer:
         #: segment (or holds the choice that branch revisits), and only the branch's own
         #: entries are judged by its failure's horizon (see below)
         kept = 0
+        #: moves of a read pruned in this segment, by the read's index: the choice point's
+        #: time and mark, and the decision
+        pruned_reads: dict[int, list[tuple[int, _Mark, _Decision]]] = {}
         while True:
             try:
                 self._drive(branch, stack, pending)
@@ -508,6 +515,21 @@ class Replayer:
                             self._current, branch.open_divergence)
                 horizon = self._horizon(branch, fail)
                 failed_here.add(self._index.get(id(fail.exchange), -1))
+                again = pruned_reads.pop(self._index.get(id(fail.exchange), -1), None)
+                if again:
+                    # a read diverged whose move ahead of other requests had been pruned
+                    # (it changes nothing, and another exchange had diverged then). Kafka
+                    # answers a read at the shard's last committed offset
+                    # (GroupCoordinatorService.fetchOffsets without require_stable,
+                    # describeGroups and listGroups schedule read operations; the runtime's
+                    # CoordinatorReadEvent runs them against lastCommittedOffset), and a
+                    # write is answered only once its records committed: a read whose
+                    # interval overlaps a write's may see the group as before that write,
+                    # which is the read handled first (an order the intervals allow in any
+                    # case). Those moves are tried again, below the failed branch's choices
+                    # and kept whatever its horizon
+                    stack[kept:kept] = [(at, snap, [d]) for at, snap, d in again]
+                    kept += len(again)
                 if self._seen is None:
                     self._seen = set()
                 self._memo_depth = max(self._memo_depth, fail.depth)
@@ -525,7 +547,7 @@ class Replayer:
                     del stack[kept:j + 1]
                     break
             while stack:
-                _, snap, alts = stack[-1]
+                at, snap, alts = stack[-1]
                 if not alts:
                     stack.pop()
                     continue
@@ -548,6 +570,8 @@ class Replayer:
                     # nor can moving one that never changes the group's members, generation
                     # or rebalance state, when only such a change explains the broker's answer
                     self.pruned += 1
+                    if self.x[pending.index].event.api in _COMMITTED_READS:
+                        pruned_reads.setdefault(pending.index, []).append((at, snap, pending))
                     pending = None
                     continue
                 branch = self._restore(snap)
@@ -582,6 +606,7 @@ class Replayer:
             best = None
             segment = 0
             failed_here = set()
+            pruned_reads = {}
             self._seen = None
             self._memo_depth = -1
 
