@@ -34,8 +34,9 @@ member gets what the leader sent for it; the assignor contract is checked by
 
 The search is bounded: on a divergence it revisits only choices made after the *horizon*
 (the send time of the diverging request, of every request still parked, and of every
-request whose interval overlaps it), at most ``budget`` times. The horizon judges only the
-choices of the branch that diverged: those left from before it was taken stay.
+request whose interval overlaps it), at most ``budget`` times. Within one search segment
+(up to the divergence it decides) the horizon only moves back: it is the earliest of the
+segment's failures', so a later failure does not clear what an earlier one left to try.
 
 Choice points are remembered lazily: most are never revisited (a conforming trace
 backtracks rarely), so instead of a copy of the whole replay state at each one, the
@@ -495,11 +496,8 @@ class Replayer:
         pending: _Decision | None = None
         #: the exchanges that diverged in this search segment (by index)
         failed_here: set[int] = set()
-        #: how many entries at the bottom of the stack were pushed before the branch now
-        #: driven was taken: each of them survived an earlier failure's horizon in this
-        #: segment (or holds the choice that branch revisits), and only the branch's own
-        #: entries are judged by its failure's horizon (see below)
-        kept = 0
+        #: the earliest horizon of the failures in this search segment (see below)
+        horizon = math.inf
         #: moves of a read pruned in this segment, by the read's index: the choice point's
         #: time and mark, and the decision
         pruned_reads: dict[int, list[tuple[int, _Mark, _Decision]]] = {}
@@ -513,7 +511,7 @@ class Replayer:
                     assert self._base is not None
                     best = (fail, _Mark(self._base.checkpoint, self._base.fallback, self._base.since),
                             self._current, branch.open_divergence)
-                horizon = self._horizon(branch, fail)
+                horizon = min(horizon, self._horizon(branch, fail))
                 failed_here.add(self._index.get(id(fail.exchange), -1))
                 again = pruned_reads.pop(self._index.get(id(fail.exchange), -1), None)
                 if again:
@@ -526,28 +524,30 @@ class Replayer:
                     # write is answered only once its records committed: a read whose
                     # interval overlaps a write's may see the group as before that write,
                     # which is the read handled first (an order the intervals allow in any
-                    # case). Those moves are tried again, below the failed branch's choices
-                    # and kept whatever its horizon
-                    stack[kept:kept] = [(at, snap, [d]) for at, snap, d in again]
-                    kept += len(again)
+                    # case). Those moves are tried again (each where its time puts it on
+                    # the stack: it passed the horizon when it was pruned, and the horizon
+                    # only moves back)
+                    for at, snap, d in again:
+                        k = len(stack)
+                        while k and stack[k - 1][0] > at:
+                            k -= 1
+                        stack.insert(k, (at, snap, [d]))
                 if self._seen is None:
                     self._seen = set()
                 self._memo_depth = max(self._memo_depth, fail.depth)
             except _Seen:
                 self.pruned += 1
             pending = None
-            # the failed branch's choices before its failure's horizon cannot explain it:
-            # they go, with every choice of that branch below them. The entries under
-            # ``kept`` were pushed before that branch was taken and passed the horizon of
-            # an earlier failure in this segment: they stay. A branch that gets past an
-            # earlier failure and fails later (its horizon later) must not clear the
-            # alternatives left for that earlier failure: one of them may explain both
-            for j in range(len(stack) - 1, kept - 1, -1):
-                if stack[j][0] < horizon:
-                    del stack[kept:j + 1]
-                    break
             while stack:
                 at, snap, alts = stack[-1]
+                if at < horizon:
+                    # choices before the horizon cannot explain the failure: the search
+                    # segment ends. The horizon is the earliest of the segment's failures,
+                    # not the last one's: a branch that gets past a failure and fails
+                    # later (its horizon later) must not clear the alternatives left for
+                    # the earlier failure, one of which may explain both
+                    stack.clear()
+                    break
                 if not alts:
                     stack.pop()
                     continue
@@ -575,7 +575,6 @@ class Replayer:
                     pending = None
                     continue
                 branch = self._restore(snap)
-                kept = len(stack)
                 explored += 1
                 segment += 1
                 break
@@ -595,7 +594,7 @@ class Replayer:
                 return self._result(initial_delay_ms, self._merged(found), explored, branch.failovers, True)
             self.accept[index] = fail.rule.name
             stack.clear()
-            kept = 0
+            horizon = math.inf
             branch = self._restore(mark)
             self._resyncing = fail.exchange.seq
             if _opens(fail):
