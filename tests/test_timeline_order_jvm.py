@@ -30,7 +30,7 @@ def jvm() -> Iterator[JvmOracle]:
 
 
 def _ours(ops: list[tuple[str, str]]) -> list[str]:
-    t = TimelineOrder()
+    t: TimelineOrder[str] = TimelineOrder()
     for op, key in ops:
         if op == "put":
             t.put(key)

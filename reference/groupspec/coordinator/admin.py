@@ -30,21 +30,22 @@ from groupspec.protocol.messages import (
 S = GroupState
 
 def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
+    """In Kafka's order (coordinator/group_order.py): shard by shard as the runtime holds
+    them, each shard's groups in its groups map's order."""
     # GroupMetadataManager.listGroups lower-cases and trims each filter.
     wanted = {s.strip().lower() for s in req.states_filter}
-    listed = [
-        ListedGroup(g.group_id, g.protocol_type or "", g.state.value)
-        for g in txn.state.groups.values()
-        if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted)
-    ]
-    # ConsumerGroup.asListedGroup: protocol type "consumer", the state's name
-    listed.extend(
-        ListedGroup(g.group_id, "consumer", g.state.value)
-        for g in txn.state.consumer_groups.values()
-        if not wanted or g.state.value.lower() in wanted
-    )
-    groups = tuple(sorted(listed, key=lambda g: g.group_id))
-    txn.respond(request_id, ListGroupsResponse(error=Error.NONE, groups=groups))
+    listed: list[ListedGroup] = []
+    for gid in txn.state.group_order.order():
+        cg = txn.state.consumer_groups.get(gid)
+        if cg is not None:
+            # ConsumerGroup.asListedGroup: protocol type "consumer", the state's name
+            if not wanted or cg.state.value.lower() in wanted:
+                listed.append(ListedGroup(gid, "consumer", cg.state.value))
+            continue
+        g = txn.state.groups[gid]
+        if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted):
+            listed.append(ListedGroup(gid, g.protocol_type or "", g.state.value))
+    txn.respond(request_id, ListGroupsResponse(error=Error.NONE, groups=tuple(listed)))
 
 
 def handle_describe_groups(txn: Txn, request_id: int, req: DescribeGroupsRequest) -> None:

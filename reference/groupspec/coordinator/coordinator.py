@@ -51,6 +51,7 @@ from groupspec.coordinator.consumer.heartbeat import (
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.failover import load_all, load_consumer_groups, unload_all
 from groupspec.coordinator.find_coordinator import coordinator_partition
+from groupspec.coordinator.group_order import GroupOrder
 from groupspec.coordinator.offsets import (
     expire_offsets,
     handle_offset_commit,
@@ -95,7 +96,8 @@ class Coordinator:
         loaded_at_ms: int = 0,
     ) -> None:
         self.config = config or CoordinatorConfig()
-        self.state = CoordinatorState()
+        self.state = CoordinatorState(
+            group_order=GroupOrder(self.config.offsets_topic_num_partitions))
         self.member_ids = member_ids or counting_member_ids()
         self.node_id, self.host, self.port = node_id, host, port
         self._last_now_ms = 0

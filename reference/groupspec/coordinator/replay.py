@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from groupspec.coordinator.classic.group import Group, Member, compute_subscribed_topics
 from groupspec.coordinator.consumer.replay import apply_consumer_record
+from groupspec.coordinator.group_order import GroupOrder
 from groupspec.coordinator.state import CommittedOffset, CoordinatorState, ReplayError
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_records import CONSUMER_GROUP_RECORDS
@@ -66,6 +67,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
     if isinstance(rec, r.CoordinatorUnloaded):
         state.groups = {}
         state.consumer_groups = {}
+        state.group_order = GroupOrder(state.group_order.num_partitions)
         # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
         state.regex_tasks = {}
         # the next coordinator's GroupMetadataManager starts with no image seen: onLoaded
@@ -83,6 +85,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             raise ReplayError(f"GroupCreated: group {rec.group_id!r} already exists")
         state.groups[rec.group_id] = Group(rec.group_id, state_timestamp_ms=rec.now_ms)
         state.groups[rec.group_id].offsets = state.detached_offsets.pop(rec.group_id, {})
+        state.group_order.put(rec.group_id)
         return
     if isinstance(rec, r.OffsetCommitted | r.OffsetsDeleted) and rec.group_id in state.consumer_groups:
         _apply_offsets(state.consumer_groups[rec.group_id].offsets, rec)
@@ -93,6 +96,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             if g.state is not GroupState.Dead:
                 raise ReplayError(f"GroupRemoved: group {g.group_id!r} is {g.state.value}, not Dead")
             del state.groups[g.group_id]
+            state.group_order.remove(g.group_id)
             if g.offsets:
                 # a group that gives way to the other protocol keeps its offsets by id
                 state.detached_offsets[g.group_id] = g.offsets
@@ -346,6 +350,7 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
     # recreate it on the next load) whether or not an offset is left
     g.offsets_in_log = True
     state.groups[rec.group_id] = g
+    state.group_order.put(rec.group_id)
 
 
 def replay(records: list[r.Record], state: CoordinatorState | None = None) -> CoordinatorState:

@@ -12,6 +12,8 @@ testDeleteGroups: partitions 2, 0, 1 asked, answered 0, 1, 2).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from groupspec.assignors.java_collections import bucket, topic_partition_hash
 from groupspec.coordinator.find_coordinator import coordinator_partition
 
@@ -52,3 +54,29 @@ def service_order(group_ids: tuple[str, ...], num_partitions: int) -> list[str]:
         if len(chain) >= 8 and len(table) < 64:
             table = resize()
     return [gid for chain in table for partition in chain for gid in by_partition[partition]]
+
+
+def runtime_capacity(keys: int) -> int:
+    """The table length of a ``new ConcurrentHashMap<>()`` after ``keys`` puts (Java 17:
+    16 slots at the first put; after a put that brings the count to three quarters of the
+    length, ``addCount`` doubles it)."""
+    capacity = 16
+    while keys >= capacity - (capacity >> 2):
+        capacity *= 2
+    return capacity
+
+
+@lru_cache(maxsize=8)
+def runtime_partition_order(num_partitions: int) -> tuple[int, ...]:
+    """The order CoordinatorRuntime.scheduleReadAllOperation visits its shards in, when this
+    broker hosts all ``num_partitions`` partitions of ``__consumer_offsets``: it maps the
+    keys of its ``coordinators`` map (a ``ConcurrentHashMap<TopicPartition, ...>``, one key
+    per hosted partition) to one read each, and the service (GroupCoordinatorService.
+    listGroups) concatenates the answers in that order. A ConcurrentHashMap iterates its
+    table upwards, and at the table length ``num_partitions`` keys leave no two of these
+    partitions share a slot (checked for every count up to 1000, tests/
+    test_list_groups_order_jvm.py against Java), so the order is the slot order alone,
+    whatever order the partitions were loaded in."""
+    capacity = runtime_capacity(num_partitions)
+    return tuple(sorted(range(num_partitions),
+                        key=lambda p: bucket(topic_partition_hash((OFFSETS_TOPIC, p)), capacity)))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.group_order import GroupOrder
 
 if TYPE_CHECKING:
     from groupspec.assignors.server_spec import TopicMetadata
@@ -32,6 +33,9 @@ class CoordinatorState:
     groups: dict[str, Group] = field(default_factory=dict)
     #: consumer groups (KIP-848); a group id is in at most one of the two maps
     consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    #: the order Kafka's shards keep the ids of both kinds in (their ``groups`` maps), kept
+    #: as groups are created, loaded and removed: the order ListGroups answers in
+    group_order: GroupOrder = field(default_factory=GroupOrder)
     #: offsets of a group id whose group was removed while they stayed (an empty classic
     #: group converted to a consumer group); the next group of that id takes them
     detached_offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = field(

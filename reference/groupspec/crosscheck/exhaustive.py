@@ -151,6 +151,7 @@ class Exhaustive:
         coord = self.make()
         g = concrete_group(GROUP_ID, group, protocol, names, order)
         coord.state.groups[GROUP_ID] = g
+        coord.state.group_order.put(GROUP_ID)
         out = step(coord, names)
         after = coord.state.groups.get(GROUP_ID, g)
         return abstract_group(after, names), out

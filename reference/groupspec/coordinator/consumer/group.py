@@ -81,17 +81,17 @@ class ConsumerGroup:
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     #: the order Kafka's members map (a TimelineHashMap) iterates the members in, kept
     #: with every put and remove of a member as the records are replayed
-    member_order: TimelineOrder = field(default_factory=TimelineOrder)
+    member_order: TimelineOrder[str] = field(default_factory=TimelineOrder)
     #: the order Kafka's serverAssignors map (a TimelineHashMap of assignor name -> number
     #: of members naming it) iterates its names in, kept as the records are replayed
-    assignor_order: TimelineOrder = field(default_factory=TimelineOrder)
+    assignor_order: TimelineOrder[str] = field(default_factory=TimelineOrder)
     #: ConsumerGroup.subscriptionType: recomputed (maybeUpdateGroupSubscriptionType) only when
     #: a member is put or removed, from the topic counts of that moment (regexes resolved then
     #: included); a regex resolved or deleted later does not change it until the next one
     subscription_kind: SubscriptionType = SubscriptionType.HOMOGENEOUS
     #: the order Kafka's subscribedRegularExpressions map (a TimelineHashMap of regex ->
     #: number of members) iterates its regexes in, kept as the records are replayed
-    regex_order: TimelineOrder = field(default_factory=TimelineOrder)
+    regex_order: TimelineOrder[str] = field(default_factory=TimelineOrder)
     #: regex -> its resolution (ConsumerGroup.resolvedRegularExpressions), in put order
     resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
     #: the group epoch its subscription metadata was last refreshed at (Kafka's in-memory

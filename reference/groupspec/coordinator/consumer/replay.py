@@ -42,6 +42,7 @@ def _group(state: CoordinatorState, group_id: str, create: bool) -> ConsumerGrou
             raise ConsumerReplayError(f"group {group_id!r} is a classic group")
         g = state.consumer_groups[group_id] = ConsumerGroup(group_id)
         g.offsets = state.detached_offsets.pop(group_id, {})
+        state.group_order.put(group_id)
     return g
 
 
@@ -155,6 +156,7 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                     "a target assignment or its epoch"
                 )
             del state.consumer_groups[gid]
+            state.group_order.remove(gid)
         case cr.ConsumerGroupMemberSubscriptionRecord(member_id=mid, value=v):
             g = _group(state, gid, v is not None)
             if g is None:

@@ -16,11 +16,17 @@ So the order depends on history: which keys are present, the largest size the ma
 (the table length) and the order keys were last inserted. Where Kafka iterates members into
 a ``HashMap`` (TargetAssignmentBuilder.build), two members in one bucket of that map keep
 this order, and the uniform assignor breaks ties by it.
+
+The same map type holds a shard's groups (GroupMetadataManager.groups, keyed by group id)
+and its committed offsets (OffsetMetadataManager.Offsets: group id -> topic -> partition,
+every level created with expected size 0), so the keys may be strings (``String.hashCode``)
+or partition numbers (``Integer.hashCode`` is the value itself).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from groupspec.coordinator.find_coordinator import java_string_hash
 
@@ -29,23 +35,27 @@ _FIBONACCI = -7046029254386353131
 _MASK64 = (1 << 64) - 1
 
 
-def timeline_slot(key: str, slots: int) -> int:
-    """BaseHashTable.findSlot for a string key in a table of ``slots`` (a power of two)."""
-    h = java_string_hash(key)
+K = TypeVar("K", str, int)
+
+
+def timeline_slot(key: str | int, slots: int) -> int:
+    """BaseHashTable.findSlot for a string or int key in a table of ``slots`` (a power of
+    two)."""
+    h = java_string_hash(key) if isinstance(key, str) else key
     shift = 65 - slots.bit_length()
     return ((h * _FIBONACCI) & _MASK64) >> shift
 
 
 @dataclass
-class TimelineOrder:
+class TimelineOrder(Generic[K]):
     """The keys of a TimelineHashMap created with expected size 0, with what their order
     depends on: the table length and each key's last insertion."""
 
     slots: int = 2
     _next: int = 0
-    _inserted: dict[str, int] = field(default_factory=dict)
+    _inserted: dict[K, int] = field(default_factory=dict)
 
-    def put(self, key: str) -> None:
+    def put(self, key: K) -> None:
         """``map.put``: a new key is appended to its slot; an existing one stays. The table
         grows before the key is looked up (BaseHashTable.baseAddOrReplace), so replacing a
         key of a map at its load limit doubles the table too."""
@@ -56,10 +66,10 @@ class TimelineOrder:
         self._inserted[key] = self._next
         self._next += 1
 
-    def remove(self, key: str) -> None:
+    def remove(self, key: K) -> None:
         self._inserted.pop(key, None)
 
-    def order(self) -> list[str]:
+    def order(self) -> list[K]:
         """The keys as the map iterates them now."""
         return sorted(self._inserted, key=lambda k: (timeline_slot(k, self.slots), -self._inserted[k]))
 

@@ -176,6 +176,7 @@ class Exhaustive:
                 Txn(coord.state, coord.config, 0),
                 {t for m in members for t in m.subscribed_topic_names})
             coord.state.consumer_groups[GROUP_ID] = g
+            coord.state.group_order.put(GROUP_ID)
         out = step(coord)
         return abstract_group(coord.state.consumer_groups.get(GROUP_ID), names), out
 
