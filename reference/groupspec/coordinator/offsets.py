@@ -171,7 +171,8 @@ def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> N
     """OffsetFetch: no member or generation check for classic groups. An unknown or Dead
     group (validateOffsetFetch throws GroupIdNotFoundException) is not an error:
     OffsetMetadataManager.fetchOffsets answers every asked partition with offset -1 and
-    fetchAllOffsets answers an empty list."""
+    fetchAllOffsets answers an empty list. All offsets are listed in Kafka's order
+    (coordinator/offset_order.py); asked partitions in the request's."""
     consumer_group = txn.state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
         error = validate_consumer_offset_fetch(consumer_group, req)
@@ -184,7 +185,14 @@ def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> N
         if group is not None and group.state is S.Dead:
             group = None
         offsets = group.offsets if group is not None else {}
-    wanted = sorted(offsets) if req.partitions is None else list(req.partitions)
+    if req.partitions is not None:
+        wanted = list(req.partitions)
+    else:
+        # fetchAllOffsets: in the order of Kafka's offset maps (coordinator/offset_order.py)
+        order = txn.state.offset_order.get(req.group_id) if offsets else None
+        # (no order is kept for offsets put into a state without records, as crosscheck
+        # builds its states: those are listed sorted)
+        wanted = order.order() if order is not None else sorted(offsets)
     parts = []
     for tp in wanted:
         c = offsets.get(tp)

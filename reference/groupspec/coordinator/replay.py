@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from groupspec.coordinator.classic.group import Group, Member, compute_subscribed_topics
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.group_order import GroupOrder
+from groupspec.coordinator.offset_order import note_commit
 from groupspec.coordinator.state import CommittedOffset, CoordinatorState, ReplayError
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_records import CONSUMER_GROUP_RECORDS
@@ -51,11 +52,11 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
     if cls is r.OffsetCommitted:
         cg = state.consumer_groups.get(rec.group_id)
         if cg is not None:
-            _apply_offsets(cg.offsets, rec)
+            _apply_offsets(state, cg.offsets, rec)
         else:
             g = _group(state, rec)
             g.offsets_in_log = True
-            _apply_offsets(g.offsets, rec)
+            _apply_offsets(state, g.offsets, rec)
         return
     apply = _GROUP_RECORDS.get(cls)
     if apply is not None:
@@ -68,6 +69,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         state.groups = {}
         state.consumer_groups = {}
         state.group_order = GroupOrder(state.group_order.num_partitions)
+        state.offset_order = {}
         # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
         state.regex_tasks = {}
         # the next coordinator's GroupMetadataManager starts with no image seen: onLoaded
@@ -88,7 +90,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         state.group_order.put(rec.group_id)
         return
     if isinstance(rec, r.OffsetCommitted | r.OffsetsDeleted) and rec.group_id in state.consumer_groups:
-        _apply_offsets(state.consumer_groups[rec.group_id].offsets, rec)
+        _apply_offsets(state, state.consumer_groups[rec.group_id].offsets, rec)
         return
     g = _group(state, rec)
     match rec:
@@ -101,7 +103,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
                 # a group that gives way to the other protocol keeps its offsets by id
                 state.detached_offsets[g.group_id] = g.offsets
         case r.OffsetCommitted() | r.OffsetsDeleted():
-            _apply_offsets(g.offsets, rec)
+            _apply_offsets(state, g.offsets, rec)
         case _:
             raise ReplayError(f"unknown record type {r.record_name(rec)}")
 
@@ -346,6 +348,7 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
         g.subscribed_topics = compute_subscribed_topics(g, g.protocol_name)
     for topic, partition, offset, metadata, ts in rec.offsets:
         g.offsets[(topic, partition)] = CommittedOffset(offset, metadata, ts)
+        note_commit(state.offset_order, rec.group_id, topic, partition)
     # a group is loaded from what the log holds of it: its offset commits stay there (and
     # recreate it on the next load) whether or not an offset is left
     g.offsets_in_log = True
@@ -361,14 +364,21 @@ def replay(records: list[r.Record], state: CoordinatorState | None = None) -> Co
     return st
 
 
-def _apply_offsets(offsets: dict[tuple[str, int], CommittedOffset], rec: r.Record) -> None:
+def _apply_offsets(state: CoordinatorState, offsets: dict[tuple[str, int], CommittedOffset],
+                   rec: r.Record) -> None:
     """Offsets are kept by group id whichever protocol the group speaks (Kafka keeps them
-    apart from the group, in OffsetMetadataManager)."""
+    apart from the group, in OffsetMetadataManager), and so is their order."""
     match rec:
         case r.OffsetCommitted():
             offsets[(rec.topic, rec.partition)] = CommittedOffset(
                 rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
             )
+            note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)
         case r.OffsetsDeleted(partitions=parts):
+            order = state.offset_order.get(rec.group_id)
             for tp in parts:
                 offsets.pop(tp, None)
+                if order is not None:
+                    order.remove(*tp)
+            if order is not None and not order:
+                del state.offset_order[rec.group_id]

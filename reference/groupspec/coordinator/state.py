@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.group_order import GroupOrder
+from groupspec.coordinator.offset_order import OffsetOrder
 
 if TYPE_CHECKING:
     from groupspec.assignors.server_spec import TopicMetadata
@@ -41,6 +42,10 @@ class CoordinatorState:
     detached_offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = field(
         default_factory=dict
     )
+    #: group id -> the order Kafka's maps keep its committed offsets in (OffsetMetadataManager
+    #: keeps offsets by group id, apart from the group): the order OffsetFetch of all offsets
+    #: answers in; kept as offsets are committed and tombstoned
+    offset_order: dict[str, OffsetOrder] = field(default_factory=dict)
     #: the metadata image's topics by name (what a consumer group's assignor sees); an
     #: input, set by ``Coordinator.set_topics``
     topics: dict[str, TopicMetadata] = field(default_factory=dict)

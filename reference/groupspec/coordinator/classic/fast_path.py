@@ -38,6 +38,7 @@ from groupspec.coordinator.classic.group import Member
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output
+from groupspec.coordinator.offset_order import note_commit
 from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
@@ -148,6 +149,7 @@ def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -
         for p in req.partitions:
             offsets[(p.topic, p.partition)] = CommittedOffset(
                 p.committed_offset, p.committed_metadata or "", now_ms)
+            note_commit(state.offset_order, req.group_id, p.topic, p.partition)
 
 
 def _member_deadline(state: CoordinatorState, group_id: str, member_id: str,
@@ -187,6 +189,7 @@ def commit(state: CoordinatorState, out: Output) -> None:
             g.offsets_in_log = True
             g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
                 rec.committed_offset, rec.metadata, rec.commit_timestamp_ms)
+            note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)
 
 
 def earliest_deadline(state: CoordinatorState) -> float:

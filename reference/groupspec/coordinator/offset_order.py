@@ -1,0 +1,68 @@
+"""The order an OffsetFetch of all offsets lists a group's committed offsets in (Kafka
+4.1.2).
+
+OffsetMetadataManager keeps committed offsets in nested TimelineHashMaps, every level
+created with expected size 0 (its private ``Offsets`` class): group id -> topic -> partition.
+fetchAllOffsets walks the group's topic map, and for each topic its partition map, so the
+answer lists topic by topic in the topic map's order, each topic's partitions in its
+partition map's order (consumer/timeline_order.py). How the maps change (``Offsets.put`` and
+``Offsets.remove``, called as each offset commit or tombstone is replayed):
+
+- a commit takes the topic's partition map (computeIfAbsent: the topic is put only when it
+  has none) and puts the partition in it, also when it is already there, which may grow
+  that map's table (BaseHashTable.baseAddOrReplace);
+- a tombstone removes the partition; a partition map left empty is removed from the
+  topic map, and a topic map left empty from the group's entry, so a later commit starts
+  from new, smallest tables.
+
+Offsets are kept by group id, apart from the group itself (a group removed while its
+offsets stay, as when an empty classic group makes way for a consumer group, leaves them,
+and their order, in place). The same nesting orders the offset tombstones of a group being
+deleted (OffsetMetadataManager.deleteAllOffsets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from groupspec.coordinator.consumer.timeline_order import TimelineOrder
+
+
+@dataclass
+class OffsetOrder:
+    """One group's topic map and partition maps."""
+
+    topics: TimelineOrder[str] = field(default_factory=TimelineOrder)
+    partitions: dict[str, TimelineOrder[int]] = field(default_factory=dict)
+
+    def put(self, topic: str, partition: int) -> None:
+        by_partition = self.partitions.get(topic)
+        if by_partition is None:
+            self.topics.put(topic)
+            by_partition = self.partitions[topic] = TimelineOrder()
+        by_partition.put(partition)
+
+    def remove(self, topic: str, partition: int) -> None:
+        by_partition = self.partitions.get(topic)
+        if by_partition is None:
+            return
+        by_partition.remove(partition)
+        if not by_partition:
+            del self.partitions[topic]
+            self.topics.remove(topic)
+
+    def __len__(self) -> int:
+        return len(self.topics)
+
+    def order(self) -> list[tuple[str, int]]:
+        """The group's (topic, partition) pairs as fetchAllOffsets lists them."""
+        return [(t, p) for t in self.topics.order() for p in self.partitions[t].order()]
+
+
+def note_commit(orders: dict[str, OffsetOrder], group_id: str, topic: str, partition: int) -> None:
+    """A commit of ``group_id``'s offset of ``topic``-``partition`` replayed
+    (``CoordinatorState.offset_order``)."""
+    order = orders.get(group_id)
+    if order is None:
+        order = orders[group_id] = OffsetOrder()
+    order.put(topic, partition)
