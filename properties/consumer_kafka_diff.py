@@ -410,8 +410,8 @@ class Differ:
             r_recs = [y for x in out.records for y in self._ref_records(x)]
             if op.kind in ("advance", "delete", "offset_delete"):
                 # timers and the periodic cleanup (or a DeleteGroups) of several groups in one
-                # step: Kafka walks its groups and offsets in hash-map order, so the records
-                # are compared group by group, and a group's offset tombstones as a set
+                # step: Kafka walks its groups in hash-map order, so the records are compared
+                # group by group
                 k_recs, r_recs = _by_group(k_recs), _by_group(r_recs)
         self.log.append(f"    -> {k_resp}")
         if k_resp != r_resp or k_groups != r_groups or k_recs != r_recs:
@@ -715,11 +715,13 @@ def _image_merge(have: dict[str, int], want: dict[str, int]) -> tuple[TopicMetad
 
 
 def _by_group(recs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Records grouped by group id (each group's in their order), offset tombstones sorted."""
+    """Records grouped by group id (each group's in their order), a group's offset
+    tombstones first, in their order (the reference writes them in the order of Kafka's
+    offset maps: coordinator/offset_order.py)."""
     out: list[tuple[Any, ...]] = []
     for gid in sorted({x[1] for x in recs}):
         mine = [x for x in recs if x[1] == gid]
-        tombstones = sorted((x for x in mine if x[0] == "offset" and x[-1] is None), key=repr)
+        tombstones = [x for x in mine if x[0] == "offset" and x[-1] is None]
         out += tombstones + [x for x in mine if not (x[0] == "offset" and x[-1] is None)]
     return out
 

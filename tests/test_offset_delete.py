@@ -128,6 +128,18 @@ def test_simple_group_offsets_are_tombstoned_and_no_longer_fetched() -> None:
     assert h.fetch(("t", 0), ("t", 1), ("u", 0)) == {("t", 0): -1, ("t", 1): 6, ("u", 0): -1}
 
 
+def test_tombstones_follow_the_request_once_per_naming() -> None:
+    # OffsetMetadataManager.deleteOffsets walks the request in its order and asks
+    # hasCommittedOffset of the state before the records apply: a partition named twice is
+    # tombstoned twice, in the request's order (not the offsets maps' order)
+    h = Harness()
+    h.commit(("t", 0, 5), ("u", 0, 7))
+    h.delete(("u", 0), ("t", 0), ("u", 0))
+    assert h.last_records == [r.OffsetsDeleted("g", (("u", 0), ("t", 0), ("u", 0)), "offset delete")]
+    assert h.fetch(("t", 0), ("u", 0)) == {("t", 0): -1, ("u", 0): -1}
+    assert replay(h.records).groups["g"].offsets == h.c.state.groups["g"].offsets
+
+
 def test_a_simple_group_left_without_offsets_survives_a_failover() -> None:
     # found by the Kafka-shard differential test: the log still holds the group's offset
     # commits (and their tombstones), and OffsetMetadataManager.replay recreates a simple

@@ -23,6 +23,7 @@ deleted (OffsetMetadataManager.deleteAllOffsets).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from groupspec.coordinator.consumer.timeline_order import TimelineOrder
@@ -66,3 +67,14 @@ def note_commit(orders: dict[str, OffsetOrder], group_id: str, topic: str, parti
     if order is None:
         order = orders[group_id] = OffsetOrder()
     order.put(topic, partition)
+
+
+def listed(orders: dict[str, OffsetOrder], group_id: str,
+           offsets: Collection[tuple[str, int]]) -> list[tuple[str, int]]:
+    """``offsets`` (a group's committed offsets, or some of them) in the order Kafka's maps
+    list them; sorted when no order is kept (offsets put into a state without records, as
+    crosscheck builds its states)."""
+    order = orders.get(group_id) if offsets else None
+    if order is None:
+        return sorted(offsets)
+    return [tp for tp in order.order() if tp in offsets]

@@ -16,6 +16,7 @@ from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
 from groupspec.coordinator.context import Txn
+from groupspec.coordinator.offset_order import listed
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_protocol import Subscription
@@ -189,10 +190,7 @@ def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> N
         wanted = list(req.partitions)
     else:
         # fetchAllOffsets: in the order of Kafka's offset maps (coordinator/offset_order.py)
-        order = txn.state.offset_order.get(req.group_id) if offsets else None
-        # (no order is kept for offsets put into a state without records, as crosscheck
-        # builds its states: those are listed sorted)
-        wanted = order.order() if order is not None else sorted(offsets)
+        wanted = listed(txn.state.offset_order, req.group_id, offsets)
     parts = []
     for tp in wanted:
         c = offsets.get(tp)
@@ -264,8 +262,10 @@ def handle_offset_delete(txn: Txn, request_id: int, req: OffsetDeleteRequest) ->
             continue
         results.append(OffsetDeletePartitionResponse(topic, partition, Error.NONE))
         # a tombstone only where an offset is committed (Kafka also writes one for a pending
-        # transactional offset, which the reference does not model)
-        if (topic, partition) in offsets and (topic, partition) not in tombstones:
+        # transactional offset, which the reference does not model), in the request's order,
+        # one for each time the request names the partition (OffsetMetadataManager.
+        # deleteOffsets asks hasCommittedOffset of the state before its records apply)
+        if (topic, partition) in offsets:
             tombstones.append((topic, partition))
     if tombstones:
         txn.emit(r.OffsetsDeleted(req.group_id, tuple(tombstones), "offset delete"))
@@ -309,7 +309,9 @@ def expire_offsets(txn: Txn, group: Group) -> None:
             ]
     # PreparingRebalance and CompletingRebalance never expire offsets (KAFKA-13636).
     if expired:
-        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(expired)), "retention"))
+        # in the order cleanupExpiredOffsets walks the group's offset maps
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(
+            listed(txn.state.offset_order, group.group_id, set(expired))), "retention"))
     if group.state is S.Empty and not group.offsets and not group.members:
         delete_group(txn, group)
 
@@ -317,7 +319,9 @@ def expire_offsets(txn: Txn, group: Group) -> None:
 def delete_group(txn: Txn, group: Group) -> None:
     """Dead, tombstoned, and gone from the coordinator."""
     if group.offsets:
-        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(group.offsets)), "group deleted"))
+        # OffsetMetadataManager.deleteAllOffsets: in the order of the group's offset maps
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(
+            listed(txn.state.offset_order, group.group_id, group.offsets)), "group deleted"))
     rb.transition(txn, group, S.Dead)
     txn.emit(r.GroupTombstoned(group.group_id))
     txn.emit(r.GroupRemoved(group.group_id))
@@ -327,6 +331,8 @@ def delete_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
     """An empty consumer group's offsets and tombstones (ConsumerGroup.
     createGroupTombstoneRecords: the target assignment's epoch, then the group's epoch)."""
     if group.offsets:
-        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(group.offsets)), "group deleted"))
+        # OffsetMetadataManager.deleteAllOffsets: in the order of the group's offset maps
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(
+            listed(txn.state.offset_order, group.group_id, group.offsets)), "group deleted"))
     txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(group.group_id, None))
     txn.emit(cr.ConsumerGroupEpochRecord(group.group_id, None))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
 from groupspec.coordinator.context import Txn
+from groupspec.coordinator.offset_order import listed
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 
@@ -32,7 +33,9 @@ def expire_consumer_offsets(txn: Txn, group: ConsumerGroup) -> None:
         else:
             all_expired = False
     if expired:
-        txn.emit(r.OffsetsDeleted(group.group_id, tuple(sorted(expired)), "retention"))
+        # in the order cleanupExpiredOffsets walks the group's offset maps
+        txn.emit(r.OffsetsDeleted(group.group_id, tuple(
+            listed(txn.state.offset_order, group.group_id, set(expired))), "retention"))
     if all_expired and not group.members:
         delete_empty_consumer_group(txn, group)
 
