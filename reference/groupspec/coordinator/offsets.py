@@ -14,10 +14,10 @@ from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group
 from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.consumer.expiry import delete_empty_consumer_group
 from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offset_order import listed
-from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
@@ -328,11 +328,11 @@ def delete_group(txn: Txn, group: Group) -> None:
 
 
 def delete_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
-    """An empty consumer group's offsets and tombstones (ConsumerGroup.
-    createGroupTombstoneRecords: the target assignment's epoch, then the group's epoch)."""
+    """An empty consumer group deleted by DeleteGroups (GroupCoordinatorShard.deleteGroups):
+    its offsets' tombstones (OffsetMetadataManager.deleteAllOffsets, in the order of the
+    group's offset maps), then the group's, as the offset expiry deletes an emptied group
+    (ConsumerGroup.createGroupTombstoneRecords: consumer/expiry.py)."""
     if group.offsets:
-        # OffsetMetadataManager.deleteAllOffsets: in the order of the group's offset maps
         txn.emit(r.OffsetsDeleted(group.group_id, tuple(
             listed(txn.state.offset_order, group.group_id, group.offsets)), "group deleted"))
-    txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(group.group_id, None))
-    txn.emit(cr.ConsumerGroupEpochRecord(group.group_id, None))
+    delete_empty_consumer_group(txn, group)

@@ -47,7 +47,8 @@ def delete_empty_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
     writes: docs/deviations.md)."""
     gid = group.group_id
     txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(gid, None))
-    for rx in list(group.resolved_regexes):
+    # in the order of the resolvedRegularExpressions map
+    for rx in group.resolved_regex_order.order():
         txn.emit(cr.ConsumerGroupRegularExpressionRecord(gid, rx, None))
     txn.emit(cr.ConsumerGroupEpochRecord(gid, None))
 

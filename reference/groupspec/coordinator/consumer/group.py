@@ -94,6 +94,10 @@ class ConsumerGroup:
     regex_order: TimelineOrder[str] = field(default_factory=TimelineOrder)
     #: regex -> its resolution (ConsumerGroup.resolvedRegularExpressions), in put order
     resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
+    #: the order Kafka's resolvedRegularExpressions map (a TimelineHashMap) iterates its
+    #: regexes in (the order of their tombstones when the group is deleted: ConsumerGroup.
+    #: createGroupTombstoneRecords), kept as the records are replayed
+    resolved_regex_order: TimelineOrder[str] = field(default_factory=TimelineOrder)
     #: the group epoch its subscription metadata was last refreshed at (Kafka's in-memory
     #: ``metadataRefreshDeadline``, whose deadline, Integer.MAX_VALUE ms on, never passes
     #: here; set by the heartbeat handler, not by a record, as Kafka keeps it out of the

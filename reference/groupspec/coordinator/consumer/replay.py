@@ -232,9 +232,13 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
             g = _group(state, gid, v is not None)
             if g is None:
                 return
+            # ConsumerGroup.updateResolvedRegularExpression: the old resolution is removed
+            # from the map, a new one put (so it goes last in its slot)
             g.resolved_regexes.pop(rx, None)
+            g.resolved_regex_order.remove(rx)
             if v is not None:
                 g.resolved_regexes[rx] = ResolvedRegex(frozenset(v.topics), v.version, v.timestamp)
+                g.resolved_regex_order.put(rx)
         case cr.ConsumerRegexResolutionScheduled(member_id=mid, regexes=rxs, scheduled_ms=at):
             if rxs is None:
                 state.regex_tasks.pop(gid, None)
