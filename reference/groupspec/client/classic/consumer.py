@@ -54,6 +54,10 @@ _NOT_JOINED = (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE)
 _HEARTBEATING = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
 _NONE = Error.NONE
 _REBALANCING = Error.REBALANCE_IN_PROGRESS
+#: the JoinGroup / SyncGroup errors after which AbstractCoordinator.joinGroupIfNeeded goes
+#: round again at once, without the retry backoff
+_REJOIN_AT_ONCE = (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION, Error.REBALANCE_IN_PROGRESS,
+                   Error.MEMBER_ID_REQUIRED)
 
 @dataclass(frozen=True)
 class ClusterView:
@@ -111,6 +115,8 @@ class Consumer(Consumption):
         self._fixed_subscription: tuple[str, ...] | None = (
             config.subscribed(frozenset()) if config.pattern is None else None)
         self.leader_metadata_snapshot: dict[str, int] | None = None
+        #: the topics the leader watches: every member's subscription (the group subscription)
+        self.leader_topics: tuple[str, ...] = ()
         self.inflight: dict[int, tuple[str, int, str]] = {}  # rid -> (api, generation, member)
         #: rid -> when the request times out (NetworkClient's request timeout)
         self.request_deadline: dict[int, int] = {}
@@ -131,6 +137,17 @@ class Consumer(Consumption):
         #: KIP-415: the leader's delayed-imbalance state and its scheduled follow-up rejoin
         self.delayed = DelayedImbalance(config.scheduled_rebalance_max_delay_ms)
         self.scheduled_rejoin_ms: int | None = None
+        #: AbstractCoordinator.needsJoinPrepare: onJoinPrepare runs once per rebalance
+        self.needs_join_prepare = True
+        #: onJoinPrepare's auto-commit in flight, and when onJoinPrepare stops waiting for
+        #: commits (its joinPrepareTimer: the rebalance timeout)
+        self.prepare_commit_rid: int | None = None
+        #: how onJoinPrepare's last auto-commit ended: None (not sent or not answered),
+        #: "done" (succeeded or failed for good) or "retriable"
+        self.prepare_commit_outcome: str | None = None
+        self.join_prepare_deadline: int | None = None
+        #: auto-commits in flight (their retriable failures bring the next one forward)
+        self.auto_commit_rids: set[int] = set()
         #: application stalls (slow processing): poll() is not called before this time
         self.poll_blocked_until_ms = now_ms
 
@@ -158,6 +175,7 @@ class Consumer(Consumption):
         self.protocol_name = None
         self.state = MemberState.UNJOINED
         self.rejoin_needed = True
+        self.needs_join_prepare = True  # resetStateAndRejoin
 
     def _lose_all(self, now: int, why: str) -> None:
         """onPartitionsLost: ownership is gone and nothing is committed."""
@@ -165,8 +183,15 @@ class Consumer(Consumption):
             self._event(now, "lost", self.owned, why)
         self._drop(self.owned)
 
-    def _commit_request(self, parts: set[TP], generation: int) -> m.OffsetCommitRequest | None:
-        offsets = self._uncommitted(parts)
+    def _commit_request(self, parts: set[TP], generation: int,
+                        all_consumed: bool = False) -> m.OffsetCommitRequest | None:
+        if all_consumed:
+            # SubscriptionState.allConsumed: every partition with a position, committed
+            # before or not (the auto-commit sends them all, changed or not)
+            offsets = tuple(m.OffsetCommitPartition(t, p, self.positions[(t, p)])
+                            for (t, p) in sorted(parts) if (t, p) in self.positions)
+        else:
+            offsets = self._uncommitted(parts)
         if not offsets:
             return None
         return m.OffsetCommitRequest(
@@ -179,13 +204,26 @@ class Consumer(Consumption):
 
     def _commit(self, parts: set[TP]) -> list[Outgoing]:
         """commitOffsets with generationIfStable semantics: the current generation."""
-        # With auto-commit this is the client's own commit (onJoinPrepare, the revocation
-        # path, close); without it, the application's rebalance listener and its commit
-        # after each poll, the usual manual pattern.
-        if self.generation_id < 0:
+        # Without auto-commit this is the application: its rebalance listener commits what
+        # is revoked, and it commits after each poll (the usual manual pattern); only the
+        # positions that moved since the last commit.
+        if self.state is not _STABLE or self.generation_id < 0:
             return []
         req = self._commit_request(parts, self.generation_id)
         return [self._send("OffsetCommit", req)] if req is not None else []
+
+    def _auto_commit(self) -> tuple[int | None, list[Outgoing]]:
+        """ConsumerCoordinator.autoCommitOffsetsAsync: every consumed position (allConsumed),
+        in the current generation if it is stable (sendOffsetCommitRequest fails the commit
+        locally otherwise: nothing is sent). The request id, or None if nothing was sent."""
+        if self.state is not _STABLE or self.generation_id < 0:
+            return None, []
+        req = self._commit_request(set(self.owned), self.generation_id, all_consumed=True)
+        if req is None:
+            return None, []
+        rid, sent = self._send("OffsetCommit", req)
+        self.auto_commit_rids.add(rid)
+        return rid, [(rid, sent)]
 
     # ------------------------------------------------------------------ inputs
     def next_deadline(self) -> int | None:
@@ -253,7 +291,10 @@ class Consumer(Consumption):
         return out
 
     def _maybe_leave(self, now: int, reason: str) -> list[Outgoing]:
-        if self.config.group_instance_id is not None or self.member_id == m.UNKNOWN_MEMBER_ID:
+        """AbstractCoordinator.maybeLeaveGroup: only a dynamic member with a member id, a known
+        coordinator and a state other than UNJOINED sends LeaveGroup."""
+        if (self.config.group_instance_id is not None or self.member_id == m.UNKNOWN_MEMBER_ID
+                or not self.coordinator_known or self.state is _UNJOINED):
             return []
         self._event(now, "left", detail=reason)
         return [
@@ -288,8 +329,7 @@ class Consumer(Consumption):
         if (
             self.state is _STABLE
             and self.leader_metadata_snapshot is not None
-            and {t: cluster.partitions[t] for t in self.subscription if t in cluster.partitions}
-            != self.leader_metadata_snapshot
+            and self._leader_counts(cluster.partitions) != self.leader_metadata_snapshot
         ):
             # ConsumerCoordinator.rejoinNeededOrPending: the leader's assignment snapshot no
             # longer matches the metadata (a subscribed topic gained partitions).
@@ -300,17 +340,85 @@ class Consumer(Consumption):
             self.scheduled_rejoin_ms = None
             if self.state is _STABLE:
                 self.rejoin_needed = True
-        if self.rejoin_needed and self.join_rid is None and self.sync_rid is None and now >= self.retry_at_ms:
-            out += self._join_prepare_and_join(now, cluster, subscription)
+        if now >= self.retry_at_ms:
+            out += self._join_if_needed(now, subscription)
         if self.awaiting_position:
             out += self._fetch_positions()
         out += self._process(now, cluster)
         if self.state is _STABLE and not self.config.enable_auto_commit:
             out += self._commit(set(self.owned))  # manual: commitAsync after processing
-        elif self.state is _STABLE and now >= self.next_auto_commit_ms:
+        elif (self.config.enable_auto_commit and not self._rejoin_pending()
+              and now >= self.next_auto_commit_ms):
+            # ConsumerCoordinator.poll returns before maybeAutoCommitOffsetsAsync while a
+            # rebalance is pending; else the timer is reset whether or not a commit goes out
             self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
-            out += self._commit(set(self.owned))
+            out += self._auto_commit()[1]
         return out
+
+    def _rejoin_pending(self) -> bool:
+        """AbstractCoordinator.rejoinNeededOrPending."""
+        return self.rejoin_needed or self.join_rid is not None or self.sync_rid is not None
+
+    def _current_subscription(self, cluster: ClusterView) -> tuple[str, ...]:
+        if self._fixed_subscription is not None:
+            return self._fixed_subscription
+        return self.config.subscribed(frozenset(cluster.partitions))
+
+    def _join_if_needed(self, now: int, subscription: tuple[str, ...]) -> list[Outgoing]:
+        """AbstractCoordinator.joinGroupIfNeeded, one step: onJoinPrepare once per rebalance
+        (it may wait for its auto-commit), then JoinGroup."""
+        if (not self.rejoin_needed or self.join_rid is not None or self.sync_rid is not None
+                or not self.coordinator_known):
+            return []
+        out: list[Outgoing] = []
+        if self.needs_join_prepare:
+            ready, out = self._on_join_prepare(now, subscription)
+            if not ready:
+                return out
+            self.needs_join_prepare = False
+        return out + self._send_join(subscription)
+
+    def _on_join_prepare(self, now: int, subscription: tuple[str, ...]) -> tuple[bool, list[Outgoing]]:
+        """ConsumerCoordinator.onJoinPrepare: with auto-commit, commit every consumed position
+        and wait for the answer (at most the rebalance timeout; a retriable failure is
+        retried after the retry backoff, any other goes on to the join); then revoke or lose
+        partitions. Returns whether the join may go ahead, and what was sent."""
+        out: list[Outgoing] = []
+        if self.config.enable_auto_commit:
+            if self.join_prepare_deadline is None:
+                self.join_prepare_deadline = now + self.config.max_poll_interval_ms
+            if self.prepare_commit_rid is not None:
+                if now < self.join_prepare_deadline:
+                    return False, out  # still waiting for the commit
+                self.prepare_commit_rid = None  # joinPrepare timeout: join without it
+            elif self.prepare_commit_outcome is None:
+                rid, out = self._auto_commit()
+                if rid is not None:
+                    self.prepare_commit_rid = rid
+                    return False, out
+            elif self.prepare_commit_outcome == "retriable" and now < self.join_prepare_deadline:
+                self.prepare_commit_outcome = None
+                self.retry_at_ms = now + self.config.retry_backoff_ms
+                return False, out
+        self.prepare_commit_outcome = None
+        self.join_prepare_deadline = None
+        if self.generation_id < 0 or self.member_id == m.UNKNOWN_MEMBER_ID:
+            self._lose_all(now, "generation lost before rejoining")
+        elif self.protocol is RebalanceProtocol.EAGER:
+            # without auto-commit the application's listener commits before the revocation
+            if not self.config.enable_auto_commit:
+                out += self._commit(set(self.owned))
+            if self.owned:
+                self._event(now, "revoked", self.owned, "eager rebalance")
+            self._drop(set(self.owned))
+        else:
+            gone = {tp for tp in self.owned if tp[0] not in subscription}
+            if gone:
+                if not self.config.enable_auto_commit:
+                    out += self._commit(gone)
+                self._event(now, "revoked", gone, "topics no longer subscribed")
+                self._drop(gone)
+        return True, out
 
     # ------------------------------------------------------------------ idle polls
     # A driver that steps its clock at every poll (the simulator) spends most steps on polls
@@ -335,7 +443,7 @@ class Consumer(Consumption):
                 or self._fixed_subscription is None or self._fixed_subscription != self.subscription):
             return None
         snapshot = self.leader_metadata_snapshot
-        if snapshot is not None and {t: partitions[t] for t in self.subscription if t in partitions} != snapshot:
+        if snapshot is not None and self._leader_counts(partitions) != snapshot:
             return None
         # the next heartbeat, session check and request timeout, and the first poll that
         # auto-commits (the heartbeat thread's poll timeout cannot come: it polls)
@@ -380,23 +488,9 @@ class Consumer(Consumption):
         self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
         return []
 
-    def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
-        """ConsumerCoordinator.onJoinPrepare, then JoinGroup."""
+    def _send_join(self, subscription: tuple[str, ...]) -> list[Outgoing]:
+        """AbstractCoordinator.initiateJoinGroup / sendJoinGroupRequest."""
         out: list[Outgoing] = []
-        if self.generation_id < 0 and self.owned:
-            self._lose_all(now, "generation lost before rejoining")
-        elif self.protocol is RebalanceProtocol.EAGER:
-            # Commit before revoking, then revoke everything (owned becomes empty).
-            out += self._commit(set(self.owned))
-            if self.owned:
-                self._event(now, "revoked", self.owned, "eager rebalance")
-            self._drop(set(self.owned))
-        else:
-            gone = {tp for tp in self.owned if tp[0] not in subscription}
-            if gone:
-                out += self._commit(gone)
-                self._event(now, "revoked", gone, "topics no longer subscribed")
-                self._drop(gone)
         self.subscription = subscription
         self.state = MemberState.PREPARING_REBALANCE
         protocols = tuple(
@@ -442,9 +536,9 @@ class Consumer(Consumption):
                 self.retry_at_ms = now + self.config.retry_backoff_ms
             return []
         if isinstance(resp, m.JoinGroupResponse):
-            return self._on_join(rid, resp, now, cluster)
+            return self._on_join(rid, resp, sent, now, cluster)
         if isinstance(resp, m.SyncGroupResponse):
-            return self._on_sync(rid, resp, now, cluster)
+            return self._on_sync(rid, resp, sent, now, cluster)
         if isinstance(resp, m.HeartbeatResponse):
             if rid == self.heartbeat_rid:
                 self.heartbeat_rid = None
@@ -453,7 +547,18 @@ class Consumer(Consumption):
             self._on_heartbeat(resp, sent, now)
             return []
         if isinstance(resp, m.OffsetCommitResponse):
-            self._on_commit(rid, resp, sent, now)
+            retriable = self._on_commit(rid, resp, sent, now)
+            if rid in self.auto_commit_rids:
+                self.auto_commit_rids.discard(rid)
+                if retriable:
+                    # the auto-commit callback: a retriable failure brings the next one forward
+                    self.next_auto_commit_ms = now + self.config.retry_backoff_ms
+            if rid == self.prepare_commit_rid:
+                # onJoinPrepare was waiting for this commit: the join goes on at once
+                self.prepare_commit_rid = None
+                self.prepare_commit_outcome = "retriable" if retriable else "done"
+                if self.fatal is None and now >= self.retry_at_ms:
+                    return self._join_if_needed(now, self._current_subscription(cluster))
             return []
         if isinstance(resp, m.OffsetFetchResponse):
             if rid == self.fetch_rid:
@@ -469,13 +574,23 @@ class Consumer(Consumption):
         if why and self.coordinator_known:
             self._event(now, "coordinator_lost", detail=f"{why}; rediscovering the coordinator")
         self.coordinator_known = False
-        self.retry_at_ms = now + self.config.retry_backoff_ms
+        # The next poll looks the coordinator up at once (ensureCoordinatorReady backs off
+        # only after a failed lookup); a join or sync that failed with it backs off first
+        # (joinGroupIfNeeded sleeps the retry backoff after a retriable failure).
         if self.join_rid is not None or self.sync_rid is not None:
+            self.retry_at_ms = now + self.config.retry_backoff_ms
             self.state = MemberState.UNJOINED
             self.rejoin_needed = True
         for rid in [r for r, (api, _, _) in self.inflight.items() if api != "FindCoordinator"]:
             self.inflight.pop(rid)
             self.request_deadline.pop(rid, None)
+        if self.auto_commit_rids:
+            # failed with a disconnect, retriable: the auto-commit callback's backoff
+            self.auto_commit_rids.clear()
+            self.next_auto_commit_ms = now + self.config.retry_backoff_ms
+        if self.prepare_commit_rid is not None:
+            self.prepare_commit_rid = None
+            self.prepare_commit_outcome = "retriable"
         self.join_rid = self.sync_rid = self.heartbeat_rid = self.fetch_rid = None
 
     def _expire_requests(self, now: int) -> None:
@@ -496,11 +611,22 @@ class Consumer(Consumption):
             self._event(now, "request_timeout", detail=f"{len(expired)} request(s) timed out; rediscovering the coordinator")
             self._coordinator_lost(now)
 
-    def _on_join(self, rid: int, resp: m.JoinGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
+    def _generation_unchanged(self, sent: tuple[str, int, str]) -> bool:
+        """CoordinatorResponseHandler.generationUnchanged: the generation and member id the
+        request carried are still ours."""
+        return sent[1] == self.generation_id and sent[2] == self.member_id
+
+    def _on_join(self, rid: int, resp: m.JoinGroupResponse, sent: tuple[str, int, str], now: int,
+                 cluster: ClusterView) -> list[Outgoing]:
         if rid != self.join_rid:
             return []
         self.join_rid = None
         e = resp.error
+        if e is Error.NONE and resp.protocol_type not in (None, "consumer"):
+            # JoinGroupResponseHandler.handle: a protocol type other than the one sent is
+            # INCONSISTENT_GROUP_PROTOCOL, raised to the application (AbstractCoordinatorTest
+            # testJoinGroupProtocolTypeAndName)
+            e = Error.INCONSISTENT_GROUP_PROTOCOL
         if e is Error.NONE:
             self.generation_id, self.member_id = resp.generation_id, resp.member_id
             self.protocol_name = resp.protocol_name
@@ -512,7 +638,7 @@ class Consumer(Consumption):
                 # ConsumerCoordinator.onJoinComplete: only the leader watches metadata for
                 # partition changes; a member that is no longer the leader drops its snapshot.
                 self.leader_metadata_snapshot = None
-            if resp.leader == resp.member_id and not resp.skip_assignment and resp.members:
+            if resp.leader == resp.member_id:
                 assignments = self._lead(resp, cluster, now)
             self.sync_rid, req = self._send("SyncGroup",
                 m.SyncGroupRequest(
@@ -526,27 +652,36 @@ class Consumer(Consumption):
                 ),
             )
             return [(self.sync_rid, req)]
-        self.state = MemberState.UNJOINED
+        # a failed JoinGroup leaves the member PREPARING_REBALANCE unless its generation is
+        # reset (JoinGroupResponseHandler; maybeLeaveGroup still leaves from there)
         if e is Error.MEMBER_ID_REQUIRED:
-            # KIP-394: remember the id and rejoin at once.
-            self.member_id = resp.member_id
-            self.retry_at_ms = now
+            # KIP-394: remember the id (with no generation) and rejoin at once.
+            self.generation_id, self.member_id, self.protocol_name = -1, resp.member_id, None
         elif e is Error.UNKNOWN_MEMBER_ID:
-            self._reset_generation(keep_member_id=False)
+            # JoinGroupResponseHandler: reset only if the generation the request carried is
+            # still ours (testJoinGroupUnknownMemberResponseWithOldGeneration)
+            if self._generation_unchanged(sent):
+                self._reset_generation(keep_member_id=False)
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
             self._coordinator_lost(now, f"JoinGroup: {e.name}")
+            self.retry_at_ms = now + self.config.retry_backoff_ms
         elif e in (Error.FENCED_INSTANCE_ID, Error.INCONSISTENT_GROUP_PROTOCOL, Error.GROUP_MAX_SIZE_REACHED,
-                   Error.INVALID_SESSION_TIMEOUT):
+                   Error.INVALID_SESSION_TIMEOUT, Error.INVALID_GROUP_ID, Error.GROUP_AUTHORIZATION_FAILED):
             self.fatal = e.name
             self._lose_all(now, e.name)
             self._event(now, "fatal", detail=f"JoinGroup: {e.name}")
-        else:
+        elif e not in _REJOIN_AT_ONCE:
             self.retry_at_ms = now + self.config.retry_backoff_ms
         self.rejoin_needed = True
+        if e in _REJOIN_AT_ONCE:
+            # joinGroupIfNeeded goes round again without backing off
+            return self._join_if_needed(now, self._current_subscription(cluster))
         return []
 
     def _lead(self, resp: m.JoinGroupResponse, cluster: ClusterView, now: int) -> tuple[m.SyncGroupAssignment, ...]:
-        """onLeaderElected: run the selected assignor over every member's subscription."""
+        """onLeaderElected: watch the metadata of every topic the group subscribes to, and
+        (unless a returning static leader is told to skip it, KIP-814) run the selected
+        assignor over every member's subscription."""
         assert resp.protocol_name is not None
         assignor = get_assignor(resp.protocol_name)
         members = [
@@ -554,12 +689,20 @@ class Consumer(Consumption):
             for x in resp.members
         ]
         topics = {t for ms in members for t in ms.subscription.topics}
+        # updateGroupSubscription, then assignmentSnapshot = metadataSnapshot: the partition
+        # counts of the whole group subscription (own topics included)
+        self.leader_topics = tuple(sorted(topics | set(self.subscription)))
+        self.leader_metadata_snapshot = self._leader_counts(cluster.partitions)
+        if resp.skip_assignment or not resp.members:
+            return ()
         partitions = {t: cluster.partitions[t] for t in sorted(topics) if t in cluster.partitions}
-        self.leader_metadata_snapshot = {t: partitions[t] for t in self.subscription if t in partitions}
         result = assignor.assign(partitions, members)
         if self.delayed.max_delay_ms > 0:
             result = self._delay_imbalance(now, result, members)
         return tuple(m.SyncGroupAssignment(mid, a.encode()) for mid, a in sorted(result.items()))
+
+    def _leader_counts(self, partitions: Mapping[str, int]) -> dict[str, int]:
+        return {t: partitions[t] for t in self.leader_topics if t in partitions}
 
     def _delay_imbalance(
         self, now: int, result: dict[str, Assignment], members: list[MemberSubscription]
@@ -575,29 +718,57 @@ class Consumer(Consumption):
             mid: Assignment(from_pairs(final[key[mid]]), a.user_data) for mid, a in result.items()
         }
 
-    def _on_sync(self, rid: int, resp: m.SyncGroupResponse, now: int, cluster: ClusterView) -> list[Outgoing]:
+    def _on_sync(self, rid: int, resp: m.SyncGroupResponse, sent: tuple[str, int, str], now: int,
+                 cluster: ClusterView) -> list[Outgoing]:
         if rid != self.sync_rid:
             return []
         self.sync_rid = None
         e = resp.error
         if e is Error.NONE:
-            if self.state is not MemberState.COMPLETING_REBALANCE:
+            # SyncGroupResponseHandler.handle: the protocol type is checked first; the protocol
+            # name only while the generation is not reset and the member is completing the
+            # rebalance (testJoinGroupProtocolTypeAndName, testNoGenerationWillNotTriggerProtocolNameCheck)
+            if resp.protocol_type not in (None, "consumer") or (
+                    self.state is MemberState.COMPLETING_REBALANCE and resp.protocol_name is not None
+                    and resp.protocol_name != self.protocol_name):
+                self.fatal = Error.INCONSISTENT_GROUP_PROTOCOL.name
+                self._lose_all(now, self.fatal)
+                self._event(now, "fatal", detail="SyncGroup: INCONSISTENT_GROUP_PROTOCOL")
                 return []
+            if self.state is not MemberState.COMPLETING_REBALANCE:
+                # the generation or state changed while the SyncGroup was out: the handler
+                # raises ILLEGAL_GENERATION and joinGroupIfNeeded rejoins at once
+                # (testPrepareJoinAndRejoinAfterFailedRebalance)
+                self.rejoin_needed = True
+                return self._join_if_needed(now, self._current_subscription(cluster))
             self.state = MemberState.STABLE
             self.rejoin_needed = False
-            return self._on_join_complete(Assignment.decode(resp.assignment), now)
+            out = self._on_join_complete(Assignment.decode(resp.assignment), now)
+            self.needs_join_prepare = True
+            # joinGroupIfNeeded loops while a rejoin is needed (the cooperative follow-up
+            # rebalance, an assignment that does not match the subscription): at once
+            return out + self._join_if_needed(now, self._current_subscription(cluster))
         if e is Error.REBALANCE_IN_PROGRESS:
             self.state = MemberState.UNJOINED  # the generation is kept (KAFKA-13891 reverted)
         elif e in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION):
-            self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+            # SyncGroupResponseHandler: reset only if the generation the request carried is
+            # still ours (testSyncGroupUnknownMemberResponseWithOldGeneration,
+            # testSyncGroupIllegalGenerationResponseWithOldGeneration)
+            if self._generation_unchanged(sent):
+                self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+            else:
+                self.state = MemberState.UNJOINED
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
             self.state = MemberState.UNJOINED
             self._coordinator_lost(now, f"SyncGroup: {e.name}")
+            self.retry_at_ms = now + self.config.retry_backoff_ms
         elif e is Error.FENCED_INSTANCE_ID:
             self.fatal = e.name
             self._lose_all(now, e.name)
             self._event(now, "fatal", detail="SyncGroup: FENCED_INSTANCE_ID")
         self.rejoin_needed = True
+        if e in _REJOIN_AT_ONCE:
+            return self._join_if_needed(now, self._current_subscription(cluster))
         return []
 
     def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
@@ -609,11 +780,16 @@ class Consumer(Consumption):
             return out
         revoked = self.owned - assigned
         if revoked:
-            # Cooperative: commit, give them up, and rejoin at once (the follow-up rebalance).
-            out += self._commit(revoked)
+            # Cooperative: give them up and rejoin at once (the follow-up rebalance). Kafka
+            # commits nothing here; without auto-commit the application's listener does.
+            if not self.config.enable_auto_commit:
+                out += self._commit(revoked)
             self._event(now, "revoked", revoked, "cooperative revocation")
             self._drop(revoked)
             self.rejoin_needed = True
+        if self.config.enable_auto_commit:
+            # onJoinComplete: nextAutoCommitTimer.updateAndReset(autoCommitIntervalMs)
+            self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
         added = assigned - self.owned
         if added:
             self.owned |= added
@@ -655,30 +831,47 @@ class Consumer(Consumption):
             self._lose_all(now, e.name)
             self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
 
-    def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> None:
+    def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> bool:
+        """ConsumerCoordinator.OffsetCommitResponseHandler. Returns whether the commit failed
+        with a retriable error."""
         errors = resp.errors()
         if errors == {Error.NONE}:
             self._acknowledged(rid, resp)
-            return
-        e = next(iter(errors - {Error.NONE}))
+            return False
+        e = next(p.error for p in resp.partitions if p.error is not Error.NONE)
         if e is Error.REBALANCE_IN_PROGRESS:
+            # rejoin, the generation is kept (testCommitOffsetRebalanceInProgress)
             self.rejoin_needed = True
             self._event(now, "rebalance_in_progress", detail="OffsetCommit")
         elif e in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION):
-            if sent[1] != self.generation_id and self.state is MemberState.PREPARING_REBALANCE:
+            if not self._generation_unchanged(sent) and self.state is MemberState.PREPARING_REBALANCE:
                 self._event(now, "rebalance_in_progress", detail=f"OffsetCommit: {e.name}")
             else:
+                # resetStateOnResponseError: the partitions are lost at the next onJoinPrepare
                 self._event(now, "commit_failed", detail=f"CommitFailedException: {e.name}")
                 self._lose_all(now, e.name)
                 self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
         elif e is Error.FENCED_INSTANCE_ID:
-            if sent[1] == self.generation_id:
+            # nothing is reset; fatal only if the generation is still the one committed with
+            # (testCommitOffsetFencedInstanceWithRebalancingGeneration / ...WithNewGeneration)
+            if self._generation_unchanged(sent):
                 self.fatal = e.name
                 self._lose_all(now, e.name)
                 self._event(now, "fatal", detail="OffsetCommit: FENCED_INSTANCE_ID")
-        elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
+            elif self.state is MemberState.PREPARING_REBALANCE:
+                self._event(now, "rebalance_in_progress", detail="OffsetCommit: FENCED_INSTANCE_ID")
+            else:
+                self._event(now, "commit_failed", detail="CommitFailedException: FENCED_INSTANCE_ID")
+        elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR, Error.REQUEST_TIMED_OUT):
             self._coordinator_lost(now, f"OffsetCommit: {e.name}")
             self._event(now, "commit_failed", detail=f"retriable: {e.name}")
+            return True
+        elif e in (Error.COORDINATOR_LOAD_IN_PROGRESS, Error.UNKNOWN_TOPIC_OR_PARTITION):
+            self._event(now, "commit_failed", detail=f"retriable: {e.name}")
+            return True
+        else:
+            self._event(now, "commit_failed", detail=e.name)
+        return False
 
     # ------------------------------------------------------------------ lifecycle
     def close(self, now: int) -> list[Outgoing]:
@@ -687,10 +880,14 @@ class Consumer(Consumption):
         if self.closed:
             return out
         self._now = now
-        if self.state is MemberState.STABLE:
-            out += self._commit(set(self.owned))
+        # ConsumerCoordinator.close: maybeAutoCommitOffsetsSync (every consumed position, in a
+        # stable generation); without auto-commit, the application's last commit
+        out += self._auto_commit()[1] if self.config.enable_auto_commit else self._commit(set(self.owned))
         if self.owned:
-            self._event(now, "revoked", self.owned, "close")
+            # onLeavePrepare: lost without a generation or during a rebalance, else revoked
+            lost = (self.generation_id < 0 or self.member_id == m.UNKNOWN_MEMBER_ID
+                    or self.state in (_PREPARING, MemberState.COMPLETING_REBALANCE))
+            self._event(now, "lost" if lost else "revoked", self.owned, "close")
         self._drop(set(self.owned))
         out += self._maybe_leave(now, "the consumer is being closed")
         self.closed = True

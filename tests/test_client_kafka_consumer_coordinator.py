@@ -1,0 +1,610 @@
+"""Kafka 4.1.2's ConsumerCoordinatorTest, ported to the reference classic client.
+
+Each test names the Kafka test method it ports (clients/src/test/java/org/apache/kafka/
+clients/consumer/internals/ConsumerCoordinatorTest.java, run by Kafka for both the EAGER and
+the COOPERATIVE protocol); inputs and expected outcomes are taken as facts about the Java
+client. The driver is the one of tests/test_client_kafka_abstract_coordinator.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from groupspec.client.classic.consumer import ClusterView, MemberState
+from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
+from groupspec.protocol.errors import Error
+from tests.test_client_kafka_abstract_coordinator import HEARTBEAT_MS, REQUEST_MS, Driver
+
+E = Error
+T1P = ("t", 0)
+PROTOCOLS = {"eager": ("range",), "cooperative": ("cooperative-sticky",)}
+
+
+def commit_response(req: m.Request, error: Error = E.NONE) -> m.OffsetCommitResponse:
+    assert isinstance(req, m.OffsetCommitRequest)
+    return m.OffsetCommitResponse(partitions=tuple(
+        m.OffsetCommitPartitionResponse(p.topic, p.partition, error) for p in req.partitions))
+
+
+def fetch_response(req: m.Request, offset: int = -1) -> m.OffsetFetchResponse:
+    assert isinstance(req, m.OffsetFetchRequest) and req.partitions is not None
+    return m.OffsetFetchResponse(error=E.NONE, partitions=tuple(
+        m.OffsetFetchPartitionResponse(t, p, offset, None, E.NONE) for t, p in req.partitions))
+
+
+def kinds(d: Driver) -> list[str]:
+    return [e.kind for e in d.c.events]
+
+
+def member(member_id: str, topics: tuple[str, ...] = ("t",)) -> m.JoinGroupResponseMember:
+    return m.JoinGroupResponseMember(member_id, None, Subscription(topics).encode())
+
+
+def stable(d: Driver, parts: set[tuple[str, int]], generation: int = 1, member_id: str = "consumer",
+           position: int = 100) -> None:
+    """Join as a follower, receive ``parts`` and fetch their committed offsets (``position``)."""
+    d.join(generation=generation, member=member_id, parts=parts)
+    if parts:
+        d.answer(m.OffsetFetchRequest, fetch_response(d.sent(m.OffsetFetchRequest)[0], position))
+    assert d.c.owned == parts
+
+
+# ------------------------------------------------------------------------ heartbeats
+# Kafka: testNormalHeartbeat
+def test_normal_heartbeat(d: Driver) -> None:
+    d.join()
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NONE))
+    assert d.c.state is MemberState.STABLE and d.c.coordinator_known and not d.c.rejoin_needed
+
+
+@pytest.fixture
+def d() -> Driver:
+    return Driver()
+
+
+# Kafka: testCoordinatorNotAvailable, testNotCoordinator
+@pytest.mark.parametrize("error", [E.COORDINATOR_NOT_AVAILABLE, E.NOT_COORDINATOR])
+def test_heartbeat_coordinator_error_marks_the_coordinator_unknown(error: Error) -> None:
+    d = Driver()
+    d.join()
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=error))
+    assert not d.c.coordinator_known
+    assert any(isinstance(r, m.FindCoordinatorRequest) for r in d.tick(1_000))
+
+
+# Kafka: testIllegalGeneration, testUnknownMemberId
+@pytest.mark.parametrize("error", [E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID])
+def test_heartbeat_generation_error_rejoins_and_loses_the_partitions(error: Error) -> None:
+    d = Driver()
+    stable(d, {T1P})
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=error))
+    assert d.c.rejoin_needed and d.c.generation_id == -1
+    assert d.c.member_id == ("consumer" if error is E.ILLEGAL_GENERATION else "")
+    reqs = d.tick(100)
+    lost = [e for e in d.c.events if e.kind == "lost"]
+    assert len(lost) == 1 and lost[0].partitions == (T1P,)
+    assert not any(e.kind == "revoked" for e in d.c.events)
+    join = next(r for r in reqs if isinstance(r, m.JoinGroupRequest))
+    assert join.member_id == d.c.member_id
+
+
+# Kafka: testCoordinatorDisconnect
+def test_heartbeat_disconnect_marks_the_coordinator_unknown(d: Driver) -> None:
+    d.join()
+    d.heartbeat()
+    d.drop(m.HeartbeatRequest)
+    # no answer within the request timeout: the connection is given up
+    for _ in range(REQUEST_MS // HEARTBEAT_MS + 1):
+        d.tick(HEARTBEAT_MS)
+        d.pending = [(rid, r) for rid, r in d.pending if not isinstance(r, m.HeartbeatRequest)]
+    assert not d.c.coordinator_known
+
+
+# ------------------------------------------------------------------------ join / sync
+# Kafka: testJoinGroupInvalidGroupId
+def test_join_invalid_group_id_is_fatal(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(E.INVALID_GROUP_ID)
+    assert d.c.fatal == "INVALID_GROUP_ID"
+
+
+# Kafka: testInvalidSessionTimeout
+def test_join_invalid_session_timeout_is_fatal(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(E.INVALID_SESSION_TIMEOUT)
+    assert d.c.fatal == "INVALID_SESSION_TIMEOUT"
+
+
+# Kafka: testNormalJoinGroupLeader
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_leader_assigns_and_syncs_the_assignment(protocol: str) -> None:
+    assignor = PROTOCOLS[protocol][0]
+    d = Driver(assignors=PROTOCOLS[protocol], cluster=ClusterView({"t": 1}))
+    d.find_coordinator()
+    d.join_response(generation=1, member="leader", leader="leader", protocol=assignor,
+                    members=(member("leader"),))
+    sync = d.sent(m.SyncGroupRequest)[0]
+    assert isinstance(sync, m.SyncGroupRequest)
+    assert (sync.member_id, sync.generation_id) == ("leader", 1)
+    got = {a.member_id: pairs(Assignment.decode(a.assignment).partitions) for a in sync.assignments}
+    assert got == {"leader": {T1P}}
+    d.sync_response(parts={T1P}, protocol=assignor)
+    assert not d.c.rejoin_needed and d.c.owned == {T1P}
+    assert [(e.kind, e.partitions) for e in d.c.events] == [("assigned", (T1P,))]
+
+
+# Kafka: testNormalJoinGroupFollower
+def test_follower_syncs_with_no_assignments(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer", leader="leader")
+    sync = d.sent(m.SyncGroupRequest)[0]
+    assert isinstance(sync, m.SyncGroupRequest)
+    assert (sync.member_id, sync.generation_id, sync.assignments) == ("consumer", 1, ())
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed and d.c.owned == {T1P}
+    assert [(e.kind, e.partitions) for e in d.c.events] == [("assigned", (T1P,))]
+
+
+# Kafka: testOutdatedCoordinatorAssignment (the assignment names a topic not subscribed)
+def test_assignment_outside_the_subscription_rejoins_at_once(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer")
+    out = d.sync_response(parts={("other", 0)})
+    assert not d.c.owned
+    assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    d.join_response(generation=2, member="consumer")
+    d.sync_response(parts={T1P})
+    assert d.c.owned == {T1P} and not d.c.rejoin_needed
+
+
+# Kafka: testUnexpectedErrorOnSyncGroup
+def test_unexpected_sync_error_fails_the_rebalance(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer")
+    d.sync_response(E.UNKNOWN_SERVER_ERROR)
+    assert d.c.state is not MemberState.STABLE and d.c.rejoin_needed and not d.c.owned
+
+
+# Kafka: testUnknownMemberIdOnSyncGroup
+def test_sync_unknown_member_rejoins_at_once_without_a_member_id(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer")
+    out = d.sync_response(E.UNKNOWN_MEMBER_ID)
+    join = [r for r in out if isinstance(r, m.JoinGroupRequest)]
+    assert len(join) == 1 and join[0].member_id == ""
+    d.join_response(generation=2, member="consumer")
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed and d.c.owned == {T1P}
+
+
+# Kafka: testRebalanceInProgressOnSyncGroup, testIllegalGenerationOnSyncGroup
+@pytest.mark.parametrize("error", [E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION])
+def test_sync_error_rejoins_at_once_keeping_the_member_id(error: Error) -> None:
+    d = Driver()
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer")
+    out = d.sync_response(error)
+    join = [r for r in out if isinstance(r, m.JoinGroupRequest)]
+    assert len(join) == 1 and join[0].member_id == "consumer"
+    d.join_response(generation=2, member="consumer")
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed and d.c.owned == {T1P}
+
+
+# Kafka: testMetadataChangeTriggersRebalance
+def test_leader_rejoins_when_a_topic_gains_partitions() -> None:
+    d = Driver(cluster=ClusterView({"t": 1}))
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer", leader="consumer", members=(member("consumer"),))
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed
+    d.cluster = ClusterView({"t": 2})
+    d.tick(100)
+    assert d.c.rejoin_needed or d.sent(m.JoinGroupRequest)
+
+
+# Kafka: testStaticLeaderRejoinsGroupAndCanTriggersRebalance
+def test_static_leader_skipping_assignment_still_watches_metadata() -> None:
+    d = Driver(instance="i", cluster=ClusterView({"t": 1}))
+    d.find_coordinator()
+    d.join_request()
+    d.answer(m.JoinGroupRequest, m.JoinGroupResponse(
+        error=E.NONE, generation_id=1, member_id="consumer", leader="consumer", protocol_name="range",
+        protocol_type="consumer", skip_assignment=True, members=(member("consumer"),)))
+    sync = d.sent(m.SyncGroupRequest)[0]
+    assert isinstance(sync, m.SyncGroupRequest) and sync.assignments == ()  # the assignor is not run
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed
+    d.cluster = ClusterView({"t": 2})
+    d.tick(100)
+    assert d.c.rejoin_needed or d.sent(m.JoinGroupRequest)
+
+
+# Kafka: testStaticLeaderRejoinsGroupAndCanDetectMetadataChangesForOtherMembers
+def test_leader_watches_the_topics_of_other_members() -> None:
+    d = Driver(instance="i", cluster=ClusterView({"t": 1, "u": 1}))
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer", leader="consumer",
+                    members=(member("consumer"), member("other", ("u",))))
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed
+    d.cluster = ClusterView({"t": 1, "u": 2})  # only the other member's topic changes
+    d.tick(100)
+    assert d.c.rejoin_needed or d.sent(m.JoinGroupRequest)
+
+
+# Kafka: testDisconnectInJoin
+def test_join_disconnect_rediscovers_and_joins_again(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_request()
+    d.drop(m.JoinGroupRequest)
+    d.tick(60_000 + 5_000)  # the JoinGroup times out: a disconnect
+    assert not d.c.coordinator_known
+    d.find_coordinator()
+    d.join_response(generation=1, member="consumer")
+    d.sync_response(parts={T1P})
+    assert not d.c.rejoin_needed and d.c.owned == {T1P}
+    assert kinds(d).count("revoked") == 0 and kinds(d).count("assigned") == 1
+
+
+# ------------------------------------------------------------------------ leaving
+# Kafka: testLeaveGroupOnClose
+def test_leave_group_on_close(d: Driver) -> None:
+    stable(d, {T1P})
+    out = d._take(d.c.close(d.now))
+    leaves = [r for r in out if isinstance(r, m.LeaveGroupRequest)]
+    assert len(leaves) == 1 and leaves[0].group_id == "g"
+    assert [x.member_id for x in leaves[0].members] == ["consumer"]
+
+
+# Kafka: testMaybeLeaveGroup (the poll timeout's maybeLeaveGroup)
+def test_poll_timeout_leaves_and_resets_the_generation() -> None:
+    d = Driver(rebalance_ms=20_000)
+    stable(d, {T1P})
+    d.c.poll_blocked_until_ms = 10**9  # the application stops polling
+    leaves: list[m.Request] = []
+    for _ in range(10):
+        leaves += [r for r in d.tick(HEARTBEAT_MS) if isinstance(r, m.LeaveGroupRequest)]
+        while d.sent(m.HeartbeatRequest):  # the coordinator answers the heartbeats
+            d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NONE))
+    assert len(leaves) == 1
+    leave = leaves[0]
+    assert isinstance(leave, m.LeaveGroupRequest) and leave.members[0].member_id == "consumer"
+    assert d.c.state is not MemberState.STABLE and d.c.generation_id == -1
+
+
+# Kafka: testPendingMemberShouldLeaveGroup
+def test_pending_member_with_a_member_id_leaves_on_close(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(E.MEMBER_ID_REQUIRED, member="consumer-id", generation=-1)
+    out = d._take(d.c.close(d.now))
+    leaves = [r for r in out if isinstance(r, m.LeaveGroupRequest)]
+    assert len(leaves) == 1 and leaves[0].members[0].member_id == "consumer-id"
+
+
+# Kafka: testCloseDynamicAssignment (gracefulCloseTest): commit, then LeaveGroup
+def test_close_commits_then_leaves(d: Driver) -> None:
+    stable(d, {T1P})
+    out = d._take(d.c.close(d.now))
+    assert [type(r).__name__ for r in out] == ["OffsetCommitRequest", "LeaveGroupRequest"]
+    commit = out[0]
+    assert isinstance(commit, m.OffsetCommitRequest) and commit.group_id == "g"
+
+
+# ------------------------------------------------------------------------ commits
+def commit_now(d: Driver) -> m.OffsetCommitRequest:
+    """The application (manual commits) or the auto-commit sends a commit; return it."""
+    d.c.positions[T1P] += 1
+    d.tick(2 * d.config.auto_commit_interval_ms)
+    commits = d.sent(m.OffsetCommitRequest)
+    assert commits, f"no commit; pending: {d.kinds()}"
+    req = commits[-1]
+    assert isinstance(req, m.OffsetCommitRequest)
+    return req
+
+
+# Kafka: testCommitOffsetIllegalGeneration, testCommitOffsetUnknownMemberId,
+# testCommitOffsetIllegalGenerationShouldResetGenerationId,
+# testCommitOffsetUnknownMemberShouldResetToNoGeneration
+@pytest.mark.parametrize("error", [E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID])
+def test_commit_generation_error_fails_the_commit_and_resets(error: Error) -> None:
+    d = Driver()
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.answer(m.OffsetCommitRequest, commit_response(req, error))
+    failed = [e for e in d.c.events if e.kind == "commit_failed"]
+    assert failed and "CommitFailedException" in failed[-1].detail
+    assert d.c.generation_id == -1 and d.c.protocol_name is None
+    assert d.c.member_id == ("consumer" if error is E.ILLEGAL_GENERATION else "")
+    assert d.c.rejoin_needed
+
+
+# Kafka: testCommitOffsetIllegalGenerationWithNewGeneration,
+# testCommitOffsetUnknownMemberWithNewGeneration
+@pytest.mark.parametrize("error", [E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID])
+def test_commit_error_for_an_old_generation_while_rebalancing_is_rebalance_in_progress(
+        error: Error) -> None:
+    d = Driver()
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.c.generation_id, d.c.member_id = 2, "consumer-new"
+    d.c.state = MemberState.PREPARING_REBALANCE
+    d.answer(m.OffsetCommitRequest, commit_response(req, error))
+    assert d.c.events[-1].kind == "rebalance_in_progress"
+    assert (d.c.generation_id, d.c.member_id) == (2, "consumer-new")
+
+
+# Kafka: testCommitOffsetIllegalGenerationWithResetGeneration,
+# testCommitOffsetUnknownMemberWithResetGeneration
+@pytest.mark.parametrize("error", [E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID])
+def test_commit_error_after_the_generation_was_reset_fails_the_commit(error: Error) -> None:
+    d = Driver()
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.c.generation_id, d.c.member_id, d.c.protocol_name = -1, "", None
+    d.c.state = MemberState.UNJOINED
+    d.answer(m.OffsetCommitRequest, commit_response(req, error))
+    assert any(e.kind == "commit_failed" and "CommitFailedException" in e.detail for e in d.c.events)
+    assert (d.c.generation_id, d.c.member_id) == (-1, "")
+
+
+# Kafka: testCommitOffsetFencedInstanceWithRebalancingGeneration
+def test_commit_fenced_for_an_old_generation_while_rebalancing_is_rebalance_in_progress() -> None:
+    d = Driver(instance="i")
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.c.generation_id, d.c.member_id = 2, "consumer-new"
+    d.c.state = MemberState.PREPARING_REBALANCE
+    d.answer(m.OffsetCommitRequest, commit_response(req, E.FENCED_INSTANCE_ID))
+    assert d.c.fatal is None and d.c.events[-1].kind == "rebalance_in_progress"
+    assert (d.c.generation_id, d.c.member_id) == (2, "consumer-new")
+
+
+# Kafka: testCommitOffsetFencedInstanceWithNewGeneration
+def test_commit_fenced_for_an_old_generation_fails_the_commit() -> None:
+    d = Driver(instance="i")
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.c.generation_id, d.c.member_id = 2, "consumer-new"
+    d.answer(m.OffsetCommitRequest, commit_response(req, E.FENCED_INSTANCE_ID))
+    assert d.c.fatal is None and d.c.events[-1].kind == "commit_failed"
+    assert (d.c.generation_id, d.c.member_id) == (2, "consumer-new")
+
+
+# Kafka: testCommitOffsetRequestSyncWithFencedInstanceIdException,
+# testCommitOffsetRequestAsyncWithFencedInstanceIdException
+def test_commit_fenced_in_the_current_generation_is_fatal() -> None:
+    d = Driver(instance="i")
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.answer(m.OffsetCommitRequest, commit_response(req, E.FENCED_INSTANCE_ID))
+    assert d.c.fatal == "FENCED_INSTANCE_ID"
+
+
+# Kafka: testCommitOffsetRebalanceInProgress
+def test_commit_rebalance_in_progress_rejoins_keeping_the_generation(d: Driver) -> None:
+    stable(d, {T1P})
+    req = commit_now(d)
+    d.answer(m.OffsetCommitRequest, commit_response(req, E.REBALANCE_IN_PROGRESS))
+    assert d.c.rejoin_needed and d.c.events[-1].kind == "rebalance_in_progress"
+    assert (d.c.generation_id, d.c.member_id, d.c.state) == (1, "consumer", MemberState.STABLE)
+
+
+# Kafka: testCommitOffsetShouldNotSetInstanceIdIfMemberIdIsUnknown -- not ported: it commits
+# for manually assigned partitions (no group membership), which the reference does not model.
+
+
+# ------------------------------------------------------------------------ auto-commit
+# Kafka: testAutoCommitDynamicAssignment
+def test_auto_commit_sends_the_positions_after_the_interval(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    d.tick(d.config.auto_commit_interval_ms)
+    commits = d.sent(m.OffsetCommitRequest)
+    assert len(commits) == 1
+    req = commits[0]
+    assert isinstance(req, m.OffsetCommitRequest)
+    assert [(p.topic, p.partition, p.committed_offset) for p in req.partitions] == [("t", 0, 100)]
+    assert (req.generation_id, req.member_id) == (1, "consumer")
+
+
+# Kafka: testAutoCommitAwaitsInterval
+def test_auto_commit_waits_for_the_interval(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    interval = d.config.auto_commit_interval_ms
+    d.tick(interval)
+    assert len(d.sent(m.OffsetCommitRequest)) == 1
+    d.tick(interval // 2)
+    assert len(d.sent(m.OffsetCommitRequest)) == 1  # no second commit before the interval
+    d.answer(m.OffsetCommitRequest, commit_response(d.sent(m.OffsetCommitRequest)[0]))
+    d.c.positions[T1P] = 200
+    d.tick(0)
+    assert d.sent(m.OffsetCommitRequest) == []
+    d.tick(interval // 2)
+    commits = d.sent(m.OffsetCommitRequest)
+    assert len(commits) == 1
+    assert isinstance(commits[0], m.OffsetCommitRequest) and commits[0].partitions[0].committed_offset == 200
+
+
+# Kafka: testAutoCommitRetryBackoff
+def test_auto_commit_retries_after_the_retry_backoff(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    d.tick(d.config.auto_commit_interval_ms)
+    d.answer(m.OffsetCommitRequest, commit_response(d.sent(m.OffsetCommitRequest)[0], E.NOT_COORDINATOR))
+    assert not d.c.coordinator_known
+    d.c.next_poll_ms = d.now  # the next poll rediscovers the coordinator at once
+    d.find_coordinator()
+    d.c.positions[T1P] = 200
+    backoff = d.config.retry_backoff_ms
+    d.c.next_poll_ms = d.now  # the application polls as the test does
+    d.tick(backoff // 2 - 1)
+    assert d.sent(m.OffsetCommitRequest) == []
+    d.c.next_poll_ms = d.now + backoff // 2 + 1
+    d.tick(backoff // 2 + 1)
+    commits = d.sent(m.OffsetCommitRequest)
+    assert len(commits) == 1
+    assert isinstance(commits[0], m.OffsetCommitRequest) and commits[0].partitions[0].committed_offset == 200
+
+
+# Kafka: testAutoCommitAfterCoordinatorBackToService
+def test_auto_commit_after_the_coordinator_is_back(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    d.c._coordinator_lost(d.now, "test")
+    d.pending.clear()
+    d.tick(d.config.auto_commit_interval_ms)
+    assert d.sent(m.OffsetCommitRequest) == []  # no coordinator: nothing is sent
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    d.tick(d.config.poll_interval_ms)
+    assert len(d.sent(m.OffsetCommitRequest)) == 1
+
+
+# ------------------------------------------------------------------------ onJoinPrepare
+def rebalance_requested(d: Driver) -> list[m.Request]:
+    """A heartbeat answered REBALANCE_IN_PROGRESS, then the next poll: what it sends."""
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.REBALANCE_IN_PROGRESS))
+    return d.tick(d.config.poll_interval_ms)
+
+
+# Kafka: testJoinPrepareAndCommitCompleted, testOnJoinPrepareWithOffsetCommitShouldSuccessAfterRetry
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_join_prepare_waits_for_its_auto_commit(protocol: str) -> None:
+    d = Driver(assignors=PROTOCOLS[protocol])
+    stable(d, {T1P}, position=100)
+    sent = rebalance_requested(d)
+    # every consumed position is committed (cooperative too), and JoinGroup waits for it
+    assert [type(r).__name__ for r in sent] == ["OffsetCommitRequest"]
+    commit = sent[0]
+    assert isinstance(commit, m.OffsetCommitRequest) and commit.partitions[0].committed_offset == 100
+    assert d.tick(d.config.poll_interval_ms) == [] or not d.sent(m.JoinGroupRequest)
+    # a retriable failure: retried after the backoff, still no JoinGroup
+    d.answer(m.OffsetCommitRequest, commit_response(commit, E.UNKNOWN_TOPIC_OR_PARTITION))
+    assert not d.sent(m.JoinGroupRequest)
+    d.tick(d.config.retry_backoff_ms)
+    assert d.sent(m.OffsetCommitRequest) and not d.sent(m.JoinGroupRequest)
+    out = d.answer(m.OffsetCommitRequest, commit_response(d.sent(m.OffsetCommitRequest)[0]))
+    assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    if protocol == "eager":
+        assert kinds(d)[-1] == "revoked"
+    else:
+        assert "revoked" not in kinds(d) and d.c.owned == {T1P}
+
+
+# Kafka: testOnJoinPrepareWithOffsetCommitShouldKeepJoinAfterNonRetryableException,
+# testJoinPrepareAndCommitWithUnknownMemberId
+def test_join_prepare_goes_on_after_a_non_retriable_commit_failure(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    sent = rebalance_requested(d)
+    out = d.answer(m.OffsetCommitRequest, commit_response(sent[0], E.UNKNOWN_MEMBER_ID))
+    # the commit failure resets the generation: the partitions are lost, and the member joins
+    assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    assert "lost" in kinds(d)
+
+
+# Kafka: testOnJoinPrepareWithOffsetCommitShouldKeepJoinAfterRebalanceTimeout
+def test_join_prepare_stops_waiting_after_the_rebalance_timeout() -> None:
+    d = Driver(rebalance_ms=20_000)  # below the request timeout: the commit is still out
+    stable(d, {T1P}, position=100)
+    rebalance_requested(d)
+    assert d.sent(m.OffsetCommitRequest) and not d.sent(m.JoinGroupRequest)
+    for _ in range(20_000 // HEARTBEAT_MS + 1):
+        d.tick(HEARTBEAT_MS)
+        while d.sent(m.HeartbeatRequest):
+            d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NONE))
+        if d.sent(m.JoinGroupRequest):
+            break
+    assert d.sent(m.JoinGroupRequest) and d.now >= 20_000
+    # the commit's retriable failure arriving late changes nothing
+    d.answer(m.OffsetCommitRequest, commit_response(d.sent(m.OffsetCommitRequest)[0],
+                                                    E.UNKNOWN_TOPIC_OR_PARTITION))
+    assert d.c.join_rid is not None
+
+
+# Kafka: testJoinPrepareAndCommitWithCoordinatorNotAvailable
+def test_join_prepare_commit_coordinator_not_available_waits_for_the_coordinator(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    sent = rebalance_requested(d)
+    out = d.answer(m.OffsetCommitRequest, commit_response(sent[0], E.COORDINATOR_NOT_AVAILABLE))
+    assert out == [] and not d.c.coordinator_known and not d.sent(m.JoinGroupRequest)
+
+
+# Kafka: testJoinPrepareWithDisableAutoCommit
+def test_join_prepare_without_auto_commit_does_not_wait() -> None:
+    d = Driver(auto_commit=False)
+    stable(d, {T1P}, position=100)
+    sent = rebalance_requested(d)
+    assert any(isinstance(r, m.JoinGroupRequest) for r in sent)
+
+
+# Kafka: testPrepareJoinAndRejoinAfterFailedRebalance
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_rebalance_whose_generation_is_reset_during_sync_rejoins_at_once(protocol: str) -> None:
+    assignor = PROTOCOLS[protocol][0]
+    d = Driver(auto_commit=False, assignors=PROTOCOLS[protocol])
+    stable(d, {T1P}, position=100)
+    d.c.rejoin_needed = True
+    d.join_response(generation=42, member="consumer-42", protocol=assignor)
+    assert d.sent(m.SyncGroupRequest)
+    # the member leaves meanwhile (the heartbeat thread's maybeLeaveGroup)
+    d._take(d.c._maybe_leave(d.now, "Clear generation data."))
+    d.c._reset_generation(keep_member_id=False)
+    out = d.sync_response(parts={T1P}, protocol=assignor)
+    assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    d.join_response(generation=42, member="consumer-42", protocol=assignor)
+    d.sync_response(parts={T1P}, protocol=assignor)
+    assert d.c.state is MemberState.STABLE and not d.c.rejoin_needed
+    # eager revoked everything before the first JoinGroup: nothing is left to lose
+    lost = [e.partitions for e in d.c.events if e.kind == "lost"]
+    assert lost == ([] if protocol == "eager" else [(T1P,)])
+
+
+# Kafka: shouldLoseAllOwnedPartitionsBeforeRejoiningAfterDroppingOutOfTheGroup,
+# shouldLoseAllOwnedPartitionsBeforeRejoiningAfterResettingGenerationId
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+@pytest.mark.parametrize("error", [E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION])
+def test_partitions_lost_before_rejoining_after_a_sync_reset(error: Error, protocol: str) -> None:
+    assignor = PROTOCOLS[protocol][0]
+    d = Driver(auto_commit=False, assignors=PROTOCOLS[protocol])
+    stable(d, {T1P}, position=100)
+    d.c.rejoin_needed = True
+    d.join_response(generation=42, member="consumer-42", protocol=assignor)
+    out = d.sync_response(error)
+    assert d.c.generation_id == -1
+    assert d.c.member_id == ("consumer-42" if error is E.ILLEGAL_GENERATION else "")
+    assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    lost = [e.partitions for e in d.c.events if e.kind == "lost"]
+    assert lost == ([] if protocol == "eager" else [(T1P,)])
+
+
+# ------------------------------------------------------------------------ cooperative
+# Kafka: testRejoinGroup (cooperative follow-up), and the protocol's owned-partition metadata
+def test_join_metadata_carries_owned_partitions_only_when_cooperative() -> None:
+    for protocol, owned in (("eager", {}), ("cooperative", from_pairs({T1P}))):
+        d = Driver(assignors=PROTOCOLS[protocol])
+        stable(d, {T1P}, position=100)
+        sent = rebalance_requested(d)
+        d.answer(m.OffsetCommitRequest, commit_response(sent[0]))
+        join = d.sent(m.JoinGroupRequest)[0]
+        assert isinstance(join, m.JoinGroupRequest)
+        sub = Subscription.decode(join.protocols[0].metadata)
+        assert sub.owned_partitions == owned
+        assert sub.generation_id == 1
+
+
+# Kafka: testRejoinGroup / the cooperative onJoinComplete revocation
+def test_cooperative_revocation_rejoins_at_once() -> None:
+    d = Driver(assignors=PROTOCOLS["cooperative"])
+    stable(d, {("t", 0), ("t", 1)}, position=100)
+    sent = rebalance_requested(d)
+    d.answer(m.OffsetCommitRequest, commit_response(sent[0]))
+    d.join_response(generation=2, member="consumer", protocol="cooperative-sticky")
+    out = d.sync_response(parts={("t", 0)}, protocol="cooperative-sticky")
+    revoked = [e for e in d.c.events if e.kind == "revoked"]
+    assert len(revoked) == 1 and revoked[0].partitions == (("t", 1),)
+    assert d.c.owned == {("t", 0)}
+    # the follow-up rebalance starts at once with onJoinPrepare's auto-commit
+    assert [type(r).__name__ for r in out] == ["OffsetCommitRequest"]
+
