@@ -407,3 +407,31 @@ def test_close_sends_leave_group_only_for_a_dynamic_member(instance: str | None)
         assert len(leaves) == 1 and leaves[0].members[0].member_id == "m"
     else:
         assert leaves == []
+
+
+# Kafka: testLookupCoordinator
+def test_one_find_coordinator_at_a_time(d: Driver) -> None:
+    d.tick()
+    assert len(d.sent(m.FindCoordinatorRequest)) == 1
+    d.tick(d.config.poll_interval_ms)
+    d.tick(d.config.poll_interval_ms)
+    assert len(d.sent(m.FindCoordinatorRequest)) == 1  # not sent again while in flight
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    d.c._coordinator_lost(d.now, "test")
+    d.tick(d.config.poll_interval_ms)
+    assert len(d.sent(m.FindCoordinatorRequest)) == 1  # a new lookup once the last completed
+
+
+# Kafka: testBackoffAndRetryUponRetriableError
+def test_retriable_join_error_is_retried_after_the_retry_backoff(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_response(E.COORDINATOR_LOAD_IN_PROGRESS)
+    failed_at = d.now
+    d.c.next_poll_ms = d.now  # the application keeps polling
+    assert d.tick(d.config.retry_backoff_ms - 1) == [] or not d.sent(m.JoinGroupRequest)
+    d.c.next_poll_ms = d.now
+    d.tick(failed_at + d.config.retry_backoff_ms - d.now)
+    assert d.sent(m.JoinGroupRequest)
+    d.join_response(generation=1, member="m")
+    d.sync_response(parts={("t", 0)})
+    assert d.c.state is MemberState.STABLE
