@@ -395,14 +395,14 @@ class Client(Mutant):
 
 def _eager_keeps_partitions(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
-        def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
+        def _on_join_prepare(self, now: int, subscription: tuple[str, ...]) -> tuple[bool, list[Outgoing]]:
             kept, pos = set(self.owned), dict(self.positions)
-            out = super()._join_prepare_and_join(now, cluster, subscription)
-            if kept and self.generation_id >= 0 and not self.owned:
+            ready, out = super()._on_join_prepare(now, subscription)
+            if ready and kept and self.generation_id >= 0 and not self.owned:
                 mut.hits += 1
                 self.owned |= kept  # still consuming while the group rebalances
                 self.positions.update({tp: pos[tp] for tp in kept if tp in pos})
-            return out
+            return ready, out
     return Buggy
 
 
@@ -424,10 +424,11 @@ def _commits_remembered_offsets(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
         """Keeps an offsets map of every partition it ever consumed and commits all of it."""
 
-        def _commit_request(self, parts: set[TP], generation: int) -> m.OffsetCommitRequest | None:
+        def _commit_request(self, parts: set[TP], generation: int,
+                            all_consumed: bool = False) -> m.OffsetCommitRequest | None:
             memory: dict[TP, int] = self.__dict__.setdefault("memory", {})
             memory.update(self.positions)
-            req = super()._commit_request(parts, generation)
+            req = super()._commit_request(parts, generation, all_consumed)
             if req is None:
                 return None
             have = {(p.topic, p.partition) for p in req.partitions}
@@ -558,9 +559,9 @@ def _slow_heartbeats(mut: Client) -> type[Consumer]:
 
 def _eager_reports_owned(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
-        def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
+        def _on_join_prepare(self, now: int, subscription: tuple[str, ...]) -> tuple[bool, list[Outgoing]]:
             self.__dict__["stash"] = set(self.owned) if self.generation_id >= 0 else set()
-            return super()._join_prepare_and_join(now, cluster, subscription)
+            return super()._on_join_prepare(now, subscription)
 
         def _metadata_for(self, assignor_name: str) -> bytes:
             stash = self.__dict__.get("stash") or set()

@@ -435,3 +435,24 @@ def test_retriable_join_error_is_retried_after_the_retry_backoff(d: Driver) -> N
     d.join_response(generation=1, member="m")
     d.sync_response(parts={("t", 0)})
     assert d.c.state is MemberState.STABLE
+
+
+# Kafka: testRejoinReason
+@pytest.mark.xfail(strict=True, reason="docs/deviations.md: the classic client does not set the "
+                   "JoinGroup reason (KIP-800)")
+def test_join_group_carries_the_rejoin_reason(d: Driver) -> None:
+    d.join(generation=5, member="memberId")
+    d.c.rejoin_needed = True  # requestRejoin("Manual test trigger")
+    assert d.join_request().reason == "Manual test trigger"
+
+
+# Kafka: testCoordinatorDiscoveryExponentialBackoff
+@pytest.mark.xfail(strict=True, reason="docs/deviations.md: a fixed retry.backoff.ms, not "
+                   "Kafka's exponential lookup backoff")
+def test_coordinator_lookup_backs_off_exponentially(d: Driver) -> None:
+    waits = []
+    for _ in range(3):
+        d.tick(d.config.poll_interval_ms)
+        d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.COORDINATOR_NOT_AVAILABLE))
+        waits.append(d.c.retry_at_ms - d.now)
+    assert waits[2] > waits[1] > waits[0]
