@@ -45,6 +45,8 @@ Outgoing = tuple[int, m.Request]
 
 #: OffsetCommit and OffsetFetch versions a consumer-protocol member uses (KIP-848)
 COMMIT_VERSION = 9
+#: retry.backoff.max.ms's default (CommonClientConfigs.DEFAULT_RETRY_BACKOFF_MAX_MS)
+RETRY_BACKOFF_MAX_MS = 1_000
 
 
 class MemberState(Enum):
@@ -84,6 +86,11 @@ class ConsumerProtocolConsumer(Consumption):
         self.fetch_rid: int | None = None
         self.heartbeat_interval_ms = config.heartbeat_interval_ms
         self.next_heartbeat_ms = now_ms
+        #: HeartbeatRequestState's backoff (RequestState): no regular heartbeat before this
+        #: time; retry.backoff.ms after an answer, doubling (up to retry.backoff.max.ms) with
+        #: each failed attempt in a row; a heartbeat due now (joining, acknowledging) ignores it
+        self.heartbeat_backoff_until_ms = now_ms
+        self.heartbeat_failures = 0
         self.next_poll_ms = now_ms
         self.last_poll_ms = now_ms
         self.next_auto_commit_ms = now_ms + config.auto_commit_interval_ms
@@ -142,7 +149,7 @@ class ConsumerProtocolConsumer(Consumption):
         times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
         times.extend(self.request_deadline.values())
         if self.coordinator_known and self.heartbeat_rid is None:
-            times.append(self.next_heartbeat_ms)
+            times.append(max(self.next_heartbeat_ms, self.heartbeat_backoff_until_ms))
         return min(times)
 
     def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
@@ -157,7 +164,9 @@ class ConsumerProtocolConsumer(Consumption):
                 del self.request_deadline[rid]
                 if rid == self.heartbeat_rid:
                     self.heartbeat_rid = None
-                    self._send_all = True  # after a failed heartbeat the next one is full
+                    # AbstractHeartbeatRequestManager.onFailure: a failed attempt (backoff,
+                    # the interval timer expired) and a full heartbeat next
+                    self._heartbeat_failed(now)
                 if rid == self.fetch_rid:
                     self.fetch_rid = None
                 if rid == self.find_rid:
@@ -233,7 +242,8 @@ class ConsumerProtocolConsumer(Consumption):
             out = self._leave("poll timeout")
             self.state = MemberState.UNJOINED
             return out
-        due = self.state in (MemberState.JOINING, MemberState.ACKNOWLEDGING) or now >= self.next_heartbeat_ms
+        due = self.state in (MemberState.JOINING, MemberState.ACKNOWLEDGING) or (
+            now >= self.next_heartbeat_ms and now >= self.heartbeat_backoff_until_ms)
         if not due:
             return []
         # a pattern is sent as SubscribedTopicRegex (RE2, resolved by the broker: Java's
@@ -304,6 +314,20 @@ class ConsumerProtocolConsumer(Consumption):
             self._fetched(resp)
         return []
 
+    def _heartbeat_failed(self, now: int, reset: bool = False) -> None:
+        """HeartbeatRequestState.onFailedAttempt (the interval timer expires at once, the
+        backoff doubles) and resetHeartbeatState (the next heartbeat carries every field);
+        ``reset``: RequestState.reset (no backoff), after a fencing or a lost coordinator."""
+        self._send_all = True
+        self.next_heartbeat_ms = now
+        if reset:
+            self.heartbeat_failures = 0
+            self.heartbeat_backoff_until_ms = now
+            return
+        backoff = min(self.config.retry_backoff_ms * 2 ** self.heartbeat_failures, RETRY_BACKOFF_MAX_MS)
+        self.heartbeat_failures += 1
+        self.heartbeat_backoff_until_ms = now + backoff
+
     def _on_heartbeat(self, resp: ConsumerGroupHeartbeatResponse, epoch_sent: int, now: int,
                       cluster: ClusterView) -> list[Outgoing]:
         e = resp.error
@@ -311,8 +335,16 @@ class ConsumerProtocolConsumer(Consumption):
             return []  # the answer to a leave
         if e is Error.NONE:
             self.member_epoch = resp.member_epoch
-            self.heartbeat_interval_ms = resp.heartbeat_interval_ms or self.heartbeat_interval_ms
-            self.next_heartbeat_ms = now + self.heartbeat_interval_ms
+            # AbstractHeartbeatRequestManager.onResponse: the interval timer runs from the
+            # send and is restarted only if the broker changes the interval
+            # (ConsumerHeartbeatRequestManagerTest testSuccessfulHeartbeatTiming); the next
+            # regular heartbeat waits retry.backoff.ms from this answer
+            # (testHeartbeatNotSentIfAnotherOneInFlight)
+            if resp.heartbeat_interval_ms > 0 and resp.heartbeat_interval_ms != self.heartbeat_interval_ms:
+                self.heartbeat_interval_ms = resp.heartbeat_interval_ms
+                self.next_heartbeat_ms = now + self.heartbeat_interval_ms
+            self.heartbeat_failures = 0
+            self.heartbeat_backoff_until_ms = now + self.config.retry_backoff_ms
             if self.state is MemberState.JOINING:
                 self.state = MemberState.STABLE
             if resp.assignment is not None:
@@ -322,26 +354,37 @@ class ConsumerProtocolConsumer(Consumption):
                     self.target = target
                     self.state = MemberState.RECONCILING
             return []
+        # onErrorResponse: every error resets the heartbeat state and counts as a failed attempt
         if e in (Error.FENCED_MEMBER_EPOCH, Error.UNKNOWN_MEMBER_ID):
             # transitionToFenced: lose everything, rejoin at epoch 0 with the same id
             if epoch_sent != self.member_epoch:
+                self._heartbeat_failed(now)
                 return []
+            self._heartbeat_failed(now, reset=True)
             self._lose_all(f"ConsumerGroupHeartbeat: {e.name}")
             self.target = None
-            self.member_epoch, self.state, self._send_all = 0, MemberState.JOINING, True
-            self.next_heartbeat_ms = now
+            self.member_epoch, self.state = 0, MemberState.JOINING
             return []
-        if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS):
+        if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
+            self._heartbeat_failed(now, reset=True)
             self.coordinator_known = False
-            self._send_all = True
             return []
-        if e in (Error.FENCED_INSTANCE_ID, Error.UNRELEASED_INSTANCE_ID, Error.GROUP_MAX_SIZE_REACHED,
-                 Error.INVALID_REQUEST, Error.UNSUPPORTED_ASSIGNOR):
-            self.fatal = e.name
-            self._lose_all(e.name)
-            self._event("fatal", detail=f"ConsumerGroupHeartbeat: {e.name}")
+        if e is Error.COORDINATOR_LOAD_IN_PROGRESS:
+            self._heartbeat_failed(now)  # retried after the backoff; the coordinator is kept
             return []
-        self.next_heartbeat_ms = now + self.config.retry_backoff_ms
+        if e is Error.TOPIC_AUTHORIZATION_FAILED:
+            # an error event for the application; the member goes on heartbeating
+            self._heartbeat_failed(now)
+            self._event("error", detail=f"ConsumerGroupHeartbeat: {e.name}")
+            return []
+        # GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, GROUP_MAX_SIZE_REACHED,
+        # UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION, UNSUPPORTED_VERSION,
+        # UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID and any unexpected error: fatal
+        # (AbstractHeartbeatRequestManager.onErrorResponse, handleSpecificError in 4.1.2)
+        self._heartbeat_failed(now)
+        self.fatal = e.name
+        self._lose_all(e.name)
+        self._event("fatal", detail=f"ConsumerGroupHeartbeat: {e.name}")
         return []
 
     def _on_commit(self, rid: int, resp: m.OffsetCommitResponse) -> None:
