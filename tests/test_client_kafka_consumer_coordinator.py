@@ -621,3 +621,20 @@ def test_eager_rebalance_invokes_the_callbacks_even_with_nothing_to_move(d: Driv
     d.c.rejoin_needed = True
     d.tick(d.config.poll_interval_ms)
     assert kinds(d).count("revoked") == 1  # onPartitionsRevoked([]) before the eager JoinGroup
+
+
+# Kafka: testCoordinatorDisconnectAfterNotCoordinatorError,
+# testCoordinatorDisconnectAfterCoordinatorNotAvailableError
+@pytest.mark.parametrize("error", [E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE])
+def test_commit_coordinator_error_fails_the_other_commits_in_flight(error: Error) -> None:
+    d = Driver(auto_commit=False)  # the application commits after every poll
+    stable(d, {T1P}, position=100)
+    for _ in range(2):
+        d.c.positions[T1P] += 1
+        d.tick(d.config.poll_interval_ms)
+    first, second = d.sent(m.OffsetCommitRequest)[:2]
+    d.answer(m.OffsetCommitRequest, commit_response(first, error))
+    assert not d.c.coordinator_known
+    assert f"retriable: {error.name}" in [e.detail for e in d.c.events if e.kind == "commit_failed"]
+    d.answer(m.OffsetCommitRequest, commit_response(second))  # its connection is gone: ignored
+    assert d.c.committed.get(T1P) == 100
