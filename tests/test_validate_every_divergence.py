@@ -19,8 +19,9 @@ TANSU = (Path(__file__).resolve().parents[1] / "examples" / "conformance"
 
 
 # Seqs below are those of the simulated eager story as trace v1.1 numbers it (its Fetch
-# events take seqs too): 54 c2's SyncGroup, 165 a heartbeat of c2, 272, 750 and 1353
-# heartbeats of c1.
+# events take seqs too): 54 c2's SyncGroup, 153 a heartbeat of c2, 260, 731 and 1336
+# heartbeats of c1 (renumbered when the classic client was aligned with Kafka's auto-commit
+# timing and onJoinPrepare: 165, 272, 750, 1353 before).
 def _answer(text: str, changes: dict[int, str]) -> bytes:
     """The trace with the error of the exchanges at the given seqs replaced."""
     objs = events(text)
@@ -36,29 +37,29 @@ def test_the_unchanged_trace_has_no_divergence() -> None:
 
 
 def test_every_independent_divergence_is_listed() -> None:
-    bad = _answer(sim_trace("eager"), {272: "ILLEGAL_GENERATION", 1353: "UNKNOWN_MEMBER_ID"})
+    bad = _answer(sim_trace("eager"), {260: "ILLEGAL_GENERATION", 1336: "UNKNOWN_MEMBER_ID"})
     [g] = validate_bytes(bad).groups
-    assert g.verdict == VIOLATION and g.violation is not None and g.violation.seq == 272
+    assert g.verdict == VIOLATION and g.violation is not None and g.violation.seq == 260
     # the simulated clients go on as if answered NONE, so the client rules name them too
     # (ClientStopsWhenFenced, ...); the broker's side is what this test is about
     broker = [d for d in g.divergences if d.side == "broker"]
-    assert [(d.seq, d.rule) for d in broker] == [(272, "HeartbeatAnswer"), (1353, "HeartbeatAnswer")]
+    assert [(d.seq, d.rule) for d in broker] == [(260, "HeartbeatAnswer"), (1336, "HeartbeatAnswer")]
     assert all(d.definite and d.consequence_of is None for d in broker)
     assert [d.protocol_allows for d in broker] == [("Heartbeat NONE",), ("Heartbeat NONE",)]
     assert not g.divergences_truncated
     # the cap
     [g1] = validate_bytes(bad, config=ReplayConfig(max_divergences=1)).groups
-    assert [d.seq for d in g1.divergences] == [272] and g1.divergences_truncated
+    assert [d.seq for d in g1.divergences] == [260] and g1.divergences_truncated
 
 
 def test_a_divergence_before_the_state_agrees_again_may_be_a_consequence() -> None:
     # the broker refused c2's SyncGroup (the reference accepted it: its state now differs),
     # then a heartbeat before the next completed join phase; one after it is independent
-    bad = _answer(sim_trace("eager"), {54: "UNKNOWN_MEMBER_ID", 165: "ILLEGAL_GENERATION",
-                                       750: "UNKNOWN_MEMBER_ID"})
+    bad = _answer(sim_trace("eager"), {54: "UNKNOWN_MEMBER_ID", 153: "ILLEGAL_GENERATION",
+                                       731: "UNKNOWN_MEMBER_ID"})
     [g] = validate_bytes(bad).groups
     got = {d.seq: d.consequence_of for d in g.divergences if d.side == "broker"}
-    assert got == {54: None, 165: 54, 750: None}
+    assert got == {54: None, 153: 54, 731: None}
     assert g.violation is not None and g.violation.seq == 54
 
 
@@ -100,15 +101,15 @@ def test_a_broker_skipping_a_generation_is_told_so() -> None:
 
 def test_text_and_json_show_each_divergence(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
-    path.write_bytes(_answer(sim_trace("eager"), {272: "ILLEGAL_GENERATION", 1353: "UNKNOWN_MEMBER_ID"}))
+    path.write_bytes(_answer(sim_trace("eager"), {260: "ILLEGAL_GENERATION", 1336: "UNKNOWN_MEMBER_ID"}))
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
-    assert " divergences, " in out and "- seq 272 (line" in out
-    assert "- seq 1353 (line" in out and "HeartbeatAnswer [broker; decisive]" in out
+    assert " divergences, " in out and "- seq 260 (line" in out
+    assert "- seq 1336 (line" in out and "HeartbeatAnswer [broker; decisive]" in out
     assert main(["validate", str(path), "--format", "json", "--max-divergences", "1"]) == 1
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     [g] = data["files"][0]["groups"]
-    assert [d["seq"] for d in g["divergences"]] == [272] and g["divergences_truncated"]
+    assert [d["seq"] for d in g["divergences"]] == [260] and g["divergences_truncated"]
     assert main(["validate", str(path), "--max-divergences", "0"]) == 2
     assert "--max-divergences" in capsys.readouterr().err
 
