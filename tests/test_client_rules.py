@@ -180,6 +180,16 @@ def test_a_stale_heartbeat_error_does_not_reset_the_member() -> None:
     assert stale_heartbeat_then_rejoin("").rules() == ["ClientIgnoresStaleErrors"]
 
 
+def test_a_restart_after_a_stale_heartbeat_error_is_not_a_reset() -> None:
+    """A JoinGroup without a member id opening a new connection of the same client id is a
+    new process (a static member's restart) or a reconnect, not the member resetting on
+    the stale error (the campaign's static-restart-in-rebalance pattern met this)."""
+    g = stale_heartbeat_then_rejoin("")
+    last = g.exchanges[-1]
+    g.exchanges[-1] = Exchange(last.line, dataclasses.replace(last.event, connection="a#2"))
+    assert g.rules() == []
+
+
 def test_heartbeat_cadence_slower_than_the_session() -> None:
     steady = member_in_generation_1({("t", 0)})
     for i in range(1, 20):

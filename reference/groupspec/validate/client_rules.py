@@ -340,6 +340,13 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                     and (c := _current(f, cid, y.received)) is not None and c[0] > yreq.generation_id
                 ):
                     break  # a current error: the member rightly resets
+                if (isinstance(yreq, m.JoinGroupRequest) and yreq.member_id == ""
+                        and y.event.connection != x.event.connection
+                        and not any(z.event.connection == y.event.connection and z.sent < y.sent for z in mine)):
+                    # the first request of a new connection, without a member id: a restarted
+                    # process (a static member's restart, with its group.instance.id) or a
+                    # reconnect; the wire does not tell a reset from a new process
+                    break
                 if isinstance(yreq, m.JoinGroupRequest):
                     subs = _subscriptions(yreq)
                     gen_reset = any(s.generation_id < 0 for _, s in subs[:1]) and _reported_generation(mine, y) >= 0
