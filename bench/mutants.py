@@ -380,6 +380,24 @@ def _replaced_leader_told_follower(mut: Mutant, original: Any) -> Any:
     return replace
 
 
+def _static_rejoin_keeps_old_id(mut: Mutant, original: Any) -> Any:
+    """KAFKA-8500 (fixed in 2.3.0 before its release: e981b82601e, cherry-picked as
+    c7965187a69; core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala,
+    doUnknownJoinGroup): KIP-345's first cut replaced the member id of a static member that
+    rejoined without one only while the group was Stable; in any other state the JoinGroup
+    was taken as the old member's rejoin and answered with the *old* member id, so a
+    restarted instance and the one it replaced (a zombie) could share one member id and
+    consume the same partitions. Kafka now gives it a new member id in every state
+    (GroupMetadataManager.classicGroupJoinNewStaticMember)."""
+    def replace(txn: Any, request_id: int, req: m.JoinGroupRequest, g: Any, old_id: str, new_id: str) -> None:
+        if g.state is GroupState.Stable:
+            original(txn, request_id, req, g, old_id, new_id)
+            return
+        mut.hits += 1
+        join_group._update_member_then_rebalance(txn, request_id, dataclasses.replace(req, member_id=old_id), g)
+    return replace
+
+
 # ---------------------------------------------------------------------- clients
 ConsumerPatch = Callable[["Client"], type[Consumer]]
 
@@ -739,6 +757,10 @@ def all_mutants() -> list[Mutant]:
               "KAFKA-13435: a restarted static leader is answered with the old leader id and no skip-assignment",
               protocols=("static",), patterns=(("leader-static-restart",),),
               target=(join_group, "_replace_static_member", _replaced_leader_told_follower)),
+        Patch("kafka-8500-static-rejoin-keeps-old-id", "broker", "MemberIdFresh",
+              "KAFKA-8500: a static member rejoining without a member id during a rebalance gets its old member id back",
+              protocols=("static",), patterns=(("static-restart-in-rebalance",),),
+              target=(join_group, "_replace_static_member", _static_rejoin_keeps_old_id)),
         # ---- broker: the consumer protocol (KIP-848)
         Patch("consumer-hands-over-before-release", "broker", "ConsumerReconciliation",
               "partitions a member still reports owning are taken as revoked and handed to their next owner",

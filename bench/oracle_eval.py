@@ -67,6 +67,7 @@ ROTATION: tuple[tuple[str, ...], ...] = (
     ("pause",), ("slow-poll",), ("crash", "close-rejoin"), ("scale-out", "pause"),
     ("static-restart", "slow-poll"), ("failover", "crash"), ("zombie-close",),
     ("crash-then-join",), ("late-sync",), ("static-restart-failover",), ("leader-static-restart",),
+    ("static-restart-in-rebalance",),
 )
 
 #: fault patterns of this campaign only, built on group_scenario's: ``zombie-close`` is a
@@ -93,6 +94,13 @@ STATIC_RESTART_FAILOVER = "static-restart-failover"
 #: Stable: no rebalance, and the JoinGroup answer must tell it it is still the leader
 #: (KIP-814, KAFKA-13435); group_scenario restarts a follower only
 LEADER_STATIC_RESTART = "leader-static-restart"
+#: a static follower restarts (a JoinGroup without a member id for its group.instance.id)
+#: while the group rebalances for a static member that joins: it crashes from just before to
+#: just after the joiner's JoinGroup and comes back within the rebalance timeout, so its
+#: JoinGroup reaches the coordinator in PreparingRebalance (the join phase waits for it),
+#: where the member id must be replaced all the same (KAFKA-8500); group_scenario restarts a
+#: member of a Stable group only
+STATIC_RESTART_IN_REBALANCE = "static-restart-in-rebalance"
 
 
 def _zombie_close(data: dict[str, Any], rng: random.Random) -> None:
@@ -137,6 +145,16 @@ def _leader_static_restart(data: dict[str, Any], rng: random.Random) -> None:
     data["faults"] = [restart]
 
 
+def _static_restart_in_rebalance(data: dict[str, Any], rng: random.Random) -> None:
+    restart = next(f for f in data["faults"] if f["kind"] == "static_restart")
+    joiner = f"y{len(data['members'])}"
+    data["members"].append({"name": joiner, "start_ms": None, "static": True})
+    join_at = restart["at_ms"]
+    restart["at_ms"] = join_at + rng.randint(-2, 2) * 500
+    restart["downtime_ms"] = rng.choice((1000, 2000, 3000))
+    data["faults"] = [{"at_ms": join_at, "kind": "join", "member": joiner}, restart]
+
+
 #: pattern -> (the group_scenario faults it starts from, how it rewrites that scenario)
 _BUILD: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], random.Random], None]]] = {
     ZOMBIE_CLOSE: (("pause",), _zombie_close),
@@ -144,6 +162,7 @@ _BUILD: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], random.Random
     LATE_SYNC: (("scale-out",), _late_sync),
     STATIC_RESTART_FAILOVER: (("static-restart",), _static_restart_failover),
     LEADER_STATIC_RESTART: (("static-restart",), _leader_static_restart),
+    STATIC_RESTART_IN_REBALANCE: (("static-restart",), _static_restart_in_rebalance),
 }
 #: the patterns built here rather than drawn by group_scenario
 _OWN_PATTERNS = frozenset(_BUILD)
