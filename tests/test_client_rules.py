@@ -180,6 +180,28 @@ def test_a_stale_heartbeat_error_does_not_reset_the_member() -> None:
     assert stale_heartbeat_then_rejoin("").rules() == ["ClientIgnoresStaleErrors"]
 
 
+def test_a_current_error_in_flight_with_a_stale_heartbeat_justifies_the_reset() -> None:
+    """The stale heartbeat and the member's SyncGroup of its current generation leave
+    together; both are answered UNKNOWN_MEMBER_ID (the member was removed while paused): the
+    SyncGroup's error is current, and the rejoin without a member id is Kafka's answer to it
+    (the campaign's pause-before-rejoin pattern met this)."""
+    def group(sync_error: Error) -> Group:
+        g = member_in_generation_1({("t", 0)})
+        g.join(4_100, "m1", 2, "range", set(), 1)
+        g.x(m.HeartbeatRequest(group_id="g", generation_id=1, member_id="m1"),
+            m.HeartbeatResponse(error=E.UNKNOWN_MEMBER_ID), 20_000, 20_005)
+        # a commit of the old generation too, rejected: as stale as the heartbeat
+        g.commit(20_000, "m1", 1, ("t", 0), answer=E.ILLEGAL_GENERATION)
+        g.x(m.SyncGroupRequest(group_id="g", generation_id=2, member_id="m1"),
+            m.SyncGroupResponse(error=sync_error, assignment=Assignment(from_pairs(set())).encode()),
+            20_000, 20_005)
+        g.join(20_500, "m2", 3, "range", set(), -1, req_member="")
+        return g
+
+    assert group(E.UNKNOWN_MEMBER_ID).rules() == []
+    assert group(E.NONE).rules() == ["ClientIgnoresStaleErrors"]
+
+
 def test_a_restart_after_a_stale_heartbeat_error_is_not_a_reset() -> None:
     """A JoinGroup without a member id opening a new connection of the same client id is a
     new process (a static member's restart) or a reconnect, not the member resetting on

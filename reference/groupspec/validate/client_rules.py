@@ -350,6 +350,8 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                 if isinstance(yreq, m.JoinGroupRequest):
                     subs = _subscriptions(yreq)
                     gen_reset = any(s.generation_id < 0 for _, s in subs[:1]) and _reported_generation(mine, y) >= 0
+                    if (yreq.member_id == "" or gen_reset) and _current_error_between(f, cid, mine, x, y):
+                        break  # a request in flight with the stale one got a current error
                     if yreq.member_id == "" or gen_reset:
                         what = "member id" if yreq.member_id == "" else "generation"
                         out.append(_finding(
@@ -361,6 +363,21 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                         ))
                     break
     return out
+
+
+def _current_error_between(f: _Facts, cid: str, mine: list[Exchange], stale: Exchange, join: Exchange) -> bool:
+    """Whether a request other than ``stale`` (sent with it or after it), carrying the
+    member's current generation, was answered a fencing error before ``join`` was sent: a
+    SyncGroup in flight with a stale heartbeat and answered UNKNOWN_MEMBER_ID (the member
+    was removed) resets the member rightly, whatever the heartbeat's answer."""
+    for z in mine:
+        if z is stale or z.sent < stale.sent or z.received > join.sent or not _fencing(f.error(z)):
+            continue
+        gen = getattr(z.event.request, "generation_id", None)
+        if isinstance(gen, int) and (c := _current(f, cid, z.received)) is not None and c[0] > gen:
+            continue  # another request of an older generation (a heartbeat, a commit)
+        return True
+    return False
 
 
 def _reported_generation(mine: list[Exchange], before: Exchange) -> int:
