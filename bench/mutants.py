@@ -398,6 +398,36 @@ def _static_rejoin_keeps_old_id(mut: Mutant, original: Any) -> Any:
     return replace
 
 
+def _static_rejoin_no_rebalance_in_sync(mut: Mutant, original: Any) -> Any:
+    """KAFKA-9801 (2.3.0 to 2.4.1; fixed in 2.5.0 by 94ef25ab912, cherry-picked as
+    146811ab296; core/src/main/scala/kafka/coordinator/group/GroupCoordinator.scala,
+    updateStaticMemberAndRebalance): a static member that rejoined without a member id while
+    the group was CompletingRebalance got a new member id and an answer at once (the current
+    generation, the old leader id), with no new rebalance; the leader's assignment, keyed by
+    the old member id, then gave the new member id nothing. Kafka now starts a rebalance
+    (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin)."""
+    def replace(txn: Any, request_id: int, req: m.JoinGroupRequest, g: Any, old_id: str, new_id: str) -> None:
+        if g.state is not GroupState.CompletingRebalance:
+            original(txn, request_id, req, g, old_id, new_id)
+            return
+        mut.hits += 1
+        current_leader = g.leader_id
+        prepare = rebalance.prepare_rebalance
+
+        def answer_now(txn: Any, group: Any, reason: str) -> None:
+            rebalance.complete_join_future(txn, group, group.members[new_id], m.JoinGroupResponse(
+                error=E.NONE, generation_id=group.generation_id, protocol_type=group.protocol_type,
+                protocol_name=group.protocol_name, leader=current_leader or "", skip_assignment=False,
+                member_id=new_id))
+
+        rebalance.prepare_rebalance = answer_now
+        try:
+            original(txn, request_id, req, g, old_id, new_id)
+        finally:
+            rebalance.prepare_rebalance = prepare
+    return replace
+
+
 # ---------------------------------------------------------------------- clients
 ConsumerPatch = Callable[["Client"], type[Consumer]]
 
@@ -604,6 +634,39 @@ def _keeps_lost_partitions(mut: Client) -> type[Consumer]:
     return Buggy
 
 
+def _join_prepare_once(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        """KAFKA-12983 (fixed in 2.7.2, 2.8.1 and 3.0.0 by 85fa0ecb671; clients/src/main/
+        java/org/apache/kafka/clients/consumer/internals/AbstractCoordinator.java,
+        resetStateAndRejoin):
+        onJoinPrepare ran once per rebalance (needsJoinPrepare was set again only by
+        onJoinComplete), not before every JoinGroup. A member whose member id or generation
+        was reset during the rebalance (a JoinGroup or SyncGroup answered UNKNOWN_MEMBER_ID
+        or ILLEGAL_GENERATION) rejoined without onJoinPrepare, so a cooperative member did
+        not lose its partitions (ConsumerCoordinator.onJoinPrepare's path for a reset
+        generation): it kept consuming them and reported them owned in its next JoinGroup."""
+
+        def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
+            skip = self.__dict__.get("prepared", False)
+            self.__dict__["prepared"] = True  # needsJoinPrepare = false
+            self.__dict__["skip_prepare"] = skip
+            try:
+                return super()._join_prepare_and_join(now, cluster, subscription)
+            finally:
+                self.__dict__["skip_prepare"] = False
+
+        def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
+            self.__dict__["prepared"] = False  # needsJoinPrepare = true
+            return super()._on_join_complete(assignment, now)
+
+        def _lose_all(self, now: int, why: str) -> None:
+            if self.__dict__.get("skip_prepare") and self.owned:
+                mut.hits += 1  # onJoinPrepare not run: the partitions are not lost
+                return
+            super()._lose_all(now, why)
+    return Buggy
+
+
 def _leader(change: Callable[[Client, Consumer, m.JoinGroupResponse, ClusterView, int], tuple[m.SyncGroupAssignment, ...] | None]) -> ConsumerPatch:
     def make(mut: Client) -> type[Consumer]:
         class Buggy(Consumer):
@@ -761,6 +824,12 @@ def all_mutants() -> list[Mutant]:
               "KAFKA-8500: a static member rejoining without a member id during a rebalance gets its old member id back",
               protocols=("static",), patterns=(("static-restart-in-rebalance",),),
               target=(join_group, "_replace_static_member", _static_rejoin_keeps_old_id)),
+        Patch("kafka-9801-static-rejoin-in-sync-no-rebalance", "broker",
+              "SyncDuringPreparingRebalance (the SyncGroups waiting when the rejoin should start a rebalance)",
+              "KAFKA-9801: a static member rejoining without a member id in CompletingRebalance is answered at once, "
+              "no rebalance: the leader's assignment leaves its new member id nothing",
+              protocols=("static",), patterns=(("static-restart-in-sync",),),
+              target=(join_group, "_replace_static_member", _static_rejoin_no_rebalance_in_sync)),
         # ---- broker: the consumer protocol (KIP-848)
         Patch("consumer-hands-over-before-release", "broker", "ConsumerReconciliation",
               "partitions a member still reports owning are taken as revoked and handed to their next owner",
@@ -808,6 +877,10 @@ def all_mutants() -> list[Mutant]:
         Client("keeps-lost-partitions", "client", "ClientFetchesOwnedOnly",
                "a member whose generation is reset does not give up its partitions (onPartitionsLost skipped)",
                make=_keeps_lost_partitions),
+        Client("kafka-12983-rejoin-skips-join-prepare", "client", "ClientFetchesOwnedOnly",
+               "KAFKA-12983: after its member id is reset during a rebalance a cooperative member rejoins without "
+               "onJoinPrepare: it keeps consuming the partitions it lost and reports them owned",
+               protocols=("cooperative",), patterns=(("pause-before-rejoin",),), make=_join_prepare_once),
         Client("leader-ignores-revoke-first", "client", "CooperativeRevokeFirst",
                "a cooperative leader moves partitions in one step (an eager assignor's output)",
                protocols=("cooperative",), make=_leader(_eager_assignor_in_cooperative)),

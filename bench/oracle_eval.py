@@ -11,7 +11,9 @@ cooperative or static members, 2-4 of them, one or two topics, and a random faul
 crash, clean close and rejoin, GC pause, slow poll, scale-out, static restart, coordinator
 failover; and this campaign's own patterns, :data:`ROTATION`: a zombie's close, a crash
 whose session outlives the rebalance timeout before a member joins, slowed messages while
-two members join, a static restart then a failover, the static leader's restart), simulated with one mutant (:mod:`bench.mutants`) in place. The trace keeps only
+two members join, a static restart then a failover, the static leader's restart, a static
+restart while the group rebalances or waits for the leader's assignment, a member paused
+past its session just after its JoinGroup), simulated with one mutant (:mod:`bench.mutants`) in place. The trace keeps only
 what a recorder in front of the broker would see: the exchanges and the fetches, not the
 reference's records or timer events, renumbered as one file. The unmutated reference then
 validates it. A mutant is *caught* when some run of it is a violation; *exercised* when its
@@ -38,6 +40,8 @@ from typing import Any
 
 from bench.mutants import Mutant, Prober, all_mutants
 from groupspec.pipeline.generate import FAULTS, group_scenario
+from groupspec.protocol import messages as m
+from groupspec.protocol.errors import Error
 from groupspec.sim.render import broker_config
 from groupspec.sim.runner import Simulation
 from groupspec.sim.scenario import parse_scenario
@@ -67,7 +71,7 @@ ROTATION: tuple[tuple[str, ...], ...] = (
     ("pause",), ("slow-poll",), ("crash", "close-rejoin"), ("scale-out", "pause"),
     ("static-restart", "slow-poll"), ("failover", "crash"), ("zombie-close",),
     ("crash-then-join",), ("late-sync",), ("static-restart-failover",), ("leader-static-restart",),
-    ("static-restart-in-rebalance",),
+    ("static-restart-in-rebalance",), ("static-restart-in-sync",), ("pause-before-rejoin",),
 )
 
 #: fault patterns of this campaign only, built on group_scenario's: ``zombie-close`` is a
@@ -101,6 +105,19 @@ LEADER_STATIC_RESTART = "leader-static-restart"
 #: where the member id must be replaced all the same (KAFKA-8500); group_scenario restarts a
 #: member of a Stable group only
 STATIC_RESTART_IN_REBALANCE = "static-restart-in-rebalance"
+#: a static follower restarts while the group is in CompletingRebalance: the join phase for
+#: a static member that joins has ended and the leader has not sent its assignment yet,
+#: held back by a GC pause of the leader that begins just after its JoinGroup leaves. The
+#: restart's JoinGroup must start a new rebalance (KAFKA-9801). The times come from a probe
+#: run of the scenario without the pause and the restart (when the leader sent its
+#: JoinGroup, when the join phase ended); the window is otherwise a few milliseconds wide
+STATIC_RESTART_IN_SYNC = "static-restart-in-sync"
+#: a member joins; a follower pauses (GC) just after sending its JoinGroup, past the end of
+#: the join phase and a session timeout more: the coordinator removes it, so the SyncGroup
+#: it sends on resuming is answered UNKNOWN_MEMBER_ID, and it must give up its partitions
+#: before it rejoins (ConsumerCoordinator.onJoinPrepare; KAFKA-12983). The pause's time
+#: comes from a probe run of the scenario without it
+PAUSE_BEFORE_REJOIN = "pause-before-rejoin"
 
 
 def _zombie_close(data: dict[str, Any], rng: random.Random) -> None:
@@ -155,6 +172,51 @@ def _static_restart_in_rebalance(data: dict[str, Any], rng: random.Random) -> No
     data["faults"] = [{"at_ms": join_at, "kind": "join", "member": joiner}, restart]
 
 
+def _static_restart_in_sync(data: dict[str, Any], rng: random.Random) -> None:
+    restart = next(f for f in data["faults"] if f["kind"] == "static_restart")
+    joiner = f"y{len(data['members'])}"
+    data["members"].append({"name": joiner, "start_ms": None, "static": True})
+    join_at = restart["at_ms"]
+    data["faults"] = [{"at_ms": join_at, "kind": "join", "member": joiner}]
+    leader = data["members"][0]["name"]
+    data["defaults"]["poll_interval_ms"] = POLL_INTERVAL_MS  # as the run will have it
+    probe = Simulation(parse_scenario(data, "probe")).run()
+    joins = [e for e in probe.trace if isinstance(e, ev.WireExchange) and isinstance(e.response, m.JoinGroupResponse)
+             and e.response.error is Error.NONE and e.sent_ms >= join_at and e.received_ms is not None]
+    first_gen = min((e.response.generation_id for e in joins if isinstance(e.response, m.JoinGroupResponse)),
+                    default=None)
+    mine = [e for e in joins if isinstance(e.response, m.JoinGroupResponse) and e.response.generation_id == first_gen]
+    led = [e for e in mine if e.client_id == leader]
+    if not led:
+        return  # the join phase did not go as probed: the plain scale-out
+    sent = int(led[0].sent_ms)
+    done = int(min(e.received_ms for e in mine if e.received_ms is not None))
+    held = done - sent + rng.choice((3000, 4000, 5000))
+    follower = data["members"][1]["name"]
+    data["faults"] += [
+        {"at_ms": sent + 1, "kind": "pause", "member": leader, "duration_ms": held},
+        {"at_ms": done + rng.randint(0, 4) * 100, "kind": "static_restart", "member": follower,
+         "downtime_ms": rng.choice((300, 600, 1000))},
+    ]
+
+
+def _pause_before_rejoin(data: dict[str, Any], rng: random.Random) -> None:
+    join = next(f for f in data["faults"] if f["kind"] == "join")
+    data["faults"] = [join]
+    follower = data["members"][1]["name"]
+    data["defaults"]["poll_interval_ms"] = POLL_INTERVAL_MS  # as the run will have it
+    probe = Simulation(parse_scenario(data, "probe")).run()
+    joined = next((e for e in probe.trace if isinstance(e, ev.WireExchange) and e.client_id == follower
+                   and e.sent_ms >= join["at_ms"] and isinstance(e.response, m.JoinGroupResponse)
+                   and e.response.error is Error.NONE and e.received_ms is not None), None)
+    if joined is None or joined.received_ms is None:
+        return  # the rebalance went as it did not in the probe: the plain scale-out
+    session = int(data["defaults"]["session_timeout_ms"])
+    data["faults"].append({"at_ms": int(joined.sent_ms) + 1, "kind": "pause", "member": follower,
+                           "duration_ms": int(joined.received_ms - joined.sent_ms) + session
+                           + rng.choice((2000, 4000, 6000))})
+
+
 #: pattern -> (the group_scenario faults it starts from, how it rewrites that scenario)
 _BUILD: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], random.Random], None]]] = {
     ZOMBIE_CLOSE: (("pause",), _zombie_close),
@@ -163,6 +225,8 @@ _BUILD: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any], random.Random
     STATIC_RESTART_FAILOVER: (("static-restart",), _static_restart_failover),
     LEADER_STATIC_RESTART: (("static-restart",), _leader_static_restart),
     STATIC_RESTART_IN_REBALANCE: (("static-restart",), _static_restart_in_rebalance),
+    STATIC_RESTART_IN_SYNC: (("static-restart",), _static_restart_in_sync),
+    PAUSE_BEFORE_REJOIN: (("scale-out",), _pause_before_rejoin),
 }
 #: the patterns built here rather than drawn by group_scenario
 _OWN_PATTERNS = frozenset(_BUILD)
@@ -432,12 +496,13 @@ def markdown(res: dict[str, Any], command: str) -> str:
         "- A mutant's runs cycle through fault patterns: `group_scenario`'s (crash, close and rejoin, "
         "pause, slow poll, scale-out, static restart, failover) and this campaign's own "
         "(`zombie-close`, `crash-then-join`, `late-sync`, `static-restart-failover`, "
-        "`leader-static-restart`; "
+        "`leader-static-restart`, `static-restart-in-rebalance`, `static-restart-in-sync`, "
+        "`pause-before-rejoin`; the last two time their faults from a probe run of the scenario; "
         "bench/oracle_eval.py `ROTATION`). A bug that only one pattern reaches runs on that pattern "
         "alone (`Mutant.patterns`); the baseline meets every pattern.",
         "- The `kafka-NNNNN-...` and `kip-394-...` mutants are bugs Apache Kafka's group coordinator "
-        "had, each the behaviour before the JIRA issue named was fixed, put back into the reference: "
-        "a trace of such a broker must be a violation.",
+        "or Java consumer had, each the behaviour before the JIRA issue named was fixed, put back into "
+        "the reference: a trace of such a broker or client must be a violation.",
         "",
     ]
     return "\n".join(lines)
