@@ -57,9 +57,11 @@ def test_the_mutants_only_the_campaigns_own_patterns_reach_are_caught() -> None:
     PreparingRebalance answered UNKNOWN_MEMBER_ID: no group_scenario fault reaches these
     bugs (a crashed member's session ends its join phase first; a SyncGroup follows its
     JoinGroup within milliseconds), the patterns crash-then-join and late-sync do; nor do
-    they reach four bugs Kafka had (KAFKA-12890, KAFKA-8220, KAFKA-10284 after a static
-    restart and a failover, KAFKA-13435 after the static leader's restart). Each is exercised and named on a seed of its own
-    pattern, and the same seeds unmutated conform."""
+    they reach seven bugs Kafka had (KAFKA-12890, KAFKA-8220, KAFKA-10284 after a static
+    restart and a failover, KAFKA-13435 after the static leader's restart, KAFKA-8500 and
+    KAFKA-9801 after a static restart during a rebalance, KAFKA-12983 after a pause that
+    outlasts the join phase). Each is exercised and named on a seed of its own pattern, and
+    the same seeds unmutated conform."""
     known = {m.name: m for m in all_mutants()}
     cases = (("rebalance-timeout-ignored", 1000, {"HeartbeatUnknownMember", "JoinCompletion",
                                                   "JoinWaitsForAllMembers"}),
@@ -71,7 +73,13 @@ def test_the_mutants_only_the_campaigns_own_patterns_reach_are_caught() -> None:
              ("kafka-12890-sync-timeout-ignored", 1000, {"HeartbeatSignalsRebalance"}),
              ("kafka-8220-static-removed-at-join-end", 1000, {"JoinCompletion"}),
              ("kafka-10284-static-replacement-not-persisted", 1000, {"CommitAccepted", "HeartbeatAnswer"}),
-             ("kafka-13435-replaced-leader-told-follower", 1000, {"JoinCompletion"}))
+             ("kafka-13435-replaced-leader-told-follower", 1000, {"JoinCompletion"}),
+             # the restarted instance handed the member id still in use by the one it replaced
+             ("kafka-8500-static-rejoin-keeps-old-id", 1000, {"MemberIdFresh"}),
+             # no rebalance: the SyncGroups waiting for the leader are answered, not failed
+             ("kafka-9801-static-rejoin-in-sync-no-rebalance", 1002, {"SyncDuringPreparingRebalance"}),
+             # the partitions lost with the member id are still fetched
+             ("kafka-12983-rejoin-skips-join-prepare", 1000, {"ClientFetchesOwnedOnly"}))
     for name, seed, rules in cases:
         mutant = known[name]
         assert mutant.patterns, name
