@@ -93,7 +93,7 @@ def test_a_coordinator_mutant_is_caught_by_the_exhaustive_direction(graph: State
 
 
 def test_a_commit_mutant_is_caught_by_the_trace_direction() -> None:
-    # 20 generated traces (seed 1) include a commit at a member epoch the coordinator has
+    # 20 generated traces (seed 1; some on a slow network) include a commit at a member epoch the coordinator has
     # moved past; the mutant stores it, the spec answers STALE_MEMBER_EPOCH
     bounds = model_bounds(MODELS["small"])
     result = run_mutant(MUTANTS["consumer-stale-commit-accepted"], bounds, None, traces=20,
