@@ -646,24 +646,15 @@ def _join_prepare_once(mut: Client) -> type[Consumer]:
         not lose its partitions (ConsumerCoordinator.onJoinPrepare's path for a reset
         generation): it kept consuming them and reported them owned in its next JoinGroup."""
 
-        def _join_prepare_and_join(self, now: int, cluster: ClusterView, subscription: tuple[str, ...]) -> list[Outgoing]:
-            skip = self.__dict__.get("prepared", False)
-            self.__dict__["prepared"] = True  # needsJoinPrepare = false
-            self.__dict__["skip_prepare"] = skip
-            try:
-                return super()._join_prepare_and_join(now, cluster, subscription)
-            finally:
-                self.__dict__["skip_prepare"] = False
-
-        def _on_join_complete(self, assignment: Assignment, now: int) -> list[Outgoing]:
-            self.__dict__["prepared"] = False  # needsJoinPrepare = true
-            return super()._on_join_complete(assignment, now)
-
-        def _lose_all(self, now: int, why: str) -> None:
-            if self.__dict__.get("skip_prepare") and self.owned:
-                mut.hits += 1  # onJoinPrepare not run: the partitions are not lost
-                return
-            super()._lose_all(now, why)
+        def _reset_generation(self, keep_member_id: bool) -> None:
+            # the reference sets needs_join_prepare again here (resetStateAndRejoin, the
+            # fix); the bug left it as onJoinComplete last set it
+            prepared = not self.needs_join_prepare
+            super()._reset_generation(keep_member_id)
+            if prepared:
+                self.needs_join_prepare = False
+                if self.owned:
+                    mut.hits += 1  # onJoinPrepare will not run: the partitions are not lost
     return Buggy
 
 
