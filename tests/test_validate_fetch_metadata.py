@@ -2,7 +2,7 @@
 (FetchReturnsCommitted): Kafka stores a commit's missing metadata as "" and answers "" for it
 (OffsetAndMetadata.fromRequest), so a broker that loses or alters the metadata, or answers
 null for none, is named. Seqs are those of the simulated eager story (tests/
-test_validate_violations.py): 602 an OffsetFetch answered with committed offsets."""
+test_validate_violations.py): 593 an OffsetFetch answered with committed offsets."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from groupspec.validate import CONFORMING, VIOLATION, validate_bytes
 from tests.test_validate_violations import dump, events, sim_trace
 
-FETCH = 602
+FETCH = 593
 
 
 def _trace(change: Any) -> bytes:
@@ -41,7 +41,7 @@ def test_altered_metadata_is_a_broker_violation() -> None:
     assert g.verdict == VIOLATION and g.violation is not None
     assert (g.violation.seq, g.violation.rule) == (FETCH, "FetchReturnsCommitted")
     assert 'metadata of invoices-0 (answered "not what was committed", committed "")' in g.violation.detail
-    assert "invoices-0@424 (metadata \"not what was committed\")" in g.violation.broker_answered
+    assert "invoices-0@422 (metadata \"not what was committed\")" in g.violation.broker_answered
 
 
 def _commit_without_metadata(o: dict[str, Any]) -> None:
