@@ -138,38 +138,31 @@ HOT = ("member_id", "generation_id", "member_epoch", "group_instance_id", "insta
        "high_watermark", "next_offset", "api_keys", "min_version", "max_version", "skip_assignment")
 
 
-def _strings_of(doc: Doc) -> list[str]:
-    out: list[str] = []
+def _leaves_of(doc: Doc, keep: Callable[[Any], bool]) -> list[Any]:
+    """Every leaf value of the events' JSON (dict values and list items, depth first) that
+    ``keep`` accepts."""
+    out: list[Any] = []
 
     def walk(v: Any) -> None:
-        if isinstance(v, str):
-            out.append(v)
-        elif isinstance(v, dict):
+        if isinstance(v, dict):
             for x in v.values():
                 walk(x)
         elif isinstance(v, list):
             for x in v:
                 walk(x)
+        elif keep(v):
+            out.append(v)
     for o in doc:
         walk(o)
     return out
+
+
+def _strings_of(doc: Doc) -> list[str]:
+    return _leaves_of(doc, lambda v: isinstance(v, str))
 
 
 def _ints_of(doc: Doc) -> list[int]:
-    out: list[int] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, int) and not isinstance(v, bool):
-            out.append(v)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        elif isinstance(v, list):
-            for x in v:
-                walk(x)
-    for o in doc:
-        walk(o)
-    return out
+    return _leaves_of(doc, lambda v: isinstance(v, int) and not isinstance(v, bool))
 
 
 def _assignment_bytes(rng: random.Random, topics: list[str]) -> str:
