@@ -648,6 +648,10 @@ class Simulation:
         active, cohort_tps = self._active_cohorts, self._cohort_tps
         inline = (self._partition_list is not None and self._cohorts_for is self._partition_list
                   and len(was) == len(cl))
+        every = idle[0].config.poll_interval_ms
+        if inline and all(c.next_poll_ms == t and c.config.poll_interval_ms == every for c in idle):
+            self._shared_steps(idle, t, until, offsets)
+            return
         while True:
             for c in idle:
                 if c.next_poll_ms == t and c.idle_poll(t, offsets):
@@ -675,6 +679,95 @@ class Simulation:
         self._last_produce = last
         # each poll that read records took a correlation id for its Fetch event, as
         # _drain_events (nothing else takes one in these steps)
+        self.rid += fetches
+
+    def _shared_steps(self, idle: list[Consumer], t: int, until: int, offsets: dict[TP, int]) -> None:
+        """_skipped_steps when every idle member polls at ``t`` and then every ``every`` ms
+        (members that start 100 ms apart and poll every 100 ms: nearly every run), the first
+        step's append made: the steps are their common polls, each one interval's append.
+
+        A member whose positions are its partitions' log end offsets (caught up) and stays
+        so: at each poll it reads exactly what the step's append added (at most one record
+        more than the append, which is below its per-partition cap), so its poll reads
+        something if and only if a cohort of its partitions moved, and after the last poll
+        its positions are the log end offsets then. Such a member's polls are counted, not
+        made; its positions and poll clock are set after the last step. A member not caught
+        up polls for real (Consumer.idle_poll) until it is. The appends are the same float
+        additions in the same order; the offsets map is written at the end unless a member
+        polls for real."""
+        cl, was = self._cohort_leo, self._view_offsets
+        active, cohort_tps, cohort_of = self._active_cohorts, self._cohort_tps, self._cohort_of
+        every = idle[0].config.poll_interval_ms
+        # each step's append: (t_k - t_{k-1}) / 1000.0 * rate with t_k - t_{k-1} == every
+        add = (every / 1000.0) * self.sc.produce_rate_per_s
+        # a cohort's offset moves by at most int(add) + 1 per step: below every cap
+        lazy_ok = int(add) + 2 <= min(c.config.max_poll_records_per_partition for c in idle)
+        fetches = 0
+        real: list[Consumer] = []
+        lazy: list[Consumer] = []
+        #: per caught-up member that owns a growing partition, the growing cohorts it owns
+        readers: list[set[int]] = []
+        growing = set(active)
+
+        def caught_up(c: Consumer) -> bool:
+            if not lazy_ok or c.awaiting_position:
+                return False
+            pos = c.positions.get
+            for tp in c.owned:
+                if pos(tp, 0) != offsets.get(tp, 0):
+                    return False
+            lazy.append(c)
+            mine = {cohort_of[tp] for tp in c.owned if tp in cohort_of} & growing
+            if mine:
+                readers.append(mine)
+            return True
+
+        for c in idle:
+            if c.idle_poll(t, offsets):
+                fetches += 1
+            if not caught_up(c):
+                real.append(c)
+        now = t
+        t += every
+        while t < until:
+            moved: list[int] = []
+            for ci in active:
+                v = cl[ci] = cl[ci] + add
+                i = int(v)
+                if i != was[ci]:
+                    was[ci] = i
+                    moved.append(ci)
+                    if real:
+                        for tp in cohort_tps[ci]:
+                            offsets[tp] = i
+            if moved and readers:
+                if len(moved) == len(active):
+                    fetches += len(readers)
+                else:
+                    fetches += sum(1 for mine in readers if not mine.isdisjoint(moved))
+            if real:
+                for c in real:
+                    if c.idle_poll(t, offsets):
+                        fetches += 1
+                real = [c for c in real if not caught_up(c)]
+            now = t
+            t += every
+        for ci in active:
+            i = was[ci]
+            for tp in cohort_tps[ci]:
+                offsets[tp] = i
+        for c in lazy:
+            # the polls not made: the positions the last one left, then that poll itself
+            # (its reads are counted above; it now reads nothing and sets the poll clock)
+            if c.next_poll_ms <= now:
+                positions = c.positions
+                for tp in c.owned:
+                    end = offsets.get(tp, 0)
+                    if end != positions.get(tp, 0):
+                        positions[tp] = end
+                c.idle_poll(now, offsets)
+        self.now = now
+        self._last_produce = now
         self.rid += fetches
 
     def _skipped_poll_after(self, t: int) -> int | None:
