@@ -730,6 +730,21 @@ class Simulation:
         now = t
         t += every
         while t < until:
+            if not real and len(active) == 1:
+                # the usual case from here on (one cohort, every member caught up): the
+                # cohort's float, and the readers' polls counted when its offset moves
+                ci, n = active[0], len(readers)
+                v, w = cl[ci], was[ci]
+                while t < until:
+                    v += add
+                    i = int(v)
+                    if i != w:
+                        w = i
+                        fetches += n
+                    now = t
+                    t += every
+                cl[ci], was[ci] = v, w
+                break
             moved: list[int] = []
             for ci in active:
                 v = cl[ci] = cl[ci] + add
