@@ -362,7 +362,31 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
 
 
 #: an event's JSON value as its line's text (the events' values hold no cycles to check for)
-_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_json_encoder = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+_dumps = _json_encoder.encode
+
+
+def _line_encoder() -> Callable[[Any], str]:
+    """:data:`_dumps` without its two Python calls and the C encoder it makes per value:
+    ``JSONEncoder.encode`` of a dict is the join of what ``json.encoder.c_make_encoder``
+    (the C encoder, made with the encoder's own settings) returns for it, which is made
+    once here."""
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the encoder's own path
+        return _dumps
+    e = _json_encoder
+    strings = json.encoder.encode_basestring_ascii if e.ensure_ascii else json.encoder.encode_basestring
+    encode = make(None, e.default, strings, None,
+                  e.key_separator, e.item_separator, e.sort_keys, e.skipkeys, e.allow_nan)
+    join = "".join
+
+    def line(value: Any) -> str:
+        return join(encode(value, 0))
+
+    return line
+
+
+_line = _line_encoder()
 
 
 def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
@@ -378,7 +402,7 @@ def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
         return
     # the lines as the trace writer writes them, ASCII (json.dumps escapes the rest): the
     # file's text encoded once
-    text = "\n".join(map(_dumps, map(event_to_json, events)))
+    text = "\n".join(map(_line, map(event_to_json, events)))
     with open(path, "wb") as fh:
         fh.write((text + "\n" if events else "").encode("ascii"))
 
