@@ -186,6 +186,11 @@ def test_merge_orders_as_the_heap_of_the_groups_streams(times: list[list[float]]
     assert [(gi, ei) for gi, ei, _ in got] == expected
     assert [e.seq for _, _, e in got] == list(range(1, len(got) + 1))
     assert all(vars(e) == {**vars(groups[gi][ei]), "seq": e.seq} for gi, ei, e in got)
+    # in place (the generator's): the same order and numbers, on the groups' own events
+    own = [[dataclasses.replace(e) for e in es] for es in groups]
+    again = list(merge(own, in_place=True))
+    assert [(gi, ei, vars(e)) for gi, ei, e in again] == [(gi, ei, vars(e)) for gi, ei, e in got]
+    assert all(e is own[gi][ei] for gi, ei, e in again)
 
 
 def test_a_lean_run_leaves_no_cycle_behind() -> None:

@@ -282,9 +282,12 @@ def _when(e: ev.Event) -> float:
     return 0.0
 
 
-def merge(groups: list[list[ev.Event]]) -> Iterator[tuple[int, int, ev.Event]]:
+def merge(groups: list[list[ev.Event]], in_place: bool = False) -> Iterator[tuple[int, int, ev.Event]]:
     """The groups' events in time order (each group's own order kept), renumbered from seq
-    1: (group index, index within the group, event)."""
+    1: (group index, index within the group, event). The events are copies with their new
+    seq, or, ``in_place``, the groups' own events with their seq changed (for a caller whose
+    events nothing else holds: the generator's, made for the file they are merged into)."""
+    renumbered = _renumber_in_place if in_place else _renumbered
     # (time, group index, index, event): two streams' heads never tie on (time, group
     # index), and a stream has one item in the merge's heap at a time, so comparing the
     # tuples orders them as a key of (time, group index) would, without calling a key
@@ -299,11 +302,11 @@ def merge(groups: list[list[ev.Event]]) -> Iterator[tuple[int, int, ev.Event]]:
         eis = [ei for events in groups for ei in range(len(events))]
         times = [t for w in whens for t in w]
         for seq, i in enumerate(sorted(range(len(flat)), key=times.__getitem__), start=1):
-            yield gis[i], eis[i], _renumbered(flat[i], seq)
+            yield gis[i], eis[i], renumbered(flat[i], seq)
         return
     streams = [zip(whens[gi], repeat(gi), count(), events) for gi, events in enumerate(groups)]
     for seq, (_, gi, ei, e) in enumerate(heapq.merge(*streams), start=1):
-        yield gi, ei, _renumbered(e, seq)
+        yield gi, ei, renumbered(e, seq)
 
 
 def _renumbered(e: ev.Event, seq: int) -> ev.Event:
@@ -315,6 +318,12 @@ def _renumbered(e: ev.Event, seq: int) -> ev.Event:
     d.update(e.__dict__)
     d["seq"] = seq
     return new
+
+
+def _renumber_in_place(e: ev.Event, seq: int) -> ev.Event:
+    """``e`` itself with ``seq`` changed (a frozen dataclass: its ``__dict__`` directly)."""
+    e.__dict__["seq"] = seq
+    return e
 
 
 def generate_cluster(plan: ClusterPlan) -> ClusterResult:
@@ -352,7 +361,9 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
     injected: list[Injected] = []
     suffix = "parquet" if plan.fmt == "parquet" else "jsonl"
     source = str(Path(plan.out) / f"{plan.cluster}.{suffix}")
-    for gi, ei, e in merge(groups):
+    # the groups' events are this file's alone (an injected group's list shares its other
+    # events with the list it was made from, which is dropped): renumbered in place
+    for gi, ei, e in merge(groups, in_place=True):
         merged.append(e)
         change = changed.get(gi)
         if change is not None and change[0] == ei:
