@@ -173,6 +173,8 @@ class Simulation:
         #: loop (_skipped_steps) instead of full steps; off once a member's client model is
         #: not the classic consumer (its idle ticks are not known)
         self._skipping = lean
+        #: whether a member was idle (``skip``) when _next_time last ran
+        self._any_idle = False
         self._last_produce = 0
         #: put before every connection name (the generator's group id and a slash)
         self.connection_prefix = connection_prefix
@@ -937,9 +939,11 @@ class Simulation:
 
     # ------------------------------------------------------------------ main loop
     def _next_time(self) -> int | None:
-        times: list[int] = []
+        # the earliest of the times below, as a running minimum (most steps ask it)
+        best: int | None = None
+        now1 = self.now + 1
         if self.queue:
-            times.append(self.queue[0][0])
+            best = self.queue[0][0]
         # the coordinator's earliest group timer (Coordinator.next_deadline without listing
         # and sorting every timer), listed again only after an input to the coordinator
         if self._coordinator_changed:
@@ -947,30 +951,41 @@ class Simulation:
             self._coordinator_changed = False
         d = self._coordinator_deadline
         if d is not None:
-            times.append(max(d, self.now + 1))
+            x = d if d > now1 else now1
+            if best is None or x < best:
+                best = x
         if self.coordinator.state.regex_tasks:
             for at in self.coordinator.pending_regex_resolutions().values():
-                times.append(max(at + self.sc.regex_resolution_ms, self.now + 1))
+                x = max(at + self.sc.regex_resolution_ms, now1)
+                if best is None or x < best:
+                    best = x
         skipping = False
         for mem in self.members.values():
             if mem.skip:
                 skipping = True
-                times.append(mem.wake)
+                x = mem.wake
             elif mem.alive and mem.consumer is not None:
                 nd = mem.consumer.next_deadline()
-                if nd is not None:
-                    # A consumer has been ticked at `now` already: its past deadlines are due
-                    # at the next millisecond, so the clock always moves on.
-                    times.append(max(nd, mem.frozen_until, self.now + 1))
+                if nd is None:
+                    continue
+                # A consumer has been ticked at `now` already: its past deadlines are due
+                # at the next millisecond, so the clock always moves on.
+                x = max(nd, mem.frozen_until, now1)
             elif mem.restart_at is not None:
-                times.append(mem.restart_at)
+                x = mem.restart_at
             elif mem.spec.start_ms is not None and mem.incarnation == 0:
-                times.append(mem.spec.start_ms)
+                x = mem.spec.start_ms
+            else:
+                continue
+            if best is None or x < best:
+                best = x
         if self.faults:
-            times.append(self.faults[0].at_ms)
-        if not times:
+            x = self.faults[0].at_ms
+            if best is None or x < best:
+                best = x
+        self._any_idle = skipping
+        if best is None:
             return None
-        best = min(times)
         if skipping:
             # checks that run at the first step after a time, whichever it is: that step must
             # not be one only idle polls make (the offset-expiry check, a member's poll
@@ -998,7 +1013,8 @@ class Simulation:
             t = self._next_time()
             if t is None or t > self.sc.until_ms:
                 break
-            self._skipped_steps(t)
+            if self._any_idle:  # (_next_time saw an idle member)
+                self._skipped_steps(t)
             self.now = max(self.now, t)
             # Producers append records up to now.
             dt = (self.now - self._last_produce) / 1000.0
