@@ -538,3 +538,16 @@ def test_the_step_check_catches_a_disagreeing_replay_shortcut(mutant: str, injec
         mp.setattr(rp.Replayer, method, namespace[method])
         with pytest.raises(AssertionError):
             _replay_lockstepped(injected, (100, 5_000))
+
+
+def test_the_shortcuts_records_are_what_their_classes_make() -> None:
+    # fast_path makes its two records from their field dicts (no frozen __init__): the
+    # same class, fields in the same order, equal and hashing alike
+    made = [(fast_path.heartbeat_scheduled("g", "m-1", 1234), r.HeartbeatScheduled("g", "m-1", 1234)),
+            (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1"),
+             r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1"))]
+    for fast, slow in made:
+        assert type(fast) is type(slow)
+        assert list(vars(fast).items()) == list(vars(slow).items())
+        assert fast == slow and hash(fast) == hash(slow)
+        assert [f.name for f in dataclasses.fields(slow)] == list(vars(fast))

@@ -61,6 +61,31 @@ _PREPARING = GroupState.PreparingRebalance
 _NONE = Error.NONE
 _HEARTBEAT_NONE = HeartbeatResponse(error=Error.NONE)
 _HEARTBEAT_REBALANCING = HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS)
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def heartbeat_scheduled(group_id: str, member_id: str, deadline_ms: int) -> r.HeartbeatScheduled:
+    """``r.HeartbeatScheduled(group_id, member_id, deadline_ms)`` as its generated
+    ``__init__`` makes it, given its field dict at once instead of a frozen dataclass's
+    ``object.__setattr__`` per field (the shortcut makes one per request; records hold no
+    ``__post_init__``; tests/test_fast_path.py compares the two)."""
+    rec = _new(r.HeartbeatScheduled)
+    _setattr(rec, "__dict__", {"group_id": group_id, "member_id": member_id, "deadline_ms": deadline_ms})
+    return rec
+
+
+def offset_committed(group_id: str, topic: str, partition: int, committed_offset: int, metadata: str,
+                     commit_timestamp_ms: int, generation_id: int, member_id: str) -> r.OffsetCommitted:
+    """``r.OffsetCommitted(...)`` (the same arguments in the same order) as
+    :func:`heartbeat_scheduled` makes its record."""
+    rec = _new(r.OffsetCommitted)
+    _setattr(rec, "__dict__", {
+        "group_id": group_id, "topic": topic, "partition": partition,
+        "committed_offset": committed_offset, "metadata": metadata,
+        "commit_timestamp_ms": commit_timestamp_ms, "generation_id": generation_id,
+        "member_id": member_id})
+    return rec
 
 
 @contextmanager
@@ -87,13 +112,13 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
     out = Output()
     records = out.records
     gid, mid = req.group_id, req.member_id
-    records.append(r.HeartbeatScheduled(gid, mid, deadline))
+    records.append(heartbeat_scheduled(gid, mid, deadline))
     if isinstance(req, OffsetCommitRequest):
         gen = req.generation_id
         for p in req.partitions:
             # no metadata is stored as "" (OffsetAndMetadata.fromRequest), as offsets._commit
-            records.append(r.OffsetCommitted(gid, p.topic, p.partition, p.committed_offset,
-                                             p.committed_metadata or "", now_ms, gen, mid))
+            records.append(offset_committed(gid, p.topic, p.partition, p.committed_offset,
+                                            p.committed_metadata or "", now_ms, gen, mid))
     out.responses.append((request_id, resp))
     return out
 
