@@ -374,6 +374,9 @@ def test_fenced_instance_id_on_heartbeat_is_fatal() -> None:
     d.sync_response()
     d.heartbeat()
     d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.FENCED_INSTANCE_ID))
+    # the heartbeat thread fails; the next poll's pollHeartbeat raises it
+    assert d.c.fatal is None
+    assert d.tick(d.config.poll_interval_ms) == []
     assert d.c.fatal == "FENCED_INSTANCE_ID"
 
 

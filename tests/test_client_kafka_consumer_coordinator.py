@@ -18,6 +18,8 @@ from tests.test_client_kafka_abstract_coordinator import HEARTBEAT_MS, REQUEST_M
 
 E = Error
 T1P = ("t", 0)
+#: a cluster whose partitions have records to read
+BUSY = ClusterView({"t": 2}, {("t", 0): 100_000, ("t", 1): 100_000})
 PROTOCOLS = {"eager": ("range",), "cooperative": ("cooperative-sticky",)}
 
 
@@ -375,14 +377,20 @@ def test_commit_fenced_for_an_old_generation_fails_the_commit() -> None:
     assert (d.c.generation_id, d.c.member_id) == (2, "consumer-new")
 
 
-# Kafka: testCommitOffsetRequestSyncWithFencedInstanceIdException,
-# testCommitOffsetRequestAsyncWithFencedInstanceIdException
-def test_commit_fenced_in_the_current_generation_is_fatal() -> None:
-    d = Driver(instance="i")
+# Kafka: testCommitOffsetRequestAsyncWithFencedInstanceIdException,
+# testCommitOffsetRequestAsyncAlwaysReceiveFencedException (the async commit's failure sets
+# asyncCommitFenced; invokeCompletedOffsetCommitCallbacks, at the next poll, throws)
+def test_commit_fenced_in_the_current_generation_is_fatal_at_the_next_poll() -> None:
+    d = Driver(instance="i", cluster=BUSY)
     stable(d, {T1P})
     req = commit_now(d)
     d.answer(m.OffsetCommitRequest, commit_response(req, E.FENCED_INSTANCE_ID))
-    assert d.c.fatal == "FENCED_INSTANCE_ID"
+    assert d.c.fatal is None and d.c.owned == {T1P}
+    position = d.c.positions[T1P]
+    assert d.tick(d.config.poll_interval_ms) == []
+    assert d.c.fatal == "FENCED_INSTANCE_ID" and [e.kind for e in d.c.events[-2:]] == ["fatal", "lost"]
+    assert not d.c.processed or d.c.processed[-1][2] <= position  # the poll threw: nothing read
+    assert d.tick(d.config.poll_interval_ms) == []
 
 
 # Kafka: testCommitOffsetRebalanceInProgress
@@ -635,6 +643,105 @@ def test_commit_coordinator_error_fails_the_other_commits_in_flight(error: Error
     first, second = d.sent(m.OffsetCommitRequest)[:2]
     d.answer(m.OffsetCommitRequest, commit_response(first, error))
     assert not d.c.coordinator_known
-    assert f"retriable: {error.name}" in [e.detail for e in d.c.events if e.kind == "commit_failed"]
+    # both callbacks see a RetriableCommitFailedException: the first with the error, the
+    # second with the disconnect that cancelled it
+    assert [e.detail for e in d.c.events if e.kind == "commit_failed"] == [
+        f"retriable: {error.name}", "retriable: DisconnectException"]
     d.answer(m.OffsetCommitRequest, commit_response(second))  # its connection is gone: ignored
-    assert d.c.committed.get(T1P) == 100
+    assert d.c.committed.get(T1P) == 100 and not d.c.sent_offsets
+
+
+# Kafka: testManyInFlightAsyncCommitsWithCoordinatorDisconnect,
+# testCoordinatorUnknownInUnsentCallbacksAfterCoordinatorDead (markCoordinatorUnknown fails
+# every commit in flight with a DisconnectException: each callback runs, retriable)
+def test_coordinator_lost_fails_every_commit_in_flight() -> None:
+    d = Driver(auto_commit=False, cluster=BUSY)
+    stable(d, {T1P}, position=100)
+    for _ in range(5):
+        d.tick(d.config.poll_interval_ms)
+    commits = d.sent(m.OffsetCommitRequest)
+    assert len(commits) == 5
+    d.c._coordinator_lost(d.now, "test cause")
+    failed = [e.detail for e in d.c.events if e.kind == "commit_failed"]
+    assert failed == ["retriable: DisconnectException"] * 5
+    assert not d.c.inflight and not d.c.sent_offsets and d.c.committed.get(T1P) == 100
+
+
+# ------------------------------------------------------------------------ lost at the next poll
+# Kafka: testIllegalGeneration, testUnknownMemberId (HeartbeatResponseHandler ->
+# resetStateOnResponseError; ConsumerCoordinator.onJoinPrepare invokes onPartitionsLost in the
+# next poll's rejoin)
+@pytest.mark.parametrize("error", [E.ILLEGAL_GENERATION, E.UNKNOWN_MEMBER_ID])
+def test_heartbeat_generation_error_loses_the_partitions_at_the_next_poll(error: Error) -> None:
+    d = Driver(cluster=BUSY)
+    stable(d, {T1P})
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=error))
+    assert d.c.owned == {T1P} and "lost" not in kinds(d)
+    d.tick(d.config.poll_interval_ms)
+    assert [(e.at_ms, e.partitions) for e in d.c.events if e.kind == "lost"] == [(d.now, (T1P,))]
+
+
+# Kafka: ClassicKafkaConsumer.poll fetches whatever ConsumerCoordinator.poll returned (it returns
+# early while the coordinator is unknown): a member whose generation was reset keeps
+# consuming its partitions until a poll can rejoin, and loses them then
+def test_reset_member_consumes_until_the_coordinator_is_found_then_loses() -> None:
+    d = Driver(cluster=BUSY)
+    stable(d, {T1P})
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.UNKNOWN_MEMBER_ID))
+    d.c._coordinator_lost(d.now, "test")
+    position = d.c.positions[T1P]
+    sent = d.tick(d.config.poll_interval_ms)
+    assert [type(r).__name__ for r in sent] == ["FindCoordinatorRequest"]
+    assert d.c.positions[T1P] > position and "lost" not in kinds(d)
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    position = d.c.positions[T1P]
+    sent = d.tick(d.config.poll_interval_ms)
+    assert any(isinstance(r, m.JoinGroupRequest) for r in sent)
+    assert "lost" in kinds(d) and not d.c.owned and T1P not in d.c.positions
+
+
+# Kafka: testCoordinatorNotAvailable / testNotCoordinator (the fetcher does not need the
+# coordinator: a Stable member goes on consuming while it rediscovers it)
+def test_partitions_are_consumed_while_the_coordinator_is_rediscovered() -> None:
+    d = Driver(cluster=BUSY)
+    stable(d, {T1P})
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
+    position = d.c.positions[T1P]
+    sent = d.tick(d.config.poll_interval_ms)
+    assert [type(r).__name__ for r in sent] == ["FindCoordinatorRequest"]
+    assert d.c.positions[T1P] > position
+
+
+# Kafka: testMaybeLeaveGroup (handlePollTimeoutExpiry -> maybeLeaveGroup ->
+# resetGenerationOnLeaveGroup: the partitions stay assigned until the application's next
+# poll, whose onJoinPrepare loses them)
+def test_poll_timeout_loses_the_partitions_when_the_application_polls_again() -> None:
+    d = Driver(rebalance_ms=20_000)
+    stable(d, {T1P})
+    d.c.poll_blocked_until_ms = 10**9
+    for _ in range(10):
+        if any(isinstance(r, m.LeaveGroupRequest) for r in d.tick(HEARTBEAT_MS)):
+            break
+        while d.sent(m.HeartbeatRequest):
+            d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NONE))
+    assert d.sent(m.LeaveGroupRequest) and d.c.generation_id == -1
+    assert d.c.owned == {T1P} and "lost" not in kinds(d)
+    d.c.poll_blocked_until_ms = d.now
+    d.tick(d.config.poll_interval_ms)
+    assert [(e.at_ms, e.partitions) for e in d.c.events if e.kind == "lost"] == [(d.now, (T1P,))]
+
+
+# Kafka: AbstractCoordinatorTest.testHeartbeatRequestWithFencedInstanceIdException with owned
+# partitions: the generation is reset at the answer, the next poll raises the fencing (and
+# the application's close loses the partitions: no generation)
+def test_heartbeat_fenced_is_fatal_and_loses_at_the_next_poll() -> None:
+    d = Driver(instance="i", cluster=BUSY)
+    stable(d, {T1P})
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.FENCED_INSTANCE_ID))
+    assert d.c.fatal is None and d.c.owned == {T1P} and (d.c.generation_id, d.c.member_id) == (-1, "")
+    assert d.tick(d.config.poll_interval_ms) == []
+    assert d.c.fatal == "FENCED_INSTANCE_ID" and kinds(d)[-2:] == ["fatal", "lost"]

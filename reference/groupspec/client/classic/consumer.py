@@ -150,6 +150,9 @@ class Consumer(Consumption):
         self.auto_commit_rids: set[int] = set()
         #: application stalls (slow processing): poll() is not called before this time
         self.poll_blocked_until_ms = now_ms
+        #: a fatal error the heartbeat thread or a commit callback recorded; the next poll
+        #: raises it (pollHeartbeat, invokeCompletedOffsetCommitCallbacks)
+        self.pending_fatal: str | None = None
 
     # ------------------------------------------------------------------ helpers
     def _event(self, now: int, kind: str, parts: set[TP] | None = None, detail: str = "") -> None:
@@ -263,8 +266,9 @@ class Consumer(Consumption):
         if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
             # handlePollTimeoutExpiry -> maybeLeaveGroup: dynamic members send LeaveGroup,
             # static members send nothing; either way the generation is reset.
+            # (resetGenerationOnLeaveGroup: the partitions stay assigned, and are lost in the
+            # onJoinPrepare of the next poll's rejoin)
             out += self._maybe_leave(now, "consumer poll timeout has expired")
-            self._lose_all(now, "poll timeout")
             self._reset_generation(keep_member_id=False)
             return out
         if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
@@ -311,11 +315,22 @@ class Consumer(Consumption):
         out: list[Outgoing] = []
         self.last_poll_ms = now
         self.next_poll_ms = now + self.config.poll_interval_ms
+        if self.pending_fatal is not None:
+            # ConsumerCoordinator.poll: invokeCompletedOffsetCommitCallbacks / pollHeartbeat
+            # throw before anything is fetched; the application gives up (and its close
+            # loses the partitions: no generation)
+            self.fatal = self.pending_fatal.rsplit(": ", 1)[-1]
+            self._event(now, "fatal", detail=self.pending_fatal)
+            self._lose_all(now, self.fatal)
+            return out
         if not self.coordinator_known:
             if self.find_rid is None and now >= self.retry_at_ms:
                 self.find_rid, req = self._send("FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id)
                 )
                 out.append((self.find_rid, req))
+            # ConsumerCoordinator.poll returns early (no rejoin, no auto-commit), but
+            # ClassicKafkaConsumer.poll still fetches: the partitions with a position are read
+            out += self._process(now, cluster)
             return out
         # Subscription changes (a pattern gaining a topic) and, for the leader, metadata
         # changes (a topic gaining partitions) need a rejoin (ConsumerCoordinator.rejoinNeededOrPending).
@@ -582,8 +597,10 @@ class Consumer(Consumption):
             self.state = MemberState.UNJOINED
             self.rejoin_needed = True
         for rid in [r for r, (api, _, _) in self.inflight.items() if api != "FindCoordinator"]:
-            self.inflight.pop(rid)
+            api, _, _ = self.inflight.pop(rid)
             self.request_deadline.pop(rid, None)
+            if api == "OffsetCommit":
+                self._commit_disconnected(now, rid)
         if self.auto_commit_rids:
             # failed with a disconnect, retriable: the auto-commit callback's backoff
             self.auto_commit_rids.clear()
@@ -592,6 +609,18 @@ class Consumer(Consumption):
             self.prepare_commit_rid = None
             self.prepare_commit_outcome = "retriable"
         self.join_rid = self.sync_rid = self.heartbeat_rid = self.fetch_rid = None
+
+    def _commit_disconnected(self, now: int, rid: int) -> None:
+        """A commit in flight fails with the connection (CoordinatorResponseHandler.onFailure:
+        DisconnectException, retriable): its callback runs with RetriableCommitFailedException
+        (ConsumerCoordinator.doCommitOffsetsAsync); nothing it carried is committed."""
+        self._forget_sent(rid)
+        self._event(now, "commit_failed", detail="retriable: DisconnectException")
+
+    def _forget_sent(self, rid: int) -> None:
+        """A failed commit: none of the offsets it carried is committed."""
+        for key in [k for k in self.sent_offsets if k[0] == rid]:
+            del self.sent_offsets[key]
 
     def _expire_requests(self, now: int) -> None:
         """Requests unanswered past their timeout: NetworkClient disconnects, which the
@@ -604,6 +633,8 @@ class Consumer(Consumption):
             self.request_deadline.pop(rid, None)
             api, _, _ = self.inflight.pop(rid, ("", 0, ""))
             apis.append(api)
+            if api == "OffsetCommit":
+                self._commit_disconnected(now, rid)
             if api == "FindCoordinator":
                 self.find_rid = None
                 self.retry_at_ms = now + self.config.retry_backoff_ms
@@ -823,13 +854,15 @@ class Consumer(Consumption):
             # KAFKA-9823: act only if the generation the heartbeat carried is still ours.
             if sent[1] != self.generation_id or sent[2] != self.member_id:
                 return
-            if e is Error.FENCED_INSTANCE_ID:
-                self.fatal = e.name
-                self._lose_all(now, e.name)
-                self._event(now, "fatal", detail="Heartbeat: FENCED_INSTANCE_ID")
-                return
-            self._lose_all(now, e.name)
+            # HeartbeatResponseHandler -> resetStateOnResponseError: the generation is reset
+            # and a rejoin requested; the partitions stay assigned (and fetched) until the
+            # next poll's onJoinPrepare loses them (ConsumerCoordinator.onJoinPrepare, no
+            # generation: invokePartitionsLost)
             self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+            if e is Error.FENCED_INSTANCE_ID and self.pending_fatal is None:
+                # the heartbeat thread fails (HeartbeatThread: heartbeatThread.failed) and
+                # the next poll raises it (AbstractCoordinator.pollHeartbeat)
+                self.pending_fatal = "Heartbeat: FENCED_INSTANCE_ID"
 
     def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, sent: tuple[str, int, str], now: int) -> bool:
         """ConsumerCoordinator.OffsetCommitResponseHandler. Returns whether the commit failed
@@ -839,6 +872,7 @@ class Consumer(Consumption):
             self._acknowledged(rid, resp)
             return False
         e = next(p.error for p in resp.partitions if p.error is not Error.NONE)
+        self._forget_sent(rid)
         if e is Error.REBALANCE_IN_PROGRESS:
             # rejoin, the generation is kept (testCommitOffsetRebalanceInProgress)
             self.rejoin_needed = True
@@ -849,22 +883,24 @@ class Consumer(Consumption):
             else:
                 # resetStateOnResponseError: the partitions are lost at the next onJoinPrepare
                 self._event(now, "commit_failed", detail=f"CommitFailedException: {e.name}")
-                self._lose_all(now, e.name)
                 self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
         elif e is Error.FENCED_INSTANCE_ID:
             # nothing is reset; fatal only if the generation is still the one committed with
             # (testCommitOffsetFencedInstanceWithRebalancingGeneration / ...WithNewGeneration)
             if self._generation_unchanged(sent):
-                self.fatal = e.name
-                self._lose_all(now, e.name)
-                self._event(now, "fatal", detail="OffsetCommit: FENCED_INSTANCE_ID")
+                # commitOffsetsAsync's listener sets asyncCommitFenced; the next poll raises
+                # it (ConsumerCoordinator.invokeCompletedOffsetCommitCallbacks)
+                if self.pending_fatal is None:
+                    self.pending_fatal = "OffsetCommit: FENCED_INSTANCE_ID"
             elif self.state is MemberState.PREPARING_REBALANCE:
                 self._event(now, "rebalance_in_progress", detail="OffsetCommit: FENCED_INSTANCE_ID")
             else:
                 self._event(now, "commit_failed", detail="CommitFailedException: FENCED_INSTANCE_ID")
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR, Error.REQUEST_TIMED_OUT):
-            self._coordinator_lost(now, f"OffsetCommit: {e.name}")
+            # this commit's callback completes first; the commits the disconnect cancels
+            # complete after it (testCoordinatorDisconnectAfterNotCoordinatorError)
             self._event(now, "commit_failed", detail=f"retriable: {e.name}")
+            self._coordinator_lost(now, f"OffsetCommit: {e.name}")
             return True
         elif e in (Error.COORDINATOR_LOAD_IN_PROGRESS, Error.UNKNOWN_TOPIC_OR_PARTITION):
             self._event(now, "commit_failed", detail=f"retriable: {e.name}")
