@@ -32,13 +32,14 @@ class Driver:
 
     def __init__(self, *, instance: str | None = None, assignors: tuple[str, ...] = ("range",),
                  auto_commit: bool = True, rebalance_ms: int = REBALANCE_MS,
-                 topics: tuple[str, ...] = ("t",), cluster: ClusterView = CLUSTER) -> None:
+                 topics: tuple[str, ...] = ("t",), cluster: ClusterView = CLUSTER,
+                 pattern: str | None = None) -> None:
         self.now = 0
         self._rid = 0
         self.cluster = cluster
         self.config = ConsumerConfig(
             group_id="g", client_id="c", group_instance_id=instance, assignors=assignors,
-            topics=topics, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS,
+            topics=() if pattern is not None else topics, pattern=pattern, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS,
             max_poll_interval_ms=rebalance_ms, request_timeout_ms=REQUEST_MS,
             enable_auto_commit=auto_commit)
         self.c = Consumer(self.config, 0, self.next_rid)

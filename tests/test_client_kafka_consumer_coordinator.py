@@ -667,6 +667,47 @@ def test_coordinator_lost_fails_every_commit_in_flight() -> None:
     assert not d.c.inflight and not d.c.sent_offsets and d.c.committed.get(T1P) == 100
 
 
+# ------------------------------------------------------------------------ pending revocation
+# Kafka: ConsumerCoordinator.onJoinPrepare -> maybeMarkPartitionsPendingRevocation (EAGER
+# only; SubscriptionState.markPendingRevocation / isFetchable): from the auto-commit to the
+# revocation, nothing more is fetched for the partitions, so what is committed is what was
+# consumed. (ConsumerCoordinatorTest does not drive a fetcher; this is the rule itself.)
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_eager_join_prepare_stops_fetching_until_the_revocation(protocol: str) -> None:
+    d = Driver(assignors=PROTOCOLS[protocol], cluster=BUSY)
+    stable(d, {T1P}, position=100)
+    sent = rebalance_requested(d)
+    commit = sent[0]
+    assert isinstance(commit, m.OffsetCommitRequest)
+    committed = commit.partitions[0].committed_offset
+    for _ in range(3):  # polls while onJoinPrepare waits for the commit
+        d.tick(d.config.poll_interval_ms)
+    if protocol == "eager":
+        assert d.c.positions[T1P] == committed
+        assert all(end <= committed for _, _, end in d.c.processed)
+    else:  # cooperative keeps its partitions, and consumes them through the rebalance
+        assert d.c.positions[T1P] > committed
+    out = d.answer(m.OffsetCommitRequest, commit_response(commit))
+    assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    assert d.c.committed[T1P] == committed
+    if protocol == "eager":
+        assert kinds(d)[-1] == "revoked" and not d.c.pending_revocation
+
+
+# Kafka: as above; a retriable failure retries the commit, the partitions still not fetched
+def test_eager_partitions_stay_unfetched_across_a_retried_join_prepare_commit() -> None:
+    d = Driver(cluster=BUSY)
+    stable(d, {T1P}, position=100)
+    commit = rebalance_requested(d)[0]
+    assert isinstance(commit, m.OffsetCommitRequest)
+    committed = commit.partitions[0].committed_offset
+    d.answer(m.OffsetCommitRequest, commit_response(commit, E.COORDINATOR_LOAD_IN_PROGRESS))
+    d.tick(d.config.retry_backoff_ms)
+    retry = d.sent(m.OffsetCommitRequest)[0]
+    assert isinstance(retry, m.OffsetCommitRequest) and retry.partitions[0].committed_offset == committed
+    assert d.c.positions[T1P] == committed
+
+
 # ------------------------------------------------------------------------ lost at the next poll
 # Kafka: testIllegalGeneration, testUnknownMemberId (HeartbeatResponseHandler ->
 # resetStateOnResponseError; ConsumerCoordinator.onJoinPrepare invokes onPartitionsLost in the
@@ -745,3 +786,25 @@ def test_heartbeat_fenced_is_fatal_and_loses_at_the_next_poll() -> None:
     assert d.c.fatal is None and d.c.owned == {T1P} and (d.c.generation_id, d.c.member_id) == (-1, "")
     assert d.tick(d.config.poll_interval_ms) == []
     assert d.c.fatal == "FENCED_INSTANCE_ID" and kinds(d)[-2:] == ["fatal", "lost"]
+
+
+# ------------------------------------------------------------------------ subscription
+# Kafka: testOutdatedCoordinatorAssignment (the subscription changes after the JoinGroup: the
+# assignment is checked against the current subscription, SubscriptionState.
+# checkAssignmentMatchedSubscription); here a pattern whose topic is replaced meanwhile
+def test_assignment_is_checked_against_the_current_subscription() -> None:
+    d = Driver(pattern="t.*", cluster=ClusterView({"t2": 1}))
+    d.find_coordinator()
+    join = d.join_request()
+    assert Subscription.decode(join.protocols[0].metadata).topics == ("t2",)
+    d.join_response(generation=1, member="consumer")
+    d.cluster = ClusterView({"t1": 1})  # before the SyncGroup answer: t2 gone, t1 created
+    out = d.sync_response(parts={("t2", 0)})
+    assert not d.c.owned and [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    join = d.sent(m.JoinGroupRequest)[0]
+    assert isinstance(join, m.JoinGroupRequest)
+    assert Subscription.decode(join.protocols[0].metadata).topics == ("t1",)
+    d.join_response(generation=2, member="consumer")
+    d.sync_response(parts={("t1", 0)})
+    assert d.c.owned == {("t1", 0)} and not d.c.rejoin_needed
+    assert [(e.kind, e.partitions) for e in d.c.events if e.kind == "assigned"] == [("assigned", (("t1", 0),))]

@@ -110,6 +110,8 @@ class Consumer(Consumption):
         self._init_consumption()
         self.events: list[ClientEvent] = []
         self.subscription: tuple[str, ...] = ()
+        #: the subscription when the last SyncGroup answer arrived (onJoinComplete checks it)
+        self.current_subscription: tuple[str, ...] = ()
         #: the topics subscribed to by name (config.subscribed, which does not depend on the
         #: cluster without a pattern), or None for a pattern
         self._fixed_subscription: tuple[str, ...] | None = (
@@ -150,6 +152,9 @@ class Consumer(Consumption):
         self.auto_commit_rids: set[int] = set()
         #: application stalls (slow processing): poll() is not called before this time
         self.poll_blocked_until_ms = now_ms
+        #: EAGER: the partitions onJoinPrepare marked pending revocation before its
+        #: auto-commit; they are not fetched until revoked (SubscriptionState.markPendingRevocation)
+        self.pending_revocation: set[TP] = set()
         #: a fatal error the heartbeat thread or a commit callback recorded; the next poll
         #: raises it (pollHeartbeat, invokeCompletedOffsetCommitCallbacks)
         self.pending_fatal: str | None = None
@@ -407,6 +412,11 @@ class Consumer(Consumption):
                     return False, out  # still waiting for the commit
                 self.prepare_commit_rid = None  # joinPrepare timeout: join without it
             elif self.prepare_commit_outcome is None:
+                # ConsumerCoordinator.maybeMarkPartitionsPendingRevocation (EAGER only), then
+                # the auto-commit: from here to the revocation the owned partitions are not
+                # fetched, so the positions committed are the ones given up
+                if self.protocol is RebalanceProtocol.EAGER:
+                    self.pending_revocation = set(self.owned)
                 rid, out = self._auto_commit()
                 if rid is not None:
                     self.prepare_commit_rid = rid
@@ -417,6 +427,7 @@ class Consumer(Consumption):
                 return False, out
         self.prepare_commit_outcome = None
         self.join_prepare_deadline = None
+        self.pending_revocation = set()  # assignFromSubscribed below drops the marks
         if self.generation_id < 0 or self.member_id == m.UNKNOWN_MEMBER_ID:
             self._lose_all(now, "generation lost before rejoining")
         elif self.protocol is RebalanceProtocol.EAGER:
@@ -500,7 +511,13 @@ class Consumer(Consumption):
         return read
 
     def _process(self, now: int, cluster: ClusterView) -> list[Outgoing]:
-        self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
+        leo = cluster.log_end_offsets
+        if self.pending_revocation:
+            # SubscriptionState.isFetchable: a partition pending revocation is not fetched
+            # (and what was fetched for it is not returned): it reads nothing
+            frozen = self.pending_revocation
+            leo = {tp: end for tp, end in leo.items() if tp not in frozen}
+        self._consume(leo, self.config.max_poll_records_per_partition)
         return []
 
     def _send_join(self, subscription: tuple[str, ...]) -> list[Outgoing]:
@@ -774,6 +791,7 @@ class Consumer(Consumption):
                 return self._join_if_needed(now, self._current_subscription(cluster))
             self.state = MemberState.STABLE
             self.rejoin_needed = False
+            self.current_subscription = self._current_subscription(cluster)
             out = self._on_join_complete(Assignment.decode(resp.assignment), now)
             self.needs_join_prepare = True
             # joinGroupIfNeeded loops while a rejoin is needed (the cooperative follow-up
@@ -806,7 +824,10 @@ class Consumer(Consumption):
         """ConsumerCoordinator.onJoinComplete."""
         assigned = pairs(assignment.partitions)
         out: list[Outgoing] = []
-        if any(t not in self.subscription for t, _ in assigned):
+        # SubscriptionState.checkAssignmentMatchedSubscription: against the current
+        # subscription (a pattern's, as the metadata now has it), not the one joined with;
+        # a mismatch rejoins, assigning nothing
+        if any(t not in self.current_subscription for t, _ in assigned):
             self.rejoin_needed = True
             return out
         revoked = self.owned - assigned
