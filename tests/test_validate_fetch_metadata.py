@@ -2,7 +2,7 @@
 (FetchReturnsCommitted): Kafka stores a commit's missing metadata as "" and answers "" for it
 (OffsetAndMetadata.fromRequest), so a broker that loses or alters the metadata, or answers
 null for none, is named. Seqs are those of the simulated eager story (tests/
-test_validate_violations.py): 593 an OffsetFetch answered with committed offsets."""
+test_validate_violations.py): 591 an OffsetFetch answered with committed offsets."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from groupspec.validate import CONFORMING, VIOLATION, validate_bytes
 from tests.test_validate_violations import dump, events, sim_trace
 
-FETCH = 593
+FETCH = 591
 
 
 def _trace(change: Any) -> bytes:
