@@ -595,7 +595,15 @@ class Consumer(Consumption):
         if isinstance(resp, m.OffsetFetchResponse):
             if rid == self.fetch_rid:
                 self.fetch_rid = None
-            self._fetched(resp)
+            # ConsumerCoordinator.OffsetFetchResponseHandler: a group-level error fails the
+            # fetch (NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE rediscover the coordinator
+            # first), and so does an error on any partition: no position is taken from it,
+            # the partitions stay initializing and a later poll fetches them again
+            # (testRefreshOffsetRetriableErrorCoordinatorLookup, testRefreshOffsetUnknownTopicOrPartition)
+            if resp.error in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
+                self._coordinator_lost(now, f"OffsetFetch: {resp.error.name}")
+            elif resp.error is _NONE and all(p.error is _NONE for p in resp.partitions):
+                self._fetched(resp)
             return []
         return []
 
@@ -839,6 +847,13 @@ class Consumer(Consumption):
             self._event(now, "revoked", revoked, "cooperative revocation")
             self._drop(revoked)
             self.rejoin_needed = True
+        if self.config.pattern is not None:
+            # ConsumerCoordinator.maybeUpdateJoinedSubscription: a pattern's joined
+            # subscription takes in the topics the leader assigned (they match the pattern),
+            # so they do not count as a subscription change at the next poll
+            topics = {t for t, _ in assigned}
+            if not topics <= set(self.subscription):
+                self.subscription = tuple(sorted(topics | set(self.subscription)))
         if self.config.enable_auto_commit:
             # onJoinComplete: nextAutoCommitTimer.updateAndReset(autoCommitIntervalMs)
             self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
@@ -938,8 +953,12 @@ class Consumer(Consumption):
             return out
         self._now = now
         # ConsumerCoordinator.close: maybeAutoCommitOffsetsSync (every consumed position, in a
-        # stable generation); without auto-commit, the application's last commit
-        out += self._auto_commit()[1] if self.config.enable_auto_commit else self._commit(set(self.owned))
+        # stable generation); without auto-commit, the application's last commit. With the
+        # coordinator unknown, commitOffsetsSync would first look it up within the close
+        # timeout, which this one-input close cannot wait for: no commit (docs/deviations.md)
+        if self.coordinator_known:
+            out += (self._auto_commit()[1] if self.config.enable_auto_commit
+                    else self._commit(set(self.owned)))
         if self.owned:
             # onLeavePrepare: lost without a generation or during a rebalance, else revoked
             lost = (self.generation_id < 0 or self.member_id == m.UNKNOWN_MEMBER_ID
