@@ -19,9 +19,10 @@ TANSU = (Path(__file__).resolve().parents[1] / "examples" / "conformance"
 
 
 # Seqs below are those of the simulated eager story as trace v1.1 numbers it (its Fetch
-# events take seqs too): 54 c2's SyncGroup, 153 a heartbeat of c2, 260, 731 and 1336
+# events take seqs too): 54 c2's SyncGroup, 153 a heartbeat of c2, 260, 729 and 1332
 # heartbeats of c1 (renumbered when the classic client was aligned with Kafka's auto-commit
-# timing and onJoinPrepare: 165, 272, 750, 1353 before).
+# timing and onJoinPrepare: 165, 272, 750, 1353 before; then 731 and 1336 until eager
+# onJoinPrepare stopped fetching before its auto-commit: fewer Fetch events before them).
 def _answer(text: str, changes: dict[int, str]) -> bytes:
     """The trace with the error of the exchanges at the given seqs replaced."""
     objs = events(text)
@@ -37,13 +38,13 @@ def test_the_unchanged_trace_has_no_divergence() -> None:
 
 
 def test_every_independent_divergence_is_listed() -> None:
-    bad = _answer(sim_trace("eager"), {260: "ILLEGAL_GENERATION", 1336: "UNKNOWN_MEMBER_ID"})
+    bad = _answer(sim_trace("eager"), {260: "ILLEGAL_GENERATION", 1332: "UNKNOWN_MEMBER_ID"})
     [g] = validate_bytes(bad).groups
     assert g.verdict == VIOLATION and g.violation is not None and g.violation.seq == 260
     # the simulated clients go on as if answered NONE, so the client rules name them too
     # (ClientStopsWhenFenced, ...); the broker's side is what this test is about
     broker = [d for d in g.divergences if d.side == "broker"]
-    assert [(d.seq, d.rule) for d in broker] == [(260, "HeartbeatAnswer"), (1336, "HeartbeatAnswer")]
+    assert [(d.seq, d.rule) for d in broker] == [(260, "HeartbeatAnswer"), (1332, "HeartbeatAnswer")]
     assert all(d.definite and d.consequence_of is None for d in broker)
     assert [d.protocol_allows for d in broker] == [("Heartbeat NONE",), ("Heartbeat NONE",)]
     assert not g.divergences_truncated
@@ -56,10 +57,10 @@ def test_a_divergence_before_the_state_agrees_again_may_be_a_consequence() -> No
     # the broker refused c2's SyncGroup (the reference accepted it: its state now differs),
     # then a heartbeat before the next completed join phase; one after it is independent
     bad = _answer(sim_trace("eager"), {54: "UNKNOWN_MEMBER_ID", 153: "ILLEGAL_GENERATION",
-                                       731: "UNKNOWN_MEMBER_ID"})
+                                       729: "UNKNOWN_MEMBER_ID"})
     [g] = validate_bytes(bad).groups
     got = {d.seq: d.consequence_of for d in g.divergences if d.side == "broker"}
-    assert got == {54: None, 153: 54, 731: None}
+    assert got == {54: None, 153: 54, 729: None}
     assert g.violation is not None and g.violation.seq == 54
 
 
@@ -101,11 +102,11 @@ def test_a_broker_skipping_a_generation_is_told_so() -> None:
 
 def test_text_and_json_show_each_divergence(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "two.jsonl"
-    path.write_bytes(_answer(sim_trace("eager"), {260: "ILLEGAL_GENERATION", 1336: "UNKNOWN_MEMBER_ID"}))
+    path.write_bytes(_answer(sim_trace("eager"), {260: "ILLEGAL_GENERATION", 1332: "UNKNOWN_MEMBER_ID"}))
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert " divergences, " in out and "- seq 260 (line" in out
-    assert "- seq 1336 (line" in out and "HeartbeatAnswer [broker; decisive]" in out
+    assert "- seq 1332 (line" in out and "HeartbeatAnswer [broker; decisive]" in out
     assert main(["validate", str(path), "--format", "json", "--max-divergences", "1"]) == 1
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     [g] = data["files"][0]["groups"]
