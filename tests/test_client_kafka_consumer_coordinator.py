@@ -808,9 +808,9 @@ def test_assignment_is_checked_against_the_current_subscription() -> None:
     d.cluster = ClusterView({"t1": 1})  # before the SyncGroup answer: t2 gone, t1 created
     out = d.sync_response(parts={("t2", 0)})
     assert not d.c.owned and [type(r).__name__ for r in out] == ["JoinGroupRequest"]
-    join = d.sent(m.JoinGroupRequest)[0]
-    assert isinstance(join, m.JoinGroupRequest)
-    assert Subscription.decode(join.protocols[0].metadata).topics == ("t1",)
+    rejoin = d.sent(m.JoinGroupRequest)[0]
+    assert isinstance(rejoin, m.JoinGroupRequest)
+    assert Subscription.decode(rejoin.protocols[0].metadata).topics == ("t1",)
     d.join_response(generation=2, member="consumer")
     d.sync_response(parts={("t1", 0)})
     assert d.c.owned == {("t1", 0)} and not d.c.rejoin_needed
