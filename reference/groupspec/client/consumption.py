@@ -8,7 +8,7 @@ clients/.../consumer/internals/). The classic and the KIP-848 consumer models sh
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 
 from groupspec.protocol import messages as m
 
@@ -43,10 +43,12 @@ class Consumption:
             self.awaiting_position.discard(tp)
         self.owned -= parts
 
-    def _consume(self, log_end_offsets: Mapping[TP, int], max_per_partition: int) -> None:
+    def _consume(self, log_end_offsets: Mapping[TP, int], max_per_partition: int,
+                 paused: Set[TP] = frozenset()) -> None:
         """One poll: each owned partition with a position reads up to ``max_per_partition``
-        records towards its log end offset."""
-        for tp in sorted(self.owned - self.awaiting_position if self.awaiting_position else self.owned):
+        records towards its log end offset; ``paused`` ones (pending revocation) read none."""
+        skip = self.awaiting_position | paused if paused else self.awaiting_position
+        for tp in sorted(self.owned - skip if skip else self.owned):
             pos = self.positions.get(tp, 0)
             end = log_end_offsets.get(tp, 0)
             cap = pos + max_per_partition

@@ -8,7 +8,9 @@ ConsumerMembershipManager (states JOINING, RECONCILING, ACKNOWLEDGING, STABLE, F
 LEAVING; reconciliation: the partitions to revoke are committed and revoked first, in the
 application thread, then the new ones assigned; fencing loses every partition and rejoins
 at epoch 0 with the same member id; leaving with epoch -1, or -2 for a static member),
-and the commits by member epoch (CommitRequestManager: OffsetCommit v9).
+and the commits by member epoch (CommitRequestManager: OffsetCommit v9): with auto-commit,
+every consumed position at each auto.commit.interval.ms and, before a reconciliation
+revokes or assigns anything, synchronously (the reconciliation waits for the answer).
 
 Same interface as the classic model (:class:`groupspec.client.classic.consumer.Consumer`):
 ``tick``, ``on_response``, ``close``, ``next_deadline``, :attr:`events`, :attr:`owned`,
@@ -16,8 +18,10 @@ Same interface as the classic model (:class:`groupspec.client.classic.consumer.C
 consumer, as the Java client does from ConsumerGroupHeartbeat v1 (KIP-1082).
 
 Simplifications (docs/deviations.md): the revocation and assignment callbacks take no time
-unless the application is stalled (``poll_blocked_until_ms``: callbacks run in poll);
-regular-expression subscriptions are resolved on the client and sent as topic names.
+unless the application is stalled (``poll_blocked_until_ms``: callbacks run in poll); a
+reconciliation starts and ends in the application's poll; without auto-commit the
+application's rebalance listener commits what is revoked (not waited for) and the
+application commits what it consumed after each poll; commits need a member epoch.
 """
 
 from __future__ import annotations
@@ -47,6 +51,13 @@ Outgoing = tuple[int, m.Request]
 COMMIT_VERSION = 9
 #: retry.backoff.max.ms's default (CommonClientConfigs.DEFAULT_RETRY_BACKOFF_MAX_MS)
 RETRY_BACKOFF_MAX_MS = 1_000
+#: the commit before a reconciliation retries these (their exceptions are retriable:
+#: CommitRequestManager.OffsetCommitRequestState.onResponse); UNKNOWN_TOPIC_OR_PARTITION is
+#: retriable too but ends the commit (the topic is gone), and STALE_MEMBER_EPOCH is retried
+#: while the member has an epoch (isStaleEpochErrorAndValidEpochAvailable)
+_RECONCILE_COMMIT_RETRIED = frozenset({
+    Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR, Error.REQUEST_TIMED_OUT,
+    Error.COORDINATOR_LOAD_IN_PROGRESS})
 
 
 class MemberState(Enum):
@@ -60,6 +71,28 @@ class MemberState(Enum):
     FENCED = "FENCED"
     LEAVING = "LEAVING"
     UNJOINED = "UNJOINED"
+
+
+class _Reconciliation:
+    """A reconciliation in progress (AbstractMembershipManager.maybeReconcile): the
+    assignment it applies and, with auto-commit, the commit before it
+    (CommitRequestManager.maybeAutoCommitSyncBeforeRebalance in 4.1.2)."""
+
+    __slots__ = ("added", "attempts", "commit_rid", "deadline_ms", "retry_at_ms", "revoked", "target")
+
+    def __init__(self, target: frozenset[TP], revoked: set[TP], added: frozenset[TP],
+                 deadline_ms: int) -> None:
+        self.target = target
+        self.revoked = revoked
+        self.added = added
+        #: the commit in flight, or None
+        self.commit_rid: int | None = None
+        #: the rebalance timeout's deadline: no retry of the commit after it
+        self.deadline_ms = deadline_ms
+        #: a retriable failure: the commit is sent again (latest positions, latest epoch)
+        #: once this time has come (RequestState's exponential backoff)
+        self.retry_at_ms: int | None = None
+        self.attempts = 0
 
 
 class ConsumerProtocolConsumer(Consumption):
@@ -93,7 +126,20 @@ class ConsumerProtocolConsumer(Consumption):
         self.heartbeat_failures = 0
         self.next_poll_ms = now_ms
         self.last_poll_ms = now_ms
+        #: CommitRequestManager.AutoCommitState: the interval timer and the in-flight flag
+        #: (a commit of the auto-commit's, on the interval or before a reconciliation)
         self.next_auto_commit_ms = now_ms + config.auto_commit_interval_ms
+        self.auto_commit_rids: set[int] = set()
+        #: AbstractMembershipManager.reconciliationInProgress and
+        #: rejoinedWhileReconciliationInProgress
+        self.reconciliation: _Reconciliation | None = None
+        self.rejoined_while_reconciling = False
+        #: SubscriptionState.markPendingRevocation: no more records for these
+        self.pending_revocation: set[TP] = set()
+        #: AbstractMembershipManager.currentAssignment is LocalAssignment.NONE: nothing
+        #: reconciled since joining (or since clearAssignment); any target is then
+        #: reconciled and acknowledged, an empty one included
+        self.assignment_none = True
         self.poll_blocked_until_ms = now_ms
         #: HeartbeatState.sentFields: what the last heartbeat carried
         self._sent_topics: tuple[str, ...] | None = None
@@ -123,17 +169,47 @@ class ConsumerProtocolConsumer(Consumption):
         if self.owned:
             self._event("lost", self.owned, why)
         self._drop(set(self.owned))
+        self.pending_revocation.clear()
+        self.assignment_none = True  # clearAssignment
+
+    def _to_joining(self) -> None:
+        """AbstractMembershipManager.transitionToJoining: epoch 0, JOINING, and a
+        reconciliation still in progress is marked to be dropped when it resumes
+        (rejoinedWhileReconciliationInProgress)."""
+        if self.reconciliation is not None:
+            self.rejoined_while_reconciling = True
+        self.member_epoch, self.state = 0, MemberState.JOINING
+        self.target = None
 
     def _commit(self, parts: set[TP]) -> list[Outgoing]:
+        """The application's commit (no auto-commit): the positions of ``parts`` that moved."""
         if self.member_epoch <= 0:
             return []
-        offsets = self._uncommitted(parts)
+        return self._commit_offsets(self._uncommitted(parts))
+
+    def _commit_offsets(self, offsets: tuple[m.OffsetCommitPartition, ...]) -> list[Outgoing]:
         if not offsets:
             return []
         return [self._send("OffsetCommit", m.OffsetCommitRequest(
             group_id=self.config.group_id, generation_id=self.member_epoch,
             member_id=self.member_id, group_instance_id=self.config.group_instance_id,
             partitions=offsets, version=COMMIT_VERSION))]
+
+    def _all_consumed(self) -> tuple[m.OffsetCommitPartition, ...]:
+        """SubscriptionState.allConsumed: every owned partition with a position, committed
+        before or not."""
+        return tuple(m.OffsetCommitPartition(t, p, self.positions[(t, p)])
+                     for (t, p) in sorted(self.owned) if (t, p) in self.positions)
+
+    def _auto_commit(self) -> list[Outgoing]:
+        """CommitRequestManager.requestAutoCommit: all consumed, flagged in flight (nothing
+        is sent if nothing has a position). The member epoch is the one the commit carries
+        (memberInfo); without one the model sends nothing."""
+        if self.member_epoch <= 0:
+            return []
+        out = self._commit_offsets(self._all_consumed())
+        self.auto_commit_rids.update(rid for rid, _ in out)
+        return out
 
     def _wire(self, parts: set[TP], cluster: ClusterView) -> tuple[HeartbeatTopicPartitions, ...]:
         by_topic: dict[str, list[int]] = {}
@@ -148,6 +224,9 @@ class ConsumerProtocolConsumer(Consumption):
             return None
         times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
         times.extend(self.request_deadline.values())
+        r = self.reconciliation
+        if r is not None and r.retry_at_ms is not None and self.coordinator_known:
+            times.append(r.retry_at_ms)
         if self.coordinator_known and self.heartbeat_rid is None:
             times.append(max(self.next_heartbeat_ms, self.heartbeat_backoff_until_ms))
         return min(times)
@@ -171,7 +250,13 @@ class ConsumerProtocolConsumer(Consumption):
                     self.fetch_rid = None
                 if rid == self.find_rid:
                     self.find_rid = None
+                self.auto_commit_rids.discard(rid)
+                r = self.reconciliation
+                if r is not None and rid == r.commit_rid:
+                    # a TimeoutException: retriable
+                    self._reconcile_commit_failed(r, True, now)
                 self.coordinator_known = False
+        out += self._retry_reconcile_commit(now)
         if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
             out += self._poll(now, cluster)
         out += self._heartbeat(now, cluster)
@@ -190,37 +275,126 @@ class ConsumerProtocolConsumer(Consumption):
             return out
         if self.state is MemberState.UNJOINED:
             # a member that left after a poll timeout rejoins on the next poll
-            self.state, self.member_epoch, self._send_all = MemberState.JOINING, 0, True
+            self._to_joining()
+            self._send_all = True
             self.next_heartbeat_ms = now
+        # 4.1.2's ApplicationEventProcessor.process(PollEvent): maybeReconcile(true), then
+        # CommitRequestManager.updateTimerAndMaybeCommit; the records come after
         out += self._reconcile(now)
-        out += self._fetch_positions()
-        self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition)
-        if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
-            out += self._commit(set(self.owned))
-        elif self.state is MemberState.STABLE and now >= self.next_auto_commit_ms:
+        # maybeAutoCommitAsync: once the interval has passed and no commit of the
+        # auto-commit's is in flight (AutoCommitState.shouldAutoCommit), all consumed; the
+        # timer restarts whether or not anything was sent. (A failed commit does not shorten
+        # it: requestAutoCommit's future fails with the error itself, never the
+        # RetriableCommitFailedException maybeResetTimerWithBackoff looks for.)
+        if (self.config.enable_auto_commit and now >= self.next_auto_commit_ms
+                and not self.auto_commit_rids):
             self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
-            out += self._commit(set(self.owned))
+            out += self._auto_commit()
+        out += self._fetch_positions()
+        self._consume(cluster.log_end_offsets, self.config.max_poll_records_per_partition,
+                      self.pending_revocation)
+        if self.state is MemberState.STABLE and not self.config.enable_auto_commit:
+            out += self._commit(set(self.owned))  # the application's commit after its poll
         return out
 
     def _reconcile(self, now: int) -> list[Outgoing]:
-        """AbstractMembershipManager.maybeReconcile: revoke first (committing what was
-        consumed), then assign; the next heartbeat acknowledges at once."""
-        if self.target is None or self.state not in (MemberState.RECONCILING, MemberState.STABLE):
-            return []
-        target, self.target = self.target, None
-        revoked, added = self.owned - target, target - self.owned
+        """AbstractMembershipManager.maybeReconcile (4.1.2, from the application's poll):
+        the partitions to revoke stop returning records (markPendingRevocationToPauseFetching);
+        with auto-commit, everything consumed is committed and the reconciliation waits for
+        the answer (ConsumerMembershipManager.signalReconciliationStarted); then, unless the
+        member left RECONCILING or rejoined meanwhile (maybeAbortReconciliation), revoke,
+        assign, and acknowledge with the next heartbeat (revokeAndAssign)."""
         out: list[Outgoing] = []
+        if self.reconciliation is None:
+            if self.state is not MemberState.RECONCILING or self.target is None:
+                return out
+            target = frozenset(self.target)
+            revoked, added = self.owned - target, target - self.owned
+            if not revoked and not added and not self.assignment_none:
+                # the same partitions (resolved): acknowledged without callbacks
+                self.target = None
+                self._acknowledging(now)
+                return out
+            # markReconciliationInProgress
+            self.rejoined_while_reconciling = False
+            r = self.reconciliation = _Reconciliation(
+                target, revoked, added, now + self.config.max_poll_interval_ms)
+            self.pending_revocation |= revoked
+            if self.config.enable_auto_commit:
+                # CommitRequestManager.maybeAutoCommitSyncBeforeRebalance: the deadline is
+                # the rebalance timeout; nothing to commit completes at once
+                out += self._auto_commit()
+                if out:
+                    r.commit_rid, r.attempts = out[0][0], 1
+                    return out
+            out += self._revoke_and_assign(now)
+        return out
+
+    def _revoke_and_assign(self, now: int) -> list[Outgoing]:
+        """The commit before the reconciliation is done (or failed, or there was none): the
+        rest runs at once, as in the Java client with no rebalance listener (the callbacks
+        complete in the background thread)."""
+        out: list[Outgoing] = []
+        r = self.reconciliation
+        if r is None:
+            return out
+        self.reconciliation = None  # markReconciliationCompleted
+        if self.state is not MemberState.RECONCILING or self.rejoined_while_reconciling:
+            # maybeAbortReconciliation
+            self.rejoined_while_reconciling = False
+            self.pending_revocation -= r.revoked
+            return out
+        revoked = r.revoked & self.owned
         if revoked:
-            out += self._commit(revoked)
+            if not self.config.enable_auto_commit:
+                # the model's application: its rebalance listener commits what is revoked
+                out += self._commit(revoked)
             self._event("revoked", revoked, f"epoch {self.member_epoch}")
             self._drop(revoked)
+            self.pending_revocation -= revoked
+        added = r.target - self.owned
         if added:
             self.owned |= added
             self.awaiting_position |= added
-            self._event("assigned", added, f"epoch {self.member_epoch}")
+            self._event("assigned", set(added), f"epoch {self.member_epoch}")
+        if self.target is not None and frozenset(self.target) == r.target:
+            self.target = None
+        self.assignment_none = False  # currentAssignment = the assignment reconciled
+        # signalReconciliationCompleting: the auto-commit interval restarts now
+        self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
+        self._acknowledging(now)
+        return out
+
+    def _acknowledging(self, now: int) -> None:
+        """ACKNOWLEDGING: the next heartbeat goes out at once."""
         self.state = MemberState.ACKNOWLEDGING
         self.next_heartbeat_ms = now
-        return out
+
+    def _reconcile_commit_failed(self, r: _Reconciliation, retriable: bool, now: int) -> None:
+        """autoCommitSyncBeforeRebalanceWithRetries: a retriable error (STALE_MEMBER_EPOCH
+        included) is retried with the latest positions and epoch until the deadline; any
+        other ends the commit, and the reconciliation goes on."""
+        r.commit_rid = None
+        if retriable and now < r.deadline_ms:
+            # RequestState.onFailedAttempt: retry.backoff.ms, doubling, at most
+            # retry.backoff.max.ms
+            r.retry_at_ms = now + min(self.config.retry_backoff_ms * 2 ** (r.attempts - 1),
+                                      RETRY_BACKOFF_MAX_MS)
+        else:
+            self._revoke_and_assign(now)
+
+    def _retry_reconcile_commit(self, now: int) -> list[Outgoing]:
+        r = self.reconciliation
+        if (r is None or r.retry_at_ms is None or now < r.retry_at_ms
+                or not self.coordinator_known):
+            return []
+        r.retry_at_ms = None
+        out = self._auto_commit()
+        if out:
+            r.commit_rid = out[0][0]
+            r.attempts += 1
+            return out
+        return self._revoke_and_assign(now)
 
     def _fetch_positions(self) -> list[Outgoing]:
         if not self.awaiting_position or self.fetch_rid is not None or not self.coordinator_known:
@@ -270,7 +444,8 @@ class ConsumerProtocolConsumer(Consumption):
         self._sent_owned = owned
         self._send_all = False
         if self.state is MemberState.ACKNOWLEDGING:
-            self.state = MemberState.STABLE
+            # onHeartbeatRequestGenerated: STABLE, or RECONCILING if a newer target came
+            self.state = MemberState.STABLE if self.target is None else MemberState.RECONCILING
         self.heartbeat_rid, req2 = self._send("ConsumerGroupHeartbeat", req)
         self.next_heartbeat_ms = now + self.heartbeat_interval_ms
         return [(self.heartbeat_rid, req2)]
@@ -304,7 +479,7 @@ class ConsumerProtocolConsumer(Consumption):
                 self.heartbeat_rid = None
             return self._on_heartbeat(resp, sent[1], now, cluster)
         if isinstance(resp, m.OffsetCommitResponse):
-            self._on_commit(rid, resp)
+            self._on_commit(rid, resp, now)
             return []
         if isinstance(resp, m.OffsetFetchResponse):
             if rid == self.fetch_rid:
@@ -345,14 +520,21 @@ class ConsumerProtocolConsumer(Consumption):
                 self.next_heartbeat_ms = now + self.heartbeat_interval_ms
             self.heartbeat_failures = 0
             self.heartbeat_backoff_until_ms = now + self.config.retry_backoff_ms
-            if self.state is MemberState.JOINING:
-                self.state = MemberState.STABLE
             if resp.assignment is not None:
+                # processAssignmentReceived: a target other than the current assignment is
+                # reconciled; the current one again returns a RECONCILING member to STABLE
+                # (a reconciliation in progress is then dropped: maybeAbortReconciliation)
                 target = {(cluster.topic_name(tp.topic_id), p) for tp in resp.assignment.topic_partitions
                           for p in tp.partitions}
-                if target != self.owned or self.target is not None:
+                if target != self.owned or self.assignment_none:
                     self.target = target
                     self.state = MemberState.RECONCILING
+                else:
+                    self.target = None
+                    if self.state in (MemberState.RECONCILING, MemberState.JOINING):
+                        self.state = MemberState.STABLE
+            elif self.state is MemberState.JOINING:
+                self.state = MemberState.STABLE  # the model's: no assignment, nothing to do
             return []
         # onErrorResponse: every error resets the heartbeat state and counts as a failed attempt
         if e in (Error.FENCED_MEMBER_EPOCH, Error.UNKNOWN_MEMBER_ID):
@@ -362,8 +544,7 @@ class ConsumerProtocolConsumer(Consumption):
                 return []
             self._heartbeat_failed(now, reset=True)
             self._lose_all(f"ConsumerGroupHeartbeat: {e.name}")
-            self.target = None
-            self.member_epoch, self.state = 0, MemberState.JOINING
+            self._to_joining()
             return []
         if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
             self._heartbeat_failed(now, reset=True)
@@ -387,15 +568,24 @@ class ConsumerProtocolConsumer(Consumption):
         self._event("fatal", detail=f"ConsumerGroupHeartbeat: {e.name}")
         return []
 
-    def _on_commit(self, rid: int, resp: m.OffsetCommitResponse) -> None:
+    def _on_commit(self, rid: int, resp: m.OffsetCommitResponse, now: int) -> None:
+        self.auto_commit_rids.discard(rid)  # autoCommitCallback: no longer in flight
+        r = self.reconciliation
         errors = resp.errors()
         if errors == {Error.NONE}:
             self._acknowledged(rid, resp)
+            if r is not None and rid == r.commit_rid:
+                r.commit_rid = None
+                self._revoke_and_assign(now)
             return
         e = next(iter(errors - {Error.NONE}))
         self._event("commit_failed", detail=f"OffsetCommit: {e.name}")
-        if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE):
+        # OffsetCommitRequestState.onResponse
+        if e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.REQUEST_TIMED_OUT):
             self.coordinator_known = False
+        if r is not None and rid == r.commit_rid:
+            self._reconcile_commit_failed(r, e in _RECONCILE_COMMIT_RETRIED
+                                          or (e is Error.STALE_MEMBER_EPOCH and self.member_epoch > 0), now)
 
     # ------------------------------------------------------------------ lifecycle
     def close(self, now: int) -> list[Outgoing]:
@@ -405,6 +595,7 @@ class ConsumerProtocolConsumer(Consumption):
             return out
         self._now = now
         out += self._commit(set(self.owned))
+        self.reconciliation = None
         if self.owned:
             self._event("revoked", self.owned, "close")
         self._drop(set(self.owned))
