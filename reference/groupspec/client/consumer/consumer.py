@@ -71,6 +71,7 @@ class MemberState(Enum):
     FENCED = "FENCED"
     LEAVING = "LEAVING"
     UNJOINED = "UNJOINED"
+    FATAL = "FATAL"
 
 
 class _Reconciliation:
@@ -564,6 +565,7 @@ class ConsumerProtocolConsumer(Consumption):
         # (AbstractHeartbeatRequestManager.onErrorResponse, handleSpecificError in 4.1.2)
         self._heartbeat_failed(now)
         self.fatal = e.name
+        self.state = MemberState.FATAL  # transitionToFatal
         self._lose_all(e.name)
         self._event("fatal", detail=f"ConsumerGroupHeartbeat: {e.name}")
         return []
