@@ -504,6 +504,34 @@ def test_heartbeat_successful_response_when_leaving_group_completes_leave() -> N
     assert d.tick(INTERVAL_MS) == []
 
 
+# Kafka: testLeaveGroupWhenMemberAlreadyLeft
+def test_leave_group_when_member_already_left() -> None:
+    d = Driver()
+    d.stable()
+    assert len([r for _, r in d.c.close(d.now) if isinstance(r, ConsumerGroupHeartbeatRequest)]) == 1
+    assert d.c.close(d.now) == []  # a no-op: no callbacks, no second leave
+
+
+# Kafka: testLeaveGroupWhenMemberIsStale
+def test_leave_group_when_member_is_stale() -> None:
+    d = Driver()
+    d.stable()
+    _expire_poll_timer(d)
+    assert d.state() is MemberState.UNJOINED
+    assert d.c.close(d.now) == []  # it left already: no leave heartbeat again
+
+
+# Kafka: testIgnoreHeartbeatResponseWhenNotInGroup (a STALE member's: UNJOINED here)
+def test_ignore_heartbeat_response_when_not_in_group() -> None:
+    d = Driver()
+    d.stable()
+    _expire_poll_timer(d)
+    d.answer(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse(
+        error=E.NONE, member_id=d.c.member_id, member_epoch=5, heartbeat_interval_ms=INTERVAL_MS,
+        assignment=HeartbeatAssignment((HeartbeatTopicPartitions(CLUSTER.topic_id("topic1"), (0,)),))))
+    assert d.state() is MemberState.UNJOINED and d.c.member_epoch == 0 and d.c.target is None
+
+
 # --------------------------------------------------------------------------- fatal
 
 
