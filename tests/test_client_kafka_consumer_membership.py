@@ -469,7 +469,11 @@ def test_leave_group_when_member_owns_assignment() -> None:
     d = Driver()
     d.stable()
     d.owning([0, 1])
+    consumed = d.consumed(("topic1", 0), ("topic1", 1))
     out = [r for _, r in d.c.close(d.now)]
+    # AsyncKafkaConsumer.releaseAssignmentAndLeaveGroup: with auto-commit, every consumed
+    # position is committed first (commitSyncAllConsumed)
+    assert isinstance(out[0], m.OffsetCommitRequest) and out[0].partitions == consumed
     # testLeaveGroupReleasesAssignmentAndResetsEpochToSendLeaveGroup: the assignment is
     # released (onPartitionsRevoked) and the leave heartbeat goes out
     assert d.c.owned == set() and d.events("revoked") == [(("topic1", 0), ("topic1", 1))]

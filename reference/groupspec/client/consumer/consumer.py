@@ -593,12 +593,19 @@ class ConsumerProtocolConsumer(Consumption):
 
     # ------------------------------------------------------------------ lifecycle
     def close(self, now: int) -> list[Outgoing]:
-        """KafkaConsumer.close: commit and revoke (onPartitionsRevoked), then leave."""
+        """KafkaConsumer.close: commit and revoke (onPartitionsRevoked), then leave. With
+        auto-commit the commit is every consumed position (AsyncKafkaConsumer
+        .releaseAssignmentAndLeaveGroup -> commitSyncAllConsumed); it goes out with the
+        leave heartbeat, not waited for (docs/deviations.md)."""
         out: list[Outgoing] = []
         if self.closed:
             return out
         self._now = now
-        out += self._commit(set(self.owned))
+        if self.config.enable_auto_commit:
+            if self.member_epoch > 0:
+                out += self._commit_offsets(self._all_consumed())
+        else:
+            out += self._commit(set(self.owned))
         self.reconciliation = None
         if self.owned:
             self._event("revoked", self.owned, "close")
