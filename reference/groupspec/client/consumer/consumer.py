@@ -18,8 +18,9 @@ Same interface as the classic model (:class:`groupspec.client.classic.consumer.C
 consumer, as the Java client does from ConsumerGroupHeartbeat v1 (KIP-1082).
 
 Simplifications (docs/deviations.md): the revocation and assignment callbacks take no time
-unless the application is stalled (``poll_blocked_until_ms``: callbacks run in poll); a
-reconciliation starts and ends in the application's poll; without auto-commit the
+unless the application is stalled (``poll_blocked_until_ms``); a reconciliation starts in
+the application's poll and completes as soon as the commit before it is answered (as with
+no rebalance listener, the callbacks being events); without auto-commit the
 application's rebalance listener commits what is revoked (not waited for) and the
 application commits what it consumed after each poll; commits need a member epoch.
 """
