@@ -180,6 +180,39 @@ def test_a_stale_heartbeat_error_does_not_reset_the_member() -> None:
     assert stale_heartbeat_then_rejoin("").rules() == ["ClientIgnoresStaleErrors"]
 
 
+def test_a_reset_in_the_millisecond_of_the_stale_error_is_seen() -> None:
+    """The buggy reset rejoins in the poll that handled the stale answer: its JoinGroup
+    leaves in the same millisecond as the answer arrived (the campaign's
+    resets-on-stale-heartbeat-error mutant, missed while the rule looked only at requests
+    sent strictly later)."""
+    def group(rejoin_member: str) -> Group:
+        g = stale_heartbeat_then_rejoin(rejoin_member)
+        last = g.exchanges[-1]
+        g.exchanges[-1] = Exchange(last.line, WireExchange(
+            **{**last.event.__dict__, "sent_ms": 4_200.0, "received_ms": 4_210.0}))
+        return g
+
+    assert group("m1").rules() == []
+    assert group("").rules() == ["ClientIgnoresStaleErrors"]
+
+
+def test_a_current_commit_error_before_the_stale_heartbeat_justifies_the_reset() -> None:
+    """A commit of the current generation, sent before the stale heartbeat and answered
+    ILLEGAL_GENERATION before the rejoin, resets the member rightly (resetStateOnResponseError),
+    whichever was sent first."""
+    def group(commit_error: Error) -> Group:
+        g = member_in_generation_1({("t", 0)})
+        g.join(4_100, "m1", 2, "range", set(), 1)
+        g.commit(19_990, "m1", 2, ("t", 0), answer=commit_error)
+        g.x(m.HeartbeatRequest(group_id="g", generation_id=1, member_id="m1"),
+            m.HeartbeatResponse(error=E.ILLEGAL_GENERATION), 20_000, 20_005)
+        g.join(20_500, "m1", 3, "range", set(), -1, req_member="")
+        return g
+
+    assert group(E.ILLEGAL_GENERATION).rules() == []
+    assert group(E.NONE).rules() == ["ClientIgnoresStaleErrors"]
+
+
 def test_a_current_error_in_flight_with_a_stale_heartbeat_justifies_the_reset() -> None:
     """The stale heartbeat and the member's SyncGroup of its current generation leave
     together; both are answered UNKNOWN_MEMBER_ID (the member was removed while paused): the

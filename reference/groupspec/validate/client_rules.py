@@ -309,11 +309,17 @@ def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
 
 
 def _current(f: _Facts, cid: str, at: float) -> tuple[int, str] | None:
+    best = _current_join(f, cid, at)
+    return None if best is None else (best[1], best[2])
+
+
+def _current_join(f: _Facts, cid: str, at: float) -> tuple[float, int, str] | None:
+    """The process's last successful JoinGroup answered by ``at``: (when, generation, id)."""
     best = None
-    for received, gen, member in f.joined.get(cid, ()):
-        if received > at:
+    for joined in f.joined.get(cid, ()):
+        if joined[0] > at:
             break
-        best = (gen, member)
+        best = joined
     return best
 
 
@@ -327,10 +333,13 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
             req, err = x.event.request, f.error(x)
             if not isinstance(req, m.HeartbeatRequest) or not _fencing(err):
                 continue
-            cur = _current(f, cid, x.received)
-            if cur is None or cur[0] <= req.generation_id:
+            joined = _current_join(f, cid, x.received)
+            if joined is None or joined[1] <= req.generation_id:
                 continue  # not stale: the member acts on it
-            later = sorted((y for y in mine if y.sent > x.received), key=lambda y: y.sent)
+            cur = (joined[1], joined[2])
+            # from the instant the answer arrived: a client rejoins in the same millisecond
+            # (AbstractCoordinator.joinGroupIfNeeded runs in the poll that handled it)
+            later = sorted((y for y in mine if y is not x and y.sent >= x.received), key=lambda y: y.sent)
             for y in later:
                 yreq, yerr = y.event.request, f.error(y)
                 if isinstance(yreq, m.LeaveGroupRequest):
@@ -350,7 +359,7 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                 if isinstance(yreq, m.JoinGroupRequest):
                     subs = _subscriptions(yreq)
                     gen_reset = any(s.generation_id < 0 for _, s in subs[:1]) and _reported_generation(mine, y) >= 0
-                    if (yreq.member_id == "" or gen_reset) and _current_error_between(f, cid, mine, x, y):
+                    if (yreq.member_id == "" or gen_reset) and _current_error_between(f, cid, mine, x, y, joined[0]):
                         break  # a request in flight with the stale one got a current error
                     if yreq.member_id == "" or gen_reset:
                         what = "member id" if yreq.member_id == "" else "generation"
@@ -365,13 +374,17 @@ def ignores_stale_errors(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     return out
 
 
-def _current_error_between(f: _Facts, cid: str, mine: list[Exchange], stale: Exchange, join: Exchange) -> bool:
-    """Whether a request other than ``stale`` (sent with it or after it), carrying the
-    member's current generation, was answered a fencing error before ``join`` was sent: a
-    SyncGroup in flight with a stale heartbeat and answered UNKNOWN_MEMBER_ID (the member
-    was removed) resets the member rightly, whatever the heartbeat's answer."""
+def _current_error_between(f: _Facts, cid: str, mine: list[Exchange], stale: Exchange, join: Exchange,
+                           since: float) -> bool:
+    """Whether a request other than ``stale`` and ``join``, carrying the member's current
+    generation, was answered a fencing error after the member joined that generation (at
+    ``since``) and by the time ``join`` was sent: a SyncGroup in flight with a stale
+    heartbeat and answered UNKNOWN_MEMBER_ID (the member was removed), or a commit of the
+    current generation answered ILLEGAL_GENERATION, resets the member rightly, whatever the
+    heartbeat's answer."""
     for z in mine:
-        if z is stale or z.sent < stale.sent or z.received > join.sent or not _fencing(f.error(z)):
+        if (z is stale or z is join or z.received < since or z.received > join.sent
+                or not _fencing(f.error(z))):
             continue
         gen = getattr(z.event.request, "generation_id", None)
         if isinstance(gen, int) and (c := _current(f, cid, z.received)) is not None and c[0] > gen:
