@@ -117,7 +117,11 @@ def test_poll_timeout_dynamic_member_leaves_static_member_does_not() -> None:
         bus.run(5_100, 40_000)
         leaves = [req for _, _, req in bus.sent if isinstance(req, m.LeaveGroupRequest)]
         assert bool(leaves) is not static
-        assert any(e.kind == "lost" for e in c.events)
+        # resetGenerationOnLeaveGroup keeps the partitions assigned: they are lost in the
+        # onJoinPrepare of the next poll's rejoin (ConsumerCoordinator.onJoinPrepare)
+        assert c.owned and not any(e.kind == "lost" for e in c.events)
+        bus.run(40_100, 100_000)
+        assert any(e.kind == "lost" and e.at_ms == 100_000 for e in c.events)
 
 
 def test_stale_heartbeat_error_is_ignored_kafka_9823() -> None:
@@ -132,7 +136,11 @@ def test_stale_heartbeat_error_is_ignored_kafka_9823() -> None:
     rid = bus.next_rid()
     c.inflight[rid] = ("Heartbeat", gen, member)
     c.on_response(rid, m.HeartbeatResponse(error=Error.ILLEGAL_GENERATION), 5_200, CLUSTER)
-    assert c.generation_id == -1 and not c.owned and c.rejoin_needed
+    # resetStateOnResponseError: the generation goes now, the partitions at the next poll's
+    # onJoinPrepare (no generation: onPartitionsLost)
+    assert c.generation_id == -1 and c.owned and c.rejoin_needed
+    bus.run(5_300, 5_500)
+    assert any(e.kind == "lost" and e.partitions for e in c.events)
 
 
 def test_commit_failures_surface_as_the_java_exceptions() -> None:
@@ -149,9 +157,11 @@ def test_commit_failures_surface_as_the_java_exceptions() -> None:
     commit_error(Error.REBALANCE_IN_PROGRESS, gen)
     assert c.events[-1].kind == "rebalance_in_progress" and c.rejoin_needed
     commit_error(Error.ILLEGAL_GENERATION, gen)
-    assert [e.kind for e in c.events[-2:]] == ["commit_failed", "lost"]
-    assert "CommitFailedException" in c.events[-2].detail
-    assert not c.owned and c.generation_id == -1
+    assert c.events[-1].kind == "commit_failed" and "CommitFailedException" in c.events[-1].detail
+    # the generation is reset at once; the partitions are lost at the next poll's rejoin
+    assert c.owned and c.generation_id == -1
+    bus.run(5_200, 5_400)
+    assert any(e.kind == "lost" and e.partitions for e in c.events)
 
 
 def test_delayed_imbalance_holds_back_then_gives_to_the_newcomer() -> None:
