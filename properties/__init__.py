@@ -49,3 +49,10 @@ def whole_runs() -> settings:
     profile (dev, ci, nightly) decides the count; a test never hard-codes it."""
     current = settings()
     return settings(current, max_examples=max(5, current.max_examples // 4), deadline=None)
+
+
+def by_profile(ci: int, nightly: int) -> int:
+    """A size for work that is not a Hypothesis example count (traces to model-check, runs
+    to record): ``nightly`` under the nightly profile, ``ci`` otherwise, so CI stays small
+    and ``GROUPSPEC_HYPOTHESIS_PROFILE=nightly`` runs the same test large."""
+    return nightly if _profile == "nightly" else ci

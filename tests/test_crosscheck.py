@@ -2,9 +2,9 @@
 
 Spec to reference: the cross-check model's whole state graph (TLC) is replayed on the
 reference, and every coordinator step must agree both ways, with every coordinator action
-covered. Reference to spec: 200 simulator traces, and the runs of 24 fault schedules drawn
+covered. Reference to spec: 60 simulator traces, and the runs of 12 fault schedules drawn
 by Hypothesis (properties/group_faults.py), are checked by TLC against
-spec/TraceConsumerGroup.tla. And each seeded mutant of the reference is caught by at least
+spec/TraceConsumerGroup.tla (200 and 24 under the nightly profile: ci/nightly). And each seeded mutant of the reference is caught by at least
 one direction. Needs Java and TLC (ci/setup installs them); never skipped.
 """
 
@@ -33,9 +33,14 @@ from groupspec.crosscheck.traces import (
 from groupspec.crosscheck.vocabulary import Rec, from_tlc, rec, to_tla
 from groupspec.modelcheck.values import parse_value
 from groupspec.sim.scenario import Fault
+from properties import by_profile
 from properties.group_faults import faults, scenario_with
 
 SEED = 1
+#: simulator traces checked by TLC (reference -> spec): CI's size and the nightly profile's
+TRACES = by_profile(60, 200)
+#: Hypothesis fault schedules recorded at the coordinator (besides the two pinned ones)
+FAULT_SCHEDULES = by_profile(12, 24)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +50,7 @@ def graph() -> StateGraph:
 
 @pytest.fixture(scope="module")
 def small_report(graph: StateGraph) -> Report:
-    return crosscheck("small", traces=200, seed=SEED, graph=graph, progress=lambda _: None)
+    return crosscheck("small", traces=TRACES, seed=SEED, graph=graph, progress=lambda _: None)
 
 
 def test_spec_values_render_and_parse_back() -> None:
@@ -71,8 +76,8 @@ def test_every_coordinator_action_is_covered(small_report: Report) -> None:
     assert small_report.uncovered == []
 
 
-def test_two_hundred_reference_traces_are_behaviours_of_the_spec(small_report: Report) -> None:
-    assert len(small_report.traces) == 200
+def test_reference_traces_are_behaviours_of_the_spec(small_report: Report) -> None:
+    assert len(small_report.traces) == TRACES
     diverged = [v for v in small_report.traces if not v.ok]
     assert diverged == [], small_report.render()
     actions = {s.action for v in small_report.traces for s in v.trace.steps}
@@ -180,7 +185,7 @@ def _hypothesis_traces(mutant: str | None = None) -> list[RecordedTrace]:
               Fault(40_000, "pause", member="c1", duration_ms=5_000),
               Fault(60_000, "static_restart", member="s1", downtime_ms=4_000)]
 
-    @settings(max_examples=24, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=FAULT_SCHEDULES, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @example(fs=pinned, eager=True, seed=1)
     @example(fs=pinned, eager=False, seed=2)
@@ -202,7 +207,7 @@ def _hypothesis_traces(mutant: str | None = None) -> list[RecordedTrace]:
 
 def test_hypothesis_fault_schedules_are_behaviours_of_the_spec() -> None:
     recorded = _hypothesis_traces()
-    assert len(recorded) >= 20
+    assert len(recorded) >= FAULT_SCHEDULES - 4
     assert {tr.protocol for tr in recorded} == {"eager", "cooperative"}
     kinds = {f.split("@")[0] for tr in recorded for f in tr.description.split(", ")[1:]}
     assert {"crash", "pause", "static_restart"} <= kinds, kinds
