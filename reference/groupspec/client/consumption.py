@@ -66,6 +66,13 @@ class Consumption:
             if (t, p) in self.positions and self.positions[(t, p)] != self.committed.get((t, p))
         )
 
+    def _all_consumed(self, parts: set[TP]) -> tuple[m.OffsetCommitPartition, ...]:
+        """SubscriptionState.allConsumed over ``parts``: every one with a position, committed
+        before or not (the auto-commit sends them all, changed or not)."""
+        positions = self.positions
+        return tuple(m.OffsetCommitPartition(t, p, positions[(t, p)])
+                     for (t, p) in sorted(parts) if (t, p) in positions)
+
     def _note_sent(self, rid: int, req: m.OffsetCommitRequest) -> None:
         for p in req.partitions:
             self.sent_offsets[(rid, (p.topic, p.partition))] = p.committed_offset

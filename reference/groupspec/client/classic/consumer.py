@@ -193,13 +193,7 @@ class Consumer(Consumption):
 
     def _commit_request(self, parts: set[TP], generation: int,
                         all_consumed: bool = False) -> m.OffsetCommitRequest | None:
-        if all_consumed:
-            # SubscriptionState.allConsumed: every partition with a position, committed
-            # before or not (the auto-commit sends them all, changed or not)
-            offsets = tuple(m.OffsetCommitPartition(t, p, self.positions[(t, p)])
-                            for (t, p) in sorted(parts) if (t, p) in self.positions)
-        else:
-            offsets = self._uncommitted(parts)
+        offsets = self._all_consumed(parts) if all_consumed else self._uncommitted(parts)
         if not offsets:
             return None
         return m.OffsetCommitRequest(

@@ -197,19 +197,13 @@ class ConsumerProtocolConsumer(Consumption):
             member_id=self.member_id, group_instance_id=self.config.group_instance_id,
             partitions=offsets, version=COMMIT_VERSION))]
 
-    def _all_consumed(self) -> tuple[m.OffsetCommitPartition, ...]:
-        """SubscriptionState.allConsumed: every owned partition with a position, committed
-        before or not."""
-        return tuple(m.OffsetCommitPartition(t, p, self.positions[(t, p)])
-                     for (t, p) in sorted(self.owned) if (t, p) in self.positions)
-
     def _auto_commit(self) -> list[Outgoing]:
         """CommitRequestManager.requestAutoCommit: all consumed, flagged in flight (nothing
         is sent if nothing has a position). The member epoch is the one the commit carries
         (memberInfo); without one the model sends nothing."""
         if self.member_epoch <= 0:
             return []
-        out = self._commit_offsets(self._all_consumed())
+        out = self._commit_offsets(self._all_consumed(self.owned))
         self.auto_commit_rids.update(rid for rid, _ in out)
         return out
 
@@ -604,7 +598,7 @@ class ConsumerProtocolConsumer(Consumption):
         self._now = now
         if self.config.enable_auto_commit:
             if self.member_epoch > 0:
-                out += self._commit_offsets(self._all_consumed())
+                out += self._commit_offsets(self._all_consumed(self.owned))
         else:
             out += self._commit(set(self.owned))
         self.reconciliation = None
