@@ -16,6 +16,30 @@ ROOT = Path(__file__).resolve().parent.parent
 Targets = list[tuple[str, str, str]]
 
 
+def interpreter_speed(rounds: int = 3) -> float:
+    """Millions of iterations per second of a fixed pure-Python loop (attribute, dict and
+    arithmetic work, the kind the reference does), best of ``rounds``. The machine is shared
+    and its speed moves from day to day (up to 2x on the same host): the events/s of two
+    reports compare only after dividing by this."""
+    n = 400_000
+
+    class Box:
+        __slots__ = ("v",)
+
+        def __init__(self) -> None:
+            self.v = 0
+
+    best = float("inf")
+    for _ in range(rounds):
+        box, table = Box(), {}
+        start = time.perf_counter()
+        for i in range(n):
+            box.v += i & 7
+            table[i & 255] = box.v
+        best = min(best, time.perf_counter() - start)
+    return n / best / 1e6
+
+
 def machine() -> dict[str, Any]:
     cpu = platform.processor() or platform.machine()
     try:
@@ -31,6 +55,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "load_average": list(os.getloadavg()),
+        "interpreter_speed": round(interpreter_speed(), 2),
     }
 
 
@@ -44,6 +69,10 @@ def this_run(report: dict[str, Any], collection: str) -> list[str]:
         f"- date: {report['started']} to {report['finished']} (UTC)",
         f"- machine: {m['cpu']}, {m['cores']} cores, CPython {m['python']}, {m['platform']}",
         f"- load average at the end: {m['load_average']} (a shared machine makes times noisy)",
+        *([f"- interpreter speed at the end: {m['interpreter_speed']} M iterations/s of a fixed "
+           "pure-Python loop (`bench.report.interpreter_speed`; the host's speed moves from day "
+           "to day: compare the events/s of two reports after dividing by it)"]
+          if "interpreter_speed" in m else []),
         f"- collection: {collection}",
     ]
 
