@@ -11,13 +11,14 @@ import pytest
 
 from groupspec.client.classic.consumer import ClusterView
 from groupspec.client.config import ConsumerConfig
-from groupspec.client.consumer.consumer import ConsumerProtocolConsumer, MemberState
+from groupspec.client.consumer.consumer import MemberState
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
 )
 from groupspec.protocol.errors import Error
+from tests.consumer_protocol_driver import ClientDriver
 
 E = Error
 INTERVAL_MS = 1_000
@@ -25,38 +26,16 @@ BACKOFF_MS = 100
 CLUSTER = ClusterView({"topic": 1}, {("topic", 0): 0})
 
 
-class Driver:
+class Driver(ClientDriver):
     def __init__(self, *, instance: str | None = None) -> None:
-        self.now = 0
-        self._rid = 0
-        self.config = ConsumerConfig(
+        super().__init__(ConsumerConfig(
             group_id="group", client_id="c", group_instance_id=instance, topics=("topic",),
             group_protocol="consumer", heartbeat_interval_ms=INTERVAL_MS, session_timeout_ms=45_000,
-            max_poll_interval_ms=10_000, retry_backoff_ms=BACKOFF_MS, remote_assignor="uniform")
-        self.c = ConsumerProtocolConsumer(self.config, 0, self.next_rid)
-        self.pending: list[tuple[int, m.Request]] = []
-
-    def next_rid(self) -> int:
-        self._rid += 1
-        return self._rid
-
-    def tick(self, advance_ms: int = 0) -> list[m.Request]:
-        self.now += advance_ms
-        out = self.c.tick(self.now, CLUSTER)
-        self.pending += out
-        return [r for _, r in out]
+            max_poll_interval_ms=10_000, retry_backoff_ms=BACKOFF_MS, remote_assignor="uniform"),
+            CLUSTER)
 
     def beats(self, reqs: list[m.Request]) -> list[ConsumerGroupHeartbeatRequest]:
         return [r for r in reqs if isinstance(r, ConsumerGroupHeartbeatRequest)]
-
-    def answer(self, kind: type, resp: m.Response) -> list[m.Request]:
-        for i, (rid, req) in enumerate(self.pending):
-            if isinstance(req, kind):
-                del self.pending[i]
-                out = self.c.on_response(rid, resp, self.now, CLUSTER)
-                self.pending += out
-                return [r for _, r in out]
-        raise AssertionError(f"no {kind.__name__} pending")
 
     def find_coordinator(self) -> None:
         self.tick()

@@ -21,7 +21,7 @@ import pytest
 
 from groupspec.client.classic.consumer import ClusterView
 from groupspec.client.config import ConsumerConfig
-from groupspec.client.consumer.consumer import ConsumerProtocolConsumer, MemberState
+from groupspec.client.consumer.consumer import MemberState
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatRequest,
@@ -30,6 +30,7 @@ from groupspec.protocol.consumer_group_messages import (
     HeartbeatTopicPartitions,
 )
 from groupspec.protocol.errors import Error
+from tests.consumer_protocol_driver import ClientDriver
 
 E = Error
 INTERVAL_MS = 1_000
@@ -45,34 +46,21 @@ CLUSTER = ClusterView({"topic1": 3, "topic2": 1, "topic3": 6},
 TP = tuple[str, int]
 
 
-class Driver:
+class Driver(ClientDriver):
     def __init__(self, *, auto_commit: bool = True, instance: str | None = None,
                  auto_commit_interval_ms: int = 5_000) -> None:
-        self.now = 0
-        self._rid = 0
-        self.config = ConsumerConfig(
+        super().__init__(ConsumerConfig(
             group_id="group", client_id="c", group_instance_id=instance, topics=TOPICS,
             group_protocol="consumer", heartbeat_interval_ms=INTERVAL_MS, session_timeout_ms=45_000,
             max_poll_interval_ms=REBALANCE_TIMEOUT_MS, retry_backoff_ms=BACKOFF_MS,
-            enable_auto_commit=auto_commit, auto_commit_interval_ms=auto_commit_interval_ms)
-        self.c = ConsumerProtocolConsumer(self.config, 0, self.next_rid)
-        self.pending: list[tuple[int, m.Request]] = []
+            enable_auto_commit=auto_commit, auto_commit_interval_ms=auto_commit_interval_ms),
+            CLUSTER)
 
     def state(self) -> MemberState:
         """The member's state (read through a call: each read is a new one)."""
         return self.c.state
 
-    def next_rid(self) -> int:
-        self._rid += 1
-        return self._rid
-
     # ----------------------------------------------------------------- time and requests
-    def tick(self, advance_ms: int = 0) -> list[m.Request]:
-        self.now += advance_ms
-        out = self.c.tick(self.now, CLUSTER)
-        self.pending += out
-        return [r for _, r in out]
-
     def poll(self) -> list[m.Request]:
         """The application's next poll (and whatever else is due then)."""
         return self.tick(max(self.c.next_poll_ms, self.c.poll_blocked_until_ms, self.now) - self.now)
@@ -86,15 +74,6 @@ class Driver:
     def beats(self) -> list[ConsumerGroupHeartbeatRequest]:
         return [r for r in self.of(ConsumerGroupHeartbeatRequest)
                 if isinstance(r, ConsumerGroupHeartbeatRequest)]
-
-    def answer(self, kind: type, resp: m.Response) -> list[m.Request]:
-        for i, (rid, req) in enumerate(self.pending):
-            if isinstance(req, kind):
-                del self.pending[i]
-                out = self.c.on_response(rid, resp, self.now, CLUSTER)
-                self.pending += out
-                return [r for _, r in out]
-        raise AssertionError(f"no {kind.__name__} pending")
 
     def find_coordinator(self) -> None:
         for _ in range(5):
