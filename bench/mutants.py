@@ -443,9 +443,10 @@ class Client(Mutant):
 
 def _eager_keeps_partitions(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
-        def _on_join_prepare(self, now: int, subscription: tuple[str, ...]) -> tuple[bool, list[Outgoing]]:
+        def _on_join_prepare(self, now: int, subscription: tuple[str, ...],
+                             generation: tuple[int, str]) -> tuple[bool, list[Outgoing]]:
             kept, pos = set(self.owned), dict(self.positions)
-            ready, out = super()._on_join_prepare(now, subscription)
+            ready, out = super()._on_join_prepare(now, subscription, generation)
             if ready and kept and self.generation_id >= 0 and not self.owned:
                 mut.hits += 1
                 self.owned |= kept  # still consuming while the group rebalances
@@ -607,9 +608,10 @@ def _slow_heartbeats(mut: Client) -> type[Consumer]:
 
 def _eager_reports_owned(mut: Client) -> type[Consumer]:
     class Buggy(Consumer):
-        def _on_join_prepare(self, now: int, subscription: tuple[str, ...]) -> tuple[bool, list[Outgoing]]:
+        def _on_join_prepare(self, now: int, subscription: tuple[str, ...],
+                             generation: tuple[int, str]) -> tuple[bool, list[Outgoing]]:
             self.__dict__["stash"] = set(self.owned) if self.generation_id >= 0 else set()
-            return super()._on_join_prepare(now, subscription)
+            return super()._on_join_prepare(now, subscription, generation)
 
         def _metadata_for(self, assignor_name: str) -> bytes:
             stash = self.__dict__.get("stash") or set()

@@ -510,13 +510,32 @@ def test_join_prepare_waits_for_its_auto_commit(protocol: str) -> None:
 
 # Kafka: testOnJoinPrepareWithOffsetCommitShouldKeepJoinAfterNonRetryableException,
 # testJoinPrepareAndCommitWithUnknownMemberId
-def test_join_prepare_goes_on_after_a_non_retriable_commit_failure(d: Driver) -> None:
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_join_prepare_goes_on_after_a_non_retriable_commit_failure(protocol: str) -> None:
+    d = Driver(assignors=PROTOCOLS[protocol])
     stable(d, {T1P}, position=100)
     sent = rebalance_requested(d)
     out = d.answer(m.OffsetCommitRequest, commit_response(sent[0], E.UNKNOWN_MEMBER_ID))
-    # the commit failure resets the generation: the partitions are lost, and the member joins
+    # the failure resets the generation, and the member joins without a member id ...
     assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
-    assert "lost" in kinds(d)
+    join = out[0]
+    assert isinstance(join, m.JoinGroupRequest) and join.member_id == m.UNKNOWN_MEMBER_ID
+    # ... but ConsumerCoordinator.onJoinPrepare decides by the generation it was called
+    # with, valid then: the partitions are revoked as in any rebalance, not lost
+    assert "lost" not in kinds(d)
+    if protocol == "eager":
+        assert kinds(d)[-2:] == ["commit_failed", "revoked"] and d.c.owned == set()
+    else:
+        assert "revoked" not in kinds(d) and d.c.owned == {T1P}
+
+
+# Kafka: ConsumerCoordinator.onJoinPrepare (the generation was reset before the call began)
+def test_join_prepare_loses_the_partitions_when_called_without_a_generation(d: Driver) -> None:
+    stable(d, {T1P}, position=100)
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.UNKNOWN_MEMBER_ID))
+    d.tick(d.config.poll_interval_ms)
+    assert "lost" in kinds(d) and "revoked" not in kinds(d) and d.c.owned == set()
 
 
 # Kafka: testOnJoinPrepareWithOffsetCommitShouldKeepJoinAfterRebalanceTimeout

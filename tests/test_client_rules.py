@@ -148,6 +148,29 @@ def test_cooperative_member_reporting_a_revoked_partition() -> None:
     assert g.rules() == ["CooperativeOwnedIsAssigned"]
 
 
+def _join_prepare_commit_fenced(told: bool) -> Group:
+    """A cooperative member owning t-0 commits (after a heartbeat told it of a rebalance,
+    if ``told``); the commit is answered UNKNOWN_MEMBER_ID and the member rejoins at once
+    without a member id, reporting t-0 owned; it fetches t-0 while the join is parked."""
+    g = member_in_generation_1({("t", 0)}, "cooperative-sticky")
+    g.heartbeat(5_000, "m1", 1, E.REBALANCE_IN_PROGRESS if told else E.NONE)
+    g.commit(5_100, "m1", 1, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    g.x(m.JoinGroupRequest(group_id="g", member_id="", protocols=(m.JoinGroupProtocol(
+        name="cooperative-sticky", metadata=Subscription(("t",), None, from_pairs({("t", 0)}), -1).encode()),)),
+        None, 5_105)
+    g.fetch(8_000, ("t", 0))
+    return g
+
+
+def test_a_fenced_join_prepare_commit_keeps_what_the_cooperative_rejoin_reports() -> None:
+    # ConsumerCoordinator.onJoinPrepare decides by the generation it was called with: the
+    # commit's UNKNOWN_MEMBER_ID resets the generation, yet nothing is lost (Kafka 4.1.2)
+    assert _join_prepare_commit_fenced(told=True).rules() == []
+    # the same commit with no rebalance under way is an ordinary commit: its fencing error
+    # loses the partitions at the next onJoinPrepare, and fetching them on is a finding
+    assert _join_prepare_commit_fenced(told=False).rules() == ["ClientFetchesOwnedOnly"]
+
+
 def test_heartbeating_on_after_being_fenced() -> None:
     g = member_in_generation_1({("t", 0)})
     g.heartbeat(3_000, "m1", 1, E.ILLEGAL_GENERATION)

@@ -9,7 +9,10 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
   assignment, so a cooperative member's revoked partitions go there); an eager member gives
   up everything before it sends JoinGroup (onJoinPrepare), a cooperative one what it no
   longer reports as owned; an error that resets the generation loses everything
-  (AbstractCoordinator.resetStateAndGeneration, then onPartitionsLost), as does LeaveGroup.
+  (AbstractCoordinator.resetStateAndGeneration, then onPartitionsLost), as does LeaveGroup,
+  except one answering the commit of onJoinPrepare (a commit sent after the member was told
+  of a rebalance): ConsumerCoordinator.onJoinPrepare decides by the generation it was
+  called with, so a cooperative member keeps what its JoinGroup then reports owned.
 - **ClientCommitsOwnedOnly**: an OffsetCommit carries the member's generation
   (generationIfStable) and the partitions it consumed, which are those assigned to it in
   that generation; a cooperative member may also commit the partitions it was just told to
@@ -99,6 +102,9 @@ def _fencing(err: Error | None) -> TypeGuard[Error]:
 #: response classes with one ``error`` field
 _ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupResponse,
                           m.LeaveGroupResponse, m.OffsetFetchResponse, m.FindCoordinatorResponse})
+
+
+_REBALANCING = Error.REBALANCE_IN_PROGRESS
 
 
 def _error(resp: m.Response | None) -> Error | None:
@@ -481,6 +487,7 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
     owned: set[TP] = set()
     joined: float | None = None
     generation = -1
+    told: float | None = None  # when it was told of a rebalance in this generation
     for at, phase, x in steps:
         req, resp = x.event.request, x.event.response
         if phase == 0 and isinstance(req, m.JoinGroupRequest):
@@ -494,14 +501,21 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
         elif phase == 0:
             owned = set()  # LeaveGroup
         elif isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
-            generation = resp.generation_id
+            generation, told = resp.generation_id, None
             continue
         elif isinstance(resp, m.SyncGroupResponse) and isinstance(req, m.SyncGroupRequest) and resp.error is _NONE:
             got = f.assigned.get((req.generation_id, _key(req)))
             owned = set(got[0]) if got is not None else owned
         elif _fencing(_error(resp)) and getattr(req, "generation_id", generation) == generation:
+            if isinstance(req, m.OffsetCommitRequest) and told is not None and x.sent >= told:
+                # onJoinPrepare's commit: the call goes on with the generation it began
+                # with; the JoinGroup that follows says what is kept (cooperative)
+                continue
             owned = set()  # the generation is reset: partitions lost
         else:
+            if (_error(resp) is _REBALANCING and told is None
+                    and getattr(req, "generation_id", None) == generation):
+                told = at
             continue
         own.step(at, owned)
     return own, joined

@@ -148,6 +148,10 @@ class Consumer(Consumption):
         #: "done" (succeeded or failed for good) or "retriable"
         self.prepare_commit_outcome: str | None = None
         self.join_prepare_deadline: int | None = None
+        #: the generation and member id of the onJoinPrepare call that sent the auto-commit
+        #: (Kafka passes them in; an answer within that call decides by them, even if it
+        #: reset the generation)
+        self.prepare_commit_generation: tuple[int, str] = (-1, "")
         #: auto-commits in flight (their retriable failures bring the next one forward)
         self.auto_commit_rids: set[int] = set()
         #: application stalls (slow processing): poll() is not called before this time
@@ -378,25 +382,32 @@ class Consumer(Consumption):
             return self._fixed_subscription
         return self.config.subscribed(frozenset(cluster.partitions))
 
-    def _join_if_needed(self, now: int, subscription: tuple[str, ...]) -> list[Outgoing]:
+    def _join_if_needed(self, now: int, subscription: tuple[str, ...],
+                        generation: tuple[int, str] | None = None) -> list[Outgoing]:
         """AbstractCoordinator.joinGroupIfNeeded, one step: onJoinPrepare once per rebalance
-        (it may wait for its auto-commit), then JoinGroup."""
+        (it may wait for its auto-commit), then JoinGroup. ``generation``: what onJoinPrepare
+        was called with, when this step is the rest of an earlier call (default: the
+        current generation and member id)."""
         if (not self.rejoin_needed or self.join_rid is not None or self.sync_rid is not None
                 or not self.coordinator_known):
             return []
         out: list[Outgoing] = []
         if self.needs_join_prepare:
-            ready, out = self._on_join_prepare(now, subscription)
+            ready, out = self._on_join_prepare(
+                now, subscription, generation or (self.generation_id, self.member_id))
             if not ready:
                 return out
             self.needs_join_prepare = False
         return out + self._send_join(subscription)
 
-    def _on_join_prepare(self, now: int, subscription: tuple[str, ...]) -> tuple[bool, list[Outgoing]]:
-        """ConsumerCoordinator.onJoinPrepare: with auto-commit, commit every consumed position
-        and wait for the answer (at most the rebalance timeout; a retriable failure is
-        retried after the retry backoff, any other goes on to the join); then revoke or lose
-        partitions. Returns whether the join may go ahead, and what was sent."""
+    def _on_join_prepare(self, now: int, subscription: tuple[str, ...],
+                         generation: tuple[int, str]) -> tuple[bool, list[Outgoing]]:
+        """ConsumerCoordinator.onJoinPrepare(timer, generation, memberId): with auto-commit,
+        commit every consumed position and wait for the answer (at most the rebalance
+        timeout; a retriable failure is retried after the retry backoff, any other goes on
+        to the join); then revoke, or lose if ``generation`` (what the call began with, not
+        what the commit's answer may have reset it to) is no generation. Returns whether the
+        join may go ahead, and what was sent."""
         out: list[Outgoing] = []
         if self.config.enable_auto_commit:
             if self.join_prepare_deadline is None:
@@ -414,6 +425,7 @@ class Consumer(Consumption):
                 rid, out = self._auto_commit()
                 if rid is not None:
                     self.prepare_commit_rid = rid
+                    self.prepare_commit_generation = generation
                     return False, out
             elif self.prepare_commit_outcome == "retriable" and now < self.join_prepare_deadline:
                 self.prepare_commit_outcome = None
@@ -422,7 +434,7 @@ class Consumer(Consumption):
         self.prepare_commit_outcome = None
         self.join_prepare_deadline = None
         self.pending_revocation = set()  # assignFromSubscribed below drops the marks
-        if self.generation_id < 0 or self.member_id == m.UNKNOWN_MEMBER_ID:
+        if generation[0] < 0 or generation[1] == m.UNKNOWN_MEMBER_ID:
             self._lose_all(now, "generation lost before rejoining")
         elif self.protocol is RebalanceProtocol.EAGER:
             # without auto-commit the application's listener commits before the revocation
@@ -580,11 +592,15 @@ class Consumer(Consumption):
                     # the auto-commit callback: a retriable failure brings the next one forward
                     self.next_auto_commit_ms = now + self.config.retry_backoff_ms
             if rid == self.prepare_commit_rid:
-                # onJoinPrepare was waiting for this commit: the join goes on at once
+                # onJoinPrepare was waiting for this commit in client.poll: the same call goes
+                # on at once, with the generation it was called with (a commit answered
+                # UNKNOWN_MEMBER_ID resets the generation, yet the partitions are revoked,
+                # not lost: ConsumerCoordinator.onJoinPrepare decides by its arguments)
                 self.prepare_commit_rid = None
                 self.prepare_commit_outcome = "retriable" if retriable else "done"
                 if self.fatal is None and now >= self.retry_at_ms:
-                    return self._join_if_needed(now, self._current_subscription(cluster))
+                    return self._join_if_needed(now, self._current_subscription(cluster),
+                                                self.prepare_commit_generation)
             return []
         if isinstance(resp, m.OffsetFetchResponse):
             if rid == self.fetch_rid:
