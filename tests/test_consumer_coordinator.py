@@ -12,7 +12,7 @@ from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import apply_record
-from groupspec.coordinator.state import CoordinatorState
+from groupspec.coordinator.state import CoordinatorState, NotModelled
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -216,6 +216,40 @@ def test_empty_classic_group_gives_way_with_its_offsets_but_a_live_one_does_not(
     refused = h2.join("a")
     assert refused.error is Error.GROUP_ID_NOT_FOUND
     assert refused.member_id is None and refused.member_epoch == 0
+
+
+def test_empty_consumer_group_gives_way_to_a_classic_join_with_its_offsets() -> None:
+    # GroupMetadataManager.classicGroupJoinToClassicGroup, maybeDeleteEmptyConsumerGroup
+    h = Harness()
+    assert h.join("a").error is Error.NONE
+    h.send(m.OffsetCommitRequest(group_id="g", generation_id=1, member_id="a", partitions=(
+        m.OffsetCommitPartition("foo", 0, 5, None),), version=9))
+    assert h.hb(member_id="a", member_epoch=-1).error is Error.NONE  # leaves: the group is empty
+    proto = (m.JoinGroupProtocol("range", b""),)
+    # a classic member with a member id it was never given: UNKNOWN_MEMBER_ID, nothing written
+    before = len(h.records)
+    stray = h.send(m.JoinGroupRequest(group_id="g", member_id="x", protocols=proto))
+    assert isinstance(stray, m.JoinGroupResponse) and stray.error is Error.UNKNOWN_MEMBER_ID
+    assert h.records[before:] == [] and "g" in h.c.state.consumer_groups
+    # a new one: the consumer group's tombstones, then the classic group's creation
+    first = h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    kinds = [type(r).__name__ for r in h.records[before:]]
+    assert kinds[:2] == ["ConsumerGroupTargetAssignmentEpochRecord", "ConsumerGroupEpochRecord"]
+    assert "GroupCreated" in kinds and kinds[-1] == "GroupMetadataPersisted"
+    assert "g" not in h.c.state.consumer_groups
+    assert h.c.state.groups["g"].offsets[("foo", 0)].committed_offset == 5
+    fetched = h.send(m.OffsetFetchRequest(group_id="g", partitions=(("foo", 0),)))
+    assert isinstance(fetched, m.OffsetFetchResponse)
+    assert [p.committed_offset for p in fetched.partitions] == [5]
+
+
+def test_a_classic_join_to_a_consumer_group_with_members_is_not_modelled() -> None:
+    h = Harness()
+    h.join("a")
+    proto = (m.JoinGroupProtocol("range", b""),)
+    with pytest.raises(NotModelled, match="classicGroupJoinToConsumerGroup"):
+        h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
 
 
 def test_describe_lists_members_with_target_and_answers_unknown_and_empty_ids() -> None:

@@ -25,11 +25,12 @@ from groupspec.protocol.consumer_group_messages import (
     HeartbeatAssignment,
     HeartbeatTopicPartitions,
 )
+from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
-from groupspec.trace.events import Header, MetadataEvent, MetadataTopic, WireExchange
+from groupspec.trace.events import APIS, Header, MetadataEvent, MetadataTopic, WireExchange
 from groupspec.trace.jsonl import event_to_json
-from groupspec.validate import CONFORMING, VIOLATION, validate_bytes
+from groupspec.validate import CONFORMING, INCONCLUSIVE, VIOLATION, validate_bytes
 
 FOO = TopicId(0x51F00)
 TOPICS = (MetadataTopic("foo", FOO, 4),)
@@ -42,9 +43,12 @@ def _owned(resp: ConsumerGroupHeartbeatResponse,
     return before if resp.assignment is None else resp.assignment.topic_partitions
 
 
-def recorded(tamper: Tamper | None = None, metadata: bool = True, commit_epoch_delta: int = 0) -> bytes:
+def recorded(tamper: Tamper | None = None, metadata: bool = True, commit_epoch_delta: int = 0,
+             classic_join: str | None = None) -> bytes:
     """Two members join, reconcile, one commits and leaves: the reference's own answers as a
-    recorded trace (``tamper`` may change the n-th answer)."""
+    recorded trace (``tamper`` may change the n-th answer). ``classic_join``: a classic
+    client then sends JoinGroup to the same group, after the other member left too
+    ("empty") or while it is a member ("members")."""
     c = Coordinator()
     c.set_topics([TopicMetadata(FOO, "foo", 4)])
     events: list[object] = [Header(source="test", minor=2)]
@@ -55,17 +59,19 @@ def recorded(tamper: Tamper | None = None, metadata: bool = True, commit_epoch_d
     now = 1000
     n = 0
 
-    def send(member: str, req: m.Request) -> m.Response:
+    def send(member: str, req: m.Request, kafka: m.Response | None = None) -> m.Response:
+        """``kafka``: Kafka's answer, where the reference does not model the request."""
         nonlocal now, n
         n += 1
         now += 100
-        resp = c.handle(n, req, now).response_to(n)
+        resp = kafka or c.handle(n, req, now).response_to(n)
         assert resp is not None
         wire = tamper(n, resp) if tamper is not None else resp
-        api = "OffsetCommit" if isinstance(req, m.OffsetCommitRequest) else "ConsumerGroupHeartbeat"
+        api = m.api_name(req)
+        version = {"OffsetCommit": 9, "ConsumerGroupHeartbeat": 1, "JoinGroup": 5}[api]
         events.append(WireExchange(
             seq=len(events), connection=f"{member}#1", client_id=member, api=api,
-            api_key=8 if api == "OffsetCommit" else 68, api_version=9 if api == "OffsetCommit" else 1,
+            api_key=APIS[api][0], api_version=version,
             correlation_id=n, group_id="g", sent_ms=float(now), received_ms=now + 1.0,
             request=req, response=wire))
         return resp
@@ -89,6 +95,16 @@ def recorded(tamper: Tamper | None = None, metadata: bool = True, commit_epoch_d
     send("a", ConsumerGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=-1))
     hb("b")
     hb("b")
+    if classic_join == "empty":
+        send("b", ConsumerGroupHeartbeatRequest(group_id="g", member_id="b", member_epoch=-1))
+    if classic_join is not None:
+        proto = (m.JoinGroupProtocol("range", Subscription(("foo",)).encode()),)
+        # with members, Kafka's classicGroupJoinToConsumerGroup asks for a member id as well
+        kafka = m.JoinGroupResponse(error=Error.MEMBER_ID_REQUIRED, member_id="c-1") \
+            if classic_join == "members" else None
+        first = send("c", m.JoinGroupRequest(group_id="g", member_id="", protocols=proto,
+                                             protocol_type="consumer"), kafka)
+        assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
     lines = [event_to_json(e) for e in events]  # type: ignore[arg-type]
     return "".join(json.dumps(x) + "\n" for x in lines).encode()
 
@@ -96,6 +112,20 @@ def recorded(tamper: Tamper | None = None, metadata: bool = True, commit_epoch_d
 def test_the_reference_answers_are_conforming() -> None:
     [g] = validate_bytes(recorded()).groups
     assert g.verdict == CONFORMING, g
+
+
+def test_an_emptied_consumer_group_gives_way_to_a_classic_member() -> None:
+    # maybeDeleteEmptyConsumerGroup: the classic JoinGroup is answered as to a new group
+    [g] = validate_bytes(recorded(classic_join="empty")).groups
+    assert g.verdict == CONFORMING, g
+
+
+def test_a_classic_member_joining_a_consumer_group_is_named_as_not_modelled() -> None:
+    # classicGroupJoinToConsumerGroup (KIP-848 mixed groups) is not modelled: inconclusive,
+    # with the reason, whatever the broker answered
+    [g] = validate_bytes(recorded(classic_join="members")).groups
+    assert g.verdict == INCONCLUSIVE, g
+    assert "mixed groups" in json.dumps(dataclasses.asdict(g), default=str)
 
 
 def _epoch_plus_one(n: int, resp: m.Response) -> m.Response:

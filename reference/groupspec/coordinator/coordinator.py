@@ -20,7 +20,9 @@ Contract (the caller's side, as etcd-raft's ``Ready``):
   :meth:`Coordinator.complete_regex_resolution` whenever it chooses after that (Kafka: a few
   milliseconds later, on another thread), with the topics as they are then.
 - Protocol errors are values in responses. Exceptions (ValueError, AssertionError,
-  ReplayError) mean a bug in the caller or in this package, never a protocol outcome.
+  ReplayError) mean a bug in the caller or in this package, never a protocol outcome;
+  NotModelled names an input Kafka handles in a way the reference does not model
+  (docs/deviations.md).
 """
 
 from __future__ import annotations

@@ -21,11 +21,16 @@ if TYPE_CHECKING:
     from groupspec.coordinator.consumer.group import ConsumerGroup
 
 
-__all__ = ["CommittedOffset", "CoordinatorState", "RegexTask", "ReplayError"]
+__all__ = ["CommittedOffset", "CoordinatorState", "NotModelled", "RegexTask", "ReplayError"]
 
 
 class ReplayError(Exception):
     """A record that cannot be applied to the current state."""
+
+
+class NotModelled(Exception):
+    """An input Kafka handles in a way the reference does not model (each such case is a
+    row of docs/deviations.md): the caller cannot judge what follows from it."""
 
 
 @dataclass

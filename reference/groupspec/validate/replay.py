@@ -62,6 +62,7 @@ from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
+from groupspec.coordinator.state import NotModelled
 from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -1189,7 +1190,7 @@ class Replayer:
         try:
             out = Output([(rid, early)]) if early is not None else \
                 b.coord.handle(rid, kafka_apis.as_coordinator_sees(req), t)
-        except (ValueError, AssertionError, ReplayError, KeyError, TypeError) as err:
+        except (ValueError, AssertionError, ReplayError, NotModelled, KeyError, TypeError) as err:
             if d.index in self.accept:
                 # resynchronising past it: the request is taken as never handled
                 b.parked.pop(rid, None)

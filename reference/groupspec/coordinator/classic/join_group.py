@@ -15,7 +15,9 @@ from collections.abc import Callable
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.classic.membership import validate_member
+from groupspec.coordinator.consumer.expiry import delete_empty_consumer_group
 from groupspec.coordinator.context import Txn
+from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -52,11 +54,28 @@ def handle_join_group(
         return fail(Error.INVALID_SESSION_TIMEOUT, req.member_id)
 
     is_unknown = req.member_id == UNKNOWN_MEMBER_ID
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        if consumer_group.members:
+            # GroupMetadataManager.classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup: a
+            # classic member of a consumer group (KIP-848 mixed groups; whatever the
+            # migration policy): not modelled (docs/deviations.md)
+            raise NotModelled(
+                f"JoinGroup to {req.group_id!r}, a consumer group with members: Kafka makes the "
+                "classic member one of them (GroupMetadataManager.classicGroupJoinToConsumerGroup, "
+                "KIP-848 mixed groups); the reference does not model mixed groups")
+        if is_unknown:
+            # classicGroupJoinToClassicGroup, maybeDeleteEmptyConsumerGroup: an empty consumer
+            # group gives way (its tombstones), its offsets stay with the group id. (With a
+            # known member id Kafka removes it in memory only and answers UNKNOWN_MEMBER_ID,
+            # as below; the reference leaves it: docs/deviations.md.)
+            delete_empty_consumer_group(txn, consumer_group)
     group = txn.state.groups.get(req.group_id)
     is_new_group = group is None
     if group is None:
         if not is_unknown:
-            # getOrMaybeCreateClassicGroup(create=false) throws GroupIdNotFound.
+            # getOrMaybeCreateClassicGroup(create=false) throws GroupIdNotFound (also for a
+            # consumer group's id: "Group ... is not a classic group").
             return fail(Error.UNKNOWN_MEMBER_ID, req.member_id)
         txn.emit(r.GroupCreated(req.group_id, txn.now_ms))
         group = txn.state.groups[req.group_id]

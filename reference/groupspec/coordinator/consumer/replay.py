@@ -157,6 +157,9 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                 )
             del state.consumer_groups[gid]
             state.group_order.remove(gid)
+            if g.offsets:
+                # a group that gives way to the other protocol keeps its offsets by id
+                state.detached_offsets[gid] = g.offsets
         case cr.ConsumerGroupMemberSubscriptionRecord(member_id=mid, value=v):
             g = _group(state, gid, v is not None)
             if g is None:
