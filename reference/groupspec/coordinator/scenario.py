@@ -62,6 +62,7 @@ from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.find_coordinator import coordinator_partition, java_string_hash
+from groupspec.coordinator.state import NotModelled
 from groupspec.coordinator.timers import Expiry
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
@@ -446,7 +447,7 @@ class _Runner:
         request = _built(build, args)
         try:
             out = self.coordinator().handle(rid, request, self.now_ms)
-        except (ValueError, AssertionError) as e:
+        except (ValueError, AssertionError, NotModelled) as e:
             return [f"raised {type(e).__name__}: {e}"]
         return render_output(out)
 
