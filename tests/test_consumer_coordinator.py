@@ -252,6 +252,24 @@ def test_a_classic_join_to_a_consumer_group_with_members_is_not_modelled() -> No
         h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
 
 
+def test_a_classic_leave_to_a_consumer_group_removes_nobody() -> None:
+    # GroupMetadataManager.classicGroupLeaveToConsumerGroup: no member of the group uses the
+    # classic protocol, so none leaves; a static member's instance id with another member id
+    # is fenced first
+    h = Harness()
+    assert h.join("a", instance_id="i").error is Error.NONE
+    before = len(h.records)
+    idents = [("zz", "i"), ("", "i"), ("a", None), ("a", "i"), ("x", "nope")]
+    resp = h.send(m.LeaveGroupRequest(group_id="g", members=tuple(
+        m.MemberIdentity(mid, iid) for mid, iid in idents)))
+    assert isinstance(resp, m.LeaveGroupResponse) and resp.error is Error.NONE
+    assert [(x.member_id, x.group_instance_id, x.error) for x in resp.members] == [
+        ("zz", "i", Error.FENCED_INSTANCE_ID), ("", "i", Error.UNKNOWN_MEMBER_ID),
+        ("a", None, Error.UNKNOWN_MEMBER_ID), ("a", "i", Error.UNKNOWN_MEMBER_ID),
+        ("x", "nope", Error.UNKNOWN_MEMBER_ID)]
+    assert h.records[before:] == [] and "a" in h.c.state.consumer_groups["g"].members
+
+
 def test_describe_lists_members_with_target_and_answers_unknown_and_empty_ids() -> None:
     h = Harness()
     h.join("a", topics=("foo", "bar"))
