@@ -270,6 +270,35 @@ def test_a_classic_leave_to_a_consumer_group_removes_nobody() -> None:
     assert h.records[before:] == [] and "a" in h.c.state.consumer_groups["g"].members
 
 
+@pytest.mark.parametrize("api", ["Heartbeat", "SyncGroup"])
+def test_a_classic_heartbeat_or_sync_to_a_consumer_group_finds_no_classic_member(api: str) -> None:
+    # GroupMetadataManager.classicGroup{Heartbeat,Sync}ToConsumerGroup: validateConsumerGroupMember
+    # (FENCED_INSTANCE_ID for a static member's instance id with another member id), then the
+    # member found does not use the classic protocol: UNKNOWN_MEMBER_ID
+    h = Harness()
+    assert h.join("a", instance_id="i").error is Error.NONE
+    before = len(h.records)
+
+    def answer(member_id: str, instance_id: str | None) -> Error:
+        req: m.Request = (
+            m.HeartbeatRequest(group_id="g", generation_id=1, member_id=member_id,
+                               group_instance_id=instance_id) if api == "Heartbeat" else
+            m.SyncGroupRequest(group_id="g", generation_id=1, member_id=member_id,
+                               group_instance_id=instance_id))
+        resp = h.send(req)
+        assert isinstance(resp, m.HeartbeatResponse | m.SyncGroupResponse)
+        return resp.error
+
+    assert answer("zz", "i") is Error.FENCED_INSTANCE_ID
+    assert answer("a", "i") is Error.UNKNOWN_MEMBER_ID
+    assert answer("a", None) is Error.UNKNOWN_MEMBER_ID
+    assert answer("x", "nope") is Error.UNKNOWN_MEMBER_ID
+    assert h.records[before:] == []
+    # an empty consumer group: SyncGroup is UNKNOWN_MEMBER_ID before any member check
+    assert h.hb(member_id="a", instance_id="i", member_epoch=-1).error is Error.NONE
+    assert answer("zz", "i") is Error.UNKNOWN_MEMBER_ID
+
+
 def test_describe_lists_members_with_target_and_answers_unknown_and_empty_ids() -> None:
     h = Harness()
     h.join("a", topics=("foo", "bar"))

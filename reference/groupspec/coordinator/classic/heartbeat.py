@@ -7,6 +7,7 @@ validateClassicGroupHeartbeat (group-coordinator/.../GroupMetadataManager.java).
 from __future__ import annotations
 
 from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic import to_consumer_group
 from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.context import Txn
 from groupspec.protocol.errors import Error
@@ -23,6 +24,10 @@ def handle_heartbeat(txn: Txn, request_id: int, req: HeartbeatRequest) -> None:
     if req.group_id == "":
         # GroupCoordinatorService.heartbeat rejects an empty group id before the shard.
         return answer(Error.INVALID_GROUP_ID)
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        # classicGroupHeartbeatToConsumerGroup
+        return answer(to_consumer_group.member_error(consumer_group, req.member_id, req.group_instance_id))
     group = txn.state.groups.get(req.group_id)
     if group is None:
         return answer(Error.UNKNOWN_MEMBER_ID)

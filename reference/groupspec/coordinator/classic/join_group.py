@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic import to_consumer_group
 from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.consumer.expiry import delete_empty_consumer_group
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -57,13 +57,8 @@ def handle_join_group(
     consumer_group = txn.state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
         if consumer_group.members:
-            # GroupMetadataManager.classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup: a
-            # classic member of a consumer group (KIP-848 mixed groups; whatever the
-            # migration policy): not modelled (docs/deviations.md)
-            raise NotModelled(
-                f"JoinGroup to {req.group_id!r}, a consumer group with members: Kafka makes the "
-                "classic member one of them (GroupMetadataManager.classicGroupJoinToConsumerGroup, "
-                "KIP-848 mixed groups); the reference does not model mixed groups")
+            # classicGroupJoinToConsumerGroup, whatever the migration policy
+            to_consumer_group.join(consumer_group, req)
         if is_unknown:
             # classicGroupJoinToClassicGroup, maybeDeleteEmptyConsumerGroup: an empty consumer
             # group gives way (its tombstones), its offsets stay with the group id. (With a

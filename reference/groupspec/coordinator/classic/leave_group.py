@@ -3,15 +3,15 @@
 Mirrors GroupMetadataManager.classicGroupLeaveToClassicGroup and
 removeCurrentMemberFromClassicGroup (group-coordinator/.../GroupMetadataManager.java). As in
 Java, one rebalance decision is taken after the whole batch (Scala took it per member).
-A LeaveGroup to a consumer group (KIP-848) goes to classicGroupLeaveToConsumerGroup.
+A LeaveGroup to a consumer group (KIP-848): classic/to_consumer_group.py.
 """
 
 from __future__ import annotations
 
 from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic import to_consumer_group
 from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.classic.membership import validate_member
-from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.context import Txn
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -49,24 +49,6 @@ def unknown_group_answer(req: LeaveGroupRequest) -> LeaveGroupResponse:
     )
 
 
-def leave_consumer_group(group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupResponse:
-    """GroupMetadataManager.classicGroupLeaveToConsumerGroup, for a consumer group without
-    classic members (the only kind modelled: docs/deviations.md): nobody leaves, nothing is
-    written, and the answer is NONE with each identity's error: FENCED_INSTANCE_ID for a
-    static member's instance id named with another member id (throwIfInstanceIdIsFenced),
-    else UNKNOWN_MEMBER_ID (not a member, an unknown instance id, or a member that does not
-    use the classic protocol: throwIfMemberDoesNotUseClassicProtocol)."""
-    results = []
-    for ident in req.members:
-        error = Error.UNKNOWN_MEMBER_ID
-        if ident.group_instance_id is not None and ident.member_id != UNKNOWN_MEMBER_ID:
-            static = group.static_member(ident.group_instance_id)
-            if static is not None and static.member_id != ident.member_id:
-                error = Error.FENCED_INSTANCE_ID
-        results.append(LeaveGroupMemberResponse(ident.member_id, ident.group_instance_id, error))
-    return LeaveGroupResponse(error=Error.NONE, members=tuple(results))
-
-
 def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> None:
     if req.group_id == "":
         # GroupCoordinatorService.leaveGroup rejects an empty group id before the shard.
@@ -74,7 +56,7 @@ def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> Non
         return
     consumer_group = txn.state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
-        txn.respond(request_id, leave_consumer_group(consumer_group, req))
+        txn.respond(request_id, to_consumer_group.leave(consumer_group, req))
         return
     group = txn.state.groups.get(req.group_id)
     if group is None:

@@ -11,6 +11,7 @@ trivially here.
 from __future__ import annotations
 
 from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic import to_consumer_group
 from groupspec.coordinator.classic.group import Group
 from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.context import Txn
@@ -63,6 +64,11 @@ def handle_sync_group(txn: Txn, request_id: int, req: SyncGroupRequest) -> None:
     if req.group_id == "":
         # GroupCoordinatorService.syncGroup rejects an empty group id before the shard.
         return answer(Error.INVALID_GROUP_ID)
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        # classicGroupSync: an empty group is UNKNOWN_MEMBER_ID, else classicGroupSyncToConsumerGroup
+        return answer(to_consumer_group.member_error(consumer_group, req.member_id, req.group_instance_id)
+                      if consumer_group.members else Error.UNKNOWN_MEMBER_ID)
     group = txn.state.groups.get(req.group_id)
     if group is None or group.state is S.Empty:
         # Java answers an unknown or Empty group before any other check.
