@@ -48,6 +48,7 @@ class MemberState(Enum):
 # times per simulated poll)
 _UNJOINED = MemberState.UNJOINED
 _PREPARING = MemberState.PREPARING_REBALANCE
+_COMPLETING = MemberState.COMPLETING_REBALANCE
 _STABLE = MemberState.STABLE
 #: MemberState.hasNotJoinedGroup, and the states the heartbeat thread heartbeats in
 _NOT_JOINED = (MemberState.UNJOINED, MemberState.PREPARING_REBALANCE)
@@ -459,28 +460,53 @@ class Consumer(Consumption):
     # lean runs are compared with its full ones: tests/test_generate_fast.py).
     def idle_until(self, now: int, partitions: Mapping[str, int]) -> int | None:
         """After a tick at ``now``: if every poll from now on until some time is idle (it
-        only consumes: the member is Stable, no rejoin, OffsetFetch or commit is due, its
-        subscription and, as the leader, the partition counts in ``partitions`` are what it
-        joined with, and no heartbeat, session check or request timeout falls between
-        them), that time: when the consumer next needs a full tick. Else None. Ticks between
-        those polls do nothing. Only the topics changing (a new ``partitions``) or an input
-        to the consumer ends this early."""
+        only consumes), that time: when the consumer next needs a full tick. Else None.
+        Ticks between those polls do nothing. Only the topics changing (a new
+        ``partitions``) or an input to the consumer ends this early.
+
+        A poll is idle when its subscription is the one joined with, no rejoin is
+        scheduled, no fatal error waits for it, and no OffsetFetch is due (one is in flight
+        if positions are awaited), and either
+
+        - the member is Stable with auto-commit, no rejoin pending and, as the leader, the
+          partition counts in ``partitions`` it joined with: idle until the first poll that
+          auto-commits; or
+        - it waits for the answer to its JoinGroup (PREPARING_REBALANCE) or SyncGroup
+          (COMPLETING_REBALANCE): joinGroupIfNeeded sends nothing while one is in flight,
+          and a rebalance pending commits nothing; idle until that answer (an input).
+
+        Either way also until the next request timeout and, while the heartbeat thread
+        runs (COMPLETING_REBALANCE, STABLE), its next heartbeat and session check (its poll
+        timeout cannot come: the member polls)."""
         cfg = self.config
-        if (self.closed or self.fatal is not None or self.state is not _STABLE
-                or not self.coordinator_known or self.generation_id < 0 or self.rejoin_needed
-                or self.join_rid is not None or self.sync_rid is not None
-                or self.scheduled_rejoin_ms is not None or self.awaiting_position
-                or not cfg.enable_auto_commit or self.poll_blocked_until_ms > self.next_poll_ms
+        state = self.state
+        if (self.closed or self.fatal is not None or self.pending_fatal is not None
+                or not self.coordinator_known
+                or self.scheduled_rejoin_ms is not None or self.pending_revocation
+                or (self.awaiting_position and self.fetch_rid is None)
+                or self.poll_blocked_until_ms > self.next_poll_ms
                 or cfg.poll_interval_ms <= 0 or cfg.max_poll_interval_ms < cfg.poll_interval_ms
                 or self._fixed_subscription is None or self._fixed_subscription != self.subscription):
             return None
-        snapshot = self.leader_metadata_snapshot
-        if snapshot is not None and self._leader_counts(partitions) != snapshot:
+        if state is _STABLE:
+            if (self.generation_id < 0 or self.rejoin_needed or self.join_rid is not None
+                    or self.sync_rid is not None or self.awaiting_position or not cfg.enable_auto_commit):
+                return None
+            snapshot = self.leader_metadata_snapshot
+            if snapshot is not None and self._leader_counts(partitions) != snapshot:
+                return None
+            # the next heartbeat and session check, and the first poll that auto-commits
+            wake = min(self.next_heartbeat_ms, self.last_heartbeat_ok_ms + cfg.session_timeout_ms + 1,
+                       self.poll_at_or_after(self.next_auto_commit_ms))
+        elif state is _PREPARING and self.join_rid is not None and self.request_deadline:
+            # the heartbeat thread is disabled until the JoinGroup answer (hasNotJoinedGroup):
+            # the request timeouts alone (the JoinGroup's among them)
+            wake = min(self.request_deadline.values())
+            return wake if wake > now else None
+        elif state is _COMPLETING and self.sync_rid is not None:
+            wake = min(self.next_heartbeat_ms, self.last_heartbeat_ok_ms + cfg.session_timeout_ms + 1)
+        else:
             return None
-        # the next heartbeat, session check and request timeout, and the first poll that
-        # auto-commits (the heartbeat thread's poll timeout cannot come: it polls)
-        wake = min(self.next_heartbeat_ms, self.last_heartbeat_ok_ms + cfg.session_timeout_ms + 1,
-                   self.poll_at_or_after(self.next_auto_commit_ms))
         if self.request_deadline:
             wake = min(wake, min(self.request_deadline.values()))
         return wake if wake > now else None
