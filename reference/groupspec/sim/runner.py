@@ -502,10 +502,15 @@ class Simulation:
             heapq.heappush(self.queue, (mem.frozen_until, seq, *msg[2:]))
             return
         c = mem.consumer
-        mem.skip = False
         out = c.on_response(rid, cast(m.Response, payload), self.now, self._cluster())
         self._drain_events(c, mem)
         self._send_all(member, out)
+        # the answer may end the consumer's idleness; if it is idle now, its tick in this
+        # step (to come) would do what an idle one's does (Consumer.idle_until): no full tick
+        wake = c.idle_until(self.now, self.topics) if self._skipping and isinstance(c, Consumer) else None
+        mem.skip = wake is not None
+        if wake is not None:
+            mem.wake = wake
 
     def _exchange(self, name: str, incarnation: int, rid: int, req: m.Request, sent: int,
                   received: float | None, resp: m.Response | None) -> ev.WireExchange:
