@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from groupspec.pipeline.generate import (
     FAULTS,
+    _event_line,
+    _line,
     _when,
     generate,
     group_scenario,
@@ -208,6 +210,34 @@ def test_a_lean_run_leaves_no_cycle_behind() -> None:
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+# --------------------------------------------------------------------------- JSON lines
+
+
+#: values a field may hold that its type does not say (the line encoders must leave them to
+#: the json encoder): the other plain types, NaN and the infinities, a str subclass
+_ODD = st.sampled_from([None, 0, 1, -7, 2**70, 0.0, 1.5, -0.0, 1e22, float("nan"), float("inf"),
+                        float("-inf"), True, False, "", "é\u2028\"\\", type("S", (str,), {})("s")])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(event=EVENTS, odd=st.lists(st.tuples(st.integers(0, 20), _ODD), max_size=3))
+def test_an_events_text_is_what_the_encoder_makes_of_its_json(event: Event, odd: list[tuple[int, Any]]) -> None:
+    # the generator writes a line's plain values itself (pipeline/generate.py, _event_line):
+    # the text must be the json encoder's, for every kind, API and record type, and for
+    # values of another type than their field's
+    record = event.record if isinstance(event, RecordEvent) else None
+    for i, value in odd:
+        target = record if i % 2 and dataclasses.is_dataclass(record) else event
+        names = [f.name for f in dataclasses.fields(target) if f.name != "record"]  # an object
+        object.__setattr__(target, names[i % len(names)], value)
+    assert _event_line(event) == _line(event_to_json(event))
+
+
+def test_the_generators_text_is_the_encoders_on_its_own_events(tmp_path: Path) -> None:
+    events = simulate_group("c-g0000", random.Random(2), FAULTS) + simulate_group("c-g0001", random.Random(9), FAULTS)
+    assert [_event_line(e) for e in events] == [_line(event_to_json(e)) for e in events]
 
 
 # --------------------------------------------------------------------------- columnar_write

@@ -33,11 +33,12 @@ import json
 import math
 import random
 import time
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import count, repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, Union, get_args, get_origin
 
 from groupspec.gc_pause import paused_gc
 from groupspec.protocol import messages as m
@@ -46,6 +47,7 @@ from groupspec.protocol.errors import Error
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import events as ev
+from groupspec.trace.codec import _field_names, _hints, to_json
 from groupspec.trace.columnar_write import write_events
 from groupspec.trace.jsonl import event_to_json
 
@@ -400,6 +402,150 @@ def _line_encoder() -> Callable[[Any], str]:
 _line = _line_encoder()
 
 
+# ---------------------------------------------------------------- an event's line as text
+#: a JSON string as the C encoder writes it (ASCII, as :data:`_json_encoder`)
+_esc: Callable[[str], str] = json.encoder.encode_basestring_ascii
+#: what a line encoder's source runs with: the exact types a plain field's value must have
+#: to be written as the text below it
+_TEXT_SCOPE: dict[str, Any] = {
+    "_type": type, "_str": str, "_int": int, "_bool": bool, "_float": float, "_inf": math.inf,
+    "_esc": _esc, "_frepr": float.__repr__,
+}
+
+
+def _plain_text(x: str, hint: Any) -> tuple[str, str] | None:
+    """For variable ``x`` of a field typed ``hint``: (the test that its value is one the
+    f-string replacement field after it writes as the JSON encoder would, that field), if
+    ``hint`` is str, int, bool, float or one of those or None; else None. The json module
+    writes an int and a finite float as their ``__repr__`` (an f-string formats an int as
+    that, and ``!r`` a float)."""
+    if hint is str:
+        return f"_type({x}) is _str", f"{{_esc({x})}}"
+    if hint is bool:
+        return f"_type({x}) is _bool", f'{{"true" if {x} else "false"}}'
+    if hint is int:
+        return f"_type({x}) is _int", f"{{{x}}}"
+    if hint is float:  # NaN and the infinities are left to the encoder
+        return f"(_type({x}) is _float and -_inf < {x} < _inf)", f"{{{x}!r}}"
+    args = get_args(hint)
+    if get_origin(hint) in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        other = args[0] if args[1] is type(None) else args[1]
+        inner = _plain_text(x, other)
+        if inner is not None:
+            value = {str: f"_esc({x})", bool: f'("true" if {x} else "false")', int: x,
+                     float: f"_frepr({x})"}[other]
+            return f"({x} is None or {inner[0]})", f'{{"null" if {x} is None else {value}}}'
+    return None
+
+
+def _const(text: str) -> str:
+    """Constant text as a piece of a single-quoted f-string."""
+    if "'" in text or "\\" in text:
+        raise ValueError(f"not a constant of a line encoder: {text!r}")
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[str],
+                 parts: list[str], special: dict[str, str] | None = None) -> None:
+    """Source that writes dataclass ``var`` (of class ``cls``) as its JSON object: reads
+    of its fields into ``lines``, the tests its plain values must pass into ``tests``, the
+    pieces of the f-string that writes it into ``parts``; ``first`` is the object's first
+    entries (``"kind":"record"``). A field in ``special`` is that piece (``{x}`` its
+    variable); any other that is not plain, the encoder's text of its :func:`to_json`
+    value (``_any``)."""
+    special = special or {}
+    parts.append(_const("{" + first))
+    for i, name in enumerate(_field_names(cls)):
+        x = f"{var}_{i}"
+        lines.append(f"    {x} = {var}.{name}")
+        parts.append(_const(("," if i or first else "") + json.dumps(name) + ":"))
+        if name in special:
+            parts.append(special[name].format(x=x))
+            continue
+        plain = _plain_text(x, _hints(cls)[name])
+        if plain is None:
+            parts.append(f"{{_any({x})}}")
+        else:
+            tests.append(plain[0])
+            parts.append(plain[1])
+    parts.append(_const("}"))
+
+
+def _compile_line(lines: list[str], tests: list[str], parts: list[str]) -> Callable[[Any], str]:
+    body = "\n".join(lines)
+    test = " and ".join(tests) or "True"
+    source = (f"def line(e):\n{body}\n    if not ({test}):\n        return _slow(e)\n"
+              f"    return f'{''.join(parts)}'\n")
+    scope = {**_TEXT_SCOPE, "_any": _any_text, "_slow": _slow_line}
+    exec(source, scope)  # the source is built from field names and type hints alone
+    line: Callable[[Any], str] = scope["line"]
+    return line
+
+
+def _any_text(value: Any) -> str:
+    return _line(to_json(value))
+
+
+def _slow_line(e: ev.Event) -> str:
+    return _line(event_to_json(e))
+
+
+def _event_text_encoder(t: type) -> Callable[[Any], str]:
+    """``_line(event_to_json(e))`` for events of class ``t`` (not RecordEvent), written
+    out: the plain fields' text made here, the others' by the encoder."""
+    lines: list[str] = []
+    tests: list[str] = []
+    parts: list[str] = []
+    _object_text(t, "e", f'"kind":{json.dumps(ev.KINDS[t])}', lines, tests, parts)
+    return _compile_line(lines, tests, parts)
+
+
+def _record_text_encoder(rt: type) -> Callable[[Any], str]:
+    """``_line(event_to_json(e))`` for record events of record class ``rt``: written out
+    if every field of the record is plain, else the encoder's."""
+    if any(_plain_text("x", _hints(rt)[n]) is None for n in _field_names(rt)):
+        return _slow_line
+    lines: list[str] = []
+    tests: list[str] = []
+    parts: list[str] = []
+    record = f"e_{_field_names(ev.RecordEvent).index('record')}"
+    _object_text(ev.RecordEvent, "e", '"kind":"record"', lines, tests, parts, special={"record": "<{x}>"})
+    # the record's object (its "type" first, as event_to_json writes it) for that value
+    inner: list[str] = []
+    _object_text(rt, record, f'"type":{json.dumps(rt.__name__)}', lines, tests, inner)
+    at = parts.index(f"<{record}>")
+    parts[at:at + 1] = inner
+    return _compile_line(lines, tests, parts)
+
+
+#: event class -> its line's encoder; record class -> a record event's
+_EVENT_LINES: dict[type, Callable[[Any], str]] = {}
+_RECORD_LINES: dict[type, Callable[[Any], str]] = {}
+
+
+def _record_event_line(e: Any) -> str:  # a RecordEvent
+    rt = type(e.record)
+    enc = _RECORD_LINES.get(rt)
+    if enc is None:
+        enc = _RECORD_LINES[rt] = _record_text_encoder(rt)
+    return enc(e)
+
+
+def _event_line(e: ev.Event) -> str:
+    """``_line(event_to_json(e))``: the text of the plain values (strings, ints, finite
+    floats, booleans, nulls) written out per class, without the dict the encoder reads;
+    a value of another type than its field's falls back to that encoder."""
+    t = type(e)
+    enc = _EVENT_LINES.get(t)
+    if enc is None:
+        if t is ev.RecordEvent:
+            enc = _record_event_line
+        else:
+            enc = _event_text_encoder(t) if t in ev.KINDS else _slow_line
+        _EVENT_LINES[t] = enc
+    return enc(e)
+
+
 def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
     """Events (the header first) as a trace file; line n holds seq n - 1. Each event is
     encoded once: JSON Lines are its line; Parquet (the columnar layout) is written from
@@ -413,7 +559,7 @@ def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
         return
     # the lines as the trace writer writes them, ASCII (json.dumps escapes the rest): the
     # file's text encoded once
-    text = "\n".join(map(_line, map(event_to_json, events)))
+    text = "\n".join(map(_event_line, events))
     with open(path, "wb") as fh:
         fh.write((text + "\n" if events else "").encode("ascii"))
 
