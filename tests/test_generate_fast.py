@@ -26,6 +26,7 @@ from groupspec.pipeline.generate import (
     simulate_group,
     simulate_group_reference,
 )
+from groupspec.protocol.errors import Error
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import columnar, columnar_write
@@ -218,20 +219,25 @@ def test_a_lean_run_leaves_no_cycle_behind() -> None:
 #: values a field may hold that its type does not say (the line encoders must leave them to
 #: the json encoder): the other plain types, NaN and the infinities, a str subclass
 _ODD = st.sampled_from([None, 0, 1, -7, 2**70, 0.0, 1.5, -0.0, 1e22, float("nan"), float("inf"),
-                        float("-inf"), True, False, "", "é\u2028\"\\", type("S", (str,), {})("s")])
+                        float("-inf"), True, False, "", "é\u2028\"\\", type("S", (str,), {})("s"),
+                        Error.NONE, Error.REBALANCE_IN_PROGRESS])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(event=EVENTS, odd=st.lists(st.tuples(st.integers(0, 20), _ODD), max_size=3))
 def test_an_events_text_is_what_the_encoder_makes_of_its_json(event: Event, odd: list[tuple[int, Any]]) -> None:
-    # the generator writes a line's plain values itself (pipeline/generate.py, _event_line):
-    # the text must be the json encoder's, for every kind, API and record type, and for
-    # values of another type than their field's
-    record = event.record if isinstance(event, RecordEvent) else None
+    # the generator writes a line's plain values and enums itself (pipeline/generate.py,
+    # _event_line): the text must be the json encoder's, for every kind, API and record
+    # type, and for values of another type than their field's
+    # the event's fields, or those of its record, request or response
+    inner = [x for x in (getattr(event, n, None) for n in ("record", "request", "response"))
+             if dataclasses.is_dataclass(x)]
     for i, value in odd:
-        target = record if i % 2 and dataclasses.is_dataclass(record) else event
-        names = [f.name for f in dataclasses.fields(target) if f.name != "record"]  # an object
-        object.__setattr__(target, names[i % len(names)], value)
+        target = inner[i % len(inner)] if i % 2 and inner else event
+        names = [f.name for f in dataclasses.fields(target)
+                 if f.name not in ("record", "request", "response")]  # objects
+        if names:
+            object.__setattr__(target, names[i % len(names)], value)
     assert _event_line(event) == _line(event_to_json(event))
 
 

@@ -36,6 +36,7 @@ import time
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from enum import Enum
 from itertools import count, repeat
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
@@ -446,13 +447,14 @@ def _const(text: str) -> str:
 
 
 def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[str],
-                 parts: list[str], special: dict[str, str] | None = None) -> None:
+                 parts: list[str], scope: dict[str, Any], special: dict[str, str] | None = None) -> None:
     """Source that writes dataclass ``var`` (of class ``cls``) as its JSON object: reads
     of its fields into ``lines``, the tests its plain values must pass into ``tests``, the
     pieces of the f-string that writes it into ``parts``; ``first`` is the object's first
     entries (``"kind":"record"``). A field in ``special`` is that piece (``{x}`` its
-    variable); any other that is not plain, the encoder's text of its :func:`to_json`
-    value (``_any``)."""
+    variable); an enum (not an int or str one) is its name, the class put in ``scope``;
+    any other that is not plain, the encoder's text of its :func:`to_json` value
+    (``_any``)."""
     special = special or {}
     parts.append(_const("{" + first))
     for i, name in enumerate(_field_names(cls)):
@@ -462,7 +464,14 @@ def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[
         if name in special:
             parts.append(special[name].format(x=x))
             continue
-        plain = _plain_text(x, _hints(cls)[name])
+        hint = _hints(cls)[name]
+        plain = _plain_text(x, hint)
+        if plain is None and isinstance(hint, type) and issubclass(hint, Enum) \
+                and not issubclass(hint, int | float | str):
+            # to_json writes an enum member as its name
+            k = f"_k{len(scope)}"
+            scope[k] = hint
+            plain = f"_type({x}) is {k}", f"{{_esc({x}._name_)}}"
         if plain is None:
             parts.append(f"{{_any({x})}}")
         else:
@@ -471,12 +480,13 @@ def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[
     parts.append(_const("}"))
 
 
-def _compile_line(lines: list[str], tests: list[str], parts: list[str]) -> Callable[[Any], str]:
+def _compile_line(lines: list[str], tests: list[str], parts: list[str],
+                  classes: dict[str, Any]) -> Callable[[Any], str]:
     body = "\n".join(lines)
     test = " and ".join(tests) or "True"
     source = (f"def line(e):\n{body}\n    if not ({test}):\n        return _slow(e)\n"
               f"    return f'{''.join(parts)}'\n")
-    scope = {**_TEXT_SCOPE, "_any": _any_text, "_slow": _slow_line}
+    scope = {**_TEXT_SCOPE, **classes, "_any": _any_text, "_slow": _slow_line}
     exec(source, scope)  # the source is built from field names and type hints alone
     line: Callable[[Any], str] = scope["line"]
     return line
@@ -496,8 +506,32 @@ def _event_text_encoder(t: type) -> Callable[[Any], str]:
     lines: list[str] = []
     tests: list[str] = []
     parts: list[str] = []
-    _object_text(t, "e", f'"kind":{json.dumps(ev.KINDS[t])}', lines, tests, parts)
-    return _compile_line(lines, tests, parts)
+    classes: dict[str, Any] = {}
+    _object_text(t, "e", f'"kind":{json.dumps(ev.KINDS[t])}', lines, tests, parts, classes)
+    return _compile_line(lines, tests, parts, classes)
+
+
+def _exchange_text_encoder(req: type, resp: type) -> Callable[[Any], str]:
+    """:func:`_event_text_encoder` for exchanges of request class ``req`` and response
+    class ``resp`` (NoneType: none), their objects written out too."""
+    lines: list[str] = []
+    tests: list[str] = []
+    parts: list[str] = []
+    classes: dict[str, Any] = {}
+    names = _field_names(ev.WireExchange)
+    _object_text(ev.WireExchange, "e", '"kind":"exchange"', lines, tests, parts, classes,
+                 special={"request": "<{x}>", "response": "<{x}>"})
+    for var, t in ((f"e_{names.index('request')}", req), (f"e_{names.index('response')}", resp)):
+        inner: list[str] = []
+        if t is type(None):
+            inner.append("null")
+        elif dataclasses.is_dataclass(t):
+            _object_text(t, var, "", lines, tests, inner, classes)
+        else:
+            inner.append(f"{{_any({var})}}")
+        at = parts.index(f"<{var}>")
+        parts[at:at + 1] = inner
+    return _compile_line(lines, tests, parts, classes)
 
 
 def _record_text_encoder(rt: type) -> Callable[[Any], str]:
@@ -509,18 +543,30 @@ def _record_text_encoder(rt: type) -> Callable[[Any], str]:
     tests: list[str] = []
     parts: list[str] = []
     record = f"e_{_field_names(ev.RecordEvent).index('record')}"
-    _object_text(ev.RecordEvent, "e", '"kind":"record"', lines, tests, parts, special={"record": "<{x}>"})
+    classes: dict[str, Any] = {}
+    _object_text(ev.RecordEvent, "e", '"kind":"record"', lines, tests, parts, classes,
+                 special={"record": "<{x}>"})
     # the record's object (its "type" first, as event_to_json writes it) for that value
     inner: list[str] = []
-    _object_text(rt, record, f'"type":{json.dumps(rt.__name__)}', lines, tests, inner)
+    _object_text(rt, record, f'"type":{json.dumps(rt.__name__)}', lines, tests, inner, classes)
     at = parts.index(f"<{record}>")
     parts[at:at + 1] = inner
-    return _compile_line(lines, tests, parts)
+    return _compile_line(lines, tests, parts, classes)
 
 
-#: event class -> its line's encoder; record class -> a record event's
+#: event class -> its line's encoder; record class -> a record event's; (request class,
+#: response class) -> an exchange's
 _EVENT_LINES: dict[type, Callable[[Any], str]] = {}
 _RECORD_LINES: dict[type, Callable[[Any], str]] = {}
+_EXCHANGE_LINES: dict[tuple[type, type], Callable[[Any], str]] = {}
+
+
+def _exchange_line(e: Any) -> str:  # a WireExchange
+    key = (type(e.request), type(e.response))
+    enc = _EXCHANGE_LINES.get(key)
+    if enc is None:
+        enc = _EXCHANGE_LINES[key] = _exchange_text_encoder(*key)
+    return enc(e)
 
 
 def _record_event_line(e: Any) -> str:  # a RecordEvent
@@ -540,6 +586,8 @@ def _event_line(e: ev.Event) -> str:
     if enc is None:
         if t is ev.RecordEvent:
             enc = _record_event_line
+        elif t is ev.WireExchange:
+            enc = _exchange_line
         else:
             enc = _event_text_encoder(t) if t in ev.KINDS else _slow_line
         _EVENT_LINES[t] = enc
