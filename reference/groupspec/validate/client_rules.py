@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, TypeGuard
 
 from groupspec.protocol import messages as m
@@ -280,11 +281,13 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
 
 
 # ------------------------------------------------------------------ fencing and stale errors
-def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
+def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    """ClientStopsWhenFenced over ``xs`` (in send order), read from ``f = _facts(xs)``."""
     fenced: dict[tuple[str, int], Exchange] = {}
     # (those fenced, in the order given, then by receive time: a stable sort of the few,
-    # as of all exchanges by receive time)
-    answered_fencing = [x for x in xs if _fencing(_error(x.event.response))]
+    # as of all exchanges by receive time; ``f.errors`` holds each answer that is not NONE)
+    errors = f.errors
+    answered_fencing = [x for x in xs if id(x) in errors and _fencing(errors[id(x)])]
     for x in sorted(answered_fencing, key=lambda x: x.received):
         req = x.event.request
         if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
@@ -292,6 +295,8 @@ def stops_when_fenced(xs: list[Exchange]) -> list[ClientFinding]:
         if req.generation_id >= 0 and req.member_id:
             fenced.setdefault((req.member_id, req.generation_id), x)
     out: list[ClientFinding] = []
+    if not fenced:
+        return out  # (most groups: no request is checked against anything)
     reported: set[tuple[str, int]] = set()
     for y in xs:
         req = y.event.request
@@ -560,16 +565,20 @@ def _fetch_finding(line: int, fe: FetchEvent, extra: set[TP], offsets: dict[TP, 
     )
 
 
+#: the order the rules read a group's exchanges in: by send time, then seq
+_SENT_SEQ = attrgetter("sent", "seq")
+
+
 def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientFinding]:
     """Every client-side finding of one group, by seq. ``replay`` is the replay's result
     (unused yet: the rules need only the exchanges' own answers)."""
-    xs = sorted(g.exchanges, key=lambda x: (x.sent, x.seq))
+    xs = sorted(g.exchanges, key=_SENT_SEQ)
     f = _facts(xs)
     out = (
         fetches_owned_only(g, f)
         + commits_owned_only(xs, f)
         + reported_ownership(xs, f)
-        + stops_when_fenced(xs)
+        + stops_when_fenced(xs, f)
         + ignores_stale_errors(xs, f)
         + heartbeat_cadence(xs, f)
     )
