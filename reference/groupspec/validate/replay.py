@@ -378,7 +378,8 @@ def _prepare(exchanges: list[Exchange]) -> _Prepared:
     coordinator_error = [coordinator_moving(x.event.api, x.event.response) for x in exchanges]
     open_until: list[float | None] = [None] * len(exchanges)
     last: dict[str, float] = {}
-    for i in sorted(range(len(exchanges)), key=lambda i: exchanges[i].sent, reverse=True):
+    sent = [x.sent for x in exchanges]
+    for i in sorted(range(len(exchanges)), key=sent.__getitem__, reverse=True):
         conn = exchanges[i].event.connection
         open_until[i] = last.get(conn)
         if conn not in last:
@@ -388,7 +389,7 @@ def _prepare(exchanges: list[Exchange]) -> _Prepared:
         {id(x): i for i, x in enumerate(exchanges)}, open_until,
         any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest)
             and x.event.request.subscribed_topic_regex for x in exchanges),
-        [_floor(x.sent) for x in exchanges],
+        [_floor(t) for t in sent],
     )
 
 
