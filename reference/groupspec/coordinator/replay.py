@@ -47,16 +47,26 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
     cls = type(rec)
     if cls is r.HeartbeatScheduled:
         assert isinstance(rec, r.HeartbeatScheduled)
+        # a member's session deadline moved (the most frequent record): set at once when
+        # the group has it as a member, not pending; otherwise (a pending member, or an
+        # error to raise) through _heartbeat_scheduled
+        g = state.groups.get(rec.group_id)
+        if g is not None and rec.member_id not in g.pending_members:
+            member = g.members.get(rec.member_id)
+            if member is not None:
+                member.heartbeat_deadline_ms = rec.deadline_ms
+                return
         _heartbeat_scheduled(_group(state, rec), rec)
         return
     if cls is r.OffsetCommitted:
+        assert isinstance(rec, r.OffsetCommitted)
         cg = state.consumer_groups.get(rec.group_id)
         if cg is not None:
-            _apply_offsets(state, cg.offsets, rec)
+            _commit_offset(state, cg.offsets, rec)
         else:
             g = _group(state, rec)
             g.offsets_in_log = True
-            _apply_offsets(state, g.offsets, rec)
+            _commit_offset(state, g.offsets, rec)
         return
     apply = _GROUP_RECORDS.get(cls)
     if apply is not None:
@@ -370,10 +380,7 @@ def _apply_offsets(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
     apart from the group, in OffsetMetadataManager), and so is their order."""
     match rec:
         case r.OffsetCommitted():
-            offsets[(rec.topic, rec.partition)] = CommittedOffset(
-                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
-            )
-            note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)
+            _commit_offset(state, offsets, rec)
         case r.OffsetsDeleted(partitions=parts):
             order = state.offset_order.get(rec.group_id)
             for tp in parts:
@@ -382,3 +389,12 @@ def _apply_offsets(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
                     order.remove(*tp)
             if order is not None and not order:
                 del state.offset_order[rec.group_id]
+
+
+def _commit_offset(state: CoordinatorState, offsets: dict[tuple[str, int], CommittedOffset],
+                   rec: r.OffsetCommitted) -> None:
+    """An offset commit replayed (see :func:`_apply_offsets`)."""
+    offsets[(rec.topic, rec.partition)] = CommittedOffset(
+        rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
+    )
+    note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)
