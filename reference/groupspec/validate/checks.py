@@ -19,7 +19,9 @@ requests were handled in and whatever the broker's configuration.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
+from functools import lru_cache
 
 from groupspec.assignors.cooperative_sticky import premature_handovers
 from groupspec.invariants import InvariantMonitor, check_state
@@ -110,11 +112,32 @@ def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
     return out
 
 
-def _decode_assignment(data: bytes) -> set[TP] | None:
+@lru_cache(maxsize=4096)
+def _assignment(data: bytes) -> Assignment | None:
+    """``Assignment.decode(data)``, None when it does not decode. Remembered: the same bytes
+    come in the leader's SyncGroup and in its member's answer, and several rules (here and
+    in :mod:`.client_rules`) read each; the objects are only read, never changed."""
     try:
-        return pairs(Assignment.decode(data).partitions)
+        return Assignment.decode(data)
     except (DecodeError, ValueError):
         return None
+
+
+@lru_cache(maxsize=4096)
+def subscription(data: bytes) -> Subscription | None:
+    """``Subscription.decode(data)`` (a JoinGroup protocol's metadata), None when it does
+    not decode; remembered as :func:`_assignment` (a member's JoinGroup and the leader's
+    member list carry the same bytes)."""
+    try:
+        return Subscription.decode(data)
+    except (DecodeError, ValueError):
+        return None
+
+
+def decode_assignment(data: bytes) -> set[TP] | None:
+    """The partitions an assignment's bytes give (a new set), None when they do not decode."""
+    got = _assignment(data)
+    return None if got is None else pairs(got.partitions)
 
 
 def one_owner_per_generation(exchanges: list[Exchange]) -> list[Finding]:
@@ -135,7 +158,7 @@ def one_owner_per_generation(exchanges: list[Exchange]) -> list[Finding]:
         assert isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse)
         if resp.error is not _NONE:
             continue
-        parts = _decode_assignment(resp.assignment)
+        parts = decode_assignment(resp.assignment)
         if parts is None:
             continue
         who = req.group_instance_id or instance_of.get(req.member_id, req.member_id)
@@ -170,13 +193,12 @@ def assignor_contract(exchanges: list[Exchange]) -> list[Finding]:
             continue
         subs: dict[str, Subscription] = {}
         for mem in join.members:
-            try:
-                subs[mem.member_id] = Subscription.decode(mem.metadata)
-            except (DecodeError, ValueError):
-                continue
+            sub = subscription(mem.metadata)
+            if sub is not None:
+                subs[mem.member_id] = sub
         given: dict[str, set[TP]] = {}
         for a in req.assignments:
-            parts = _decode_assignment(a.assignment)
+            parts = decode_assignment(a.assignment)
             if parts is not None:
                 given[a.member_id] = parts
         f = _contract(x, join, subs, given)
@@ -245,21 +267,28 @@ def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, Reco
     is its reload (GroupLoaded) or, for a group with nothing persisted, its re-creation
     (GroupCreated); otherwise the unload was another coordinator's, and the group's state
     goes on (GroupMetadataManager onUnloaded / onLoaded act on one coordinator's groups)."""
-    if not any(isinstance(item[1].record, CoordinatorUnloaded) for item in records):
+    kinds = [type(item[1].record) for item in records]
+    # (isinstance asked once per record class present, not once per record)
+    unload = {k: issubclass(k, CoordinatorUnloaded) for k in set(kinds)}
+    if not any(unload.values()):
         return list(records)
+    n = len(records)
+    flags = list(map(unload.__getitem__, kinds))
+    dropped: list[int] = []
+    for i in itertools.compress(range(n), flags):
+        # the next record that is not an unload: kept only when it is the group's reload
+        # or re-creation
+        j = i + 1
+        while j < n and flags[j]:
+            j += 1
+        if j == n or not issubclass(kinds[j], _RELOADS):
+            dropped.append(i)
     out: list[tuple[int, RecordEvent]] = []
-    # walked backwards: ``reloads`` says whether the next record that is not an unload is
-    # the group's reload or re-creation (one pass, not a scan ahead from every unload)
-    reloads = False
-    for item in reversed(records):
-        rec = item[1].record
-        if isinstance(rec, CoordinatorUnloaded):
-            if not reloads:
-                continue
-        else:
-            reloads = isinstance(rec, _RELOADS)
-        out.append(item)
-    out.reverse()
+    start = 0
+    for i in dropped:
+        out += records[start:i]
+        start = i + 1
+    out += records[start:]
     return out
 
 

@@ -49,11 +49,10 @@ from operator import attrgetter
 from typing import Any, TypeGuard
 
 from groupspec.protocol import messages as m
-from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
+from groupspec.protocol.consumer_protocol import Subscription, pairs
 from groupspec.protocol.errors import Error
-from groupspec.protocol.wire import DecodeError
 from groupspec.trace.events import FetchEvent
-from groupspec.validate.checks import COOPERATIVE_ASSIGNORS
+from groupspec.validate.checks import COOPERATIVE_ASSIGNORS, decode_assignment, subscription
 from groupspec.validate.grouping import Exchange, GroupTrace
 from groupspec.validate.rules import RULES, Rule
 
@@ -133,10 +132,9 @@ def _parts(x: Iterable[TP]) -> str:
 def _subscriptions(req: m.JoinGroupRequest) -> list[tuple[str, Subscription]]:
     out = []
     for p in req.protocols:
-        try:
-            out.append((p.name, Subscription.decode(p.metadata)))
-        except (DecodeError, ValueError):
-            continue
+        sub = subscription(p.metadata)
+        if sub is not None:
+            out.append((p.name, sub))
     return out
 
 
@@ -192,9 +190,8 @@ def _facts(xs: list[Exchange]) -> _Facts:
         if err is not _NONE:
             errors[id(x)] = err
         if isinstance(req, m.SyncGroupRequest) and isinstance(resp, m.SyncGroupResponse) and resp.error is _NONE:
-            try:
-                parts = pairs(Assignment.decode(resp.assignment).partitions)
-            except (DecodeError, ValueError):
+            parts = decode_assignment(resp.assignment)
+            if parts is None:
                 continue
             f.assigned.setdefault((req.generation_id, _key(req)), (parts, x))
         elif isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
