@@ -90,6 +90,19 @@ class Exchange:
 
 
 _INF = float("inf")
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def exchange(line: int, ev: WireExchange) -> Exchange:
+    """``Exchange(line, ev)`` as its generated ``__init__`` and ``__post_init__`` make it,
+    given its field dict at once (a frozen dataclass sets each field through
+    ``object.__setattr__``; grouping makes one per request of a trace)."""
+    x = _new(Exchange)
+    r = ev.received_ms
+    _setattr(x, "__dict__", {"line": line, "event": ev, "seq": ev.seq, "sent": ev.sent_ms,
+                             "received": _INF if r is None else r})
+    return x
 
 
 @dataclass
@@ -323,7 +336,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 gid,
             )
             g.gaps.append(Gap(p, ev.sent_ms))
-        g.exchanges.append(Exchange(line, ev))
+        g.exchanges.append(exchange(line, ev))
 
     sequenced = _sequence(loaded.event_columns(), problem)
     header = sequenced.header
