@@ -372,6 +372,8 @@ class _Prepared:
     regex: bool
     #: each exchange's send time in whole ms (``_floor(x.sent)``)
     sent_ms: list[int]
+    #: each exchange has a response that is not a coordinator error
+    answered: list[bool]
 
 
 def _prepare(exchanges: list[Exchange]) -> _Prepared:
@@ -390,6 +392,7 @@ def _prepare(exchanges: list[Exchange]) -> _Prepared:
         any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest)
             and x.event.request.subscribed_topic_regex for x in exchanges),
         [_floor(t) for t in sent],
+        [x.event.response is not None and not err for x, err in zip(exchanges, coordinator_error, strict=True)],
     )
 
 
@@ -412,6 +415,8 @@ class Replayer:
         pre = prepared if prepared is not None else _prepare(exchanges)
         #: whether each exchange's response is a coordinator error (NOT_COORDINATOR, ...)
         self.coordinator_error = pre.coordinator_error
+        #: each exchange has a response, not a coordinator error (see _hows)
+        self._answered = pre.answered
         self._coordinator_errors = pre.coordinator_errors
         self.coordinator_moved = bool(self._coordinator_errors)
         self._index = pre.index
@@ -960,6 +965,7 @@ class Replayer:
             if e.received < min_received:
                 min_received = e.received
         out: list[_Decision] = []
+        answered = self._answered
         for k, i in enumerate(cands):
             # (only SyncGroups commute: _commute is False for any other request)
             if (k and isinstance(self.x[i].event.request, m.SyncGroupRequest)
@@ -967,6 +973,11 @@ class Replayer:
                 # partial-order reduction: i commutes with a request sent before it, so
                 # handling i first reaches the same state and answers as the send order;
                 # commuting requests are only tried in send order
+                continue
+            if answered[i] and not b.failovers:
+                # what _hows gives such a request (answered, not a coordinator error, no
+                # failover to be loading after): handling it, the one way
+                out.append(self._decision(i, "handle", k > 0))
                 continue
             for how in self._hows(b, i):
                 out.append(self._decision(i, how, i != cands[0]))
