@@ -541,11 +541,14 @@ def test_the_step_check_catches_a_disagreeing_replay_shortcut(mutant: str, injec
 
 
 def test_the_shortcuts_records_are_what_their_classes_make() -> None:
-    # fast_path makes its two records from their field dicts (no frozen __init__): the
-    # same class, fields in the same order, equal and hashing alike
-    made = [(fast_path.heartbeat_scheduled("g", "m-1", 1234), r.HeartbeatScheduled("g", "m-1", 1234)),
-            (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1"),
-             r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1"))]
+    # fast_path makes its two records and a commit's partition answers from their field
+    # dicts (no frozen __init__): the same class, fields in the same order, equal and
+    # hashing alike
+    made: list[tuple[Any, Any]] = [
+        (fast_path.heartbeat_scheduled("g", "m-1", 1234), r.HeartbeatScheduled("g", "m-1", 1234)),
+        (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1"),
+         r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1")),
+        (fast_path.partition_committed("t", 3), m.OffsetCommitPartitionResponse("t", 3, Error.NONE))]
     for fast, slow in made:
         assert type(fast) is type(slow)
         assert list(vars(fast).items()) == list(vars(slow).items())

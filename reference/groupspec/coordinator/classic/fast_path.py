@@ -88,6 +88,14 @@ def offset_committed(group_id: str, topic: str, partition: int, committed_offset
     return rec
 
 
+def partition_committed(topic: str, partition: int) -> OffsetCommitPartitionResponse:
+    """``OffsetCommitPartitionResponse(topic, partition, Error.NONE)`` as
+    :func:`heartbeat_scheduled` makes its record (one per partition of each commit)."""
+    resp = _new(OffsetCommitPartitionResponse)
+    _setattr(resp, "__dict__", {"topic": topic, "partition": partition, "error": _NONE})
+    return resp
+
+
 @contextmanager
 def enabled(on: bool) -> Iterator[None]:
     """Run a block with the fast path on or off."""
@@ -156,7 +164,7 @@ def decide(state: CoordinatorState, config: CoordinatorConfig, req: Request,
         if got is None:
             return None
         return got[0], got[1], OffsetCommitResponse(partitions=tuple(
-            OffsetCommitPartitionResponse(p.topic, p.partition, _NONE) for p in req.partitions))
+            [partition_committed(p.topic, p.partition) for p in req.partitions]))
     return None
 
 
