@@ -266,6 +266,19 @@ class _Decision:
     regex: str = ""
 
 
+_new = object.__new__
+_setattr = object.__setattr__
+
+
+def _plain_decision(i: int, how: str, moved: bool) -> _Decision:
+    """``_Decision(i, "normal", how, moved)`` as its generated ``__init__`` makes it, given
+    its field dict at once (a frozen dataclass sets each field through
+    ``object.__setattr__``; the replay makes one or two per exchange)."""
+    d = _new(_Decision)
+    _setattr(d, "__dict__", {"index": i, "timers": "normal", "how": how, "moved": moved, "regex": ""})
+    return d
+
+
 #: The decisions a branch took since its checkpoint, newest first (shared tails).
 _Link = tuple[_Decision, "_Link | None"]
 
@@ -883,12 +896,12 @@ class Replayer:
         if how == "handle" and not moved:
             h = self._handles[i]
             if h is None:
-                h = self._handles[i] = _Decision(i, "normal", how, moved)
+                h = self._handles[i] = _plain_decision(i, how, moved)
             return h
         key = (i, how, moved)
         d = self._decisions.get(key)
         if d is None:
-            d = self._decisions[key] = _Decision(i, "normal", how, moved)
+            d = self._decisions[key] = _plain_decision(i, how, moved)
         return d
 
     def _fast_step(self, b: _Branch, d: _Decision) -> bool:
