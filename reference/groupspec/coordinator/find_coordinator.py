@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from functools import lru_cache
 
 #: UTF-16 in this machine's byte order, so that an ``array("H")`` reads the code units.
 _UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"
@@ -45,8 +46,11 @@ def kafka_abs(n: int) -> int:
     return 0 if n == INT_MIN else abs(n)
 
 
+@lru_cache(maxsize=4096)
 def coordinator_partition(group_id: str, num_partitions: int = OFFSETS_TOPIC_NUM_PARTITIONS) -> int:
-    """The ``__consumer_offsets`` partition whose leader coordinates ``group_id``."""
+    """The ``__consumer_offsets`` partition whose leader coordinates ``group_id``
+    (remembered: a replay puts its group into the groups' order at every creation and
+    load, and a trace has few group ids)."""
     if num_partitions < 1:
         raise ValueError(f"offsets.topic.num.partitions must be at least 1, got {num_partitions}")
     return kafka_abs(java_string_hash(group_id)) % num_partitions
