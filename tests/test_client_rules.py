@@ -167,8 +167,26 @@ def test_a_fenced_join_prepare_commit_keeps_what_the_cooperative_rejoin_reports(
     # commit's UNKNOWN_MEMBER_ID resets the generation, yet nothing is lost (Kafka 4.1.2)
     assert _join_prepare_commit_fenced(told=True).rules() == []
     # the same commit with no rebalance under way is an ordinary commit: its fencing error
-    # loses the partitions at the next onJoinPrepare, and fetching them on is a finding
-    assert _join_prepare_commit_fenced(told=False).rules() == ["ClientFetchesOwnedOnly"]
+    # loses the partitions at the next onJoinPrepare, so fetching them on and reporting them
+    # owned at no generation are findings
+    assert sorted(_join_prepare_commit_fenced(told=False).rules()) == [
+        "ClientFetchesOwnedOnly", "CooperativeOwnedIsAssigned"]
+
+
+def test_a_cooperative_member_reporting_partitions_it_lost_at_no_generation() -> None:
+    # KAFKA-12983: a SyncGroup answered ILLEGAL_GENERATION resets the generation; the member
+    # rejoins without onJoinPrepare, still reporting its partitions owned (generation -1)
+    g = member_in_generation_1({("t", 0)}, "cooperative-sticky")
+    g.x(m.SyncGroupRequest(group_id="g", generation_id=1, member_id="m1"),
+        m.SyncGroupResponse(error=E.ILLEGAL_GENERATION), 5_000, 5_005)
+    g.join(5_010, "m1", 2, "cooperative-sticky", {("t", 0)}, -1)
+    assert g.rules() == ["CooperativeOwnedIsAssigned"]
+    # Kafka's own client loses them first: its rejoin reports nothing owned
+    g = member_in_generation_1({("t", 0)}, "cooperative-sticky")
+    g.x(m.SyncGroupRequest(group_id="g", generation_id=1, member_id="m1"),
+        m.SyncGroupResponse(error=E.ILLEGAL_GENERATION), 5_000, 5_005)
+    g.join(5_010, "m1", 2, "cooperative-sticky", set(), -1)
+    assert g.rules() == []
 
 
 def test_heartbeating_on_after_being_fenced() -> None:

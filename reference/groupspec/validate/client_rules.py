@@ -20,7 +20,10 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
 - **CooperativeOwnedIsAssigned** / **EagerRevokesBeforeJoin**: the JoinGroup subscription
   reports ``subscriptions.assignedPartitions()`` and the generation
   (ConsumerCoordinator.metadata): for a cooperative member a subset of its assignment in
-  that generation, for an eager one nothing (onJoinPrepare revoked everything).
+  that generation, for an eager one nothing (onJoinPrepare revoked everything). A
+  cooperative member reporting partitions at no generation (-1) kept them through a reset
+  of its generation, which onJoinPrepare's check makes lost (KAFKA-12983's bug skipped that
+  check), unless the reset came from onJoinPrepare's own commit (see ClientFetchesOwnedOnly).
 - **ClientIgnoresStaleErrors**: ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID
   answering a heartbeat sent with an older generation than the member now has is ignored
   (HeartbeatResponseHandler, generationUnchanged; KAFKA-9823): the member does not rejoin
@@ -260,6 +263,18 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                     f"{req.member_id or '(new member)'} still reports {_parts(owned)} as owned "
                     f"(generation {sub.generation_id}) in an eager rebalance",
                 ))
+            elif kind == "cooperative" and owned and sub.generation_id < 0:
+                if _subscription_version(req) < 2:
+                    continue  # no generation field (kafka-python's v1): -1 says nothing
+                cid = x.event.client_id
+                if cid in f.ambiguous or _kept_by_join_prepare(f.by_client.get(cid, []), x.sent):
+                    continue
+                out.append(_finding(
+                    x, "CooperativeOwnedIsAssigned", f"JoinGroup reporting {_parts(owned)} owned at no generation",
+                    "nothing owned after a reset of the generation (onJoinPrepare loses the partitions)",
+                    f"{req.member_id or '(new member)'} reports {_parts(owned)} owned with generation "
+                    f"{sub.generation_id}: it kept partitions its reset generation lost",
+                ))
             elif kind == "cooperative" and owned and sub.generation_id >= 0:
                 key = req.group_instance_id or req.member_id
                 mine = f.assigned.get((sub.generation_id, key))
@@ -275,6 +290,39 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                         f"but its SyncGroup (seq {mine[1].seq}) did not assign them: they were revoked",
                     ))
     return out
+
+
+def _join_prepare_commit(x: Exchange, told: float | None) -> bool:
+    """Whether ``x`` is onJoinPrepare's commit: an OffsetCommit sent after its member was told
+    of a rebalance in its generation (at ``told``: a REBALANCE_IN_PROGRESS answer received)."""
+    return isinstance(x.event.request, m.OffsetCommitRequest) and told is not None and x.sent >= told
+
+
+def _subscription_version(req: m.JoinGroupRequest) -> int:
+    """The version of the JoinGroup's first subscription (ConsumerProtocolSubscription; its
+    generation field came with version 2)."""
+    meta = req.protocols[0].metadata if req.protocols else b""
+    return int.from_bytes(meta[:2], "big", signed=True) if len(meta) >= 2 else -1
+
+
+def _kept_by_join_prepare(mine: list[Exchange], before: float) -> bool:
+    """Whether the process's last reset of its generation before ``before`` was the fencing
+    error of onJoinPrepare's commit (a commit sent after it was told of a rebalance in that
+    generation): ConsumerCoordinator.onJoinPrepare then decides by the generation it was
+    called with, and a cooperative member keeps its partitions."""
+    generation, told, kept = -1, None, False
+    for x in sorted(mine, key=lambda x: (x.received, x.seq)):
+        if x.received > before:
+            break
+        req, resp = x.event.request, x.event.response
+        err = _error(resp)
+        if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
+            generation, told = resp.generation_id, None
+        elif _fencing(err) and getattr(req, "generation_id", generation) == generation:
+            kept = _join_prepare_commit(x, told)
+        elif err is _REBALANCING and told is None and getattr(req, "generation_id", None) == generation:
+            told = x.received
+    return kept
 
 
 # ------------------------------------------------------------------ fencing and stale errors
@@ -509,9 +557,9 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
             got = f.assigned.get((req.generation_id, _key(req)))
             owned = set(got[0]) if got is not None else owned
         elif _fencing(_error(resp)) and getattr(req, "generation_id", generation) == generation:
-            if isinstance(req, m.OffsetCommitRequest) and told is not None and x.sent >= told:
-                # onJoinPrepare's commit: the call goes on with the generation it began
-                # with; the JoinGroup that follows says what is kept (cooperative)
+            if _join_prepare_commit(x, told):
+                # the call goes on with the generation it began with; the JoinGroup that
+                # follows says what is kept (cooperative)
                 continue
             owned = set()  # the generation is reset: partitions lost
         else:
