@@ -336,6 +336,27 @@ BEFORE = [
     "changes (40,568 Parquet, 40,820 JSON Lines by CPU time). Scaled by the instruction "
     "counts, an estimate and not a measurement, the changes are worth about 1.25x on a quiet "
     "machine: some 50,000 events/s, short of 60,000.",
+    "",
+    "That estimate did not hold: on 2026-11-28 (load average under 1) the same "
+    "`generate(40000, seed=7)` took 1.9 s of CPU where the mypyc evaluation's pure build "
+    "(bench/mypyc.md, older code executing more instructions) had taken 1.0 s on the morning "
+    "of 2026-11-27: this host's speed moves by 2x and more from day to day, which is why each "
+    "report now gives the interpreter's speed (a fixed pure-Python loop, `bench.report."
+    "interpreter_speed`) beside the load. Commit f4221c5 ran at 11,933 events/s (JSON Lines) "
+    "that evening against 36,000-38,000 when it was measured. Then (commits cherry-picked "
+    "from 7789ba2, 79d7a28, 0e932f8 and f98ef15): a classic member waiting for its JoinGroup "
+    "or SyncGroup answer polls idly (`Consumer.idle_until`: nothing is sent while one is in "
+    "flight, a pending rebalance commits nothing), a member whose answer leaves it idle is "
+    "marked idle when the answer is delivered, and JSON Lines write each event's line as text "
+    "with an encoder made per event, record, request and response class (any value of "
+    "another type, and tuples, through the C encoder). Simulation steps of "
+    "`generate(40000, seed=7)` 23,102 -> 16,376, full consumer ticks 47,323 -> 15,458. "
+    "Instructions (cachegrind, whole process, bytecode compiled in the run): JSON Lines "
+    "`generate(10000)` 3,684 M -> 3,265 M, `generate(40000)` 9,262 M -> 7,414 M (-20%); "
+    "Parquet 5,447 M -> 5,284 M and 11,351 M -> 10,640 M (-6%); per event past the first "
+    "10,000, JSON Lines 186 k -> 138 k instructions (-26%), Parquet 197 k -> 179 k (-9%). "
+    "Same SHA-256 of every file written (40,000 events in both formats, with and without "
+    "injected violations; 10,000; 60,000 of seed 3 with injected violations).",
 ]
 
 #: what counters, callgrind and cProfile said of generate(40000, seed=7) (not re-measured by
