@@ -78,8 +78,10 @@ def test_the_mutants_only_the_campaigns_own_patterns_reach_are_caught() -> None:
              ("kafka-8500-static-rejoin-keeps-old-id", 1000, {"MemberIdFresh"}),
              # no rebalance: the SyncGroups waiting for the leader are answered, not failed
              ("kafka-9801-static-rejoin-in-sync-no-rebalance", 1002, {"SyncDuringPreparingRebalance"}),
-             # the partitions lost with the member id are still fetched
-             ("kafka-12983-rejoin-skips-join-prepare", 1001, {"ClientFetchesOwnedOnly"}))
+             # the partitions lost with the member id are still reported owned (at no
+             # generation) and fetched
+             ("kafka-12983-rejoin-skips-join-prepare", 1001, {"CooperativeOwnedIsAssigned",
+                                                               "ClientFetchesOwnedOnly"}))
     for name, seed, rules in cases:
         mutant = known[name]
         assert mutant.patterns, name
