@@ -16,13 +16,15 @@ Java is required: a missing JVM fails the test (never skipped).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
 from groupspec.jvm import JvmOracle
-from properties.consumer_kafka_diff import SEQUENCES, Op, check
+from groupspec.protocol import messages as m
+from properties.consumer_kafka_diff import SEQUENCES, TOOL, Differ, Op, check
 
 pytestmark = pytest.mark.java
 
@@ -116,3 +118,40 @@ FOUND: dict[str, list[Op]] = {
 def test_found_sequences_agree_with_kafka(jvm: JvmOracle, name: str) -> None:
     ops = FOUND[name]
     assert check(jvm, ops) == len(ops)
+
+
+def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOracle) -> None:
+    """Classic Heartbeat, SyncGroup and LeaveGroup to a consumer group with a static member
+    (GroupMetadataManager.classicGroup{Heartbeat,Sync,Leave}ToConsumerGroup, the reference's
+    coordinator/classic/to_consumer_group.py), then to the emptied group: the same answers
+    from Kafka 4.1.2's shard and the reference."""
+    d = Differ(jvm)
+    d.run([Op("join", who=3, epoch="zero", full=True, sub=0)])  # s3, instance i3
+    member = d.seen[(3, 0)].member_id
+    identities = [("zz", "i3"), ("", "i3"), (member, None), (member, "i3"), ("x", "nope")]
+
+    def both(wire: dict[str, Any], req: m.Request) -> tuple[Any, Any]:
+        d.rid += 1
+        kafka = d.jvm.call(TOOL, {"action": "op", "op": {"rid": d.rid, "group": "g0", **wire}})
+        [[rid, answer]] = kafka["completed"]
+        assert rid == d.rid
+        ref = d.ref.handle(d.rid, req, d.now).response_to(d.rid)
+        return answer, ref
+
+    for emptied in (False, True):
+        for mid, iid in identities[:1] + identities[2:]:
+            k, r = both({"kind": "classic_heartbeat", "generation_id": 1, "member_id": mid,
+                         "group_instance_id": iid},
+                        m.HeartbeatRequest(group_id="g0", generation_id=1, member_id=mid, group_instance_id=iid))
+            assert isinstance(r, m.HeartbeatResponse) and k["error"] == r.error.value, (emptied, mid, iid, k, r)
+            k, r = both({"kind": "classic_sync", "generation_id": 1, "member_id": mid, "group_instance_id": iid},
+                        m.SyncGroupRequest(group_id="g0", generation_id=1, member_id=mid, group_instance_id=iid,
+                                           protocol_type="consumer", protocol_name="range"))
+            assert isinstance(r, m.SyncGroupResponse) and k["error"] == r.error.value, (emptied, mid, iid, k, r)
+        k, r = both({"kind": "classic_leave", "members": [list(x) for x in identities]},
+                    m.LeaveGroupRequest(group_id="g0", members=tuple(m.MemberIdentity(a, b) for a, b in identities)))
+        assert isinstance(r, m.LeaveGroupResponse) and k["error"] == r.error.value
+        assert [(x["member_id"], x["group_instance_id"], x["error"]) for x in k["members"]] == [
+            (x.member_id, x.group_instance_id, x.error.value) for x in r.members], (emptied, k, r)
+        if not emptied:
+            d.run([Op("leave", who=3, epoch="leave")])

@@ -56,7 +56,7 @@ def handle_leave_group(txn: Txn, request_id: int, req: LeaveGroupRequest) -> Non
         return
     consumer_group = txn.state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
-        txn.respond(request_id, to_consumer_group.leave(consumer_group, req))
+        txn.respond(request_id, to_consumer_group.leave(txn, consumer_group, req))
         return
     group = txn.state.groups.get(req.group_id)
     if group is None:

@@ -3,11 +3,15 @@ classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup, for the groups the refer
 which have no classic members (mixed groups, part of online migration, are not modelled:
 docs/deviations.md).
 
-Without classic members no such request succeeds: a member is found by its instance id or
-member id (validateConsumerGroupMember: an unknown one is UNKNOWN_MEMBER_ID, a static
-member's instance id named with another member id FENCED_INSTANCE_ID), and then it does not
-use the classic protocol (throwIfMemberDoesNotUseClassicProtocol: UNKNOWN_MEMBER_ID).
-A JoinGroup would make the member a classic member of the group: that raises NotModelled.
+Without classic members no Heartbeat or SyncGroup succeeds: a member is found by its
+instance id or member id (validateConsumerGroupMember: an unknown one is UNKNOWN_MEMBER_ID,
+a static member's instance id named with another member id FENCED_INSTANCE_ID), and then it
+does not use the classic protocol (throwIfMemberDoesNotUseClassicProtocol: UNKNOWN_MEMBER_ID).
+LeaveGroup makes no such check in Kafka 4.1.2 (its bytecode; the trunk of October 2024 had
+it): any member it names leaves, which is how an admin removes a consumer-protocol static
+member by its instance id (checked against the 4.1.2 jar:
+tests/test_consumer_coordinator_kafka_jar.py). A JoinGroup would make the member a classic
+member of the group: that raises NotModelled.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from __future__ import annotations
 from typing import NoReturn
 
 from groupspec.coordinator.consumer.group import ConsumerGroup
+from groupspec.coordinator.consumer.heartbeat import fence_members
+from groupspec.coordinator.consumer.member import ConsumerMember
+from groupspec.coordinator.context import Txn
 from groupspec.coordinator.state import NotModelled
 from groupspec.protocol.errors import Error
 from groupspec.protocol.messages import (
@@ -24,6 +31,7 @@ from groupspec.protocol.messages import (
     LeaveGroupRequest,
     LeaveGroupResponse,
 )
+from groupspec.protocol.records import Record
 
 
 def member_error(group: ConsumerGroup, member_id: str, instance_id: str | None) -> Error:
@@ -37,16 +45,35 @@ def member_error(group: ConsumerGroup, member_id: str, instance_id: str | None) 
     return Error.UNKNOWN_MEMBER_ID
 
 
-def leave(group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupResponse:
-    """classicGroupLeaveToConsumerGroup: nobody leaves, nothing is written; NONE with each
-    identity's error. An instance id with no member id is an administrative removal: the
-    fencing check is skipped (the member found is still not a classic one)."""
+def leave(txn: Txn, group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupResponse:
+    """classicGroupLeaveToConsumerGroup (4.1.2): each identity names a member (its member id,
+    or its instance id: unknown is UNKNOWN_MEMBER_ID, named with another member id
+    FENCED_INSTANCE_ID); the members named leave together (consumerGroupFenceMembers: their
+    tombstones, one epoch bump, their timers cancelled). NONE, each identity echoed with its
+    error. (Kafka collects the members in a HashSet; two or more leave here in request
+    order.)"""
     results = []
+    leaving: dict[str, ConsumerMember] = {}
     for ident in req.members:
-        error = Error.UNKNOWN_MEMBER_ID
-        if ident.member_id != UNKNOWN_MEMBER_ID:
-            error = member_error(group, ident.member_id, ident.group_instance_id)
+        member: ConsumerMember | None
+        if ident.group_instance_id is None:
+            member = group.members.get(ident.member_id)
+            error = Error.NONE if member is not None else Error.UNKNOWN_MEMBER_ID
+        else:
+            member = group.static_member(ident.group_instance_id)
+            if member is None:
+                error = Error.UNKNOWN_MEMBER_ID
+            elif ident.member_id != UNKNOWN_MEMBER_ID and ident.member_id != member.member_id:
+                error, member = Error.FENCED_INSTANCE_ID, None
+            else:
+                error = Error.NONE
+        if member is not None:
+            leaving.setdefault(member.member_id, member)
         results.append(LeaveGroupMemberResponse(ident.member_id, ident.group_instance_id, error))
+    records: list[Record] = []
+    fence_members(txn, group, list(leaving.values()), records)
+    for rec in records:
+        txn.emit(rec)
     return LeaveGroupResponse(error=Error.NONE, members=tuple(results))
 
 
