@@ -76,6 +76,9 @@ import java.util.TreeSet;
  * {"kind": "image", "topics": [...]}: a new metadata image (topics created, partitions
  * added) handed to the shard.</li>
  * </ul>
+ * Classic requests to the shard's groups: "classic_heartbeat" and "classic_sync" ("group",
+ * "generation_id", "member_id", "group_instance_id") and "classic_leave" ("group", "members":
+ * [[member id, instance id or null]]), answered as the service answers them.
  * DeleteGroups ("delete", "groups") is answered as the service answers it; {"kind": "regex"}
  * runs the executor's pending tasks (regular-expression resolutions) and their writes.
  * Output of a step: {"completed": [[rid, response]], "ids": member ids Kafka generated,
