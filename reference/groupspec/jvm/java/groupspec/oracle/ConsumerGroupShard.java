@@ -9,10 +9,6 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
-import org.apache.kafka.common.message.HeartbeatRequestData;
-import org.apache.kafka.common.message.HeartbeatResponseData;
-import org.apache.kafka.common.message.LeaveGroupRequestData;
-import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
@@ -317,27 +313,6 @@ public final class ConsumerGroupShard extends ShardTool {
             return o;
         }
 
-        /** A classic Heartbeat to this shard's groups (GroupMetadataManager.classicGroupHeartbeat;
-         * the service answers COORDINATOR_LOAD_IN_PROGRESS as NONE): {"error"}. */
-        void classicHeartbeat(int rid, JsonNode op) {
-            HeartbeatRequestData req = new HeartbeatRequestData()
-                .setGroupId(op.path("group").asText())
-                .setGenerationId(op.path("generation_id").asInt())
-                .setMemberId(op.path("member_id").asText())
-                .setGroupInstanceId(op.path("group_instance_id").isTextual() ? op.path("group_instance_id").asText() : null);
-            HeartbeatResponseData resp;
-            try {
-                resp = apply(shard.classicGroupHeartbeat(context(12, 4, "consumer"), req));
-            } catch (Throwable e) {
-                resp = onError("classic-group-heartbeat", req, e,
-                    (error, m) -> new HeartbeatResponseData().setErrorCode(
-                        error == Errors.COORDINATOR_LOAD_IN_PROGRESS ? Errors.NONE.code() : error.code()));
-            }
-            ObjectNode o = JSON.createObjectNode();
-            o.put("error", resp.errorCode());
-            answered(rid, o);
-        }
-
         /** A classic SyncGroup (classicGroupSync), answered when its future completes: {"error"}. */
         void classicSync(int rid, JsonNode op) {
             SyncGroupRequestData req = new SyncGroupRequestData()
@@ -361,48 +336,6 @@ public final class ConsumerGroupShard extends ShardTool {
                         (error, m) -> new SyncGroupResponseData().setErrorCode(error.code())));
                 }
             }
-        }
-
-        /** A classic LeaveGroup (classicGroupLeave; the service answers a missing group per
-         * member): {"error", "members": [{"member_id", "group_instance_id", "error"}]}. */
-        void classicLeave(int rid, JsonNode op) {
-            List<LeaveGroupRequestData.MemberIdentity> members = new ArrayList<>();
-            for (JsonNode m : op.path("members")) {
-                members.add(new LeaveGroupRequestData.MemberIdentity()
-                    .setMemberId(m.get(0).asText())
-                    .setGroupInstanceId(m.get(1).isNull() ? null : m.get(1).asText()));
-            }
-            LeaveGroupRequestData req = new LeaveGroupRequestData()
-                .setGroupId(op.path("group").asText())
-                .setMembers(members);
-            LeaveGroupResponseData resp;
-            try {
-                resp = apply(shard.classicGroupLeave(context(13, 5, "consumer"), req));
-            } catch (Throwable e) {
-                resp = onError("classic-group-leave", req, e, (error, m) -> {
-                    if (error == Errors.UNKNOWN_MEMBER_ID) {
-                        List<LeaveGroupResponseData.MemberResponse> each = new ArrayList<>();
-                        for (LeaveGroupRequestData.MemberIdentity id : req.members()) {
-                            each.add(new LeaveGroupResponseData.MemberResponse()
-                                .setMemberId(id.memberId())
-                                .setGroupInstanceId(id.groupInstanceId())
-                                .setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
-                        }
-                        return new LeaveGroupResponseData().setMembers(each);
-                    }
-                    return new LeaveGroupResponseData().setErrorCode(error.code());
-                });
-            }
-            ObjectNode o = JSON.createObjectNode();
-            o.put("error", resp.errorCode());
-            ArrayNode each = o.putArray("members");
-            for (LeaveGroupResponseData.MemberResponse m : resp.members()) {
-                ObjectNode mo = each.addObject();
-                mo.put("member_id", m.memberId());
-                mo.put("group_instance_id", m.groupInstanceId());
-                mo.put("error", m.errorCode());
-            }
-            answered(rid, o);
         }
 
         @Override

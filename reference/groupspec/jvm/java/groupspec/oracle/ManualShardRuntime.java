@@ -8,6 +8,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.HeartbeatRequestData;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
@@ -282,6 +286,74 @@ abstract class ManualShardRuntime {
     }
 
     // ------------------------------------------------------------------ requests
+
+    /** A classic Heartbeat (GroupMetadataManager.classicGroupHeartbeat; the service answers
+     * COORDINATOR_LOAD_IN_PROGRESS as NONE): {"error"}. */
+    final void classicHeartbeat(int rid, JsonNode op) {
+        HeartbeatRequestData req = new HeartbeatRequestData()
+            .setGroupId(op.path("group").asText())
+            .setGenerationId(op.path("generation_id").asInt())
+            .setMemberId(op.path("member_id").asText())
+            .setGroupInstanceId(optText(op, "group_instance_id"));
+        AuthorizableRequestContext ctx = context(12, op.path("version").asInt(4), "consumer");
+        HeartbeatResponseData resp;
+        try {
+            resp = apply(shard.classicGroupHeartbeat(ctx, req));
+        } catch (Throwable e) {
+            resp = onError("classic-group-heartbeat", req, e,
+                (error, m) -> new HeartbeatResponseData().setErrorCode(
+                    error == Errors.COORDINATOR_LOAD_IN_PROGRESS ? Errors.NONE.code() : error.code()));
+        }
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", resp.errorCode());
+        answered(rid, o);
+    }
+
+    /** A classic LeaveGroup (classicGroupLeave; the service answers a missing group per
+     * member): {"error", "members": [{"member_id", "group_instance_id", "error"}]}. */
+    final void classicLeave(int rid, JsonNode op) {
+        List<LeaveGroupRequestData.MemberIdentity> members = new ArrayList<>();
+        for (JsonNode m : op.path("members")) {
+            members.add(new LeaveGroupRequestData.MemberIdentity()
+                .setMemberId(m.get(0).asText())
+                .setGroupInstanceId(m.get(1).isNull() ? null : m.get(1).asText())
+                .setReason(m.size() > 2 && !m.get(2).isNull() ? m.get(2).asText() : null));
+        }
+        LeaveGroupRequestData req = new LeaveGroupRequestData()
+            .setGroupId(op.path("group").asText())
+            .setMembers(members);
+        AuthorizableRequestContext ctx = context(13, op.path("version").asInt(5), "consumer");
+        LeaveGroupResponseData resp;
+        try {
+            resp = apply(shard.classicGroupLeave(ctx, req));
+        } catch (Throwable e) {
+            // GroupCoordinatorService.leaveGroup: UNKNOWN_MEMBER_ID (no such group) is
+            // answered per member
+            resp = onError("classic-group-leave", req, e, (error, m) -> {
+                if (error == Errors.UNKNOWN_MEMBER_ID) {
+                    List<LeaveGroupResponseData.MemberResponse> each = new ArrayList<>();
+                    for (LeaveGroupRequestData.MemberIdentity id : req.members()) {
+                        each.add(new LeaveGroupResponseData.MemberResponse()
+                            .setMemberId(id.memberId())
+                            .setGroupInstanceId(id.groupInstanceId())
+                            .setErrorCode(Errors.UNKNOWN_MEMBER_ID.code()));
+                    }
+                    return new LeaveGroupResponseData().setMembers(each);
+                }
+                return new LeaveGroupResponseData().setErrorCode(error.code());
+            });
+        }
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", resp.errorCode());
+        ArrayNode each = o.putArray("members");
+        for (LeaveGroupResponseData.MemberResponse m : resp.members()) {
+            ObjectNode mo = each.addObject();
+            mo.put("member_id", m.memberId());
+            mo.put("group_instance_id", m.groupInstanceId());
+            mo.put("error", m.errorCode());
+        }
+        answered(rid, o);
+    }
 
     static String optText(JsonNode n, String field) {
         JsonNode v = n.get(field);
