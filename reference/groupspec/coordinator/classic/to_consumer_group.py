@@ -34,39 +34,43 @@ from groupspec.protocol.messages import (
 from groupspec.protocol.records import Record
 
 
+def _named_member(group: ConsumerGroup, member_id: str, instance_id: str | None,
+                  by_admin: bool = False) -> tuple[ConsumerMember | None, Error]:
+    """validateConsumerGroupMember: the member an identity names (its instance id if it has
+    one, else its member id), or why none: UNKNOWN_MEMBER_ID for an unknown one,
+    FENCED_INSTANCE_ID for a static member's instance id named with another member id.
+    ``by_admin``: LeaveGroup's removal by instance id alone (no member id) skips that
+    fencing check."""
+    if instance_id is None:
+        member = group.members.get(member_id)
+        return (member, Error.NONE) if member is not None else (None, Error.UNKNOWN_MEMBER_ID)
+    member = group.static_member(instance_id)
+    if member is None:
+        return None, Error.UNKNOWN_MEMBER_ID
+    if not (by_admin and member_id == UNKNOWN_MEMBER_ID) and member_id != member.member_id:
+        return None, Error.FENCED_INSTANCE_ID
+    return member, Error.NONE
+
+
 def member_error(group: ConsumerGroup, member_id: str, instance_id: str | None) -> Error:
-    """validateConsumerGroupMember, then throwIfMemberDoesNotUseClassicProtocol: the error of
-    a Heartbeat or SyncGroup (classicGroup{Heartbeat,Sync}ToConsumerGroup) from this
-    identity. (SyncGroup to an empty consumer group is UNKNOWN_MEMBER_ID before this.)"""
-    if instance_id is not None:
-        static = group.static_member(instance_id)
-        if static is not None and static.member_id != member_id:
-            return Error.FENCED_INSTANCE_ID
-    return Error.UNKNOWN_MEMBER_ID
+    """The error of a Heartbeat or SyncGroup from this identity
+    (classicGroup{Heartbeat,Sync}ToConsumerGroup): validateConsumerGroupMember's, else
+    UNKNOWN_MEMBER_ID from throwIfMemberDoesNotUseClassicProtocol (no member here uses it).
+    (SyncGroup to an empty consumer group is UNKNOWN_MEMBER_ID before this.)"""
+    member, error = _named_member(group, member_id, instance_id)
+    return error if member is None else Error.UNKNOWN_MEMBER_ID
 
 
 def leave(txn: Txn, group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupResponse:
-    """classicGroupLeaveToConsumerGroup (4.1.2): each identity names a member (its member id,
-    or its instance id: unknown is UNKNOWN_MEMBER_ID, named with another member id
-    FENCED_INSTANCE_ID); the members named leave together (consumerGroupFenceMembers: their
-    tombstones, one epoch bump, their timers cancelled). NONE, each identity echoed with its
-    error. (Kafka collects the members in a HashSet; two or more leave here in request
-    order.)"""
+    """classicGroupLeaveToConsumerGroup (4.1.2): each identity names a member
+    (:func:`_named_member`, an admin's instance id alone allowed); the members named leave
+    together (consumerGroupFenceMembers: their tombstones, one epoch bump, their timers
+    cancelled). NONE, each identity echoed with its error. (Kafka collects the members in a
+    HashSet; two or more leave here in request order.)"""
     results = []
     leaving: dict[str, ConsumerMember] = {}
     for ident in req.members:
-        member: ConsumerMember | None
-        if ident.group_instance_id is None:
-            member = group.members.get(ident.member_id)
-            error = Error.NONE if member is not None else Error.UNKNOWN_MEMBER_ID
-        else:
-            member = group.static_member(ident.group_instance_id)
-            if member is None:
-                error = Error.UNKNOWN_MEMBER_ID
-            elif ident.member_id != UNKNOWN_MEMBER_ID and ident.member_id != member.member_id:
-                error, member = Error.FENCED_INSTANCE_ID, None
-            else:
-                error = Error.NONE
+        member, error = _named_member(group, ident.member_id, ident.group_instance_id, by_admin=True)
         if member is not None:
             leaving.setdefault(member.member_id, member)
         results.append(LeaveGroupMemberResponse(ident.member_id, ident.group_instance_id, error))
