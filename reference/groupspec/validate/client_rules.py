@@ -292,6 +292,14 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     return out
 
 
+def _told(x: Exchange, err: Error | None, generation: int, told: float | None) -> float | None:
+    """When the member was told of a rebalance in ``generation``: ``told``, or, if not yet,
+    when ``x``'s answer (``err``) was REBALANCE_IN_PROGRESS to a request of that generation."""
+    if told is None and err is _REBALANCING and getattr(x.event.request, "generation_id", None) == generation:
+        return x.received
+    return told
+
+
 def _join_prepare_commit(x: Exchange, told: float | None) -> bool:
     """Whether ``x`` is onJoinPrepare's commit: an OffsetCommit sent after its member was told
     of a rebalance in its generation (at ``told``: a REBALANCE_IN_PROGRESS answer received)."""
@@ -320,8 +328,8 @@ def _kept_by_join_prepare(mine: list[Exchange], before: float) -> bool:
             generation, told = resp.generation_id, None
         elif _fencing(err) and getattr(req, "generation_id", generation) == generation:
             kept = _join_prepare_commit(x, told)
-        elif err is _REBALANCING and told is None and getattr(req, "generation_id", None) == generation:
-            told = x.received
+        else:
+            told = _told(x, err, generation, told)
     return kept
 
 
@@ -563,9 +571,7 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
                 continue
             owned = set()  # the generation is reset: partitions lost
         else:
-            if (_error(resp) is _REBALANCING and told is None
-                    and getattr(req, "generation_id", None) == generation):
-                told = at
+            told = _told(x, _error(resp), generation, told)
             continue
         own.step(at, owned)
     return own, joined
