@@ -19,7 +19,6 @@ requests were handled in and whatever the broker's configuration.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -272,23 +271,18 @@ def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, Reco
     unload = {k: issubclass(k, CoordinatorUnloaded) for k in set(kinds)}
     if not any(unload.values()):
         return list(records)
-    n = len(records)
-    flags = list(map(unload.__getitem__, kinds))
-    dropped: list[int] = []
-    for i in itertools.compress(range(n), flags):
-        # the next record that is not an unload: kept only when it is the group's reload
-        # or re-creation
-        j = i + 1
-        while j < n and flags[j]:
-            j += 1
-        if j == n or not issubclass(kinds[j], _RELOADS):
-            dropped.append(i)
     out: list[tuple[int, RecordEvent]] = []
-    start = 0
-    for i in dropped:
-        out += records[start:i]
-        start = i + 1
-    out += records[start:]
+    # walked backwards: ``reloads`` says whether the next record that is not an unload is
+    # the group's reload or re-creation (one pass, not a scan ahead from every unload)
+    reloads = False
+    for item, kind in zip(reversed(records), reversed(kinds), strict=True):
+        if unload[kind]:
+            if not reloads:
+                continue
+        else:
+            reloads = issubclass(kind, _RELOADS)
+        out.append(item)
+    out.reverse()
     return out
 
 
