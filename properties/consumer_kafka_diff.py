@@ -91,14 +91,16 @@ CONFIG = CoordinatorConfig(
     consumer_group_assignors=("uniform", "range"),
     offsets_retention_ms=180_000,
     offsets_retention_check_interval_ms=60_000,
+    consumer_group_migration_policy="disabled",
 )
 KAFKA_CONFIG = {
     "group.consumer.session.timeout.ms": str(SESSION_MS),
     "group.consumer.heartbeat.interval.ms": str(HEARTBEAT_MS),
     "group.consumer.max.size": str(MAX_SIZE),
     "group.consumer.assignors": "uniform,range",
-    # the reference models the "disabled" policy only (docs/deviations.md)
-    "group.consumer.migration.policy": "disabled",
+    # the policy under which every answer is modelled (a conversion is not:
+    # docs/deviations.md)
+    "group.consumer.migration.policy": CONFIG.consumer_group_migration_policy,
     "offsets.retention.check.interval.ms": str(CONFIG.offsets_retention_check_interval_ms),
     "offsets.retention.minutes": str(CONFIG.offsets_retention_ms // 60_000),
 }

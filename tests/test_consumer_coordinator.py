@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import apply_record
@@ -31,8 +32,8 @@ BAR = TopicId(0x2222)
 
 
 class Harness:
-    def __init__(self) -> None:
-        self.c = Coordinator()
+    def __init__(self, config: CoordinatorConfig | None = None) -> None:
+        self.c = Coordinator(config) if config is not None else Coordinator()
         self.c.set_topics([TopicMetadata(FOO, "foo", 6), TopicMetadata(BAR, "bar", 3)])
         self.rid = 0
         self.now = 0
@@ -203,19 +204,58 @@ def test_empty_classic_group_gives_way_with_its_offsets_but_a_live_one_does_not(
     assert joined.error is Error.NONE
     assert "g" not in h.c.state.groups
     assert h.c.state.consumer_groups["g"].offsets[("foo", 0)].committed_offset == 5
-    h2 = Harness()
+
+
+def _classic_group_with_members(config: CoordinatorConfig, protocol_type: str = "consumer",
+                                members: int = 1) -> Harness:
+    h = Harness(config)
     proto = (m.JoinGroupProtocol("range", b""),)
-    first = h2.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
-    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
-    # a member only pending (MEMBER_ID_REQUIRED) leaves the group Empty: still convertible,
-    # so it joins for real first
-    h2.rid += 1
-    parked = h2.c.handle(h2.rid, m.JoinGroupRequest(group_id="g", member_id=first.member_id,
-                                                    protocols=proto), h2.now)
-    assert parked.response_to(h2.rid) is None  # waits out the initial rebalance delay
-    refused = h2.join("a")
+    for _ in range(members):
+        first = h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto,
+                                          protocol_type=protocol_type))
+        assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+        # a member only pending (MEMBER_ID_REQUIRED) leaves the group Empty: still
+        # convertible, so it joins for real
+        h.rid += 1
+        parked = h.c.handle(h.rid, m.JoinGroupRequest(
+            group_id="g", member_id=first.member_id, protocols=proto,
+            protocol_type=protocol_type), h.now)
+        assert parked.response_to(h.rid) is None  # waits out the initial rebalance delay
+    assert len(h.c.state.groups["g"].members) == members
+    return h
+
+
+@pytest.mark.parametrize(("policy", "protocol_type", "members", "why"), [
+    ("disabled", "consumer", 1, "online upgrade is disabled"),
+    ("DownGrade", "consumer", 1, "online upgrade is disabled"),
+    ("upgrade", "connect", 1, "the group does not use the consumer embedded protocol"),
+    ("bidirectional", "consumer", 3, "the group size exceeds the consumer group maximum size"),
+    ("bidirectional", "consumer", 2, None),  # as many members as the maximum: not over it
+])
+def test_online_upgrade_refused_as_validate_online_upgrade_says(
+        policy: str, protocol_type: str, members: int, why: str | None) -> None:
+    """GroupMetadataManager.validateOnlineUpgrade's checks, in its order: the policy, the
+    group's protocol type, its size; a group that passes them is converted in Kafka
+    (convertToConsumerGroup), which the reference does not model: NotModelled."""
+    config = CoordinatorConfig(consumer_group_migration_policy=policy, consumer_group_max_size=2)
+    h = _classic_group_with_members(config, protocol_type, members)
+    if why is None:
+        with pytest.raises(NotModelled, match="convertToConsumerGroup"):
+            h.join("a")
+        return
+    refused = h.join("a")
     assert refused.error is Error.GROUP_ID_NOT_FOUND
+    assert refused.error_message == (
+        f"Cannot upgrade classic group g to consumer group because {why}.")
     assert refused.member_id is None and refused.member_epoch == 0
+
+
+def test_migration_policy_defaults_to_kafkas_and_rejects_unknown_values() -> None:
+    assert CoordinatorConfig().consumer_group_migration_policy == "bidirectional"
+    assert CoordinatorConfig(consumer_group_migration_policy="UPGRADE").online_upgrade_enabled
+    assert not CoordinatorConfig(consumer_group_migration_policy="upgrade").online_downgrade_enabled
+    with pytest.raises(ValueError, match="consumer_group_migration_policy: one of"):
+        CoordinatorConfig(consumer_group_migration_policy="sideways")
 
 
 def test_empty_consumer_group_gives_way_to_a_classic_join_with_its_offsets() -> None:

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -31,6 +32,7 @@ from groupspec.protocol.topic_id import TopicId
 from groupspec.trace.events import APIS, Header, MetadataEvent, MetadataTopic, WireExchange
 from groupspec.trace.jsonl import event_to_json
 from groupspec.validate import CONFORMING, INCONCLUSIVE, VIOLATION, validate_bytes
+from groupspec.validate.replay import ReplayConfig
 
 FOO = TopicId(0x51F00)
 TOPICS = (MetadataTopic("foo", FOO, 4),)
@@ -232,3 +234,62 @@ def test_the_broker_session_timeout_comes_from_the_header_or_the_command_line(
     from groupspec.cli.main import main
     assert main(["validate", str(path), "--consumer-session-timeout-ms", "10000",
                  "--consumer-heartbeat-interval-ms", "3000"]) == 0
+
+
+# ---------------------------------------------------------------- online upgrade
+def _upgrade_trace(kafka_answer: ConsumerGroupHeartbeatResponse) -> bytes:
+    """A classic member joins group g (JoinGroup v5: MEMBER_ID_REQUIRED, then the join the
+    initial rebalance delay answers), then a consumer-protocol member joins g with
+    ConsumerGroupHeartbeat, answered ``kafka_answer``."""
+    c = Coordinator()
+    c.set_topics([TopicMetadata(FOO, "foo", 4)])
+    events: list[object] = [Header(source="test", minor=2), MetadataEvent(1, 0.0, TOPICS)]
+
+    def exchange(n: int, member: str, req: m.Request, resp: m.Response, sent: int, got: int) -> None:
+        api = m.api_name(req)
+        events.append(WireExchange(
+            seq=len(events), connection=f"{member}#1", client_id=member, api=api,
+            api_key=APIS[api][0], api_version={"JoinGroup": 5, "ConsumerGroupHeartbeat": 1}[api],
+            correlation_id=n, group_id="g", sent_ms=float(sent), received_ms=float(got),
+            request=req, response=resp))
+
+    proto = (m.JoinGroupProtocol("range", Subscription(("foo",)).encode()),)
+    first_req = m.JoinGroupRequest(group_id="g", member_id="", protocols=proto, protocol_type="consumer")
+    first = c.handle(1, first_req, 1000).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    exchange(1, "c", first_req, first, 1000, 1001)
+    join_req = dataclasses.replace(first_req, member_id=first.member_id)
+    assert c.handle(2, join_req, 1100).response_to(2) is None  # the initial rebalance delay
+    joined = c.advance(4100).response_to(2)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    exchange(2, "c", join_req, joined, 1100, 4101)
+    hb = ConsumerGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=0,
+                                       rebalance_timeout_ms=5000, subscribed_topic_names=("foo",),
+                                       topic_partitions=())
+    exchange(3, "a", hb, kafka_answer, 4200, 4201)
+    lines = [event_to_json(e) for e in events]  # type: ignore[arg-type]
+    return "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+
+_CONVERTED = ConsumerGroupHeartbeatResponse(error=Error.NONE, member_id="a", member_epoch=2,
+                                            heartbeat_interval_ms=5000,
+                                            assignment=HeartbeatAssignment(()))
+_REFUSED = ConsumerGroupHeartbeatResponse(
+    error=Error.GROUP_ID_NOT_FOUND, error_message="Cannot upgrade classic group g to consumer "
+    "group because online upgrade is disabled.", member_epoch=0, heartbeat_interval_ms=0)
+
+
+def test_an_online_upgrade_is_named_as_not_modelled_under_kafkas_default_policy() -> None:
+    # group.consumer.migration.policy=bidirectional (Kafka's default): Kafka converts the
+    # classic group (convertToConsumerGroup); the reference does not model that
+    [g] = validate_bytes(_upgrade_trace(_CONVERTED)).groups
+    assert g.verdict == INCONCLUSIVE, g
+    assert "convertToConsumerGroup" in json.dumps(dataclasses.asdict(g), default=str)
+
+
+def test_under_the_disabled_policy_an_upgrade_must_be_refused() -> None:
+    disabled = ReplayConfig(coordinator=CoordinatorConfig(consumer_group_migration_policy="disabled"))
+    [g] = validate_bytes(_upgrade_trace(_REFUSED), config=disabled).groups
+    assert g.verdict == CONFORMING, g
+    [g] = validate_bytes(_upgrade_trace(_CONVERTED), config=disabled).groups
+    assert g.verdict == VIOLATION, g

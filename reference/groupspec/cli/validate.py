@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from groupspec.cli.inputs import fail, int_in, output_file
-from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.config import MIGRATION_POLICIES, CoordinatorConfig
 from groupspec.validate import ReplayConfig, TraceInputError, exit_code, validate_path
 from groupspec.validate.report import render_json, render_text
 from groupspec.validate.verdict import FileReport
@@ -64,6 +64,12 @@ def register(sub: Any) -> None:
     p.add_argument("--consumer-heartbeat-interval-ms", type=int_in(1, MAX_MS), metavar="MS",
                    help="group.consumer.heartbeat.interval.ms of the broker (default: the trace "
                         "header's, else Kafka's 5000)")
+    p.add_argument("--consumer-migration-policy", type=str.lower, choices=tuple(MIGRATION_POLICIES),
+                   metavar="POLICY",
+                   help="group.consumer.migration.policy of the broker: "
+                        f"{', '.join(MIGRATION_POLICIES)} (default Kafka's, bidirectional). "
+                        "Its refusals are judged; a conversion it allows is not modelled "
+                        "(the group is inconclusive from there)")
     p.set_defaults(func=run)
 
 
@@ -77,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     if args.consumer_heartbeat_interval_ms is not None:
         coordinator = dataclasses.replace(coordinator,
                                           consumer_group_heartbeat_interval_ms=args.consumer_heartbeat_interval_ms)
+    if args.consumer_migration_policy is not None:
+        coordinator = dataclasses.replace(coordinator,
+                                          consumer_group_migration_policy=args.consumer_migration_policy)
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
                           max_divergences=args.max_divergences, coordinator=coordinator)
     reports: list[FileReport] = []

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: ConsumerGroupMigrationPolicy's values -> (upgrade enabled, downgrade enabled)
+MIGRATION_POLICIES: dict[str, tuple[bool, bool]] = {
+    "bidirectional": (True, True),
+    "upgrade": (True, False),
+    "downgrade": (False, True),
+    "disabled": (False, False),
+}
+
 
 @dataclass(frozen=True)
 class CoordinatorConfig:
@@ -39,10 +47,12 @@ class CoordinatorConfig:
     consumer_group_max_size: int = 2**31 - 1
     #: group.consumer.assignors: the server-side assignors by name, the default first
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")
-    #: group.consumer.migration.policy. Kafka's default is "bidirectional"; online
-    #: migration is not modelled yet, so the reference runs as with "disabled" and refuses
-    #: the others (docs/deviations.md)
-    consumer_group_migration_policy: str = "disabled"
+    #: group.consumer.migration.policy (ConsumerGroupMigrationPolicy: bidirectional,
+    #: upgrade, downgrade or disabled; Kafka reads it case-insensitively, the reference keeps
+    #: it lower-case). Kafka's default. The policy's answers are modelled (an upgrade it
+    #: refuses is GROUP_ID_NOT_FOUND); the conversion of a group with members it allows
+    #: raises NotModelled (docs/deviations.md)
+    consumer_group_migration_policy: str = "bidirectional"
     #: group.consumer.regex.refresh.interval.ms (an internal config, at least 10 s): the
     #: longest a group's resolved regexes go unrefreshed while its members heartbeat
     consumer_group_regex_refresh_interval_ms: int = 600_000
@@ -80,15 +90,27 @@ class CoordinatorConfig:
                     f"consumer_group_assignors: unknown server-side assignor {name!r}; "
                     f"known: {', '.join(SERVER_ASSIGNOR_NAMES)}"
                 )
-        if self.consumer_group_migration_policy != "disabled":
+        policy = self.consumer_group_migration_policy
+        if not isinstance(policy, str) or policy.lower() not in MIGRATION_POLICIES:
             raise ValueError(
-                "consumer_group_migration_policy: only 'disabled' is modelled "
-                f"(online migration between the protocols is not), got "
-                f"{self.consumer_group_migration_policy!r}"
+                f"consumer_group_migration_policy: one of {', '.join(MIGRATION_POLICIES)} "
+                f"(group.consumer.migration.policy), got {policy!r}"
             )
+        if policy != policy.lower():
+            object.__setattr__(self, "consumer_group_migration_policy", policy.lower())
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError(
                 "group_min_session_timeout_ms "
                 f"({self.group_min_session_timeout_ms}) > group_max_session_timeout_ms "
                 f"({self.group_max_session_timeout_ms})"
             )
+
+    @property
+    def online_upgrade_enabled(self) -> bool:
+        """ConsumerGroupMigrationPolicy.isUpgradeEnabled."""
+        return MIGRATION_POLICIES[self.consumer_group_migration_policy][0]
+
+    @property
+    def online_downgrade_enabled(self) -> bool:
+        """ConsumerGroupMigrationPolicy.isDowngradeEnabled."""
+        return MIGRATION_POLICIES[self.consumer_group_migration_policy][1]

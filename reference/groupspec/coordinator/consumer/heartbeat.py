@@ -20,8 +20,8 @@ after it returns). Errors are Kafka's exceptions mapped to codes
 (``ApiError.fromThrowable``): the response then carries only the error and its message.
 
 Not modelled yet (docs/deviations.md): online migration between the protocols (the
-coordinator behaves as with ``group.consumer.migration.policy=disabled``: a classic group
-with members is not converted, an empty one is); group configs (dynamic per-group session
+policy's refusals are answered as in Kafka; a conversion it allows raises NotModelled; an
+empty classic group gives way under any policy); group configs (dynamic per-group session
 timeout and heartbeat interval); authorization (a regex resolves to every matching topic).
 
 Regular-expression subscriptions (maybeUpdateRegularExpressions,
@@ -48,6 +48,7 @@ from groupspec.assignors.server_spec import (
     TopicMetadata,
     replayed_assignment_order,
 )
+from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE
 from groupspec.coordinator.consumer.group import (
     EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
@@ -69,6 +70,7 @@ from groupspec.coordinator.consumer.member import (
 from groupspec.coordinator.consumer.reconciliation import FencedMemberEpoch, reconcile
 from groupspec.coordinator.consumer.regex import invalid_regex_message, regex_error, resolve
 from groupspec.coordinator.context import Txn
+from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -191,7 +193,9 @@ def _existing(txn: Txn, group_id: str) -> ConsumerGroup:
 
 
 def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record]) -> ConsumerGroup:
-    """getOrMaybeCreateConsumerGroup, with the migration policy ``disabled``."""
+    """getOrMaybeCreateConsumerGroup: a missing group is made, an empty classic group gives
+    way, a classic group with members is upgraded if validateOnlineUpgrade allows it (the
+    conversion itself, convertToConsumerGroup, is not modelled: NotModelled)."""
     g = txn.state.consumer_groups.get(group_id)
     if g is not None:
         return g
@@ -205,10 +209,24 @@ def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record
         # with the group id (replay hands them to the consumer group)
         records.extend(_classic_tombstones(classic.group_id, classic.state, txn.now_ms))
         return ConsumerGroup(group_id)
-    if create:
+    if not create:
+        raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+    # validateOnlineUpgrade, its checks in Kafka's order
+    why = None
+    if not txn.config.online_upgrade_enabled:
+        why = "online upgrade is disabled"
+    elif classic.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        why = "the group does not use the consumer embedded protocol"
+    elif len(classic.members) > txn.config.consumer_group_max_size:
+        why = "the group size exceeds the consumer group maximum size"
+    if why is not None:
         raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to "
-                       "consumer group because online upgrade is disabled.")
-    raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+                       f"consumer group because {why}.")
+    raise NotModelled(
+        f"ConsumerGroupHeartbeat joining {group_id!r}, a classic group with members, under "
+        f"group.consumer.migration.policy={txn.config.consumer_group_migration_policy}: Kafka "
+        "converts it to a consumer group (GroupMetadataManager.convertToConsumerGroup, online "
+        "upgrade); the reference does not model online migration")
 
 
 def _classic_tombstones(group_id: str, state: GroupState, now_ms: int) -> list[r.Record]:
