@@ -39,6 +39,9 @@ class TimerKind(Enum):
     ExpireConsumerSession = 5
     #: a consumer group member's rebalance timeout (it did not revoke in time)
     ExpireConsumerRebalance = 6
+    #: a classic member of a consumer group: its join and sync timeouts
+    ExpireConsumerClassicJoin = 7
+    ExpireConsumerClassicSync = 8
 
 
 @dataclass(frozen=True, order=True)
@@ -74,6 +77,10 @@ def _timers(state: CoordinatorState) -> Iterator[tuple[int, TimerKind, str, str]
             yield deadline, TimerKind.ExpireConsumerSession, cg.group_id, mid
         for mid, rt in cg.rebalance_timers.items():
             yield rt.deadline_ms, TimerKind.ExpireConsumerRebalance, cg.group_id, mid
+        for mid, deadline in cg.classic_join_deadlines.items():
+            yield deadline, TimerKind.ExpireConsumerClassicJoin, cg.group_id, mid
+        for mid, deadline in cg.classic_sync_deadlines.items():
+            yield deadline, TimerKind.ExpireConsumerClassicSync, cg.group_id, mid
 
 
 def deadlines(state: CoordinatorState) -> Iterator[int]:
@@ -103,6 +110,13 @@ def fire(txn: Txn, e: Expiry) -> None:
         rt = cg.rebalance_timers.get(e.member_id) if cg is not None else None
         if rt is not None and rt.deadline_ms == e.deadline_ms:
             consumer.expire_rebalance(txn, e.group_id, e.member_id, rt.member_epoch)
+        return
+    if e.kind in (TimerKind.ExpireConsumerClassicJoin, TimerKind.ExpireConsumerClassicSync):
+        sync = e.kind is TimerKind.ExpireConsumerClassicSync
+        cg = txn.state.consumer_groups.get(e.group_id)
+        table = (cg.classic_sync_deadlines if sync else cg.classic_join_deadlines) if cg else {}
+        if table.get(e.member_id) == e.deadline_ms:
+            consumer.expire_classic_timer(txn, e.group_id, e.member_id, sync)
         return
     group = txn.state.groups.get(e.group_id)
     if group is None:

@@ -248,6 +248,25 @@ class ConsumerRebalanceTimerSet(Record):
 
 
 @dataclass(frozen=True)
+class ConsumerClassicJoinTimerSet(Record):
+    """A classic member's join timeout (``scheduleConsumerGroupJoinTimeoutIfAbsent``: it was
+    told to rejoin and must within its rebalance timeout) armed, or cancelled (``None``)."""
+
+    member_id: str
+    deadline_ms: int | None
+
+
+@dataclass(frozen=True)
+class ConsumerClassicSyncTimerSet(Record):
+    """A classic member's sync timeout (``scheduleConsumerGroupSyncTimeout``: after its
+    JoinGroup it must send SyncGroup within its rebalance timeout) armed, or cancelled
+    (``None``)."""
+
+    member_id: str
+    deadline_ms: int | None
+
+
+@dataclass(frozen=True)
 class ConsumerGroupRegularExpressionRecord(Record):
     """``newConsumerGroupRegularExpressionRecord`` (``ConsumerGroupRegularExpressionKey``):
     the topics a subscribed regular expression resolved to; ``None``: the regex is no
@@ -278,6 +297,8 @@ CONSUMER_GROUP_RECORDS: tuple[type[Record], ...] = (
     ConsumerGroupCurrentAssignmentRecord,
     ConsumerSessionTimerSet,
     ConsumerRebalanceTimerSet,
+    ConsumerClassicJoinTimerSet,
+    ConsumerClassicSyncTimerSet,
     ConsumerGroupRegularExpressionRecord,
     ConsumerRegexResolutionScheduled,
 )

@@ -21,6 +21,7 @@ from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.service_order import service_order
 from groupspec.protocol.consumer_group_messages import (
+    MEMBER_TYPE_CLASSIC,
     MEMBER_TYPE_CONSUMER,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -60,7 +61,7 @@ def _member(txn: Txn, g: ConsumerGroup, m: ConsumerMember) -> DescribedMember:
         subscribed_topic_regex=m.subscribed_topic_regex,
         assignment=_partitions(txn, m.assigned),
         target_assignment=_partitions(txn, g.target.get(m.member_id, {})),
-        member_type=MEMBER_TYPE_CONSUMER,
+        member_type=MEMBER_TYPE_CLASSIC if m.uses_classic_protocol else MEMBER_TYPE_CONSUMER,
     )
 
 

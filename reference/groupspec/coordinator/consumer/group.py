@@ -78,6 +78,9 @@ class ConsumerGroup:
     #: member id -> session deadline (in memory; a replaced member's timer may outlive it)
     session_deadlines: dict[str, int] = field(default_factory=dict)
     rebalance_timers: dict[str, RebalanceTimer] = field(default_factory=dict)
+    #: member id -> deadline of a classic member's join and sync timeouts (in memory)
+    classic_join_deadlines: dict[str, int] = field(default_factory=dict)
+    classic_sync_deadlines: dict[str, int] = field(default_factory=dict)
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
     #: the order Kafka's members map (a TimelineHashMap) iterates the members in, kept
     #: with every put and remove of a member as the records are replayed

@@ -80,6 +80,7 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
     HeartbeatAssignment,
+    HeartbeatTopicPartitions,
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -304,24 +305,17 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
             if existing is None:
                 member = _member(group, member_id, True)
             else:
-                if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+                if (not existing.uses_classic_protocol
+                        and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+                    # throwIfInstanceIdIsUnreleased: only between two consumer-protocol
+                    # members (a classic one is replaced at once)
                     raise ApiError(
                         Error.UNRELEASED_INSTANCE_ID,
                         f"Static member {member_id} with instance id {req.instance_id} cannot "
                         f"join the group because the instance id is owned by "
                         f"{existing.member_id} member.")
-                # replaceMember: the new member id takes over the old member's state at epoch 0
-                member = dataclasses.replace(existing, member_id=member_id, member_epoch=0,
-                                             previous_member_epoch=0)
+                member = replace_member(group, existing, member_id, records)
                 replaced = existing
-                _remove_member_records(group.group_id, existing.member_id, records)
-                records.append(cr.ConsumerGroupMemberSubscriptionRecord(
-                    group.group_id, member_id, member.subscription_value()))
-                records.append(cr.ConsumerGroupTargetAssignmentRecord(
-                    group.group_id, member_id, cr.ConsumerGroupTargetAssignmentMemberValue(
-                        to_record(group.target.get(existing.member_id, {})))))
-                records.append(cr.ConsumerGroupCurrentAssignmentRecord(
-                    group.group_id, member_id, member.current_assignment_value()))
         else:
             if existing is None:
                 raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
@@ -349,11 +343,43 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
                                 else member.subscribed_topic_regex),
         client_id=req.client_id,
         client_host=req.client_host,
+        classic=None,  # a member heartbeating with this protocol no longer uses the classic one
     )
 
+    updated = subscribe_and_reconcile(txn, group, member, updated, replaced, owned, records,
+                                      refreshed)
+
+    records.append(cr.ConsumerSessionTimerSet(
+        group.group_id, member_id, txn.now_ms + cfg.consumer_group_session_timeout_ms))
+
+    full = (req.rebalance_timeout_ms != -1
+            and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
+            and owned is not None)
+    send_assignment = req.member_epoch == 0 or full or updated.assigned != member.assigned
+    return ConsumerGroupHeartbeatResponse(
+        error=Error.NONE,
+        member_id=member_id,
+        member_epoch=updated.member_epoch,
+        heartbeat_interval_ms=cfg.consumer_group_heartbeat_interval_ms,
+        assignment=HeartbeatAssignment(to_heartbeat(updated.assigned)) if send_assignment else None,
+    )
+
+
+def subscribe_and_reconcile(txn: Txn, group: ConsumerGroup, member: ConsumerMember,
+                            updated: ConsumerMember, replaced: ConsumerMember | None,
+                            owned: Sequence[HeartbeatTopicPartitions] | None,
+                            records: list[r.Record], refreshed: list[int],
+                            bump_anyway: bool = False) -> ConsumerMember:
+    """The steps a ConsumerGroupHeartbeat and a classic member's JoinGroup share
+    (consumerGroupHeartbeat, classicGroupJoinToConsumerGroup): the member's subscription
+    record and the group epoch (hasMemberSubscriptionChanged, maybeUpdateRegularExpressions,
+    updateSubscriptionMetadata; ``bump_anyway``: a bump the caller decided), the target
+    assignment (updateTargetAssignment) and the member's reconciliation (maybeReconcile,
+    with the partitions it reports ``owned``). Returns the member as reconciled."""
     # 1. the member, the group epoch (hasMemberSubscriptionChanged,
     # maybeUpdateRegularExpressions, updateSubscriptionMetadata)
-    bump = group.group_epoch == 0
+    member_id = updated.member_id
+    bump = group.group_epoch == 0 or bump_anyway
     if updated != member:
         records.append(cr.ConsumerGroupMemberSubscriptionRecord(
             group.group_id, member_id, updated.subscription_value()))
@@ -400,27 +426,16 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
         if updated != before:
             records.append(cr.ConsumerGroupCurrentAssignmentRecord(
                 group.group_id, member_id, updated.current_assignment_value()))
-            if updated.state is cr.MemberState.UNREVOKED_PARTITIONS:
+            if updated.uses_classic_protocol:
+                pass  # classic members have join and sync timers instead (maybeReconcile)
+            elif updated.state is cr.MemberState.UNREVOKED_PARTITIONS:
                 records.append(cr.ConsumerRebalanceTimerSet(
                     group.group_id, member_id, txn.now_ms + updated.rebalance_timeout_ms,
                     updated.member_epoch))
             elif member_id in group.rebalance_timers or _armed_in(records, member_id):
                 records.append(cr.ConsumerRebalanceTimerSet(group.group_id, member_id, None))
 
-    records.append(cr.ConsumerSessionTimerSet(
-        group.group_id, member_id, txn.now_ms + cfg.consumer_group_session_timeout_ms))
-
-    full = (req.rebalance_timeout_ms != -1
-            and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
-            and owned is not None)
-    send_assignment = req.member_epoch == 0 or full or updated.assigned != member.assigned
-    return ConsumerGroupHeartbeatResponse(
-        error=Error.NONE,
-        member_id=member_id,
-        member_epoch=updated.member_epoch,
-        heartbeat_interval_ms=cfg.consumer_group_heartbeat_interval_ms,
-        assignment=HeartbeatAssignment(to_heartbeat(updated.assigned)) if send_assignment else None,
-    )
+    return updated
 
 
 def _armed_in(records: Iterable[r.Record], member_id: str) -> bool:
@@ -635,13 +650,44 @@ def _remove_member_records(group_id: str, member_id: str, records: list[r.Record
     records.append(cr.ConsumerGroupMemberSubscriptionRecord(group_id, member_id, None))
 
 
+def replace_member(group: ConsumerGroup, existing: ConsumerMember, member_id: str,
+                   records: list[r.Record]) -> ConsumerMember:
+    """A static member rejoining under a new member id (getOrMaybeSubscribeStatic-
+    ConsumerGroupMember, replaceMember): the new member id takes over the old member's state
+    at epoch 0; the old one's records are tombstoned and the new one's written."""
+    member = dataclasses.replace(existing, member_id=member_id, member_epoch=0,
+                                 previous_member_epoch=0)
+    _remove_member_records(group.group_id, existing.member_id, records)
+    records.append(cr.ConsumerGroupMemberSubscriptionRecord(
+        group.group_id, member_id, member.subscription_value()))
+    records.append(cr.ConsumerGroupTargetAssignmentRecord(
+        group.group_id, member_id, cr.ConsumerGroupTargetAssignmentMemberValue(
+            to_record(group.target.get(existing.member_id, {})))))
+    records.append(cr.ConsumerGroupCurrentAssignmentRecord(
+        group.group_id, member_id, member.current_assignment_value()))
+    return member
+
+
 def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMember],
                   records: list[r.Record]) -> None:
     """consumerGroupFenceMembers: remove them, bump the group epoch (with the metadata hash
-    of the members that remain) and cancel their timers."""
+    of the members that remain) and cancel their timers (cancelTimers: session, rebalance,
+    a classic member's join and sync). When only classic members would remain and the
+    policy allows a downgrade (validateOnlineDowngradeWithFencedMembers), Kafka converts
+    the group to a classic group instead (convertToClassicGroup): not modelled."""
     if not members:
         return
     gone = {m.member_id for m in members}
+    rest_count = len(group.members) - len(gone)
+    if (rest_count > 0
+            and all(m.uses_classic_protocol for mid, m in group.members.items() if mid not in gone)
+            and txn.config.online_downgrade_enabled and rest_count <= txn.config.group_max_size):
+        raise NotModelled(
+            f"members leaving consumer group {group.group_id!r} leave only classic-protocol "
+            "members, and group.consumer.migration.policy="
+            f"{txn.config.consumer_group_migration_policy} allows a downgrade: Kafka converts "
+            "it to a classic group (GroupMetadataManager.convertToClassicGroup, online "
+            "downgrade); the reference does not model online migration")
     for m in members:
         _remove_member_records(group.group_id, m.member_id, records)
     # maybeDeleteResolvedRegularExpressions: the regexes only these members subscribed to
@@ -661,6 +707,10 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
             records.append(cr.ConsumerSessionTimerSet(group.group_id, m.member_id, None))
         if m.member_id in group.rebalance_timers:
             records.append(cr.ConsumerRebalanceTimerSet(group.group_id, m.member_id, None))
+        if m.member_id in group.classic_join_deadlines:
+            records.append(cr.ConsumerClassicJoinTimerSet(group.group_id, m.member_id, None))
+        if m.member_id in group.classic_sync_deadlines:
+            records.append(cr.ConsumerClassicSyncTimerSet(group.group_id, m.member_id, None))
 
 
 def _leave(txn: Txn, req: ConsumerGroupHeartbeatRequest,
@@ -732,13 +782,37 @@ def expire_rebalance(txn: Txn, group_id: str, member_id: str, member_epoch: int)
         txn.emit(rec)
 
 
+def expire_classic_timer(txn: Txn, group_id: str, member_id: str, sync: bool) -> None:
+    """A classic member's join (``sync`` False) or sync timeout fired:
+    consumerGroupFenceMemberOperation ("the classic member failed to join within the
+    rebalance timeout", "the member failed to sync within timeout"); nothing if the group
+    or member is gone."""
+    group = txn.state.consumer_groups.get(group_id)
+    if group is None:
+        return
+    kind = cr.ConsumerClassicSyncTimerSet if sync else cr.ConsumerClassicJoinTimerSet
+    txn.emit(kind(group_id, member_id, None))
+    member = group.members.get(member_id)
+    if member is None:
+        return
+    records: list[r.Record] = []
+    fence_members(txn, group, [member], records)
+    for rec in records:
+        if isinstance(rec, kind):
+            continue  # already cancelled above
+        txn.emit(rec)
+
+
 __all__ = [
     "ApiError",
     "TopicMetadata",
     "complete_regex_resolution",
+    "expire_classic_timer",
     "expire_rebalance",
     "expire_session",
     "fence_members",
     "handle_consumer_group_heartbeat",
+    "replace_member",
     "request_error",
+    "subscribe_and_reconcile",
 ]

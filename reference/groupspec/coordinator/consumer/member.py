@@ -64,6 +64,15 @@ class ConsumerMember:
     server_assignor: str | None = None
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    #: ConsumerGroupMemberMetadataValue.ClassicMemberMetadata: set for a member that joined
+    #: with the classic protocol (JoinGroup to a consumer group): its session timeout and
+    #: the protocols of its JoinGroup, in the request's order
+    classic: cr.ClassicMemberMetadata | None = None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        """ConsumerGroupMember.useClassicProtocol."""
+        return self.classic is not None
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         """ModernGroupMember.isReconciledTo."""
@@ -85,6 +94,7 @@ class ConsumerMember:
             subscribed_topic_regex=self.subscribed_topic_regex,
             rebalance_timeout_ms=self.rebalance_timeout_ms,
             server_assignor=self.server_assignor,
+            classic_member_metadata=self.classic,
         )
 
     def current_assignment_value(self) -> cr.ConsumerGroupCurrentMemberAssignmentValue:
@@ -108,6 +118,7 @@ class ConsumerMember:
             subscribed_topic_regex=v.subscribed_topic_regex or "",
             rebalance_timeout_ms=v.rebalance_timeout_ms,
             server_assignor=v.server_assignor,
+            classic=v.classic_member_metadata,
         )
 
     def with_current_assignment(self, v: cr.ConsumerGroupCurrentMemberAssignmentValue) -> ConsumerMember:

@@ -229,6 +229,10 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                 g.rebalance_timers.pop(mid, None)
             else:
                 g.rebalance_timers[mid] = RebalanceTimer(d, e)
+        case cr.ConsumerClassicJoinTimerSet(member_id=mid, deadline_ms=d):
+            _set_deadline(_timer_group(state, gid, rec).classic_join_deadlines, mid, d)
+        case cr.ConsumerClassicSyncTimerSet(member_id=mid, deadline_ms=d):
+            _set_deadline(_timer_group(state, gid, rec).classic_sync_deadlines, mid, d)
         case cr.ConsumerGroupRegularExpressionRecord(regular_expression=rx, value=v):
             # GroupMetadataManager.replay(ConsumerGroupRegularExpressionKey, ...): a value
             # creates the group; a tombstone for a missing group is ignored
@@ -251,3 +255,17 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                 state.regex_tasks[gid] = RegexTask(mid, rxs, at)
         case _:
             raise ConsumerReplayError(f"not a consumer-group record: {type(rec).__name__}")
+
+
+def _timer_group(state: CoordinatorState, gid: str, rec: Record) -> ConsumerGroup:
+    g = _group(state, gid, False)
+    if g is None:
+        raise ConsumerReplayError(f"{type(rec).__name__}: no consumer group {gid!r}")
+    return g
+
+
+def _set_deadline(table: dict[str, int], member_id: str, deadline_ms: int | None) -> None:
+    if deadline_ms is None:
+        table.pop(member_id, None)
+    else:
+        table[member_id] = deadline_ms
