@@ -23,6 +23,7 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatResponse,
     HeartbeatTopicPartitions,
 )
+from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
@@ -284,12 +285,36 @@ def test_empty_consumer_group_gives_way_to_a_classic_join_with_its_offsets() -> 
     assert [p.committed_offset for p in fetched.partitions] == [5]
 
 
-def test_a_classic_join_to_a_consumer_group_with_members_is_not_modelled() -> None:
-    h = Harness()
-    h.join("a")
-    proto = (m.JoinGroupProtocol("range", b""),)
-    with pytest.raises(NotModelled, match="classicGroupJoinToConsumerGroup"):
-        h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
+def _mixed_group(policy: str) -> Harness:
+    """A consumer group with a consumer-protocol member "a" and a classic member that joined
+    it with JoinGroup (GroupMetadataManager.classicGroupJoinToConsumerGroup)."""
+    h = Harness(CoordinatorConfig(consumer_group_migration_policy=policy))
+    assert h.join("a").error is Error.NONE
+    proto = (m.JoinGroupProtocol("range", Subscription(("foo",)).encode()),)
+    first = h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    joined = h.send(m.JoinGroupRequest(group_id="g", member_id=first.member_id, protocols=proto))
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    g = h.c.state.consumer_groups["g"]
+    assert joined.generation_id == g.group_epoch == 2
+    assert g.members[first.member_id].uses_classic_protocol
+    return h
+
+
+@pytest.mark.parametrize("policy", ["bidirectional", "downgrade", "upgrade", "disabled"])
+def test_the_last_consumer_protocol_member_leaving_a_mixed_group(policy: str) -> None:
+    # consumerGroupFenceMembers: only classic members remain, so a policy allowing a downgrade
+    # converts the group to a classic group (convertToClassicGroup: not modelled); the others
+    # fence the member as in any consumer group
+    h = _mixed_group(policy)
+    leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=-1)
+    if policy in ("bidirectional", "downgrade"):
+        with pytest.raises(NotModelled, match="convertToClassicGroup"):
+            h.send(leave)
+        return
+    assert h.hb(member_id="a", member_epoch=-1).error is Error.NONE
+    g = h.c.state.consumer_groups["g"]
+    assert list(g.members) != [] and all(x.uses_classic_protocol for x in g.members.values())
 
 
 def test_a_classic_leave_to_a_consumer_group_removes_the_members_it_names() -> None:

@@ -328,7 +328,7 @@ def inactive_answer(request: msg.Request) -> msg.Response | None:
 
 def _join(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:
     assert isinstance(req, msg.JoinGroupRequest)
-    handle_join_group(txn, rid, req, c.member_ids)
+    handle_join_group(txn, rid, req, c.member_ids, c.consumer_member_ids)
 
 
 def _consumer_heartbeat(c: Coordinator, txn: Txn, rid: int, req: msg.Request) -> None:

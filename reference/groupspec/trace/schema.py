@@ -1,6 +1,6 @@
 """The JSON Schema of trace format v1 (v1.1 included: a minor version only adds), generated from the same type hints the codec uses.
 
-``groupspec trace schema`` prints it; ``schema/trace-v1.schema.json`` in the package is this
+``trace_schema()`` builds it; ``schema/trace-v1.schema.json`` in the package is this
 output, and a test keeps the two equal, so the documented format cannot drift from the code.
 """
 

@@ -1377,7 +1377,8 @@ class Replayer:
             if b.gen_delta:
                 resp = self._translate(b, ex.event.group_id, resp)
             self.answers.setdefault(ex.seq, []).append(resp)
-            mismatch = compare(ex.event.api_version, resp, actual)
+            mismatch = compare(ex.event.api_version, resp, actual, coordinator_assignment=(
+                type(resp) is m.SyncGroupResponse and ex.event.group_id in b.coord.state.consumer_groups))
             if mismatch is not None and self.cfg.txn_commits and type(actual) is m.OffsetFetchResponse:
                 mismatch = compare(ex.event.api_version, resp, actual, self._txn_offsets(ex.received))
             if mismatch is None:

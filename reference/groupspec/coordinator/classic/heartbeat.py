@@ -27,7 +27,8 @@ def handle_heartbeat(txn: Txn, request_id: int, req: HeartbeatRequest) -> None:
     consumer_group = txn.state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
         # classicGroupHeartbeatToConsumerGroup
-        return answer(to_consumer_group.member_error(consumer_group, req.member_id, req.group_instance_id))
+        return answer(to_consumer_group.heartbeat(txn, consumer_group, req.member_id,
+                                                  req.group_instance_id, req.generation_id))
     group = txn.state.groups.get(req.group_id)
     if group is None:
         return answer(Error.UNKNOWN_MEMBER_ID)

@@ -41,8 +41,11 @@ SKIP_ASSIGNMENT_MIN_VERSION = 9
 
 
 def handle_join_group(
-    txn: Txn, request_id: int, req: JoinGroupRequest, new_member_id: MemberIdGenerator
+    txn: Txn, request_id: int, req: JoinGroupRequest, new_member_id: MemberIdGenerator,
+    new_consumer_member_id: Callable[[], str] | None = None,
 ) -> None:
+    """``new_consumer_member_id``: the id a classic member joining a consumer group is given
+    (Kafka's ``Uuid.randomUuid()``; by default the classic generator's)."""
     def fail(error: Error, member_id: str = UNKNOWN_MEMBER_ID) -> None:
         txn.respond(request_id, JoinGroupResponse(error=error, member_id=member_id))
 
@@ -58,7 +61,12 @@ def handle_join_group(
     if consumer_group is not None:
         if consumer_group.members:
             # classicGroupJoinToConsumerGroup, whatever the migration policy
-            to_consumer_group.join(consumer_group, req)
+            def consumer_id() -> str:
+                return new_member_id(req.client_id, req.group_instance_id)
+
+            txn.respond(request_id, to_consumer_group.join(
+                txn, consumer_group, req, new_consumer_member_id or consumer_id))
+            return
         if is_unknown:
             # classicGroupJoinToClassicGroup, maybeDeleteEmptyConsumerGroup: an empty consumer
             # group gives way (its tombstones), its offsets stay with the group id. (With a

@@ -67,8 +67,9 @@ def handle_sync_group(txn: Txn, request_id: int, req: SyncGroupRequest) -> None:
     consumer_group = txn.state.consumer_groups.get(req.group_id)
     if consumer_group is not None:
         # classicGroupSync: an empty group is UNKNOWN_MEMBER_ID, else classicGroupSyncToConsumerGroup
-        return answer(to_consumer_group.member_error(consumer_group, req.member_id, req.group_instance_id)
-                      if consumer_group.members else Error.UNKNOWN_MEMBER_ID)
+        if not consumer_group.members:
+            return answer(Error.UNKNOWN_MEMBER_ID)
+        return txn.respond(request_id, to_consumer_group.sync(txn, consumer_group, req))
     group = txn.state.groups.get(req.group_id)
     if group is None or group.state is S.Empty:
         # Java answers an unknown or Empty group before any other check.

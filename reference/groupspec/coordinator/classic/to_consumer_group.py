@@ -1,37 +1,60 @@
-"""Classic-protocol requests to a consumer group (KIP-848): GroupMetadataManager's
-classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup, for the groups the reference models,
-which have no classic members (mixed groups, part of online migration, are not modelled:
-docs/deviations.md).
+"""Classic-protocol requests to a consumer group (KIP-848 mixed groups): GroupMetadataManager's
+classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup (Apache Kafka 4.1.2).
 
-Without classic members no Heartbeat or SyncGroup succeeds: a member is found by its
-instance id or member id (validateConsumerGroupMember: an unknown one is UNKNOWN_MEMBER_ID,
-a static member's instance id named with another member id FENCED_INSTANCE_ID), and then it
-does not use the classic protocol (throwIfMemberDoesNotUseClassicProtocol: UNKNOWN_MEMBER_ID).
-LeaveGroup makes no such check in Kafka 4.1.2 (its bytecode; the trunk of October 2024 had
-it): any member it names leaves, which is how an admin removes a consumer-protocol static
-member by its instance id (checked against the 4.1.2 jar:
-tests/test_consumer_coordinator_kafka_jar.py). A JoinGroup would make the member a classic
-member of the group: that raises NotModelled.
+A classic JoinGroup to a consumer group with members makes the client a member of it, whatever
+the migration policy: its subscription and owned partitions come from the first protocol's
+embedded consumer subscription, the group epoch, target assignment and reconciliation are the
+ConsumerGroupHeartbeat's (heartbeat.subscribe_and_reconcile), and the JoinGroup is answered at
+once with the member epoch as its generation. The member then sends SyncGroup for its assigned
+partitions (serialized as Kafka's coordinator serializes them) and Heartbeats, which answer
+REBALANCE_IN_PROGRESS when it must rejoin to reconcile. Its session timeout is the one its
+JoinGroup gave; it has join and sync timeouts instead of a rebalance timeout; a timeout
+fences it.
+
+Not modelled (NotModelled): the online downgrade, Kafka converting the group to a classic
+group when only classic members would remain and group.consumer.migration.policy allows it
+(convertToClassicGroup, here from a static member's replacement; heartbeat.fence_members for
+members leaving).
 """
 
 from __future__ import annotations
 
-from typing import NoReturn
+import dataclasses
+from collections.abc import Callable
 
+from groupspec.assignors.server_spec import replayed_assignment_order
+from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE
 from groupspec.coordinator.consumer.group import ConsumerGroup
-from groupspec.coordinator.consumer.heartbeat import fence_members
-from groupspec.coordinator.consumer.member import ConsumerMember
+from groupspec.coordinator.consumer.heartbeat import (
+    ApiError,
+    _static_member,
+    fence_members,
+    replace_member,
+    subscribe_and_reconcile,
+)
+from groupspec.coordinator.consumer.member import ConsumerMember, to_record
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.state import NotModelled
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_group_messages import HeartbeatTopicPartitions
+from groupspec.protocol.consumer_protocol import ASSIGNMENT_VERSION, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.messages import (
     UNKNOWN_MEMBER_ID,
     JoinGroupRequest,
+    JoinGroupResponse,
     LeaveGroupMemberResponse,
     LeaveGroupRequest,
     LeaveGroupResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
 )
-from groupspec.protocol.records import Record
+from groupspec.protocol.wire import DecodeError, Writer
+
+#: JoinGroupRequest.requiresKnownMemberId: from version 4 a dynamic member without a member
+#: id is given one and asked to join again
+MEMBER_ID_REQUIRED_MIN_VERSION = 4
 
 
 def _named_member(group: ConsumerGroup, member_id: str, instance_id: str | None,
@@ -52,21 +75,257 @@ def _named_member(group: ConsumerGroup, member_id: str, instance_id: str | None,
     return member, Error.NONE
 
 
-def member_error(group: ConsumerGroup, member_id: str, instance_id: str | None) -> Error:
-    """The error of a Heartbeat or SyncGroup from this identity
-    (classicGroup{Heartbeat,Sync}ToConsumerGroup): validateConsumerGroupMember's, else
-    UNKNOWN_MEMBER_ID from throwIfMemberDoesNotUseClassicProtocol (no member here uses it).
-    (SyncGroup to an empty consumer group is UNKNOWN_MEMBER_ID before this.)"""
+def _classic_member(group: ConsumerGroup, member_id: str,
+                    instance_id: str | None, generation_id: int) -> tuple[ConsumerMember | None, Error]:
+    """The checks SyncGroup and Heartbeat share: validateConsumerGroupMember,
+    throwIfMemberDoesNotUseClassicProtocol (UNKNOWN_MEMBER_ID) and
+    throwIfGenerationIdUnmatched (ILLEGAL_GENERATION: the generation is the member epoch)."""
     member, error = _named_member(group, member_id, instance_id)
-    return error if member is None else Error.UNKNOWN_MEMBER_ID
+    if member is None:
+        return None, error
+    if not member.uses_classic_protocol:
+        return None, Error.UNKNOWN_MEMBER_ID
+    if generation_id != member.member_epoch:
+        return None, Error.ILLEGAL_GENERATION
+    return member, Error.NONE
 
 
+def _arm_join_timeout(txn: Txn, group: ConsumerGroup, member: ConsumerMember) -> None:
+    """scheduleConsumerGroupJoinTimeoutIfAbsent: the member was told to rejoin and must
+    within its rebalance timeout."""
+    if member.member_id not in group.classic_join_deadlines:
+        txn.emit(cr.ConsumerClassicJoinTimerSet(
+            group.group_id, member.member_id, txn.now_ms + member.rebalance_timeout_ms))
+
+
+def _arm_session(txn: Txn, group: ConsumerGroup, member_id: str, session_timeout_ms: int) -> None:
+    """scheduleConsumerGroupSessionTimeout with the classic member's own session timeout."""
+    txn.emit(cr.ConsumerSessionTimerSet(group.group_id, member_id, txn.now_ms + session_timeout_ms))
+
+
+# ---------------------------------------------------------------------------- JoinGroup
+def _supports(group: ConsumerGroup, protocol_type: str, names: set[str]) -> bool:
+    """ConsumerGroup.supportsClassicProtocols (the group has members here): the consumer
+    protocol type, and a protocol every classic member of the group supports."""
+    if protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return False
+    classic = [m.classic for m in group.members.values() if m.classic is not None]
+    return any(all(any(p.name == name for p in c.supported_protocols) for c in classic)
+               for name in names)
+
+
+def _owned(txn: Txn, sub: Subscription) -> list[HeartbeatTopicPartitions]:
+    """Utils.toTopicPartitions: the subscription's owned partitions by topic id, topics the
+    metadata image does not have left out."""
+    out = []
+    for name, parts in sub.owned_partitions.items():
+        topic = txn.state.topics.get(name)
+        if topic is not None:
+            out.append(HeartbeatTopicPartitions(topic.topic_id, tuple(parts)))
+    return out
+
+
+def join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
+         new_member_id: Callable[[], str]) -> JoinGroupResponse:
+    """classicGroupJoinToConsumerGroup for a group with members: the answer, with the
+    records written (NotModelled when it would downgrade the group)."""
+    try:
+        return _join(txn, group, req, new_member_id)
+    except ApiError as e:
+        # GroupCoordinatorService.joinGroup answers a failed operation with the error alone
+        return JoinGroupResponse(error=e.error)
+
+
+def _join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
+          new_member_id: Callable[[], str]) -> JoinGroupResponse:
+    cfg = txn.config
+    instance_id = req.group_instance_id
+    member_id = req.member_id
+    is_unknown = member_id == UNKNOWN_MEMBER_ID
+    if is_unknown:
+        member_id = new_member_id()
+    # throwIfConsumerGroupIsFull
+    if len(group.members) >= cfg.consumer_group_max_size and (
+            member_id == "" or member_id not in group.members):
+        raise ApiError(Error.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum "
+                       f"capacity of {cfg.consumer_group_max_size} members.")
+    if not _supports(group, req.protocol_type, {p.name for p in req.protocols}):
+        raise ApiError(Error.INCONSISTENT_GROUP_PROTOCOL,
+                       f"Member {member_id}'s protocols are not supported.")
+    if req.version >= MEMBER_ID_REQUIRED_MIN_VERSION and is_unknown and instance_id is None:
+        return JoinGroupResponse(error=Error.MEMBER_ID_REQUIRED, member_id=member_id)
+
+    records: list[r.Record] = []
+    replaced: ConsumerMember | None = None
+    if instance_id is None:
+        # getOrMaybeSubscribeDynamicConsumerGroupMember(createIfNotExists=true): any member
+        # id is taken, a new one made a member
+        member = group.members.get(member_id) or ConsumerMember(member_id)
+    else:
+        existing = _static_member(group, instance_id)
+        if is_unknown:
+            if existing is None:
+                member = group.members.get(member_id) or ConsumerMember(member_id)
+            else:
+                # a classic member replaces the static member at once, whichever protocol
+                # that one used
+                member = replace_member(group, existing, member_id, records)
+                replaced = existing
+        else:
+            if existing is None:
+                raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+            if existing.member_id != member_id:
+                raise ApiError(Error.FENCED_INSTANCE_ID,
+                               f"Static member {member_id} with instance id {instance_id} was "
+                               f"fenced by member {existing.member_id}.")
+            member = existing
+    previous_static = group.static_member(instance_id)
+    if previous_static is not None and _downgrades_on_replacement(txn, group, previous_static):
+        raise NotModelled(
+            f"JoinGroup of static member {instance_id!r} to consumer group {group.group_id!r} "
+            "replaces its last consumer-protocol member, and group.consumer.migration.policy="
+            f"{cfg.consumer_group_migration_policy} allows a downgrade: Kafka converts it to a "
+            "classic group (GroupMetadataManager.convertToClassicGroup, online downgrade); the "
+            "reference does not model online migration")
+    try:
+        sub = Subscription.decode(req.protocols[0].metadata)
+    except (DecodeError, IndexError):
+        # deserializeSubscription: IllegalStateException, answered UNKNOWN_SERVER_ERROR
+        raise ApiError(Error.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in "
+                       "subscription deserialization.") from None
+    updated = dataclasses.replace(
+        member,
+        instance_id=instance_id if instance_id is not None else member.instance_id,
+        rack_id=sub.rack_id if sub.rack_id is not None else member.rack_id,
+        rebalance_timeout_ms=(req.rebalance_timeout_ms if req.rebalance_timeout_ms != -1
+                              else member.rebalance_timeout_ms),
+        subscribed_topic_names=frozenset(sub.topics),
+        subscribed_topic_regex="",  # not supported for classic members
+        client_id=req.client_id,
+        client_host=req.client_host,
+        classic=cr.ClassicMemberMetadata(
+            session_timeout_ms=req.session_timeout_ms,
+            supported_protocols=tuple(cr.ClassicProtocol(p.name, p.metadata) for p in req.protocols)),
+    )
+    refreshed: list[int] = []
+    # the group epoch is also bumped when this member replaces a static member that had a regex
+    updated = subscribe_and_reconcile(txn, group, member, updated, replaced, _owned(txn, sub),
+                                      records, refreshed,
+                                      bump_anyway=member.subscribed_topic_regex != "")
+    for rec in records:
+        txn.emit(rec)
+    if refreshed and txn.state.consumer_groups.get(group.group_id) is group:
+        group.metadata_refresh_epoch = refreshed[0]
+    # once written: the join timeout cancelled, the session and sync timeouts armed
+    if member_id in group.classic_join_deadlines:
+        txn.emit(cr.ConsumerClassicJoinTimerSet(group.group_id, member_id, None))
+    _arm_session(txn, group, member_id, req.session_timeout_ms)
+    txn.emit(cr.ConsumerClassicSyncTimerSet(group.group_id, member_id,
+                                            txn.now_ms + req.rebalance_timeout_ms))
+    return JoinGroupResponse(
+        error=Error.NONE, member_id=member_id, generation_id=updated.member_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=req.protocols[0].name)
+
+
+def _downgrades_on_replacement(txn: Txn, group: ConsumerGroup, replaced: ConsumerMember) -> bool:
+    """validateOnlineDowngradeWithReplacedMember: the replaced member is the group's only
+    consumer-protocol member, the policy allows a downgrade and the group fits a classic
+    group."""
+    others_classic = all(m.uses_classic_protocol for mid, m in group.members.items()
+                         if mid != replaced.member_id)
+    return (others_classic and not replaced.uses_classic_protocol
+            and txn.config.online_downgrade_enabled
+            and len(group.members) <= txn.config.group_max_size)
+
+
+# ---------------------------------------------------------------------------- SyncGroup
+def assignment_bytes(txn: Txn, member: ConsumerMember) -> bytes:
+    """prepareAssignment: the member's assigned partitions as a ConsumerProtocolAssignment,
+    topics named from the metadata image (unknown ones left out) in the order Kafka's
+    assigned-partitions map iterates them, no user data, in the version of the member's
+    first protocol's subscription (at most the highest assignment version)."""
+    assert member.classic is not None
+    metadata = member.classic.supported_protocols[0].metadata
+    version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
+    names = {t.topic_id: name for name, t in txn.state.topics.items()}
+    order = replayed_assignment_order([(p.topic_id, p.partitions) for p in to_record(member.assigned)])
+    w = Writer()
+    w.int16(version)
+    topics = [(names[t], ps) for t, ps in order.items() if t in names]
+    w.int32(len(topics))
+    for name, ps in topics:
+        w.string(name)
+        w.int32(len(ps))
+        for p in ps:
+            w.int32(p)
+    w.nullable_bytes(None)
+    return w.getvalue()
+
+
+def sync(txn: Txn, group: ConsumerGroup, req: SyncGroupRequest) -> SyncGroupResponse:
+    """classicGroupSyncToConsumerGroup."""
+    member, error = _classic_member(group, req.member_id, req.group_instance_id, req.generation_id)
+    if member is None:
+        return SyncGroupResponse(error=error)
+    assert member.classic is not None
+    # throwIfClassicProtocolUnmatched
+    if req.protocol_type is not None and req.protocol_type != CONSUMER_PROTOCOL_TYPE:
+        return SyncGroupResponse(error=Error.INCONSISTENT_GROUP_PROTOCOL)
+    if req.protocol_name is not None and req.protocol_name != member.classic.supported_protocols[0].name:
+        return SyncGroupResponse(error=Error.INCONSISTENT_GROUP_PROTOCOL)
+    # throwIfRebalanceInProgress: a new epoch the member must rejoin for, unless it is still
+    # revoking (it has rejoined already)
+    if group.group_epoch > member.member_epoch and member.state is not cr.MemberState.UNREVOKED_PARTITIONS:
+        _arm_join_timeout(txn, group, member)
+        return SyncGroupResponse(error=Error.REBALANCE_IN_PROGRESS)
+    if member.member_id in group.classic_sync_deadlines:
+        txn.emit(cr.ConsumerClassicSyncTimerSet(group.group_id, member.member_id, None))
+    _arm_session(txn, group, member.member_id, member.classic.session_timeout_ms)
+    return SyncGroupResponse(error=Error.NONE, protocol_type=req.protocol_type,
+                             protocol_name=req.protocol_name, assignment=assignment_bytes(txn, member))
+
+
+# ---------------------------------------------------------------------------- Heartbeat
+def _waiting_on_unreleased(group: ConsumerGroup, member: ConsumerMember) -> bool:
+    """ConsumerGroup.waitingOnUnreleasedPartition: a partition of its target that it does not
+    have yet is still held by another member."""
+    if member.state is not cr.MemberState.UNRELEASED_PARTITIONS:
+        return False
+    for topic, parts in group.target.get(member.member_id, {}).items():
+        have = member.assigned.get(topic, frozenset())
+        if any(p not in have and group.current_partition_epoch(topic, p) != -1 for p in parts):
+            return True
+    return False
+
+
+def heartbeat(txn: Txn, group: ConsumerGroup, member_id: str, instance_id: str | None,
+              generation_id: int) -> Error:
+    """classicGroupHeartbeatToConsumerGroup: the session renewed; REBALANCE_IN_PROGRESS (and
+    the join timeout armed) when the member must rejoin: the group epoch moved past it, it
+    has partitions to revoke, or the partitions it waits for are free."""
+    member, error = _classic_member(group, member_id, instance_id, generation_id)
+    if member is None:
+        return error
+    assert member.classic is not None
+    _arm_session(txn, group, member.member_id, member.classic.session_timeout_ms)
+    if (member.member_epoch < group.group_epoch
+            or member.state is cr.MemberState.UNREVOKED_PARTITIONS
+            or (member.state is cr.MemberState.UNRELEASED_PARTITIONS
+                and not _waiting_on_unreleased(group, member))):
+        _arm_join_timeout(txn, group, member)
+        return Error.REBALANCE_IN_PROGRESS
+    return Error.NONE
+
+
+# ---------------------------------------------------------------------------- LeaveGroup
 def leave(txn: Txn, group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupResponse:
     """classicGroupLeaveToConsumerGroup (4.1.2): each identity names a member
     (:func:`_named_member`, an admin's instance id alone allowed); the members named leave
     together (consumerGroupFenceMembers: their tombstones, one epoch bump, their timers
     cancelled). NONE, each identity echoed with its error. (Kafka collects the members in a
-    HashSet; two or more leave here in request order.)"""
+    HashSet; two or more leave here in request order.) 4.1.2 makes no classic-protocol check
+    here: a consumer-protocol member named leaves too (checked against the 4.1.2 jar:
+    tests/test_consumer_coordinator_kafka_jar.py)."""
     results = []
     leaving: dict[str, ConsumerMember] = {}
     for ident in req.members:
@@ -74,16 +333,8 @@ def leave(txn: Txn, group: ConsumerGroup, req: LeaveGroupRequest) -> LeaveGroupR
         if member is not None:
             leaving.setdefault(member.member_id, member)
         results.append(LeaveGroupMemberResponse(ident.member_id, ident.group_instance_id, error))
-    records: list[Record] = []
+    records: list[r.Record] = []
     fence_members(txn, group, list(leaving.values()), records)
     for rec in records:
         txn.emit(rec)
     return LeaveGroupResponse(error=Error.NONE, members=tuple(results))
-
-
-def join(group: ConsumerGroup, req: JoinGroupRequest) -> NoReturn:
-    """classicGroupJoinToConsumerGroup (a consumer group with members): not modelled."""
-    raise NotModelled(
-        f"JoinGroup to {group.group_id!r}, a consumer group with members: Kafka makes the "
-        "classic member one of them (GroupMetadataManager.classicGroupJoinToConsumerGroup, "
-        "KIP-848 mixed groups); the reference does not model mixed groups")
