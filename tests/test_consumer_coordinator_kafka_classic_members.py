@@ -61,7 +61,7 @@ SESSION_MS = 5000
 JOIN_SESSION_MS = JOIN_REBALANCE_MS = 500
 #: the tests call the shard, past the service's session-timeout bounds; the reference's
 #: coordinator checks them, so they are lowered to admit JoinGroupRequestBuilder's
-SHARD = {"group_min_session_timeout_ms": JOIN_SESSION_MS}
+SHARD: dict[str, Any] = {"group_min_session_timeout_ms": JOIN_SESSION_MS}
 
 
 def protocols(topics: Sequence[str] = ("foo",), owned: Parts | None = None,
