@@ -15,6 +15,7 @@ Java is required: a missing JVM fails the test (never skipped).
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from hypothesis import HealthCheck, given, settings
 import properties  # noqa: F401  (loads the Hypothesis profile)
 from groupspec.jvm import JvmOracle
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_protocol import Subscription
+from groupspec.protocol.errors import Error
 from properties.consumer_kafka_diff import SEQUENCES, TOOL, Differ, Op, check
 
 pytestmark = pytest.mark.java
@@ -144,7 +147,8 @@ def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOrac
                          "group_instance_id": iid},
                         m.HeartbeatRequest(group_id="g0", generation_id=1, member_id=mid, group_instance_id=iid))
             assert isinstance(r, m.HeartbeatResponse) and k["error"] == r.error.value, (emptied, mid, iid, k, r)
-            k, r = both({"kind": "classic_sync", "generation_id": 1, "member_id": mid, "group_instance_id": iid},
+            k, r = both({"kind": "classic_sync", "generation_id": 1, "member_id": mid, "group_instance_id": iid,
+                         "protocol_type": "consumer", "protocol_name": "range"},
                         m.SyncGroupRequest(group_id="g0", generation_id=1, member_id=mid, group_instance_id=iid,
                                            protocol_type="consumer", protocol_name="range"))
             assert isinstance(r, m.SyncGroupResponse) and k["error"] == r.error.value, (emptied, mid, iid, k, r)
@@ -155,3 +159,70 @@ def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOrac
             (x.member_id, x.group_instance_id, x.error.value) for x in r.members], (emptied, k, r)
         if not emptied:
             d.run([Op("leave", who=3, epoch="leave")])
+
+
+def _classic_join(member_id: str, instance_id: str | None = None,
+                  topics: tuple[str, ...] = ("t",)) -> tuple[dict[str, Any], m.JoinGroupRequest]:
+    meta = Subscription(topics).encode()
+    wire = {"kind": "classic_join", "group": "g0", "member_id": member_id, "group_instance_id": instance_id,
+            "protocol_type": "consumer", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 20_000,
+            "protocols": [["range", base64.b64encode(meta).decode()]], "version": 9,
+            "client_id": "classic", "client_host": "/127.0.0.1"}
+    return wire, m.JoinGroupRequest(
+        group_id="g0", member_id=member_id, group_instance_id=instance_id, protocol_type="consumer",
+        protocols=(m.JoinGroupProtocol("range", meta),), session_timeout_ms=10_000,
+        rebalance_timeout_ms=20_000, client_id="classic", client_host="/127.0.0.1", version=9)
+
+
+def _classic_sync(member_id: str, generation: int) -> tuple[dict[str, Any], m.SyncGroupRequest]:
+    wire = {"kind": "classic_sync", "group": "g0", "generation_id": generation, "member_id": member_id,
+            "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "range"}
+    return wire, m.SyncGroupRequest(group_id="g0", generation_id=generation, member_id=member_id,
+                                    protocol_type="consumer", protocol_name="range")
+
+
+def _classic_heartbeat(member_id: str, generation: int) -> tuple[dict[str, Any], m.HeartbeatRequest]:
+    wire = {"kind": "classic_heartbeat", "group": "g0", "generation_id": generation, "member_id": member_id,
+            "group_instance_id": None}
+    return wire, m.HeartbeatRequest(group_id="g0", generation_id=generation, member_id=member_id)
+
+
+def test_a_classic_member_of_a_consumer_group_is_treated_as_kafka_treats_it(jvm: JvmOracle) -> None:
+    """KIP-848 mixed groups against Kafka 4.1.2's shard (GroupMetadataManager.
+    classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup): a classic member joins a
+    consumer group, is given a member id, joins, syncs, heartbeats while the consumer-protocol
+    member revokes, rejoins for the partitions released, and is fenced by its join timeout;
+    a static classic member joins and leaves. Every step's answers, the group (members with
+    their classic metadata, target, timers) and the records written are compared."""
+    d = Differ(jvm)
+    d.run([Op("join", who=0, epoch="zero", full=True, sub=0)])  # a consumer-protocol member
+    first = d.classic(*_classic_join(""))
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    mid = first.member_id
+    joined = d.classic(*_classic_join(mid))
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    gen = joined.generation_id
+    d.classic(*_classic_sync(mid, gen))
+    d.classic(*_classic_heartbeat(mid, gen))
+    d.run([Op("next", who=0), Op("next", who=0)])  # the consumer-protocol member revokes
+    beat = d.classic(*_classic_heartbeat(mid, gen))
+    assert isinstance(beat, m.HeartbeatResponse) and beat.error is Error.REBALANCE_IN_PROGRESS
+    rejoined = d.classic(*_classic_join(mid))
+    assert isinstance(rejoined, m.JoinGroupResponse) and rejoined.error is Error.NONE
+    synced = d.classic(*_classic_sync(mid, rejoined.generation_id))
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE and synced.assignment
+    # a static classic member joins and syncs: the epoch moves, the dynamic one is told to
+    # rejoin and does not
+    static = d.classic(*_classic_join("", instance_id="i9"))
+    assert isinstance(static, m.JoinGroupResponse) and static.error is Error.NONE
+    d.classic(*_classic_sync(static.member_id, static.generation_id))
+    d.run([Op("next", who=0)])
+    d.classic(*_classic_heartbeat(mid, rejoined.generation_id))
+    d.run([Op("advance", ms=10_000), Op("next", who=0)])
+    d.classic(*_classic_heartbeat(static.member_id, static.generation_id))
+    d.run([Op("advance", ms=10_000), Op("next", who=0)])
+    # both classic members were told to rejoin (the fencing of one bumps the epoch) and did
+    # not: both are gone, by their join timeouts
+    assert set(d.ref.state.consumer_groups["g0"].members) == {d.seen[(0, 0)].member_id}
+    d.classic({"kind": "classic_leave", "group": "g0", "members": [[static.member_id, "i9"]]},
+              m.LeaveGroupRequest(group_id="g0", members=(m.MemberIdentity(static.member_id, "i9"),)))

@@ -72,9 +72,11 @@ import java.util.TreeSet;
  * {"kind": "image", "topics": [...]}: a new metadata image (topics created, partitions
  * added) handed to the shard.</li>
  * </ul>
- * Classic requests to the shard's groups: "classic_heartbeat" and "classic_sync" ("group",
- * "generation_id", "member_id", "group_instance_id") and "classic_leave" ("group", "members":
- * [[member id, instance id or null]]), answered as the service answers them.
+ * Classic requests to the shard's groups, answered as the service answers them:
+ * "classic_join" (the fields of ClassicGroupShard's "join"), "classic_sync" ("group",
+ * "generation_id", "member_id", "group_instance_id", "protocol_type", "protocol_name"),
+ * "classic_heartbeat" ("group", "generation_id", "member_id", "group_instance_id") and
+ * "classic_leave" ("group", "members": [[member id, instance id or null]]).
  * DeleteGroups ("delete", "groups") is answered as the service answers it; {"kind": "regex"}
  * runs the executor's pending tasks (regular-expression resolutions) and their writes.
  * Output of a step: {"completed": [[rid, response]], "ids": member ids Kafka generated,
@@ -261,6 +263,10 @@ public final class ConsumerGroupShard extends ShardTool {
                     vo.put("subscribed_topic_regex", v.subscribedTopicRegex());
                     vo.put("rebalance_timeout_ms", v.rebalanceTimeoutMs());
                     vo.put("server_assignor", v.serverAssignor());
+                    if (v.classicMemberMetadata() != null) {
+                        vo.set("classic", classicJson(v.classicMemberMetadata().sessionTimeoutMs(),
+                            v.classicMemberMetadata().supportedProtocols()));
+                    }
                 } else {
                     o.addNull();
                 }
@@ -314,30 +320,6 @@ public final class ConsumerGroupShard extends ShardTool {
         }
 
         /** A classic SyncGroup (classicGroupSync), answered when its future completes: {"error"}. */
-        void classicSync(int rid, JsonNode op) {
-            SyncGroupRequestData req = new SyncGroupRequestData()
-                .setGroupId(op.path("group").asText())
-                .setGenerationId(op.path("generation_id").asInt())
-                .setMemberId(op.path("member_id").asText())
-                .setGroupInstanceId(op.path("group_instance_id").isTextual() ? op.path("group_instance_id").asText() : null)
-                .setProtocolType("consumer")
-                .setProtocolName("range");
-            java.util.concurrent.CompletableFuture<SyncGroupResponseData> future = new java.util.concurrent.CompletableFuture<>();
-            future.thenAccept(r -> {
-                ObjectNode o = JSON.createObjectNode();
-                o.put("error", r.errorCode());
-                answered(rid, o);
-            });
-            try {
-                apply(shard.classicGroupSync(context(14, 5, "consumer"), req, future));
-            } catch (Throwable e) {
-                if (!future.isDone()) {
-                    future.complete(onError("classic-group-sync", req, e,
-                        (error, m) -> new SyncGroupResponseData().setErrorCode(error.code())));
-                }
-            }
-        }
-
         @Override
         JsonNode step(JsonNode op) throws ReflectiveOperationException {
             begin(op);
@@ -357,7 +339,8 @@ public final class ConsumerGroupShard extends ShardTool {
                 case "regex": runTasks(); break;
                 case "offset_delete": offsetDelete(rid, op); break;
                 case "classic_heartbeat": classicHeartbeat(rid, op); break;
-                case "classic_sync": classicSync(rid, op); break;
+                case "classic_join": join(rid, op); break;
+                case "classic_sync": sync(rid, op); break;
                 case "classic_leave": classicLeave(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
             }
@@ -408,6 +391,10 @@ public final class ConsumerGroupShard extends ShardTool {
                 d.put("server_assignor", m.serverAssignorName().orElse(null));
                 d.set("assigned", partitionsJson(m.assignedPartitions()));
                 d.set("pending_revocation", partitionsJson(m.partitionsPendingRevocation()));
+                if (m.useClassicProtocol()) {
+                    d.set("classic", classicJson(m.classicProtocolSessionTimeout().get(),
+                        m.supportedClassicProtocols().get()));
+                }
             }
             ObjectNode target = o.putObject("target");
             for (Map.Entry<String, Assignment> e : g.targetAssignment().entrySet()) {
@@ -426,16 +413,32 @@ public final class ConsumerGroupShard extends ShardTool {
             List<String[]> found = new ArrayList<>();
             String session = "session-timeout-" + gid + "-";
             String rebalance = "rebalance-timeout-" + gid + "-";
+            // a classic member's join and sync timeouts (consumerGroupJoinKey, consumerGroupSyncKey)
+            String join = "join-" + gid + "-";
+            String sync = "sync-" + gid + "-";
             for (ManualTimer.Scheduled t : timer.byKey.values()) {
                 if (t.key.startsWith(session)) {
                     found.add(new String[] {"session", t.key.substring(session.length()), Long.toString(t.deadline)});
                 } else if (t.key.startsWith(rebalance)) {
                     found.add(new String[] {"rebalance", t.key.substring(rebalance.length()), Long.toString(t.deadline)});
+                } else if (t.key.startsWith(join)) {
+                    found.add(new String[] {"join", t.key.substring(join.length()), Long.toString(t.deadline)});
+                } else if (t.key.startsWith(sync)) {
+                    found.add(new String[] {"sync", t.key.substring(sync.length()), Long.toString(t.deadline)});
                 }
             }
             o.set("timers", timersJson(found));
             putOffsets(o, gid);
             return o;
+        }
+
+        /** A classic member's metadata: [session timeout, [protocol name, ...]]. */
+        static ArrayNode classicJson(int sessionTimeoutMs, List<ConsumerGroupMemberMetadataValue.ClassicProtocol> protocols) {
+            ArrayNode a = JSON.createArrayNode();
+            a.add(sessionTimeoutMs);
+            ArrayNode names = a.addArray();
+            protocols.forEach(p -> names.add(p.name()));
+            return a;
         }
 
         // ------------------------------------------------------------------ timers
@@ -452,8 +455,14 @@ public final class ConsumerGroupShard extends ShardTool {
             } else if (k.startsWith("rebalance-timeout-")) {
                 rank = 1;
                 rest = k.substring("rebalance-timeout-".length());
-            } else {
+            } else if (k.startsWith("join-")) {
                 rank = 2;
+                rest = k.substring("join-".length());
+            } else if (k.startsWith("sync-")) {
+                rank = 3;
+                rest = k.substring("sync-".length());
+            } else {
+                rank = 4;
                 rest = k;
             }
             return new Object[] {s.deadline, rank, rest};

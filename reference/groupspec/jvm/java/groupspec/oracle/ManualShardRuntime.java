@@ -9,6 +9,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.internals.Plugin;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.HeartbeatRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.LeaveGroupRequestData;
 import org.apache.kafka.common.message.LeaveGroupResponseData;
@@ -47,6 +51,8 @@ import org.slf4j.Logger;
 import java.lang.reflect.Field;
 import java.net.InetAddress;
 import java.util.ArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -286,6 +292,116 @@ abstract class ManualShardRuntime {
     }
 
     // ------------------------------------------------------------------ requests
+
+    final <R> void whenDone(int rid, CompletableFuture<R> future, java.util.function.Function<R, ObjectNode> render) {
+        future.whenComplete((r, e) -> {
+            if (e != null) {
+                throw new IllegalStateException("response future failed", e);
+            }
+            answered(rid, render.apply(r));
+        });
+    }
+
+    static ObjectNode joinJson(JoinGroupResponseData r) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", r.errorCode());
+        o.put("generation_id", r.generationId());
+        o.put("protocol_type", r.protocolType());
+        o.put("protocol_name", r.protocolName());
+        o.put("leader", r.leader());
+        o.put("skip_assignment", r.skipAssignment());
+        o.put("member_id", r.memberId());
+        ArrayNode members = o.putArray("members");
+        for (JoinGroupResponseData.JoinGroupResponseMember m : r.members()) {
+            ObjectNode mo = members.addObject();
+            mo.put("member_id", m.memberId());
+            mo.put("group_instance_id", m.groupInstanceId());
+            mo.put("metadata", Base64.getEncoder().encodeToString(m.metadata()));
+        }
+        return o;
+    }
+
+    /** A classic JoinGroup (GroupMetadataManager.classicGroupJoin, after the service's
+     * session-timeout bounds), answered when its future completes. */
+    final void join(int rid, JsonNode op) {
+        JoinGroupRequestData req = new JoinGroupRequestData()
+            .setGroupId(op.path("group").asText())
+            .setMemberId(op.path("member_id").asText())
+            .setGroupInstanceId(optText(op, "group_instance_id"))
+            .setProtocolType(op.path("protocol_type").asText())
+            .setSessionTimeoutMs(op.path("session_timeout_ms").asInt())
+            .setRebalanceTimeoutMs(op.path("rebalance_timeout_ms").asInt())
+            .setReason(optText(op, "reason"));
+        JoinGroupRequestData.JoinGroupRequestProtocolCollection protocols =
+            new JoinGroupRequestData.JoinGroupRequestProtocolCollection();
+        for (JsonNode p : op.path("protocols")) {
+            protocols.add(new JoinGroupRequestData.JoinGroupRequestProtocol()
+                .setName(p.get(0).asText())
+                .setMetadata(Base64.getDecoder().decode(p.get(1).asText())));
+        }
+        req.setProtocols(protocols);
+        // GroupCoordinatorService.joinGroup: the session timeout bounds are checked
+        // before the shard runs
+        if (req.sessionTimeoutMs() < config.classicGroupMinSessionTimeoutMs()
+            || req.sessionTimeoutMs() > config.classicGroupMaxSessionTimeoutMs()) {
+            answered(rid, joinJson(new JoinGroupResponseData()
+                .setMemberId(req.memberId())
+                .setErrorCode(Errors.INVALID_SESSION_TIMEOUT.code())));
+            return;
+        }
+        CompletableFuture<JoinGroupResponseData> future = new CompletableFuture<>();
+        whenDone(rid, future, ManualShardRuntime::joinJson);
+        AuthorizableRequestContext ctx = context(11, op.path("version").asInt(),
+            op.path("client_id").asText(), op.path("client_host").asText("/127.0.0.1"));
+        try {
+            apply(shard.classicGroupJoin(ctx, req, future));
+        } catch (Throwable e) {
+            if (!future.isDone()) {
+                future.complete(onError("classic-group-join", req, e,
+                    (error, m) -> new JoinGroupResponseData().setErrorCode(error.code())));
+            }
+        }
+    }
+
+    static ObjectNode syncJson(SyncGroupResponseData r) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("error", r.errorCode());
+        o.put("protocol_type", r.protocolType());
+        o.put("protocol_name", r.protocolName());
+        o.put("assignment", Base64.getEncoder().encodeToString(r.assignment()));
+        return o;
+    }
+
+    /** A classic SyncGroup (GroupMetadataManager.classicGroupSync), answered when its future
+     * completes: {"error", "protocol_type", "protocol_name", "assignment"}. */
+    final void sync(int rid, JsonNode op) {
+        SyncGroupRequestData req = new SyncGroupRequestData()
+            .setGroupId(op.path("group").asText())
+            .setGenerationId(op.path("generation_id").asInt())
+            .setMemberId(op.path("member_id").asText())
+            .setGroupInstanceId(optText(op, "group_instance_id"))
+            .setProtocolType(optText(op, "protocol_type"))
+            .setProtocolName(optText(op, "protocol_name"));
+        List<SyncGroupRequestData.SyncGroupRequestAssignment> assignments = new ArrayList<>();
+        for (JsonNode a : op.path("assignments")) {
+            assignments.add(new SyncGroupRequestData.SyncGroupRequestAssignment()
+                .setMemberId(a.get(0).asText())
+                .setAssignment(Base64.getDecoder().decode(a.get(1).asText())));
+        }
+        req.setAssignments(assignments);
+        CompletableFuture<SyncGroupResponseData> future = new CompletableFuture<>();
+        whenDone(rid, future, ManualShardRuntime::syncJson);
+        AuthorizableRequestContext ctx = context(14, op.path("version").asInt(5), "consumer");
+        try {
+            apply(shard.classicGroupSync(ctx, req, future));
+        } catch (Throwable e) {
+            if (!future.isDone()) {
+                future.complete(onError("classic-group-sync", req, e,
+                    (error, m) -> new SyncGroupResponseData().setErrorCode(error.code())));
+            }
+        }
+    }
+
 
     /** A classic Heartbeat (GroupMetadataManager.classicGroupHeartbeat; the service answers
      * COORDINATOR_LOAD_IN_PROGRESS as NONE): {"error"}. */
