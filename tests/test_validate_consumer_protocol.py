@@ -292,3 +292,77 @@ def test_under_the_disabled_policy_an_upgrade_must_be_refused() -> None:
     assert g.verdict == CONFORMING, g
     [g] = validate_bytes(_upgrade_trace(_CONVERTED), config=disabled).groups
     assert g.verdict == VIOLATION, g
+
+
+# ---------------------------------------------------------------- mixed groups
+def _mixed_trace(last_answer: m.HeartbeatResponse) -> bytes:
+    """A consumer-protocol member "a" joins, a classic member "c" joins the consumer group
+    (JoinGroup v9: MEMBER_ID_REQUIRED, then the join) and syncs; then "a" goes silent and
+    "c" heartbeats on past a's session (the answers of a broker whose migration policy is
+    "disabled": a's expiry bumps the epoch, "c" is told to rejoin), the last one answered
+    ``last_answer``."""
+    c = Coordinator(CoordinatorConfig(consumer_group_migration_policy="disabled"))
+    c.set_topics([TopicMetadata(FOO, "foo", 4)])
+    events: list[object] = [Header(source="test", minor=2), MetadataEvent(1, 0.0, TOPICS)]
+    now = 1000
+    n = 0
+
+    def send(member: str, req: m.Request, kafka: m.Response | None = None) -> m.Response:
+        nonlocal now, n
+        n += 1
+        now += 100
+        c.advance(now)
+        resp = kafka or c.handle(n, req, now).response_to(n)
+        assert resp is not None
+        api = m.api_name(req)
+        events.append(WireExchange(
+            seq=len(events), connection=f"{member}#1", client_id=member, api=api,
+            api_key=APIS[api][0], api_version={"ConsumerGroupHeartbeat": 1, "JoinGroup": 9,
+                                                "SyncGroup": 5, "Heartbeat": 4}[api],
+            correlation_id=n, group_id="g", sent_ms=float(now), received_ms=now + 1.0,
+            request=req, response=resp))
+        return resp
+
+    joined = send("a", ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="a", member_epoch=0, rebalance_timeout_ms=5000,
+        subscribed_topic_names=("foo",), topic_partitions=()))
+    assert isinstance(joined, ConsumerGroupHeartbeatResponse) and joined.error is Error.NONE
+    proto = (m.JoinGroupProtocol("range", Subscription(("foo",)).encode()),)
+    first = send("c", m.JoinGroupRequest(group_id="g", member_id="", protocols=proto, client_id="c"))
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    second = send("c", m.JoinGroupRequest(group_id="g", member_id=first.member_id, protocols=proto,
+                                          client_id="c"))
+    assert isinstance(second, m.JoinGroupResponse) and second.error is Error.NONE
+    synced = send("c", m.SyncGroupRequest(group_id="g", generation_id=second.generation_id,
+                                          member_id=first.member_id, protocol_type="consumer",
+                                          protocol_name="range"))
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    for _ in range(4):  # "c" keeps its session (45 s) while "a" is silent
+        now += 12_000
+        send("c", m.HeartbeatRequest(group_id="g", generation_id=second.generation_id,
+                                     member_id=first.member_id))
+    now += 12_000
+    send("c", m.HeartbeatRequest(group_id="g", generation_id=second.generation_id,
+                                 member_id=first.member_id), last_answer)
+    lines = [event_to_json(e) for e in events]  # type: ignore[arg-type]
+    return "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+
+def test_a_classic_member_in_a_consumer_group_is_judged() -> None:
+    # classicGroup{Join,Sync,Heartbeat}ToConsumerGroup: the reference's own answers are
+    # conforming, a heartbeat that should have asked the member to rejoin is not
+    disabled = ReplayConfig(coordinator=CoordinatorConfig(consumer_group_migration_policy="disabled"))
+    rejoin = m.HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS)  # a's expiry bumped the epoch
+    [g] = validate_bytes(_mixed_trace(rejoin), config=disabled).groups
+    assert g.verdict == CONFORMING, g
+    [g] = validate_bytes(_mixed_trace(m.HeartbeatResponse(error=Error.NONE)), config=disabled).groups
+    assert g.verdict == VIOLATION and g.violation is not None, g
+    assert g.violation.seq == 10
+
+
+def test_a_downgrade_by_a_session_timeout_is_named_as_not_modelled() -> None:
+    # under Kafka's default policy the expiry of the last consumer-protocol member converts
+    # the group to a classic group (convertToClassicGroup): inconclusive, naming it
+    [g] = validate_bytes(_mixed_trace(m.HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS))).groups
+    assert g.verdict == INCONCLUSIVE, g
+    assert "convertToClassicGroup" in json.dumps(dataclasses.asdict(g), default=str)

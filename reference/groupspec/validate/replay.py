@@ -1133,7 +1133,7 @@ class Replayer:
         # e.g. group.initial.rebalance.delay.ms 0) fires before this one unless deferred:
         # Kafka runs it as its own event, before or after the next request
         if upto > b.clock or (upto == b.clock and any(dl <= upto for dl in deadlines(b.coord.state))):
-            self._absorb(b, self._advance(b, upto), upto, by=upto)
+            self._absorb(b, self._advance(b, upto, ex), upto, by=upto)
             b.clock = upto
         if d.regex == "complete" and b.coord.state.regex_tasks:
             # the pending regex resolution ends now, against the topics known now
@@ -1322,7 +1322,7 @@ class Replayer:
         if cap is not None:
             upto = min(upto, cap)
         if upto > b.clock:
-            self._absorb(b, self._advance(b, upto), upto)
+            self._absorb(b, self._advance(b, upto, ex), upto)
             b.clock = upto
         if i not in b.parked:
             return
@@ -1506,12 +1506,19 @@ class Replayer:
                 return True
         return False
 
-    def _advance(self, b: _Branch, upto: int) -> Output:
+    def _advance(self, b: _Branch, upto: int, ex: Exchange) -> Output:
         """Fire the reference's timers due by ``upto``, noting the members a session expiry
-        removes (GroupMetadataManager expireClassicGroupMemberHeartbeat)."""
+        removes (GroupMetadataManager expireClassicGroupMemberHeartbeat). A timer whose effect
+        the reference does not model (NotModelled: a downgrade of a mixed group) fails the
+        branch at ``ex``, the exchange being replayed, as an unprocessable request does."""
         self._firing = b
         try:
             out = b.coord.advance(upto, on_fire=self._note_expiry)
+        except NotModelled as err:
+            raise _Fail(self._failure(
+                b, ex, summary(ex.event.response), "", rule_for(ex.event.api, None),
+                f"the reference cannot process a timer due by then: {err}",
+                unprocessable=True)) from None
         finally:
             self._firing = None  # no reference from the replayer to a branch is kept
         if self._fired:
