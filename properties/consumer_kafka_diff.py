@@ -59,7 +59,7 @@ from groupspec.protocol.consumer_group_messages import (
     DescribedAssignment,
     HeartbeatTopicPartitions,
 )
-from groupspec.protocol.consumer_protocol import Assignment
+from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
 
@@ -70,6 +70,11 @@ GROUPS = ("g0", "g1")
 #: process with the first static member's instance id
 CLIENTS: tuple[tuple[str, str | None], ...] = (
     ("c0", None), ("c1", None), ("c2", None), ("s3", "i3"), ("s4", "i4"), ("z3", "i3"))
+
+#: the classic clients (Op("classic")): client id and instance id
+CLASSIC_CLIENTS: tuple[tuple[str, str | None], ...] = (("k0", None), ("k1", "ki1"))
+#: their JoinGroup's session and rebalance timeouts
+CLASSIC_SESSION_MS, CLASSIC_REBALANCE_MS = 10_000, 20_000
 
 #: the instance id a client sends instead of its own (Op.other_instance), one no client
 #: has: a static client moves to it (and may come back), a dynamic one becomes static
@@ -236,15 +241,27 @@ _image_op = st.builds(lambda which: Op("image", ms=which), st.integers(1, len(IM
 _next = st.builds(lambda who, group: Op("next", who=who, group=group), _who, _group)
 _round = st.builds(lambda group: Op("round", group=group), _group)
 
+#: a classic client's request to a group (KIP-848 mixed groups when the group is a consumer
+#: group with members): ``who`` indexes CLASSIC_CLIENTS, ``what`` is "join" (with the member
+#: id it was given, none, or a bogus one), "sync" or "beat" (its generation, or one before),
+#: or "leave"; ``sub`` its subscription
+_classic_op = st.builds(
+    lambda who, group, what, ids, epoch, sub: Op("classic", who=who, group=group, what=what, ids=ids,
+                                                 epoch=epoch, sub=sub),
+    st.sampled_from([0, 0, 1]), _group, st.sampled_from(["join", "join", "sync", "sync", "beat", "beat", "leave"]),
+    st.sampled_from(["known"] * 6 + ["empty", "bogus"]), st.sampled_from(["current"] * 5 + ["stale"]),
+    st.sampled_from([0, 0, 1, 2]),
+)
+
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
     "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
-    "delete": _delete, "regex": _regex, "offset_delete": _offset_delete,
+    "delete": _delete, "regex": _regex, "offset_delete": _offset_delete, "classic": _classic_op,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
             "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1, "regex": 2,
-            "offset_delete": 1}
+            "offset_delete": 1, "classic": 3}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -321,10 +338,14 @@ class Differ:
     log: list[str] = field(default_factory=list)
     k_hash: Hashes = field(default_factory=Hashes)
     r_hash: Hashes = field(default_factory=Hashes)
+    #: (classic client, group) -> (its member id, its generation), from the answers it got
+    classic_seen: dict[tuple[int, int], tuple[str, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.ref = Coordinator(dataclasses.replace(CONFIG, consumer_group_assignors=self.assignors))
         self.ref._consumer_member_ids = self._next_member_id
+        # a classic group's member ids (clientId-UUID): the one Kafka drew as well
+        self.ref.member_ids = lambda client_id, instance_id: self._next_member_id()
         # the image's version is Kafka's lastContainedOffset: 1, then one more per new image
         self.ref.set_topics(TOPICS, version=1)
         self.jvm.call(TOOL, {"action": "reset", "config": {**KAFKA_CONFIG, "group.consumer.assignors": ",".join(self.assignors)},
@@ -349,6 +370,9 @@ class Differ:
                 seen = self.seen.get((who, op.group))
                 if seen is not None and seen.joined:
                     self.step(Op("next", who=who, group=op.group))
+            return
+        if op.kind == "classic":
+            self.classic(*self._classic_request(op), op)
             return
         wire: dict[str, Any] = {}
         if op.kind == "failover":
@@ -398,22 +422,63 @@ class Differ:
             self._fresh = []
         self._compare(op, wire, kafka, out)
 
-    def classic(self, wire: dict[str, Any], request: m.Request) -> Any:
+    def classic(self, wire: dict[str, Any], request: m.Request, op: Op | None = None) -> Any:
         """A classic request (``wire``: a "classic_join", "classic_sync", "classic_heartbeat"
         or "classic_leave" op of the tool) sent to both sides and compared as every step is;
         the reference's answer. A member id Kafka draws for a JoinGroup without one is the
         one the reference gives."""
         self.rid += 1
-        self.sent[self.rid] = Op("classic")
+        op = op or Op("classic")
+        self.sent[self.rid] = op
         self.log.append(f"t={self.now} #{self.rid} {wire}")
         kafka = self.jvm.call(TOOL, {"action": "op", "op": {"rid": self.rid, **wire}})
-        drawn = [resp["member_id"] for _, resp in kafka["completed"]
-                 if wire["kind"] == "classic_join" and wire.get("member_id") == "" and resp.get("member_id")]
-        self._fresh = drawn or list(kafka["ids"])
+        drawn = [resp["member_id"] for rid, resp in kafka["completed"]
+                 if rid == self.rid and wire["kind"] == "classic_join" and wire.get("member_id") == ""
+                 and resp.get("member_id") and resp["member_id"] not in kafka["ids"]]
+        self._fresh = list(kafka["ids"]) + drawn
         out = self.ref.handle(self.rid, request, self.now)
         self._fresh = []
-        self._compare(Op("classic"), wire, kafka, out)
+        self._compare(op, wire, kafka, out)
         return out.response_to(self.rid)
+
+    def _classic_request(self, op: Op) -> tuple[dict[str, Any], m.Request]:
+        """Op("classic"): the tool's op and the reference's request."""
+        client_id, instance = CLASSIC_CLIENTS[op.who]
+        gid = GROUPS[op.group]
+        known, generation = self.classic_seen.get((op.who, op.group), ("", -1))
+        mid = {"known": known, "empty": "", "bogus": f"{client_id}-bogus"}[op.ids]
+        if op.epoch == "stale":
+            generation -= 1
+        if op.what == "join":
+            cg = self.ref.state.consumer_groups.get(gid)
+            if cg is not None and not cg.members:
+                # a member id to an empty consumer group: Kafka drops the group in memory only,
+                # the reference keeps it (docs/deviations.md, mixed groups): not compared
+                mid = ""
+            meta = Subscription(SUBSCRIPTIONS[op.sub] or ("t",)).encode()
+            wire = {"kind": "classic_join", "group": gid, "member_id": mid, "group_instance_id": instance,
+                    "protocol_type": "consumer", "session_timeout_ms": CLASSIC_SESSION_MS,
+                    "rebalance_timeout_ms": CLASSIC_REBALANCE_MS,
+                    "protocols": [["range", base64.b64encode(meta).decode()]], "version": 9,
+                    "client_id": client_id, "client_host": "/127.0.0.1"}
+            return wire, m.JoinGroupRequest(
+                group_id=gid, member_id=mid, group_instance_id=instance, protocol_type="consumer",
+                protocols=(m.JoinGroupProtocol("range", meta),), session_timeout_ms=CLASSIC_SESSION_MS,
+                rebalance_timeout_ms=CLASSIC_REBALANCE_MS, client_id=client_id, client_host="/127.0.0.1",
+                version=9)
+        if op.what == "sync":
+            wire = {"kind": "classic_sync", "group": gid, "generation_id": generation, "member_id": mid,
+                    "group_instance_id": instance, "protocol_type": "consumer", "protocol_name": "range"}
+            return wire, m.SyncGroupRequest(group_id=gid, generation_id=generation, member_id=mid,
+                                            group_instance_id=instance, protocol_type="consumer",
+                                            protocol_name="range")
+        if op.what == "beat":
+            wire = {"kind": "classic_heartbeat", "group": gid, "generation_id": generation, "member_id": mid,
+                    "group_instance_id": instance}
+            return wire, m.HeartbeatRequest(group_id=gid, generation_id=generation, member_id=mid,
+                                            group_instance_id=instance)
+        leave: dict[str, Any] = {"kind": "classic_leave", "group": gid, "members": [[mid, instance]]}
+        return leave, m.LeaveGroupRequest(group_id=gid, members=(m.MemberIdentity(mid, instance),))
 
     def _compare(self, op: Op, wire: dict[str, Any], kafka: dict[str, Any], out: Output) -> None:
         """One step's answers, groups and records on both sides: a Mismatch if they differ."""
@@ -670,7 +735,16 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete", "classic"):
+        if op.kind == "classic":
+            # a JoinGroup's answer names the member id (MEMBER_ID_REQUIRED too) and the
+            # generation; a fencing error makes the client start over
+            key = (op.who, op.group)
+            if "generation_id" in resp and resp["error"] in (Error.NONE.value, Error.MEMBER_ID_REQUIRED.value):
+                self.classic_seen[key] = (resp["member_id"], resp["generation_id"])
+            elif resp.get("error") in (Error.UNKNOWN_MEMBER_ID.value, Error.FENCED_INSTANCE_ID.value):
+                self.classic_seen.pop(key, None)
+            return
+        if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete"):
             return
         seen = self.seen.setdefault((op.who, op.group), Seen())
         err = resp["error"]

@@ -16,6 +16,7 @@ import pytest
 from groupspec.cli.main import main
 from groupspec.cli.simulate import bundled_scenarios
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs, pairs
+from groupspec.protocol.wire import Writer
 from groupspec.sim.render import write_trace
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import apply_overrides, load_scenario_text
@@ -224,6 +225,34 @@ def test_a_broker_handing_a_member_other_than_the_leaders_assignment() -> None:
     assert g.violation.rule == "SyncPropagatesLeaderAssignment"
     assert g.violation.detail == "assignment differs"
     assert "GroupMetadataManager.java" in g.violation.kafka_source
+
+
+def test_a_classic_broker_reordering_the_leaders_assignment_bytes() -> None:
+    """A classic group's SyncGroup hands each member the leader's bytes as they are: the same
+    partitions serialized in another order are a deviation (only an assignment the
+    coordinator serializes itself, a classic member's in a consumer group, is compared as a
+    set)."""
+    objs = events(sim_trace("eager"))
+    syncs = _syncs_of_one_generation(objs)
+    leader = next(s for s in syncs if s["request"]["assignments"])
+    follower = next(s for s in syncs if s is not leader)
+    sent = base64.b64decode(follower["response"]["assignment"])
+    a = Assignment.decode(sent)
+    w = Writer()  # the same partitions, each topic's in reverse order
+    w.int16(int.from_bytes(sent[:2], "big"))
+    w.int32(len(a.partitions))
+    for topic, ps in sorted(a.partitions.items()):
+        w.string(topic)
+        w.int32(len(ps))
+        for p in sorted(ps, reverse=True):
+            w.int32(p)
+    w.nullable_bytes(a.user_data)
+    reordered = w.getvalue()
+    assert reordered != sent and Assignment.decode(reordered).partitions.keys() == a.partitions.keys()
+    follower["response"]["assignment"] = base64.b64encode(reordered).decode()
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "SyncPropagatesLeaderAssignment"
 
 
 def _exchanges(text: str) -> list[Any]:

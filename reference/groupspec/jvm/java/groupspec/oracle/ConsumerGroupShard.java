@@ -320,6 +320,9 @@ public final class ConsumerGroupShard extends ShardTool {
         }
 
         /** A classic SyncGroup (classicGroupSync), answered when its future completes: {"error"}. */
+        /** the classic members' ids reported so far */
+        final java.util.Set<String> classicIds = new java.util.HashSet<>();
+
         @Override
         JsonNode step(JsonNode op) throws ReflectiveOperationException {
             begin(op);
@@ -343,6 +346,21 @@ public final class ConsumerGroupShard extends ShardTool {
                 case "classic_sync": sync(rid, op); break;
                 case "classic_leave": classicLeave(rid, op); break;
                 default: throw new IllegalArgumentException("unknown op kind: " + kind);
+            }
+            // member ids Kafka drew for classic members of classic groups (a JoinGroup parks
+            // while its member is already in the group), so the driver can hand them to the
+            // reference
+            for (String gid : groupIds) {
+                try {
+                    org.apache.kafka.coordinator.group.classic.ClassicGroup cg = groups.classicGroup(gid, Long.MAX_VALUE);
+                    cg.allMembers().forEach(m -> {
+                        if (classicIds.add(m.memberId()) && !newIds.contains(m.memberId())) {
+                            newIds.add(m.memberId());
+                        }
+                    });
+                } catch (Exception e) {
+                    // not a classic group
+                }
             }
             ObjectNode out = JSON.createObjectNode();
             out.set("completed", completed);
