@@ -236,13 +236,26 @@ def _classic_group_with_members(config: CoordinatorConfig, protocol_type: str = 
 def test_online_upgrade_refused_as_validate_online_upgrade_says(
         policy: str, protocol_type: str, members: int, why: str | None) -> None:
     """GroupMetadataManager.validateOnlineUpgrade's checks, in its order: the policy, the
-    group's protocol type, its size; a group that passes them is converted in Kafka
-    (convertToConsumerGroup), which the reference does not model: NotModelled."""
+    group's protocol type, its size. A group that passes them is converted
+    (convertToConsumerGroup): its members' parked JoinGroups are answered
+    REBALANCE_IN_PROGRESS first; this group is in its first join phase and has no protocol
+    yet, so ConsumerGroup.fromClassicGroup fails (protocolName().get(): an unexpected
+    exception, UNKNOWN_SERVER_ERROR) and the group stays classic."""
     config = CoordinatorConfig(consumer_group_migration_policy=policy, consumer_group_max_size=2)
     h = _classic_group_with_members(config, protocol_type, members)
     if why is None:
-        with pytest.raises(NotModelled, match="convertToConsumerGroup"):
-            h.join("a")
+        before = set(h.c.state.groups["g"].members)
+        h.rid += 1
+        out = h.c.handle(h.rid, ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id="a", member_epoch=0, rebalance_timeout_ms=5000,
+            subscribed_topic_names=("foo",), topic_partitions=()), h.now)
+        answers = [resp for _, resp in out.responses]
+        parked = [x for x in answers if isinstance(x, m.JoinGroupResponse)]
+        assert [x.error for x in parked] == [Error.REBALANCE_IN_PROGRESS] * members
+        failed = out.response_to(h.rid)
+        assert isinstance(failed, ConsumerGroupHeartbeatResponse)
+        assert (failed.error, failed.error_message) == (Error.UNKNOWN_SERVER_ERROR, None)
+        assert "g" not in h.c.state.consumer_groups and set(h.c.state.groups["g"].members) == before
         return
     refused = h.join("a")
     assert refused.error is Error.GROUP_ID_NOT_FOUND

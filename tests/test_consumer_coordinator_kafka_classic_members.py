@@ -24,6 +24,7 @@ from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.records import Record
@@ -438,3 +439,76 @@ def test_last_consumer_protocol_member_leaving_consumer_group() -> None:
     _two_members_one_classic(ctx)
     with pytest.raises(NotModelled, match="convertToClassicGroup"):
         ctx.heartbeat(member_id=M2, member_epoch=-1)
+
+
+# ---------------------------------------------------------------------------- online upgrade
+def _stable_classic_group(ctx: Context, assignment: bytes, generation: int = 0) -> None:
+    """A Stable classic group with member-id-1 (client-id, client-host, rebalance 10 s,
+    session 5 s, protocol "range" subscribing foo and bar and owning foo-0, bar-0), as
+    ``context.replay(newGroupMetadataRecord(group, assignments))`` loads it."""
+    sub = Subscription(("foo", "bar"), owned_partitions={"foo": (0,), "bar": (0,)}).encode()
+    member = r.PersistedMember(
+        r.MemberInfo("member-id-1", None, "client-id", "client-host", "consumer"),
+        rebalance_timeout_ms=10_000, session_timeout_ms=5000,
+        protocols=(m.JoinGroupProtocol("range", sub),), assignment=assignment)
+    ctx.replay(r.GroupLoaded(GROUP, r.GroupSnapshot(
+        protocol_type="consumer", generation_id=generation, protocol_name="range",
+        leader_id="member-id-1", state_timestamp_ms=0, members=(member,)), (), ctx.now))
+
+
+def test_consumer_group_heartbeat_with_stable_classic_group(assignor: MockAssignor) -> None:
+    ctx = Context([foo(1), bar(1)], consumer_group_migration_policy="upgrade")
+    assignor.prepare({"member-id-1": {FOO: (0,)}, "member-id-2": {BAR: (0,)}})
+    _stable_classic_group(ctx, Assignment({"foo": (0,), "bar": (0,)}).encode())
+    resp, records = ctx.heartbeat(member_id="member-id-2", member_epoch=0, rebalance_timeout_ms=5000,
+                                  server_assignor="range", subscribed_topic_names=("foo", "bar"),
+                                  topic_partitions=())
+    assert resp.error is Error.NONE and resp.member_epoch == 1
+    sub = Subscription(("foo", "bar"), owned_partitions={"foo": (0,), "bar": (0,)}).encode()
+    member1 = dataclasses.replace(ClassicMember(
+        "member-id-1", ("foo", "bar"), 0, 0, STABLE, rebalance_timeout_ms=10_000,
+        assigned={FOO: (0,), BAR: (0,)}, classic=(cr.ClassicProtocol("range", sub),)))
+    member1_sub = dataclasses.replace(member1.subscription(), client_id="client-id", client_host="client-host")
+    member2 = Member("member-id-2", ("foo", "bar"), 1, 0, UNRELEASED, rebalance_timeout_ms=5000, assigned={})
+    hash_ = ctx.metadata_hash({"foo", "bar"})
+    want = [
+        r.GroupTombstoned(GROUP),
+        cr.ConsumerGroupMemberSubscriptionRecord(GROUP, "member-id-1", member1_sub),
+        epoch_record(0, hash_),
+        target_record("member-id-1", {FOO: (0,), BAR: (0,)}),
+        target_epoch_record(0),
+        current_record(member1),
+        cr.ConsumerGroupMemberSubscriptionRecord(GROUP, "member-id-2", member2.subscription()),
+        epoch_record(1, hash_),
+    ]
+    got = records_of_kind(records)
+    assert got[:len(want)] == want
+    # the new target (both members', in the order of Kafka's map), its epoch, member 2
+    assert sorted(map(repr, got[len(want):len(want) + 2])) == sorted(map(repr, [
+        target_record("member-id-2", {BAR: (0,)}), target_record("member-id-1", {FOO: (0,)})]))
+    assert got[len(want) + 2:] == [target_epoch_record(1), current_record(member2)]
+    assert ctx.session_deadline("member-id-1") == ctx.now + 5000
+    assert ctx.session_deadline("member-id-2") == ctx.now + 45_000
+    assert GROUP not in ctx.state.groups
+
+
+@pytest.mark.parametrize(("user_data", "upgraded"), [(None, True), (b"", True), (b"\x01", False)])
+def test_consumer_group_heartbeat_with_custom_assignor_classic_group(
+        assignor: MockAssignor, user_data: bytes | None, upgraded: bool) -> None:
+    # a custom assignor's user data would be lost: no upgrade (UnsupportedVersionException
+    # answered GROUP_ID_NOT_FOUND)
+    ctx = Context([foo(1), bar(1)], consumer_group_migration_policy="upgrade")
+    assignor.prepare({"member-id-1": {FOO: (0,)}, "member-id-2": {BAR: (0,)}})
+    _stable_classic_group(ctx, Assignment({"foo": (0,), "bar": (0,)}, user_data).encode())
+    resp, _ = ctx.heartbeat(member_id="member-id-2", member_epoch=0, rebalance_timeout_ms=5000,
+                            server_assignor="range", subscribed_topic_names=("foo", "bar"),
+                            topic_partitions=())
+    if upgraded:
+        assert resp.error is Error.NONE and GROUP in ctx.state.consumer_groups
+    else:
+        assert resp.error is Error.GROUP_ID_NOT_FOUND
+        assert resp.error_message == ("Cannot upgrade classic group fooup to consumer group because an "
+                                      "unsupported custom assignor is in use. Please refer to the "
+                                      "documentation or switch to a default assignor before "
+                                      "re-attempting the upgrade.")
+        assert GROUP in ctx.state.groups and GROUP not in ctx.state.consumer_groups

@@ -27,7 +27,7 @@ from groupspec.jvm import JvmOracle
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
-from properties.consumer_kafka_diff import SEQUENCES, TOOL, Differ, Op, check
+from properties.consumer_kafka_diff import SEQUENCES, TOOL, UPGRADE_SEQUENCES, Differ, Op, check
 
 pytestmark = pytest.mark.java
 
@@ -53,6 +53,22 @@ def test_reference_answers_as_kafkas_consumer_group_coordinator(
     @given(ops=SEQUENCES)
     def run(ops: list[Op]) -> None:
         check(jvm, ops, assignors)
+
+    run()
+
+
+def test_online_upgrades_answer_as_kafka(jvm: JvmOracle) -> None:
+    """group.consumer.migration.policy=upgrade on both sides: a classic group is made first
+    (two classic clients, one static; in its first join phase or past it), then any sequence,
+    so consumer-protocol members joining convert it (GroupMetadataManager.
+    convertToConsumerGroup, ConsumerGroup.fromClassicGroup) and classic members go on in the
+    consumer group: every step compared as in the test above."""
+    current = settings()
+
+    @settings(current, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(ops=UPGRADE_SEQUENCES)
+    def run(ops: list[Op]) -> None:
+        check(jvm, ops, policy="upgrade")
 
     run()
 

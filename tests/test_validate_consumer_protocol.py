@@ -236,10 +236,11 @@ def test_the_broker_session_timeout_comes_from_the_header_or_the_command_line(
 
 
 # ---------------------------------------------------------------- online upgrade
-def _upgrade_trace(kafka_answer: ConsumerGroupHeartbeatResponse) -> bytes:
+def _upgrade_trace(kafka_answer: ConsumerGroupHeartbeatResponse | None) -> bytes:
     """A classic member joins group g (JoinGroup v5: MEMBER_ID_REQUIRED, then the join the
     initial rebalance delay answers), then a consumer-protocol member joins g with
-    ConsumerGroupHeartbeat, answered ``kafka_answer``."""
+    ConsumerGroupHeartbeat, answered ``kafka_answer`` (None: as a broker with Kafka's default
+    policy does, converting the group)."""
     c = Coordinator()
     c.set_topics([TopicMetadata(FOO, "foo", 4)])
     events: list[object] = [Header(source="test", minor=2), MetadataEvent(1, 0.0, TOPICS)]
@@ -265,6 +266,9 @@ def _upgrade_trace(kafka_answer: ConsumerGroupHeartbeatResponse) -> bytes:
     hb = ConsumerGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=0,
                                        rebalance_timeout_ms=5000, subscribed_topic_names=("foo",),
                                        topic_partitions=())
+    if kafka_answer is None:
+        kafka_answer = c.handle(3, hb, 4200).response_to(3)  # type: ignore[assignment]
+        assert isinstance(kafka_answer, ConsumerGroupHeartbeatResponse)
     exchange(3, "a", hb, kafka_answer, 4200, 4201)
     lines = [event_to_json(e) for e in events]  # type: ignore[arg-type]
     return "".join(json.dumps(x) + "\n" for x in lines).encode()
@@ -278,12 +282,13 @@ _REFUSED = ConsumerGroupHeartbeatResponse(
     "group because online upgrade is disabled.", member_epoch=0, heartbeat_interval_ms=0)
 
 
-def test_an_online_upgrade_is_named_as_not_modelled_under_kafkas_default_policy() -> None:
-    # group.consumer.migration.policy=bidirectional (Kafka's default): Kafka converts the
-    # classic group (convertToConsumerGroup); the reference does not model that
-    [g] = validate_bytes(_upgrade_trace(_CONVERTED)).groups
-    assert g.verdict == INCONCLUSIVE, g
-    assert "convertToConsumerGroup" in json.dumps(dataclasses.asdict(g), default=str)
+def test_an_online_upgrade_is_judged_under_kafkas_default_policy() -> None:
+    # group.consumer.migration.policy=bidirectional (Kafka's default): the classic group is
+    # converted (convertToConsumerGroup) and the member joins it; refusing is a violation
+    [g] = validate_bytes(_upgrade_trace(None)).groups
+    assert g.verdict == CONFORMING, g
+    [g] = validate_bytes(_upgrade_trace(_REFUSED)).groups
+    assert g.verdict == VIOLATION, g
 
 
 def test_under_the_disabled_policy_an_upgrade_must_be_refused() -> None:

@@ -68,8 +68,8 @@ def register(sub: Any) -> None:
                    metavar="POLICY",
                    help="group.consumer.migration.policy of the broker: "
                         f"{', '.join(MIGRATION_POLICIES)} (default Kafka's, bidirectional). "
-                        "Its refusals are judged; a conversion it allows is not modelled "
-                        "(the group is inconclusive from there)")
+                        "Upgrades are judged; a downgrade it allows is not modelled (the "
+                        "group is inconclusive from there)")
     p.set_defaults(func=run)
 
 

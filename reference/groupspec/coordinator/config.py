@@ -49,8 +49,7 @@ class CoordinatorConfig:
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")
     #: group.consumer.migration.policy (ConsumerGroupMigrationPolicy: bidirectional,
     #: upgrade, downgrade or disabled; Kafka reads it case-insensitively, the reference keeps
-    #: it lower-case). Kafka's default. The policy's answers are modelled (an upgrade it
-    #: refuses is GROUP_ID_NOT_FOUND); the conversion of a group with members it allows
+    #: it lower-case). Kafka's default. The upgrade is modelled; the downgrade it allows
     #: raises NotModelled (docs/deviations.md)
     consumer_group_migration_policy: str = "bidirectional"
     #: group.consumer.regex.refresh.interval.ms (an internal config, at least 10 s): the

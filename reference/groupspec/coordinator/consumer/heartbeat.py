@@ -19,9 +19,11 @@ changes as records at the end (the coordinator runtime replays a write operation
 after it returns). Errors are Kafka's exceptions mapped to codes
 (``ApiError.fromThrowable``): the response then carries only the error and its message.
 
-Not modelled yet (docs/deviations.md): online migration between the protocols (the
-policy's refusals are answered as in Kafka; a conversion it allows raises NotModelled; an
-empty classic group gives way under any policy); group configs (dynamic per-group session
+Online migration (group.consumer.migration.policy): a classic group with members is upgraded
+as Kafka does (validateOnlineUpgrade, convertToConsumerGroup with ConsumerGroup.fromClassicGroup
+and createConsumerGroupRecords); an empty classic group gives way under any policy. Not
+modelled yet (docs/deviations.md): the downgrade (convertToClassicGroup: NotModelled); group
+configs (dynamic per-group session
 timeout and heartbeat interval); authorization (a regex resolves to every matching topic).
 
 Regular-expression subscriptions (maybeUpdateRegularExpressions,
@@ -48,7 +50,8 @@ from groupspec.assignors.server_spec import (
     TopicMetadata,
     replayed_assignment_order,
 )
-from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group
 from groupspec.coordinator.consumer.group import (
     EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
@@ -63,14 +66,16 @@ from groupspec.coordinator.consumer.group import (
 from groupspec.coordinator.consumer.member import (
     Assignment,
     ConsumerMember,
+    assignment_of,
     is_subset,
     to_heartbeat,
     to_record,
 )
 from groupspec.coordinator.consumer.reconciliation import FencedMemberEpoch, reconcile
 from groupspec.coordinator.consumer.regex import invalid_regex_message, regex_error, resolve
+from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import NotModelled
+from groupspec.coordinator.state import CoordinatorState, NotModelled
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -82,8 +87,12 @@ from groupspec.protocol.consumer_group_messages import (
     HeartbeatAssignment,
     HeartbeatTopicPartitions,
 )
+from groupspec.protocol.consumer_protocol import Assignment as ProtocolAssignment
+from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.messages import JoinGroupResponse, SyncGroupResponse
+from groupspec.protocol.wire import DecodeError
 
 #: GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: at most one refresh of a
 #: group's regexes per 10 s
@@ -94,9 +103,11 @@ MemberIdSource = Callable[[], str]
 
 
 class ApiError(Exception):
-    """A Kafka ``ApiException`` raised inside the handler: answered with its code."""
+    """A Kafka ``ApiException`` raised inside the handler: answered with its code and message
+    (None for an UNKNOWN_SERVER_ERROR from an unexpected exception: ApiError.fromThrowable
+    leaves its message out)."""
 
-    def __init__(self, error: Error, message: str) -> None:
+    def __init__(self, error: Error, message: str | None) -> None:
         super().__init__(message)
         self.error = error
         self.message = message
@@ -195,8 +206,8 @@ def _existing(txn: Txn, group_id: str) -> ConsumerGroup:
 
 def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record]) -> ConsumerGroup:
     """getOrMaybeCreateConsumerGroup: a missing group is made, an empty classic group gives
-    way, a classic group with members is upgraded if validateOnlineUpgrade allows it (the
-    conversion itself, convertToConsumerGroup, is not modelled: NotModelled)."""
+    way, a classic group with members is upgraded if validateOnlineUpgrade allows it
+    (convertToConsumerGroup)."""
     g = txn.state.consumer_groups.get(group_id)
     if g is not None:
         return g
@@ -223,11 +234,98 @@ def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record
     if why is not None:
         raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to "
                        f"consumer group because {why}.")
-    raise NotModelled(
-        f"ConsumerGroupHeartbeat joining {group_id!r}, a classic group with members, under "
-        f"group.consumer.migration.policy={txn.config.consumer_group_migration_policy}: Kafka "
-        "converts it to a consumer group (GroupMetadataManager.convertToConsumerGroup, online "
-        "upgrade); the reference does not model online migration")
+    return _convert_classic_group(txn, classic, records)
+
+
+def _convert_classic_group(txn: Txn, classic: Group, records: list[r.Record]) -> ConsumerGroup:
+    """convertToConsumerGroup with ConsumerGroup.fromClassicGroup and
+    createConsumerGroupRecords: the classic members' parked JoinGroup and SyncGroup answered
+    REBALANCE_IN_PROGRESS; the classic group's tombstones; each member a classic member of
+    the new consumer group at the generation as its epoch, Stable, its last assignment as its
+    assignment and target (partitions of topics the image does not have left out), its
+    subscription from its protocol's metadata; the group epoch and target epoch the
+    generation; the members' session timeouts armed with their own session timeouts. A
+    custom assignor's user data or a malformed embedded protocol refuses the upgrade
+    (GROUP_ID_NOT_FOUND). Returns the group as the records build it (not yet in the state,
+    as Kafka's is materialized by the replay)."""
+    gid = classic.group_id
+    for member in list(classic.members.values()):
+        rb.complete_join_future(txn, classic, member, JoinGroupResponse(
+            error=Error.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+    for member in list(classic.members.values()):
+        rb.complete_sync_future(txn, classic, member, SyncGroupResponse(error=Error.REBALANCE_IN_PROGRESS))
+    by_name = {name: t.topic_id for name, t in txn.state.topics.items()}
+    members: list[ConsumerMember] = []
+    classic_order = java_hash_order(classic.members)  # ClassicGroup.allMembers: a HashMap's
+    for mid in classic_order:
+        cm = classic.members[mid]
+        try:
+            if cm.assignment:
+                given = ProtocolAssignment.decode(cm.assignment)
+                if given.user_data:
+                    raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {gid} to "
+                                   "consumer group because an unsupported custom assignor is in "
+                                   "use. Please refer to the documentation or switch to a default "
+                                   "assignor before re-attempting the upgrade.")
+                assigned = assignment_of((by_name[t], ps) for t, ps in given.partitions.items()
+                                         if t in by_name)
+            else:
+                assigned = {}
+            meta = next((p.metadata for p in cm.protocols if p.name == classic.protocol_name), None)
+            if meta is None:
+                # ClassicGroupMember.metadata(protocolName().get()): a group in its first join
+                # phase has no protocol yet (NoSuchElementException), answered as an
+                # unexpected exception
+                raise ApiError(Error.UNKNOWN_SERVER_ERROR, None)
+            sub = Subscription.decode(meta)
+        except DecodeError:
+            raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {gid} to consumer "
+                           "group because the embedded consumer protocol is malformed.") from None
+        members.append(ConsumerMember(
+            mid, member_epoch=classic.generation_id, previous_member_epoch=classic.generation_id,
+            state=cr.MemberState.STABLE, instance_id=cm.group_instance_id, rack_id=sub.rack_id,
+            rebalance_timeout_ms=cm.rebalance_timeout_ms, client_id=cm.info.client_id,
+            client_host=cm.info.client_host, subscribed_topic_names=frozenset(sub.topics),
+            assigned=assigned,
+            classic=cr.ClassicMemberMetadata(cm.session_timeout_ms, tuple(
+                cr.ClassicProtocol(p.name, p.metadata) for p in cm.protocols))))
+    records.extend(_classic_tombstones(gid, classic.state, txn.now_ms))
+    # createConsumerGroupRecords walks the new group's members map (a TimelineHashMap the
+    # members were put in, in the classic group's order)
+    order: TimelineOrder[str] = TimelineOrder()
+    for converted in members:
+        order.put(converted.member_id)
+    by_id = {converted.member_id: converted for converted in members}
+    members = [by_id[mid] for mid in order.order()]
+    metadata_hash = _metadata_hash(txn, subscription_counts(members, ()))
+    created: list[r.Record] = [cr.ConsumerGroupMemberSubscriptionRecord(gid, m.member_id, m.subscription_value())
+                               for m in members]
+    created.append(cr.ConsumerGroupEpochRecord(gid, cr.ConsumerGroupMetadataValue(
+        epoch=classic.generation_id, metadata_hash=metadata_hash)))
+    created += [cr.ConsumerGroupTargetAssignmentRecord(gid, m.member_id, cr.ConsumerGroupTargetAssignmentMemberValue(
+        to_record(m.assigned))) for m in members]
+    created.append(cr.ConsumerGroupTargetAssignmentEpochRecord(
+        gid, cr.ConsumerGroupTargetAssignmentMetadataValue(classic.generation_id)))
+    created += [cr.ConsumerGroupCurrentAssignmentRecord(gid, m.member_id, m.current_assignment_value())
+                for m in members]
+    # the session timeouts, once the group exists (a failed conversion leaves them to find
+    # a classic group, where they do nothing)
+    created += [cr.ConsumerSessionTimerSet(gid, m.member_id, txn.now_ms + m.classic.session_timeout_ms)
+                for m in members if m.classic is not None]
+    records.extend(created)
+    # the group this heartbeat goes on with: Kafka's fromClassicGroup object, its members put
+    # in the classic group's order (the replay of the records then builds the group anew,
+    # members in the records' order)
+    from groupspec.coordinator.replay import apply_record  # (it imports this module's package)
+
+    scratch = CoordinatorState()
+    subscriptions = {x.member_id: x for x in created if isinstance(x, cr.ConsumerGroupMemberSubscriptionRecord)}
+    for mid in classic_order:
+        apply_record(scratch, subscriptions[mid])
+    for rec in created:
+        if not isinstance(rec, cr.ConsumerGroupMemberSubscriptionRecord):
+            apply_record(scratch, rec)
+    return scratch.consumer_groups[gid]
 
 
 def _classic_tombstones(group_id: str, state: GroupState, now_ms: int) -> list[r.Record]:

@@ -461,29 +461,56 @@ public final class ConsumerGroupShard extends ShardTool {
 
         // ------------------------------------------------------------------ timers
 
-        /** Sort key for timers due at one millisecond: the reference's (kind, group, member). */
+        /** Sort key for timers due at one millisecond: the reference's (kind, group, member),
+         * its TimerKind order: a classic group's heartbeat (a pending member's after), join and
+         * sync timers; a consumer group's session, rebalance, and a classic member's join and
+         * sync timeouts; the shard's periodic jobs last. */
         @Override
         Object[] tieKey(ManualTimer.Scheduled s) {
             String k = s.key;
             int rank;
             String rest;
-            if (k.startsWith("session-timeout-")) {
-                rank = 0;
-                rest = k.substring("session-timeout-".length());
-            } else if (k.startsWith("rebalance-timeout-")) {
-                rank = 1;
-                rest = k.substring("rebalance-timeout-".length());
-            } else if (k.startsWith("join-")) {
+            if (k.startsWith("heartbeat-")) {
+                rest = k.substring("heartbeat-".length());
+                rank = isPendingClassicMember(rest) ? 1 : 0;
+            } else if (k.startsWith("join-") && groupIds.contains(k.substring("join-".length()))) {
                 rank = 2;
                 rest = k.substring("join-".length());
-            } else if (k.startsWith("sync-")) {
+            } else if (k.startsWith("sync-") && groupIds.contains(k.substring("sync-".length()))) {
                 rank = 3;
                 rest = k.substring("sync-".length());
+            } else if (k.startsWith("session-timeout-")) {
+                rank = 5;
+                rest = k.substring("session-timeout-".length());
+            } else if (k.startsWith("rebalance-timeout-")) {
+                rank = 6;
+                rest = k.substring("rebalance-timeout-".length());
+            } else if (k.startsWith("join-")) {
+                rank = 7;
+                rest = k.substring("join-".length());
+            } else if (k.startsWith("sync-")) {
+                rank = 8;
+                rest = k.substring("sync-".length());
             } else {
-                rank = 4;
+                rank = 9;
                 rest = k;
             }
             return new Object[] {s.deadline, rank, rest};
+        }
+
+        /** Whether "group-member" names a pending member of a classic group. */
+        boolean isPendingClassicMember(String groupAndMember) {
+            for (String gid : groupIds) {
+                if (groupAndMember.startsWith(gid + "-")) {
+                    try {
+                        return groups.classicGroup(gid, Long.MAX_VALUE)
+                            .isPendingMember(groupAndMember.substring(gid.length() + 1));
+                    } catch (Exception e) {
+                        return false;
+                    }
+                }
+            }
+            return false;
         }
 
         // ------------------------------------------------------------------ requests
