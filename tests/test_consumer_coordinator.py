@@ -13,7 +13,7 @@ from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import apply_record
-from groupspec.coordinator.state import CoordinatorState, NotModelled
+from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -317,17 +317,17 @@ def _mixed_group(policy: str) -> Harness:
 @pytest.mark.parametrize("policy", ["bidirectional", "downgrade", "upgrade", "disabled"])
 def test_the_last_consumer_protocol_member_leaving_a_mixed_group(policy: str) -> None:
     # consumerGroupFenceMembers: only classic members remain, so a policy allowing a downgrade
-    # converts the group to a classic group (convertToClassicGroup: not modelled); the others
-    # fence the member as in any consumer group
+    # converts the group to a classic group (convertToClassicGroup); the others fence the
+    # member as in any consumer group
     h = _mixed_group(policy)
-    leave = ConsumerGroupHeartbeatRequest(group_id="g", member_id="a", member_epoch=-1)
-    if policy in ("bidirectional", "downgrade"):
-        with pytest.raises(NotModelled, match="convertToClassicGroup"):
-            h.send(leave)
-        return
+    classic_members = set(h.c.state.consumer_groups["g"].members) - {"a"}
     assert h.hb(member_id="a", member_epoch=-1).error is Error.NONE
+    if policy in ("bidirectional", "downgrade"):
+        assert "g" not in h.c.state.consumer_groups
+        assert set(h.c.state.groups["g"].members) == classic_members
+        return
     g = h.c.state.consumer_groups["g"]
-    assert list(g.members) != [] and all(x.uses_classic_protocol for x in g.members.values())
+    assert set(g.members) == classic_members and all(x.uses_classic_protocol for x in g.members.values())
 
 
 def test_a_classic_leave_to_a_consumer_group_removes_the_members_it_names() -> None:

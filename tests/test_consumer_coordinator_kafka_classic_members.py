@@ -8,8 +8,8 @@ tests and the classic members' timeouts); the harness is tests/test_consumer_coo
 after the Java one. Kafka's ``assertResponseEquals`` compares SyncGroup assignments after
 sorting their partitions (Assertions.assertSyncGroupResponse), so do these tests.
 
-Left out: the online downgrade (convertToClassicGroup; the reference raises NotModelled,
-tested in tests/test_consumer_coordinator.py), failed appends, metrics.
+Left out: the downgrade by a static member's replacement (the reference raises NotModelled),
+failed appends (testConsumerGroupHeartbeatWith*ClassicGroup's rollback), metrics.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from groupspec.assignors.server_spec import TopicMetadata
-from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
@@ -434,11 +433,40 @@ def test_consumer_group_member_using_classic_protocol_fenced_when_join_timeout()
 
 
 def test_last_consumer_protocol_member_leaving_consumer_group() -> None:
-    # the group would be downgraded to a classic group (convertToClassicGroup): not modelled
-    ctx = Context([foo(2)], consumer_group_migration_policy="downgrade")
-    _two_members_one_classic(ctx)
-    with pytest.raises(NotModelled, match="convertToClassicGroup"):
-        ctx.heartbeat(member_id=M2, member_epoch=-1)
+    # convertToClassicGroup: the consumer group's tombstones, then the classic group's record
+    # (Stable at the group epoch, member 1 with its target as its assignment); then member
+    # 1's heartbeat and a rebalance (PreparingRebalance, a join timer)
+    owned = {FOO: (0, 1, 2), BAR: (0, 1)}
+    ps = protocols(("foo", "bar"), owned)
+    ctx = Context([foo(6), bar(3)], consumer_group_migration_policy="downgrade")
+    m1 = ClassicMember(M1, ("foo", "bar"), 10, 9, assigned=owned, rebalance_timeout_ms=45_000,
+                       classic=ps, server_assignor="range")
+    m2 = Member(M2, ("foo", "bar"), 10, 9, assigned={FOO: (3, 4, 5), BAR: (2,)}, rebalance_timeout_ms=45_000)
+    build(ctx, 10, [m1, m2], {M1: owned, M2: {FOO: (3, 4, 5), BAR: (2,)}}, 10)
+    resp, records = ctx.heartbeat(member_id=M2, member_epoch=-1, rebalance_timeout_ms=5000,
+                                  subscribed_topic_names=("foo", "bar"), topic_partitions=())
+    assert resp.error is Error.NONE and resp.member_epoch == -1
+    got = records_of_kind(records)
+    assert sorted(map(repr, got[0:2])) == sorted(map(repr, [
+        cr.ConsumerGroupCurrentAssignmentRecord(GROUP, M1, None), cr.ConsumerGroupCurrentAssignmentRecord(GROUP, M2, None)]))
+    assert sorted(map(repr, got[2:4])) == sorted(map(repr, [
+        cr.ConsumerGroupTargetAssignmentRecord(GROUP, M1, None), cr.ConsumerGroupTargetAssignmentRecord(GROUP, M2, None)]))
+    assert got[4] == cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None)
+    assert sorted(map(repr, got[5:7])) == sorted(map(repr, [
+        cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M1, None), cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M2, None)]))
+    assert got[7] == cr.ConsumerGroupEpochRecord(GROUP, None)
+    [persisted] = got[8:]
+    assert isinstance(persisted, r.GroupMetadataPersisted)
+    snap = persisted.snapshot
+    assert (snap.protocol_type, snap.generation_id, snap.protocol_name, snap.leader_id) == ("consumer", 10, "range", M1)
+    [member] = snap.members
+    assert (member.info.member_id, member.rebalance_timeout_ms, member.session_timeout_ms) == (M1, 45_000, SESSION_MS)
+    assert sorted_assignment(member.assignment) == sorted_assignment(
+        Assignment({"foo": (0, 1, 2), "bar": (0, 1)}).encode())
+    classic = ctx.state.groups[GROUP]
+    assert GROUP not in ctx.state.consumer_groups
+    assert classic.state.value == "PreparingRebalance" and classic.join_timer is not None
+    assert classic.members[M1].heartbeat_deadline_ms == ctx.now + SESSION_MS
 
 
 # ---------------------------------------------------------------------------- online upgrade

@@ -27,7 +27,15 @@ from groupspec.jvm import JvmOracle
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
-from properties.consumer_kafka_diff import SEQUENCES, TOOL, UPGRADE_SEQUENCES, Differ, Op, check
+from properties.consumer_kafka_diff import (
+    DOWNGRADE_SEQUENCES,
+    SEQUENCES,
+    TOOL,
+    UPGRADE_SEQUENCES,
+    Differ,
+    Op,
+    check,
+)
 
 pytestmark = pytest.mark.java
 
@@ -69,6 +77,22 @@ def test_online_upgrades_answer_as_kafka(jvm: JvmOracle) -> None:
     @given(ops=UPGRADE_SEQUENCES)
     def run(ops: list[Op]) -> None:
         check(jvm, ops, policy="upgrade")
+
+    run()
+
+
+def test_online_downgrades_answer_as_kafka(jvm: JvmOracle) -> None:
+    """group.consumer.migration.policy=bidirectional (Kafka's default) on both sides: a mixed
+    group made by an upgrade, whose consumer-protocol member then leaves (or its session
+    expires), goes back to a classic group (GroupMetadataManager.convertToClassicGroup,
+    ClassicGroup.fromConsumerGroup) and a rebalance; then any sequence (upgrades again
+    included)."""
+    current = settings()
+
+    @settings(current, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(ops=DOWNGRADE_SEQUENCES)
+    def run(ops: list[Op]) -> None:
+        check(jvm, ops, policy="bidirectional")
 
     run()
 

@@ -13,12 +13,15 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import groupspec.coordinator.consumer.heartbeat as heartbeat_module
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatRequest,
@@ -365,9 +368,24 @@ def test_a_classic_member_in_a_consumer_group_is_judged() -> None:
     assert g.violation.seq == 10
 
 
-def test_a_downgrade_by_a_session_timeout_is_named_as_not_modelled() -> None:
+def test_a_downgrade_by_a_session_timeout_is_judged() -> None:
     # under Kafka's default policy the expiry of the last consumer-protocol member converts
-    # the group to a classic group (convertToClassicGroup): inconclusive, naming it
+    # the group to a classic group (convertToClassicGroup) in a rebalance: the classic
+    # member's heartbeat is then REBALANCE_IN_PROGRESS, NONE a violation
     [g] = validate_bytes(_mixed_trace(m.HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS))).groups
+    assert g.verdict == CONFORMING, g
+    [g] = validate_bytes(_mixed_trace(m.HeartbeatResponse(error=Error.NONE))).groups
+    assert g.verdict == VIOLATION, g
+
+
+def test_a_timer_the_reference_cannot_process_leaves_the_group_inconclusive(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the replay's guard: a timer raising NotModelled names the exchange, it does not crash
+    def not_modelled(*args: object) -> None:
+        raise NotModelled("a timer's effect is not modelled")
+
+    raw = _mixed_trace(m.HeartbeatResponse(error=Error.REBALANCE_IN_PROGRESS))
+    monkeypatch.setattr(heartbeat_module, "expire_session", not_modelled)
+    [g] = validate_bytes(raw).groups
     assert g.verdict == INCONCLUSIVE, g
-    assert "convertToClassicGroup" in json.dumps(dataclasses.asdict(g), default=str)
+    assert "a timer's effect is not modelled" in json.dumps(dataclasses.asdict(g), default=str)

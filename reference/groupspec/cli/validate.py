@@ -68,8 +68,8 @@ def register(sub: Any) -> None:
                    metavar="POLICY",
                    help="group.consumer.migration.policy of the broker: "
                         f"{', '.join(MIGRATION_POLICIES)} (default Kafka's, bidirectional). "
-                        "Upgrades are judged; a downgrade it allows is not modelled (the "
-                        "group is inconclusive from there)")
+                        "Both conversions are judged (docs/deviations.md names the one "
+                        "path not modelled)")
     p.set_defaults(func=run)
 
 

@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from groupspec.coordinator.classic.group import Group, Member, compute_subscribed_topics
+from groupspec.coordinator.classic.group import (
+    CONSUMER_PROTOCOL_TYPE,
+    Group,
+    Member,
+    compute_subscribed_topics,
+)
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.group_order import GroupOrder
 from groupspec.coordinator.offset_order import note_commit
@@ -91,6 +96,9 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         return
     if isinstance(rec, r.GroupLoaded):
         _load(state, rec)
+        return
+    if isinstance(rec, r.ClassicGroupConverted):
+        _converted(state, rec)
         return
     if isinstance(rec, r.GroupCreated):
         if rec.group_id in state.groups or rec.group_id in state.consumer_groups:
@@ -324,6 +332,28 @@ def _heartbeat_scheduled(g: Group, rec: r.HeartbeatScheduled) -> None:
         g.pending_members[mid] = deadline
     else:
         _member(g, mid, rec).heartbeat_deadline_ms = deadline
+
+
+def _converted(state: CoordinatorState, rec: r.ClassicGroupConverted) -> None:
+    if rec.group_id in state.groups or rec.group_id in state.consumer_groups:
+        raise ReplayError(f"ClassicGroupConverted: group {rec.group_id!r} still exists")
+    g = Group(rec.group_id, state=GroupState.Stable, state_timestamp_ms=rec.now_ms,
+              generation_id=rec.generation_id, protocol_type=CONSUMER_PROTOCOL_TYPE,
+              protocol_name=rec.protocol_name)
+    for pm in rec.members:
+        g.members[pm.info.member_id] = Member(
+            info=pm.info, rebalance_timeout_ms=pm.rebalance_timeout_ms,
+            session_timeout_ms=pm.session_timeout_ms, protocols=pm.protocols,
+            assignment=pm.assignment)
+        if pm.info.group_instance_id is not None:
+            g.static_members[pm.info.group_instance_id] = pm.info.member_id
+    # ClassicGroup.add: the first member added leads
+    g.leader_id = rec.members[0].info.member_id if rec.members else None
+    g.subscribed_topics = compute_subscribed_topics(g, g.protocol_name)
+    g.offsets = state.detached_offsets.pop(rec.group_id, {})
+    g.offsets_in_log = bool(g.offsets)  # the consumer group's commits
+    state.groups[rec.group_id] = g
+    state.group_order.put(rec.group_id)
 
 
 def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:

@@ -241,6 +241,20 @@ class GroupLoaded(Record):
 
 
 @dataclass(frozen=True)
+class ClassicGroupConverted(Record):
+    """A consumer group converted to this classic group (the online downgrade:
+    ClassicGroup.fromConsumerGroup, put into the groups map directly, not replayed from its
+    record): Stable at ``generation_id`` (the consumer group's epoch), protocol type
+    "consumer", ``protocol_name`` selected, the members with their whole protocol lists and
+    assignments (the first one leads), the offsets kept by the group id."""
+
+    generation_id: int
+    protocol_name: str
+    members: tuple[PersistedMember, ...]
+    now_ms: int
+
+
+@dataclass(frozen=True)
 class GroupRemoved(Record):
     """The group object is gone from the coordinator (deleted, or expired when Dead)."""
 

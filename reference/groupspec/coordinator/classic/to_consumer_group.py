@@ -11,10 +11,9 @@ REBALANCE_IN_PROGRESS when it must rejoin to reconcile. Its session timeout is t
 JoinGroup gave; it has join and sync timeouts instead of a rebalance timeout; a timeout
 fences it.
 
-Not modelled (NotModelled): the online downgrade, Kafka converting the group to a classic
-group when only classic members would remain and group.consumer.migration.policy allows it
-(convertToClassicGroup, here from a static member's replacement; heartbeat.fence_members for
-members leaving).
+Not modelled (NotModelled): the online downgrade when a classic JoinGroup replaces the
+group's last consumer-protocol static member (validateOnlineDowngradeWithReplacedMember;
+the downgrade by members leaving is heartbeat.fence_members').
 """
 
 from __future__ import annotations

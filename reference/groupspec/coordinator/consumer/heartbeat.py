@@ -21,9 +21,9 @@ after it returns). Errors are Kafka's exceptions mapped to codes
 
 Online migration (group.consumer.migration.policy): a classic group with members is upgraded
 as Kafka does (validateOnlineUpgrade, convertToConsumerGroup with ConsumerGroup.fromClassicGroup
-and createConsumerGroupRecords); an empty classic group gives way under any policy. Not
-modelled yet (docs/deviations.md): the downgrade (convertToClassicGroup: NotModelled); group
-configs (dynamic per-group session
+and createConsumerGroupRecords), a mixed group whose last consumer-protocol member leaves is
+downgraded (convertToClassicGroup with ClassicGroup.fromConsumerGroup); an empty classic
+group gives way under any policy. Not modelled yet (docs/deviations.md): group configs (dynamic per-group session
 timeout and heartbeat interval); authorization (a regex resolves to every matching topic).
 
 Regular-expression subscriptions (maybeUpdateRegularExpressions,
@@ -51,7 +51,7 @@ from groupspec.assignors.server_spec import (
     replayed_assignment_order,
 )
 from groupspec.coordinator.classic import rebalance as rb
-from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group
+from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group, Member
 from groupspec.coordinator.consumer.group import (
     EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
@@ -75,7 +75,7 @@ from groupspec.coordinator.consumer.reconciliation import FencedMemberEpoch, rec
 from groupspec.coordinator.consumer.regex import invalid_regex_message, regex_error, resolve
 from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import CoordinatorState, NotModelled
+from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -87,12 +87,12 @@ from groupspec.protocol.consumer_group_messages import (
     HeartbeatAssignment,
     HeartbeatTopicPartitions,
 )
+from groupspec.protocol.consumer_protocol import ASSIGNMENT_VERSION, Subscription
 from groupspec.protocol.consumer_protocol import Assignment as ProtocolAssignment
-from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
-from groupspec.protocol.messages import JoinGroupResponse, SyncGroupResponse
-from groupspec.protocol.wire import DecodeError
+from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponse, SyncGroupResponse
+from groupspec.protocol.wire import DecodeError, Writer
 
 #: GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: at most one refresh of a
 #: group's regexes per 10 s
@@ -325,7 +325,11 @@ def _convert_classic_group(txn: Txn, classic: Group, records: list[r.Record]) ->
     for rec in created:
         if not isinstance(rec, cr.ConsumerGroupMemberSubscriptionRecord):
             apply_record(scratch, rec)
-    return scratch.consumer_groups[gid]
+    converted_group = scratch.consumer_groups[gid]
+    # its members map as fromClassicGroup filled it: one put per member (the replay puts a
+    # member once per record, which can grow the table and so change the order)
+    converted_group.member_order = order
+    return converted_group
 
 
 def _classic_tombstones(group_id: str, state: GroupState, now_ms: int) -> list[r.Record]:
@@ -780,12 +784,9 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
     if (rest_count > 0
             and all(m.uses_classic_protocol for mid, m in group.members.items() if mid not in gone)
             and txn.config.online_downgrade_enabled and rest_count <= txn.config.group_max_size):
-        raise NotModelled(
-            f"members leaving consumer group {group.group_id!r} leave only classic-protocol "
-            "members, and group.consumer.migration.policy="
-            f"{txn.config.consumer_group_migration_policy} allows a downgrade: Kafka converts "
-            "it to a classic group (GroupMetadataManager.convertToClassicGroup, online "
-            "downgrade); the reference does not model online migration")
+        # validateOnlineDowngradeWithFencedMembers: only classic members would remain
+        _convert_to_classic_group(txn, group, gone, records)
+        return
     for m in members:
         _remove_member_records(group.group_id, m.member_id, records)
     # maybeDeleteResolvedRegularExpressions: the regexes only these members subscribed to
@@ -809,6 +810,87 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
             records.append(cr.ConsumerClassicJoinTimerSet(group.group_id, m.member_id, None))
         if m.member_id in group.classic_sync_deadlines:
             records.append(cr.ConsumerClassicSyncTimerSet(group.group_id, m.member_id, None))
+
+
+def _convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
+                              records: list[r.Record]) -> None:
+    """convertToClassicGroup for members leaving (GroupMetadataManager, with
+    ConsumerGroup.createGroupTombstoneRecords, ClassicGroup.fromConsumerGroup and
+    createClassicGroupRecords): the consumer group's tombstones; a Stable classic group at the
+    group epoch whose members are the classic members that remain (in the consumer group's
+    members order, the first leading), each with its target assignment serialized in its
+    subscription's version; its record; the members' heartbeats; then a rebalance
+    ("Downgrade group ... for member leaving"). Kafka puts the classic group in its map
+    directly instead of replaying the records, and the rebalance runs on it: the records are
+    written here at once (whatever ``records`` held first), then the rebalance."""
+    gid, epoch = group.group_id, group.group_epoch
+    order = group.member_order.order()
+    regexes = group.resolved_regex_order.order()
+    for rec in records:
+        txn.emit(rec)
+    records.clear()
+    by_name = {t.topic_id: name for name, t in txn.state.topics.items()}
+    staying = [group.members[mid] for mid in order if mid not in leaving]
+    converted = []
+    for m in staying:
+        assert m.classic is not None
+        converted.append(r.PersistedMember(
+            r.MemberInfo(m.member_id, m.instance_id, m.client_id, m.client_host, CONSUMER_PROTOCOL_TYPE),
+            rebalance_timeout_ms=m.rebalance_timeout_ms, session_timeout_ms=m.classic.session_timeout_ms,
+            protocols=tuple(JoinGroupProtocol(p.name, p.metadata) for p in m.classic.supported_protocols),
+            assignment=b""))
+    # the classic group (selectProtocol over the members that remain), each member's
+    # assignment its target, read before the tombstones below clear it
+    probe = Group(gid, members={pm.info.member_id: _classic_member(pm) for pm in converted})
+    protocol = probe.select_protocol()
+    with_assignments = []
+    for pm in converted:
+        metadata = next(p.metadata for p in pm.protocols if p.name == protocol)
+        version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
+        target = replayed_assignment_order(
+            [(p.topic_id, p.partitions) for p in to_record(group.target.get(pm.info.member_id, {}))])
+        named = {by_name[t]: ps for t, ps in target.items() if t in by_name}
+        with_assignments.append(dataclasses.replace(pm, assignment=_assignment_bytes(named, version)))
+    # the tombstones (createGroupTombstoneRecords: the members in the map's order, each kind
+    # in turn; Kafka also tombstones the deprecated subscription-metadata record, which the
+    # reference does not have: docs/deviations.md)
+    for mid in order:
+        txn.emit(cr.ConsumerGroupCurrentAssignmentRecord(gid, mid, None))
+    for mid in order:
+        txn.emit(cr.ConsumerGroupTargetAssignmentRecord(gid, mid, None))
+    txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(gid, None))
+    for mid in order:
+        txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, None))
+    for rx in regexes:
+        txn.emit(cr.ConsumerGroupRegularExpressionRecord(gid, rx, None))
+    txn.emit(cr.ConsumerGroupEpochRecord(gid, None))
+    txn.emit(r.ClassicGroupConverted(gid, epoch, protocol, tuple(with_assignments), txn.now_ms))
+    classic = txn.state.groups[gid]
+    rb.persist(txn, classic)
+    for member in list(classic.members.values()):
+        rb.reschedule_heartbeat(txn, classic, member.member_id, member.session_timeout_ms)
+    rb.prepare_rebalance(txn, classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
+
+
+def _classic_member(pm: r.PersistedMember) -> Member:
+    return Member(info=pm.info, rebalance_timeout_ms=pm.rebalance_timeout_ms,
+                  session_timeout_ms=pm.session_timeout_ms, protocols=pm.protocols,
+                  assignment=pm.assignment)
+
+
+def _assignment_bytes(parts: dict[str, tuple[int, ...]], version: int) -> bytes:
+    """ConsumerProtocol.serializeAssignment of a ConsumerProtocolAssignment: the topics and
+    partitions in the order given, no user data."""
+    w = Writer()
+    w.int16(version)
+    w.int32(len(parts))
+    for name, ps in parts.items():
+        w.string(name)
+        w.int32(len(ps))
+        for p in ps:
+            w.int32(p)
+    w.nullable_bytes(None)
+    return w.getvalue()
 
 
 def _leave(txn: Txn, req: ConsumerGroupHeartbeatRequest,
