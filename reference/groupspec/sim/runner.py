@@ -22,7 +22,7 @@ import heapq
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Any
 
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.client.classic.consumer import ClientEvent, ClusterView, Consumer, MemberState
@@ -104,8 +104,10 @@ class SimulationResult:
 #: the network's queue holds its messages as (delivery time, sequence number, to the
 #: coordinator, member, its incarnation, request id, payload): the order of delivery,
 #: compared as tuples (unique sequence numbers: the rest is never compared); a tuple, not an
-#: object, as a message lives from one step to another
-_Queued = tuple[int, int, bool, str, int, int, m.Request | m.Response]
+#: object, as a message lives from one step to another. The payload is a request (to the
+#: coordinator) or a response (to a member): typed Any here so that each delivery declares
+#: which (an annotation, where a ``typing.cast`` would be a call per message)
+_Queued = tuple[int, int, bool, str, int, int, Any]
 
 
 @dataclass
@@ -449,8 +451,8 @@ class Simulation:
             self._note("coordinator", f"removed {rec.member_id}")
 
     def _deliver_to_coordinator(self, msg: _Queued) -> None:
-        _, _, _, member, incarnation, rid, payload = msg
-        req = cast(m.Request, payload)  # messages to the coordinator are requests
+        req: m.Request  # messages to the coordinator are requests
+        _, _, _, member, incarnation, rid, req = msg
         if isinstance(req, m.FindCoordinatorRequest):
             self.stale_connections.discard(member)
         elif member in self.stale_connections:
@@ -463,13 +465,14 @@ class Simulation:
 
     # ------------------------------------------------------------------ client side
     def _deliver_to_member(self, msg: _Queued) -> None:
+        payload: m.Response  # messages to a member are responses
         _, seq, _, member, incarnation, rid, payload = msg
         mem = self.members[member]
         owner = self.rid_owner.pop(rid, None)
         if owner is not None:
             name, _, req, sent = owner
             self.trace.append(self._exchange(name, incarnation, rid, req, sent,
-                                             float(self.now), cast(m.Response, payload)))
+                                             float(self.now), payload))
             if self.lean:
                 pass
             elif (
@@ -502,7 +505,7 @@ class Simulation:
             heapq.heappush(self.queue, (mem.frozen_until, seq, *msg[2:]))
             return
         c = mem.consumer
-        out = c.on_response(rid, cast(m.Response, payload), self.now, self._cluster())
+        out = c.on_response(rid, payload, self.now, self._cluster())
         self._drain_events(c, mem)
         self._send_all(member, out)
         # the answer may end the consumer's idleness; if it is idle now, its tick in this
@@ -600,7 +603,8 @@ class Simulation:
             # an idle consumer (Consumer.idle_until): between its polls the tick would do
             # nothing, and at one (a full step another member or the network makes at the
             # time of its poll) what the skipped steps do at its polls; it stays idle
-            if now >= c.next_poll_ms and cast(Consumer, c).idle_poll(now, self._offsets()):
+            # (only a Consumer is marked skip: isinstance, a C call, narrows the type)
+            if now >= c.next_poll_ms and isinstance(c, Consumer) and c.idle_poll(now, self._offsets()):
                 self.rid += 1  # the Fetch event's correlation id, as _drain_events
             return
         out = c.tick(now, self._cluster_view or self._cluster())
@@ -634,7 +638,7 @@ class Simulation:
 
     def _skipped_steps(self, until: int) -> None:
         """Take the clock steps before ``until`` that only idle members' polls make."""
-        idle = [cast(Consumer, mem.consumer) for mem in self.members.values() if mem.skip]
+        idle = [c for mem in self.members.values() if mem.skip and isinstance(c := mem.consumer, Consumer)]
         if not idle:
             return
         rate = self.sc.produce_rate_per_s
@@ -795,8 +799,8 @@ class Simulation:
     def _skipped_poll_after(self, t: int) -> int | None:
         """The first step at or after ``t`` that an idle member's poll makes (a check that
         runs at whichever step comes first after a time runs then)."""
-        polls = [cast(Consumer, mem.consumer).poll_at_or_after(t)
-                 for mem in self.members.values() if mem.skip]
+        polls = [c.poll_at_or_after(t) for mem in self.members.values()
+                 if mem.skip and isinstance(c := mem.consumer, Consumer)]
         return min(polls) if polls else None
 
     # ------------------------------------------------------------------ faults
