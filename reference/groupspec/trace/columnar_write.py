@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, chain
 from operator import attrgetter, itemgetter
 from typing import Any, Union, cast, get_args, get_origin
@@ -47,7 +47,7 @@ from groupspec.trace.events import (
     Event,
     RecordEvent,
     WireExchange,
-    group_of,
+    group_getter,
 )
 
 #: values (None for a null) -> an Arrow array of them
@@ -194,6 +194,8 @@ class _Plan:
         self.getters: dict[type, dict[str, Callable[[Any], Any]]] = {}
         #: the order of the kinds in a batch laid out by kind
         self.kind_order = {cls: i for i, cls in enumerate(KINDS)}
+        #: event class -> the getter of its events' group (None: no group)
+        self.group_getters = {cls: group_getter(cls) for cls in KINDS}
 
     def getters_of(self, cls: type, first: Any) -> dict[str, Callable[[Any], Any]]:
         """The flat columns an event of class ``cls`` has an attribute for (those
@@ -213,7 +215,7 @@ def _plan() -> _Plan:
     return _PLAN[0]
 
 
-def _floats(values: Sequence[Any]) -> list[Any]:
+def _floats(values: Iterable[Any]) -> list[Any]:
     return [None if v is None else float(v) for v in values]
 
 
@@ -245,7 +247,8 @@ def events_table(events: Sequence[Event], first_line: int = 1) -> Any:
         k = len(evs)
         kind = KINDS[cls]
         flat["kind"] += [kind] * k
-        flat["group_id"] += map(group_of, evs)
+        get_group = plan.group_getters[cls]  # group_of, one getter per class
+        flat["group_id"] += [None] * k if get_group is None else map(get_group, evs)
         getters = plan.getters_of(cls, evs[0])
         for name, is_float in plan.attrs:
             get = getters.get(name)
@@ -254,7 +257,7 @@ def events_table(events: Sequence[Event], first_line: int = 1) -> Any:
             elif get is None:
                 flat[name] += [None] * k
             else:
-                flat[name] += _floats(list(map(get, evs))) if is_float else map(get, evs)
+                flat[name] += _floats(map(get, evs)) if is_float else map(get, evs)
         if cls is WireExchange:
             exchanges = cast(list[WireExchange], evs)
             runs[f"req_{sub}"] = [start, plan.requests[sub].build([e.request for e in exchanges])]

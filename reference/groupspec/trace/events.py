@@ -62,8 +62,10 @@ by their time intervals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from operator import attrgetter
+from typing import Any, TypeAlias
 
 from groupspec.protocol import consumer_group_messages as cgm
 from groupspec.protocol import consumer_group_records as cr
@@ -285,6 +287,18 @@ def group_of(event: Event) -> str | None:
         return event.record.group_id
     if isinstance(event, FetchEvent):
         return event.group_id
+    return None
+
+
+def group_getter(cls: type) -> Callable[[Any], str | None] | None:
+    """:func:`group_of` for the events of class ``cls`` as one getter (None: their group is
+    None), for a caller that reads the groups of many events of one class."""
+    if issubclass(cls, WireExchange | ExpiryEvent):
+        return attrgetter("group_id")
+    if issubclass(cls, RecordEvent):
+        return attrgetter("record.group_id")
+    if issubclass(cls, FetchEvent):
+        return attrgetter("group_id")
     return None
 
 
