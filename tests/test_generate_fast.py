@@ -3,6 +3,7 @@ events for the same seed, and its injected violations where the manifest says.""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import gzip
 import hashlib
@@ -220,7 +221,8 @@ def test_a_lean_run_leaves_no_cycle_behind() -> None:
 #: the json encoder): the other plain types, NaN and the infinities, a str subclass
 _ODD = st.sampled_from([None, 0, 1, -7, 2**70, 0.0, 1.5, -0.0, 1e22, float("nan"), float("inf"),
                         float("-inf"), True, False, "", "é\u2028\"\\", type("S", (str,), {})("s"),
-                        Error.NONE, Error.REBALANCE_IN_PROGRESS])
+                        Error.NONE, Error.REBALANCE_IN_PROGRESS, b"", b"\x00\xff>?",
+                        [], ()])
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -232,8 +234,12 @@ def test_an_events_text_is_what_the_encoder_makes_of_its_json(event: Event, odd:
     # the event's fields, or those of its record, request or response
     inner = [x for x in (getattr(event, n, None) for n in ("record", "request", "response"))
              if dataclasses.is_dataclass(x)]
+    # the objects in their tuple fields (an OffsetCommit's partitions, written item by item)
+    items = [x for o in inner for f in dataclasses.fields(o)
+             if isinstance(getattr(o, f.name), tuple) for x in getattr(o, f.name) if dataclasses.is_dataclass(x)]
     for i, value in odd:
-        target = inner[i % len(inner)] if i % 2 and inner else event
+        target = (items[i % len(items)] if i % 3 == 2 and items
+                  else inner[i % len(inner)] if i % 2 and inner else event)
         names = [f.name for f in dataclasses.fields(target)
                  if f.name not in ("record", "request", "response")]  # objects
         if names:
@@ -244,6 +250,29 @@ def test_an_events_text_is_what_the_encoder_makes_of_its_json(event: Event, odd:
 def test_the_generators_text_is_the_encoders_on_its_own_events(tmp_path: Path) -> None:
     events = simulate_group("c-g0000", random.Random(2), FAULTS) + simulate_group("c-g0001", random.Random(9), FAULTS)
     assert [_event_line(e) for e in events] == [_line(event_to_json(e)) for e in events]
+
+
+@settings(max_examples=200, deadline=None)
+@given(odd=st.lists(st.tuples(st.integers(0, 1000), _ODD), min_size=1, max_size=3))
+def test_an_items_text_is_the_encoders(odd: list[tuple[int, Any]]) -> None:
+    # the items of a tuple field (an OffsetCommit's partitions, a JoinGroup's protocols) are
+    # written item by item: an item holding a value of another type than its field's is
+    # the encoder's text, in its place in the array
+    events = [copy.deepcopy(e) for e in _OWN_EVENTS]
+    items = [x for e in events if isinstance(e, WireExchange) for o in (e.request, e.response)
+             if dataclasses.is_dataclass(o) for f in dataclasses.fields(o)
+             if isinstance(getattr(o, f.name), tuple) for x in getattr(o, f.name) if dataclasses.is_dataclass(x)]
+    assert items
+    for i, value in odd:
+        target = items[i % len(items)]
+        names = [f.name for f in dataclasses.fields(target)]
+        object.__setattr__(target, names[i % len(names)], value)
+    assert [_event_line(e) for e in events] == [_line(event_to_json(e)) for e in events]
+
+
+#: a group's events with OffsetCommit, OffsetFetch, JoinGroup and SyncGroup exchanges
+_OWN_EVENTS = [e for e in simulate_group("c-g0000", random.Random(2), FAULTS)
+               if isinstance(e, WireExchange) and e.api in ("OffsetCommit", "OffsetFetch", "JoinGroup", "SyncGroup")]
 
 
 # --------------------------------------------------------------------------- columnar_write

@@ -34,6 +34,7 @@ import math
 import random
 import time
 import types
+from binascii import b2a_base64
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -406,11 +407,17 @@ _line = _line_encoder()
 # ---------------------------------------------------------------- an event's line as text
 #: a JSON string as the C encoder writes it (ASCII, as :data:`_json_encoder`)
 _esc: Callable[[str], str] = json.encoder.encode_basestring_ascii
+def _qb64(value: bytes) -> str:
+    """Bytes as the JSON string of what :func:`to_json` makes of them: base64 text, whose
+    characters (letters, digits, ``+``, ``/``, ``=``) a JSON string holds unescaped."""
+    return '"' + b2a_base64(value, newline=False).decode("ascii") + '"'
+
+
 #: what a line encoder's source runs with: the exact types a plain field's value must have
 #: to be written as the text below it
 _TEXT_SCOPE: dict[str, Any] = {
     "_type": type, "_str": str, "_int": int, "_bool": bool, "_float": float, "_inf": math.inf,
-    "_esc": _esc, "_frepr": float.__repr__,
+    "_esc": _esc, "_frepr": float.__repr__, "_tuple": tuple, "_bytes": bytes, "_qb64": _qb64,
 }
 
 
@@ -428,13 +435,15 @@ def _plain_text(x: str, hint: Any) -> tuple[str, str] | None:
         return f"_type({x}) is _int", f"{{{x}}}"
     if hint is float:  # NaN and the infinities are left to the encoder
         return f"(_type({x}) is _float and -_inf < {x} < _inf)", f"{{{x}!r}}"
+    if hint is bytes:
+        return f"_type({x}) is _bytes", f"{{_qb64({x})}}"
     args = get_args(hint)
     if get_origin(hint) in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
         other = args[0] if args[1] is type(None) else args[1]
         inner = _plain_text(x, other)
         if inner is not None:
             value = {str: f"_esc({x})", bool: f'("true" if {x} else "false")', int: x,
-                     float: f"_frepr({x})"}[other]
+                     float: f"_frepr({x})", bytes: f"_qb64({x})"}[other]
             return f"({x} is None or {inner[0]})", f'{{"null" if {x} is None else {value}}}'
     return None
 
@@ -473,11 +482,52 @@ def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[
             scope[k] = hint
             plain = f"_type({x}) is {k}", f"{{_esc({x}._name_)}}"
         if plain is None:
+            plain = _items_text(x, hint, scope)
+        if plain is None:
             parts.append(f"{{_any({x})}}")
         else:
             tests.append(plain[0])
             parts.append(plain[1])
     parts.append(_const("}"))
+
+
+def _items_text(x: str, hint: Any, scope: dict[str, Any]) -> tuple[str, str] | None:
+    """:func:`_plain_text` for a field typed ``tuple[C, ...]``, ``C`` a dataclass whose
+    fields are all plain or enums (an OffsetCommit's partitions): a tuple value is the
+    JSON array of its items' texts, each written by an encoder of ``C``'s objects (the
+    encoder's own text of an item of another class or with another value, as the encoder
+    writes a list: its items' texts between brackets, separated by commas). Else None."""
+    if get_origin(hint) is not tuple:
+        return None
+    args = get_args(hint)
+    item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
+    if not (isinstance(item, type) and dataclasses.is_dataclass(item)) or not all(
+            _plain_text("v", h) is not None
+            or (isinstance(h, type) and issubclass(h, Enum) and not issubclass(h, int | float | str))
+            for h in (_hints(item)[n] for n in _field_names(item))):
+        return None
+    k = f"_k{len(scope)}"
+    scope[k] = _item_text_encoder(item)
+    return f"_type({x}) is _tuple", f'[{{",".join(map({k}, {x}))}}]'
+
+
+def _item_text_encoder(cls: type) -> Callable[[Any], str]:
+    """``_line(to_json(v))`` for a dataclass ``v`` of class ``cls`` (plain or enum
+    fields), written out; a value of another class, or with a field of another type than
+    its hint's, is the encoder's."""
+    lines: list[str] = []
+    tests: list[str] = []
+    parts: list[str] = []
+    classes: dict[str, Any] = {"_cls": cls}
+    _object_text(cls, "v", "", lines, tests, parts, classes)
+    body = "\n".join(lines)
+    test = " and ".join(tests) or "True"
+    source = (f"def item(v):\n    if _type(v) is not _cls:\n        return _any(v)\n{body}\n"
+              f"    if not ({test}):\n        return _any(v)\n    return f'{''.join(parts)}'\n")
+    scope = {**_TEXT_SCOPE, **classes, "_any": _any_text}
+    exec(source, scope)  # the source is built from field names and type hints alone
+    item: Callable[[Any], str] = scope["item"]
+    return item
 
 
 def _compile_line(lines: list[str], tests: list[str], parts: list[str],
