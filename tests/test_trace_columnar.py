@@ -22,7 +22,7 @@ from groupspec.cli.main import main
 from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 from groupspec.trace import columnar, parquet
-from groupspec.trace.codec import _hints
+from groupspec.trace.codec import type_hints
 from groupspec.trace.events import (
     APIS,
     FORMAT,
@@ -284,7 +284,7 @@ def _strategy(tp: Any) -> st.SearchStrategy[Any]:
 
 
 def _dataclass(cls: type, **fixed: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    hints = _hints(cls)
+    hints = type_hints(cls)
 
     def lazy(tp: Any) -> st.SearchStrategy[Any]:
         return st.deferred(lambda: _strategy(tp))

@@ -49,7 +49,7 @@ from groupspec.protocol.errors import Error
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace import events as ev
-from groupspec.trace.codec import _field_names, _hints, to_json
+from groupspec.trace.codec import field_names, to_json, type_hints
 from groupspec.trace.columnar_write import write_events
 from groupspec.trace.jsonl import event_to_json
 
@@ -466,14 +466,14 @@ def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[
     (``_any``)."""
     special = special or {}
     parts.append(_const("{" + first))
-    for i, name in enumerate(_field_names(cls)):
+    for i, name in enumerate(field_names(cls)):
         x = f"{var}_{i}"
         lines.append(f"    {x} = {var}.{name}")
         parts.append(_const(("," if i or first else "") + json.dumps(name) + ":"))
         if name in special:
             parts.append(special[name].format(x=x))
             continue
-        hint = _hints(cls)[name]
+        hint = type_hints(cls)[name]
         plain = _plain_text(x, hint)
         if plain is None and isinstance(hint, type) and issubclass(hint, Enum) \
                 and not issubclass(hint, int | float | str):
@@ -504,7 +504,7 @@ def _items_text(x: str, hint: Any, scope: dict[str, Any]) -> tuple[str, str] | N
     if not (isinstance(item, type) and dataclasses.is_dataclass(item)) or not all(
             _plain_text("v", h) is not None
             or (isinstance(h, type) and issubclass(h, Enum) and not issubclass(h, int | float | str))
-            for h in (_hints(item)[n] for n in _field_names(item))):
+            for h in (type_hints(item)[n] for n in field_names(item))):
         return None
     k = f"_k{len(scope)}"
     scope[k] = _item_text_encoder(item)
@@ -568,7 +568,7 @@ def _exchange_text_encoder(req: type, resp: type) -> Callable[[Any], str]:
     tests: list[str] = []
     parts: list[str] = []
     classes: dict[str, Any] = {}
-    names = _field_names(ev.WireExchange)
+    names = field_names(ev.WireExchange)
     _object_text(ev.WireExchange, "e", '"kind":"exchange"', lines, tests, parts, classes,
                  special={"request": "<{x}>", "response": "<{x}>"})
     for var, t in ((f"e_{names.index('request')}", req), (f"e_{names.index('response')}", resp)):
@@ -587,12 +587,12 @@ def _exchange_text_encoder(req: type, resp: type) -> Callable[[Any], str]:
 def _record_text_encoder(rt: type) -> Callable[[Any], str]:
     """``_line(event_to_json(e))`` for record events of record class ``rt``: written out
     if every field of the record is plain, else the encoder's."""
-    if any(_plain_text("x", _hints(rt)[n]) is None for n in _field_names(rt)):
+    if any(_plain_text("x", type_hints(rt)[n]) is None for n in field_names(rt)):
         return _slow_line
     lines: list[str] = []
     tests: list[str] = []
     parts: list[str] = []
-    record = f"e_{_field_names(ev.RecordEvent).index('record')}"
+    record = f"e_{field_names(ev.RecordEvent).index('record')}"
     classes: dict[str, Any] = {}
     _object_text(ev.RecordEvent, "e", '"kind":"record"', lines, tests, parts, classes,
                  special={"record": "<{x}>"})

@@ -96,8 +96,8 @@ def _encoder_for(t: type) -> Callable[[Any], Any]:
     if issubclass(t, Enum):
         return lambda v: v.name
     if dataclasses.is_dataclass(t):  # an instance's type (a class passed as a value is not)
-        # {name: to_json(getattr(v, name)) for name in _field_names(t)}, written out
-        return compile_encoder(fields_encoder(_field_names(t)))
+        # {name: to_json(getattr(v, name)) for name in field_names(t)}, written out
+        return compile_encoder(fields_encoder(field_names(t)))
     if issubclass(t, tuple | list):
         return lambda v: [to_json(x) for x in v]
     if issubclass(t, dict):
@@ -110,13 +110,15 @@ def _encoder_for(t: type) -> Callable[[Any], Any]:
 
 
 @functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
+def field_names(cls: type) -> tuple[str, ...]:
     """A dataclass's field names, in order (read once per class, not per value)."""
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def type_hints(cls: type) -> dict[str, Any]:
+    """A class's type hints, evaluated once per class (the writers and the generator's
+    line encoders read them per field)."""
     return get_type_hints(cls)
 
 
@@ -351,7 +353,7 @@ def dataclass_decoder(
 
 
 def _generate(cls: type, given: tuple[str, ...], extra: tuple[str, ...]) -> Callable[..., Any]:
-    hints = _hints(cls)
+    hints = type_hints(cls)
     fields = dataclasses.fields(cls)
     unknown_given = set(given) - {f.name for f in fields}
     if unknown_given:

@@ -61,7 +61,7 @@ from enum import Enum
 from typing import Any, Union, get_args, get_origin
 
 from groupspec.protocol.topic_id import TopicId
-from groupspec.trace.codec import CodecError, _hints, decoder_for, to_json
+from groupspec.trace.codec import CodecError, decoder_for, to_json, type_hints
 from groupspec.trace.events import (
     APIS,
     KINDS,
@@ -347,7 +347,7 @@ def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
     ``skip``; decoding builds the objects with a generated keyword call per row, the
     skipped fields' values given as lists (:attr:`Conv.decode_given`)."""
     pa = _pa()
-    hints = _hints(cls)
+    hints = type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if f.name not in skip]
     convs = [conv_for(hints[f.name]) for f in fields]
     names = [f.name for f in fields]
@@ -399,7 +399,7 @@ class Layout:
         #: an exchange's fields held in flat columns, then its request and response
         self.exchange_fields = [f.name for f in dataclasses.fields(WireExchange)
                                 if f.name not in ("request", "response")]
-        hints = _hints(WireExchange)
+        hints = type_hints(WireExchange)
         #: their decoders (a flat column holds the field's type)
         self.exchange_decoders = [conv_for(hints[name]).decode for name in self.exchange_fields]
         self.make_exchange = _maker(WireExchange, [*self.exchange_fields, "request", "response"])

@@ -29,7 +29,7 @@ from itertools import accumulate, chain
 from operator import attrgetter, itemgetter
 from typing import Any, Union, cast, get_args, get_origin
 
-from groupspec.trace.codec import _hints
+from groupspec.trace.codec import type_hints
 from groupspec.trace.columnar import (
     BATCH_ROWS,
     FLAT,
@@ -149,7 +149,7 @@ def struct_column(cls: type, arrow_type: Any) -> Column:
     """The :class:`Column` of dataclass ``cls`` held as struct ``arrow_type``, whose fields
     are those of ``cls`` it keeps (all of them, or all but a few as
     :func:`groupspec.trace.columnar.struct_conv` leaves out)."""
-    hints = _hints(cls)
+    hints = type_hints(cls)
     names = [f.name for f in arrow_type]
     placeholder = types.SimpleNamespace(**dict.fromkeys(names))
     return _struct(arrow_type, [column_for(hints[n]) for n in names], [attrgetter(n) for n in names], placeholder)

@@ -18,10 +18,10 @@ from typing import IO, Any
 from groupspec.trace.codec import (
     CodecError,
     Decoder,
-    _field_names,
     compile_encoder,
     dataclass_decoder,
     decoder_for,
+    field_names,
     fields_encoder,
     to_json,
 )
@@ -93,7 +93,7 @@ def _event_encoder(t: type) -> Callable[[Any], Any]:
     """An event's JSON object: ``kind``, then each field's :func:`to_json` value in order,
     ``record`` as an object naming its ``type`` first; written out once per class (one
     function reading the fields, instead of a loop of ``getattr`` and calls per event)."""
-    body = fields_encoder(_field_names(t), f"{'kind'!r}: {KINDS[t]!r}, ",
+    body = fields_encoder(field_names(t), f"{'kind'!r}: {KINDS[t]!r}, ",
                           {"record": "_record_json({x})"})
     return compile_encoder(body, _record_json=_record_json)
 

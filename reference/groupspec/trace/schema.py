@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Any, Union, get_args, get_origin
 
 from groupspec.protocol.topic_id import TopicId
-from groupspec.trace.codec import _hints
+from groupspec.trace.codec import type_hints
 from groupspec.trace.events import (
     APIS,
     KINDS,
@@ -77,7 +77,7 @@ def _object_schema(cls: type, defs: dict[str, Any], extra: dict[str, Any] | None
                    skip: tuple[str, ...] = ()) -> dict[str, Any]:
     """``cls``'s fields as an object schema, ``extra`` properties first; fields in ``skip``
     are left for the caller to describe (an exchange's bodies depend on its api)."""
-    hints = _hints(cls)
+    hints = type_hints(cls)
     props: dict[str, Any] = dict(extra or {})
     required = list(extra or {})
     for f in dataclasses.fields(cls):
