@@ -332,6 +332,11 @@ _MEMBERSHIP_ERRORS = frozenset({Error.REBALANCE_IN_PROGRESS, Error.ILLEGAL_GENER
                                 Error.UNKNOWN_MEMBER_ID, Error.FENCED_INSTANCE_ID})
 
 
+#: the classic protocol's membership APIs: a group with any of them may have classic members
+#: (and adopt a generation offset), which :meth:`Replayer._commit_unexplainable` leaves alone
+_CLASSIC_MEMBERSHIP = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"})
+
+
 #: groups of at most this many exchanges get a budget of PER_EXCHANGE_BUDGET per exchange
 SMALL_GROUP_EXCHANGES = 200
 PER_EXCHANGE_BUDGET = 100
@@ -474,6 +479,16 @@ class Replayer:
         self.pruned = 0
         #: some member subscribes by regular expression (KIP-848)
         self._regex = pre.regex
+        #: per consumer-protocol member id, the indices of its ConsumerGroupHeartbeats (by
+        #: the request's member id or, for a v0 join, the response's), computed on first use
+        #: (see :meth:`_commit_unexplainable`); None for a group with classic exchanges
+        self._member_heartbeats: dict[str, list[int]] | None = None
+        self._member_heartbeats_done = False
+        #: the commits found unexplainable, by index (what decided it cannot change but by
+        #: an exchange accepted later, which only makes fewer commits unexplainable)
+        self._unexplainable: dict[int, tuple[int, bool]] = {}
+        #: search segments ended early because their divergence had no explanation
+        self.decided = 0
 
     # ------------------------------------------------------------------ search
     def run(self, initial_delay_ms: int) -> ReplayResult:
@@ -555,6 +570,13 @@ class Replayer:
                 if self._seen is None:
                     self._seen = set()
                 self._memo_depth = max(self._memo_depth, fail.depth)
+                if self._commit_unexplainable(fail):
+                    # no order, timer placement or failover explains this commit's answer
+                    # (see _commit_unexplainable): every branch the stack holds fails at it
+                    # or before, so the search segment ends here with the deepest failure
+                    # found, as the whole search would end (only sooner)
+                    stack.clear()
+                    self.decided += 1
             except _Seen:
                 self.pruned += 1
             pending = None
@@ -628,6 +650,115 @@ class Replayer:
             pruned_reads = {}
             self._seen = None
             self._memo_depth = -1
+
+    def _heartbeats_by_member(self) -> dict[str, list[int]] | None:
+        """Each consumer-protocol member's ConsumerGroupHeartbeats (indices, in send order),
+        or None when the group has classic membership exchanges (then a member id may also
+        be a classic member's, and a generation offset may be adopted: not decided here)."""
+        if not self._member_heartbeats_done:
+            self._member_heartbeats_done = True
+            out: dict[str, list[int]] = {}
+            for i, x in enumerate(self.x):
+                e = x.event
+                if e.api in _CLASSIC_MEMBERSHIP:
+                    return None
+                req = e.request
+                if not isinstance(req, ConsumerGroupHeartbeatRequest):
+                    continue
+                mid = req.member_id
+                if not mid and isinstance(e.response, ConsumerGroupHeartbeatResponse):
+                    mid = e.response.member_id or ""
+                if mid:
+                    out.setdefault(mid, []).append(i)
+            self._member_heartbeats = out
+        return self._member_heartbeats
+
+    def _commit_unexplainable(self, fail: Failure) -> bool:
+        """Whether no branch of the search can answer the diverging exchange as the broker
+        did: an OffsetCommit of a consumer-protocol member M at member epoch ``e`` >= 0 that
+        the broker accepted (some partition answered NONE by the coordinator) although M's
+        epoch cannot be ``e`` when it arrives, in any order the intervals allow.
+
+        Why that is decided by the trace alone (Kafka's rules, and the reference's):
+
+        - A commit passes the coordinator's check only if M is a member at epoch ``e``
+          (ConsumerGroup.validateOffsetCommit: getOrMaybeCreateMember, UNKNOWN_MEMBER_ID;
+          validateMemberEpoch, STALE_MEMBER_EPOCH; OffsetMetadataManager.validateOffsetCommit
+          answers every partition with the error; an unknown group GROUP_ID_NOT_FOUND). The
+          group has no classic membership exchange, so M is no classic member and no
+          generation offset applies.
+        - M's epoch changes only by M's own ConsumerGroupHeartbeat (GroupMetadataManager
+          consumerGroupHeartbeat: maybeReconcile writes M's ConsumerGroupCurrentMemberAssignment
+          record, the static leave its epoch -2), and M leaves the group by its leave, its
+          session or rebalance timeout, or a static replacement (removeMember): never does
+          another request, timer or regex resolution give M an epoch. A failover reloads the
+          epoch last written; none is tried here (the trace has no coordinator error).
+        - Every branch that reaches the commit answered each of M's heartbeats it handled as
+          the broker did (the member epoch is compared): after heartbeat h, M's epoch is h's
+          recorded one (when h is answered NONE, not a coordinator error, and not a
+          divergence taken as the broker's answer, whose state stays the reference's).
+        - The heartbeats of M on the commit's connection sent before it are handled before
+          it (Kafka reads a connection's next request only after answering the last); L, the
+          last of them, is. A heartbeat h on another connection can come between L and the
+          commit only if it was sent before the commit was answered and answered after L was
+          sent (_options offers no request sent after the earliest answer among those left).
+
+        So M's epoch at the commit is absent or the recorded epoch of L or of one such h; if
+        none is ``e``, no branch accepts the commit, and searching the others only costs
+        (the explored orders of heartbeats and commits around it, 11,601 alternatives
+        without an answer on the oracle campaign's consumer-commit-accepts-stale-epoch,
+        seed 1008). Any condition not met (a heartbeat without answer or with an error,
+        one taken as a divergence, a coordinator error in the trace): False, and the search
+        goes on as before."""
+        ex = fail.exchange
+        e = ex.event
+        req = e.request
+        if (e.api != "OffsetCommit" or not isinstance(req, m.OffsetCommitRequest)
+                or not isinstance(e.response, m.OffsetCommitResponse)
+                or req.generation_id < 0 or not req.member_id or self.coordinator_moved):
+            return False
+        i = self._index.get(id(ex))
+        if i is None:
+            return False
+        known = self._unexplainable.get(i)
+        if known is not None and known[0] == len(self.accept):
+            return known[1]
+        if i in self.accept or not any(p.error is _NONE for p in e.response.partitions):
+            decided = False
+        else:
+            decided = self._epoch_excluded(i, req.member_id, req.generation_id)
+        self._unexplainable[i] = (len(self.accept), decided)
+        return decided
+
+    def _epoch_excluded(self, i: int, member: str, epoch: int) -> bool:
+        """Whether member ``member`` cannot be at ``epoch`` when commit ``i`` arrives (see
+        :meth:`_commit_unexplainable`)."""
+        by_member = self._heartbeats_by_member()
+        if by_member is None:
+            return False
+        commit = self.x[i]
+        conn = commit.event.connection
+        mine = by_member.get(member, ())
+        last: int | None = None
+        for j in mine:
+            xj = self.x[j]
+            if xj.event.connection == conn and xj.sent < commit.sent:
+                last = j
+        if last is None:
+            return False
+        since = self.x[last].sent
+        for j in mine:
+            xj = self.x[j]
+            if j != last and (xj.event.connection == conn or xj.sent > commit.received
+                              or xj.received < since):
+                continue  # handled before L, or after the commit, in every order
+            resp = xj.event.response
+            if (not isinstance(resp, ConsumerGroupHeartbeatResponse) or resp.error is not _NONE
+                    or self.coordinator_error[j] or j in self.accept):
+                return False  # M's epoch after it is not its recorded one
+            if resp.member_epoch == epoch:
+                return False
+        return True
 
     def _unblocks_membership_change(self, i: int, fail: Failure) -> bool:
         """Whether handling exchange ``i`` earlier can let a request behind it on its
