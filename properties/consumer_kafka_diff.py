@@ -72,7 +72,9 @@ CLIENTS: tuple[tuple[str, str | None], ...] = (
     ("c0", None), ("c1", None), ("c2", None), ("s3", "i3"), ("s4", "i4"), ("z3", "i3"))
 
 #: the classic clients (Op("classic")): client id and instance id
-CLASSIC_CLIENTS: tuple[tuple[str, str | None], ...] = (("k0", None), ("k1", "ki1"))
+#: (k1 shares its instance id with s3 and z3: a classic static member may replace a
+#: consumer-protocol one, and the other way round)
+CLASSIC_CLIENTS: tuple[tuple[str, str | None], ...] = (("k0", None), ("k1", "i3"))
 #: their JoinGroup's session and rebalance timeouts
 CLASSIC_SESSION_MS, CLASSIC_REBALANCE_MS = 10_000, 20_000
 

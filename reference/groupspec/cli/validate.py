@@ -68,8 +68,7 @@ def register(sub: Any) -> None:
                    metavar="POLICY",
                    help="group.consumer.migration.policy of the broker: "
                         f"{', '.join(MIGRATION_POLICIES)} (default Kafka's, bidirectional). "
-                        "Both conversions are judged (docs/deviations.md names the one "
-                        "path not modelled)")
+                        "Online upgrades and downgrades are judged as Kafka makes them")
     p.set_defaults(func=run)
 
 

@@ -49,9 +49,7 @@ class CoordinatorConfig:
     consumer_group_assignors: tuple[str, ...] = ("uniform", "range")
     #: group.consumer.migration.policy (ConsumerGroupMigrationPolicy: bidirectional,
     #: upgrade, downgrade or disabled; Kafka reads it case-insensitively, the reference keeps
-    #: it lower-case). Kafka's default. Both conversions are modelled but one downgrade path
-    #: (a classic static member replacing the last consumer-protocol one: NotModelled;
-    #: docs/deviations.md)
+    #: it lower-case). Kafka's default. Both conversions are modelled (docs/deviations.md)
     consumer_group_migration_policy: str = "bidirectional"
     #: group.consumer.regex.refresh.interval.ms (an internal config, at least 10 s): the
     #: longest a group's resolved regexes go unrefreshed while its members heartbeat

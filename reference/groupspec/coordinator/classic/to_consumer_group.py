@@ -11,9 +11,10 @@ REBALANCE_IN_PROGRESS when it must rejoin to reconcile. Its session timeout is t
 JoinGroup gave; it has join and sync timeouts instead of a rebalance timeout; a timeout
 fences it.
 
-Not modelled (NotModelled): the online downgrade when a classic JoinGroup replaces the
-group's last consumer-protocol static member (validateOnlineDowngradeWithReplacedMember;
-the downgrade by members leaving is heartbeat.fence_members').
+A JoinGroup by which a classic static member replaces the group's last consumer-protocol
+member downgrades the group when the policy allows it (validateOnlineDowngradeWithReplacedMember,
+convertToClassicGroup with the joining member; the downgrade by members leaving is
+heartbeat.fence_members').
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.consumer.heartbeat import (
     ApiError,
     _static_member,
+    convert_to_classic_group,
     fence_members,
     replace_member,
     subscribe_and_reconcile,
 )
 from groupspec.coordinator.consumer.member import ConsumerMember, to_record
 from groupspec.coordinator.context import Txn
-from groupspec.coordinator.state import NotModelled
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import HeartbeatTopicPartitions
@@ -127,7 +128,7 @@ def _owned(txn: Txn, sub: Subscription) -> list[HeartbeatTopicPartitions]:
 def join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
          new_member_id: Callable[[], str]) -> JoinGroupResponse:
     """classicGroupJoinToConsumerGroup for a group with members: the answer, with the
-    records written (NotModelled when it would downgrade the group)."""
+    records written (the group downgraded when a static member's replacement allows it)."""
     try:
         return _join(txn, group, req, new_member_id)
     except ApiError as e:
@@ -179,13 +180,7 @@ def _join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
                                f"fenced by member {existing.member_id}.")
             member = existing
     previous_static = group.static_member(instance_id)
-    if previous_static is not None and _downgrades_on_replacement(txn, group, previous_static):
-        raise NotModelled(
-            f"JoinGroup of static member {instance_id!r} to consumer group {group.group_id!r} "
-            "replaces its last consumer-protocol member, and group.consumer.migration.policy="
-            f"{cfg.consumer_group_migration_policy} allows a downgrade: Kafka converts it to a "
-            "classic group (GroupMetadataManager.convertToClassicGroup, online downgrade); the "
-            "reference does not model online migration")
+    downgrade = previous_static is not None and _downgrades_on_replacement(txn, group, previous_static)
     try:
         sub = Subscription.decode(req.protocols[0].metadata)
     except (DecodeError, IndexError):
@@ -207,10 +202,22 @@ def _join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
             supported_protocols=tuple(cr.ClassicProtocol(p.name, p.metadata) for p in req.protocols)),
     )
     refreshed: list[int] = []
+    changed: list[bool] = []
     # the group epoch is also bumped when this member replaces a static member that had a regex
     updated = subscribe_and_reconcile(txn, group, member, updated, replaced, _owned(txn, sub),
                                       records, refreshed,
-                                      bump_anyway=member.subscribed_topic_regex != "")
+                                      bump_anyway=member.subscribed_topic_regex != "",
+                                      downgrade=downgrade, changed=changed)
+    answer = JoinGroupResponse(
+        error=Error.NONE, member_id=member_id, generation_id=updated.member_epoch,
+        protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=req.protocols[0].name)
+    if downgrade:
+        # convertToClassicGroup with the joining member: the group is a classic group from
+        # here (its heartbeats armed there; no consumer session or sync timeout)
+        assert previous_static is not None
+        convert_to_classic_group(txn, group, set(), records, joining=updated,
+                                 replaced=previous_static, subscription_changed=changed[0])
+        return answer
     for rec in records:
         txn.emit(rec)
     if refreshed and txn.state.consumer_groups.get(group.group_id) is group:
@@ -221,9 +228,7 @@ def _join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
     _arm_session(txn, group, member_id, req.session_timeout_ms)
     txn.emit(cr.ConsumerClassicSyncTimerSet(group.group_id, member_id,
                                             txn.now_ms + req.rebalance_timeout_ms))
-    return JoinGroupResponse(
-        error=Error.NONE, member_id=member_id, generation_id=updated.member_epoch,
-        protocol_type=CONSUMER_PROTOCOL_TYPE, protocol_name=req.protocols[0].name)
+    return answer
 
 
 def _downgrades_on_replacement(txn: Txn, group: ConsumerGroup, replaced: ConsumerMember) -> bool:

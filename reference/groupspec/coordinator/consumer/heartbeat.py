@@ -471,13 +471,18 @@ def subscribe_and_reconcile(txn: Txn, group: ConsumerGroup, member: ConsumerMemb
                             updated: ConsumerMember, replaced: ConsumerMember | None,
                             owned: Sequence[HeartbeatTopicPartitions] | None,
                             records: list[r.Record], refreshed: list[int],
-                            bump_anyway: bool = False) -> ConsumerMember:
+                            bump_anyway: bool = False, downgrade: bool = False,
+                            changed: list[bool] | None = None) -> ConsumerMember:
     """The steps a ConsumerGroupHeartbeat and a classic member's JoinGroup share
     (consumerGroupHeartbeat, classicGroupJoinToConsumerGroup): the member's subscription
     record and the group epoch (hasMemberSubscriptionChanged, maybeUpdateRegularExpressions,
     updateSubscriptionMetadata; ``bump_anyway``: a bump the caller decided), the target
     assignment (updateTargetAssignment) and the member's reconciliation (maybeReconcile,
-    with the partitions it reports ``owned``). Returns the member as reconciled."""
+    with the partitions it reports ``owned``). Returns the member as reconciled.
+    ``downgrade``: the request downgrades the group (classicGroupJoinToConsumerGroup with a
+    static member's replacement): no new target; the member reconciles with the group's
+    target unless its subscription changed. ``changed`` receives whether it did (the bump
+    the member itself asked for, before updateSubscriptionMetadata's)."""
     # 1. the member, the group epoch (hasMemberSubscriptionChanged,
     # maybeUpdateRegularExpressions, updateSubscriptionMetadata)
     member_id = updated.member_id
@@ -488,6 +493,9 @@ def subscribe_and_reconcile(txn: Txn, group: ConsumerGroup, member: ConsumerMemb
         if updated.subscribed_topic_names != member.subscribed_topic_names:
             bump = True
     bump = _maybe_update_regexes(txn, group, member, updated, records) or bump
+    asked = bump  # the member's own reasons, before the metadata's
+    if changed is not None:
+        changed.append(asked)
     members_after = _members_after(group, updated, replaced)
     group_epoch = group.group_epoch
     # the subscription type the target is computed with: the group's own
@@ -513,7 +521,12 @@ def subscribe_and_reconcile(txn: Txn, group: ConsumerGroup, member: ConsumerMemb
         refreshed.append(group_epoch)
 
     # 2. the target assignment
-    if group_epoch > group.assignment_epoch:
+    if downgrade:
+        target_epoch = group.assignment_epoch
+        target = group.target_of(updated.member_id, updated.instance_id)
+        if asked:
+            return updated  # a rebalance of the classic group follows
+    elif group_epoch > group.assignment_epoch:
         target = _update_target(txn, group, group_epoch, members_after, updated, replaced, kind,
                                 records)
         target_epoch = group_epoch
@@ -785,7 +798,7 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
             and all(m.uses_classic_protocol for mid, m in group.members.items() if mid not in gone)
             and txn.config.online_downgrade_enabled and rest_count <= txn.config.group_max_size):
         # validateOnlineDowngradeWithFencedMembers: only classic members would remain
-        _convert_to_classic_group(txn, group, gone, records)
+        convert_to_classic_group(txn, group, gone, records)
         return
     for m in members:
         _remove_member_records(group.group_id, m.member_id, records)
@@ -812,8 +825,10 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
             records.append(cr.ConsumerClassicSyncTimerSet(group.group_id, m.member_id, None))
 
 
-def _convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
-                              records: list[r.Record]) -> None:
+def convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
+                              records: list[r.Record], joining: ConsumerMember | None = None,
+                              replaced: ConsumerMember | None = None,
+                              subscription_changed: bool = False) -> None:
     """convertToClassicGroup for members leaving (GroupMetadataManager, with
     ConsumerGroup.createGroupTombstoneRecords, ClassicGroup.fromConsumerGroup and
     createClassicGroupRecords): the consumer group's tombstones; a Stable classic group at the
@@ -822,15 +837,28 @@ def _convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
     subscription's version; its record; the members' heartbeats; then a rebalance
     ("Downgrade group ... for member leaving"). Kafka puts the classic group in its map
     directly instead of replaying the records, and the rebalance runs on it: the records are
-    written here at once (whatever ``records`` held first), then the rebalance."""
+    written here at once (whatever ``records`` held first), then the rebalance.
+
+    ``joining``: a classic member whose JoinGroup replaces the static member ``replaced``
+    (classicGroupJoinToConsumerGroup): it takes the replaced one's place last in the classic
+    group, with its target; the tombstones name it in the replaced one's place
+    (createGroupTombstoneRecordsWithReplacedMember); a rebalance only if its subscription
+    changed."""
     gid, epoch = group.group_id, group.group_epoch
     order = group.member_order.order()
     regexes = group.resolved_regex_order.order()
+    targets = dict(group.target)
+    staying = [group.members[mid] for mid in order if mid not in leaving and not (
+        joining is not None and group.members[mid].instance_id == joining.instance_id)]
+    if joining is not None:
+        staying.append(joining)
+        if replaced is not None:
+            targets[joining.member_id] = targets.get(replaced.member_id, {})
+            order = [joining.member_id if mid == replaced.member_id else mid for mid in order]
     for rec in records:
         txn.emit(rec)
     records.clear()
     by_name = {t.topic_id: name for name, t in txn.state.topics.items()}
-    staying = [group.members[mid] for mid in order if mid not in leaving]
     converted = []
     for m in staying:
         assert m.classic is not None
@@ -848,7 +876,7 @@ def _convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
         metadata = next(p.metadata for p in pm.protocols if p.name == protocol)
         version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
         target = replayed_assignment_order(
-            [(p.topic_id, p.partitions) for p in to_record(group.target.get(pm.info.member_id, {}))])
+            [(p.topic_id, p.partitions) for p in to_record(targets.get(pm.info.member_id, {}))])
         named = {by_name[t]: ps for t, ps in target.items() if t in by_name}
         with_assignments.append(dataclasses.replace(pm, assignment=_assignment_bytes(named, version)))
     # the tombstones (createGroupTombstoneRecords: the members in the map's order, each kind
@@ -869,7 +897,11 @@ def _convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
     rb.persist(txn, classic)
     for member in list(classic.members.values()):
         rb.reschedule_heartbeat(txn, classic, member.member_id, member.session_timeout_ms)
-    rb.prepare_rebalance(txn, classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
+    if joining is None:
+        rb.prepare_rebalance(txn, classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
+    elif subscription_changed:
+        rb.prepare_rebalance(txn, classic, f"Downgrade group {gid} from consumer to classic for static "
+                             "member replacement with different subscription.")
 
 
 def _classic_member(pm: r.PersistedMember) -> Member:
@@ -987,6 +1019,7 @@ __all__ = [
     "ApiError",
     "TopicMetadata",
     "complete_regex_resolution",
+    "convert_to_classic_group",
     "expire_classic_timer",
     "expire_rebalance",
     "expire_session",
