@@ -98,11 +98,13 @@ def test_decoded_rows_share_no_strings_as_json_lines_does_not(tmp_path: Path) ->
     """Each event's strings are its own objects, as :mod:`json` makes them, though Parquet
     holds them as dictionaries: the replay fingerprints its states by pickling them, and
     pickle writes one object held twice differently from two equal ones (sharing changed
-    which states its search told apart, and its reported search counts)."""
+    which states its search told apart, and its reported search counts). Record events are
+    the exception: the replay never holds them, and their text is decoded once per value."""
     loaded = load_path(_round_trip(_bytes(INJECTED[0]), tmp_path))
     found: list[str] = []
     for x in loaded.events:
-        _strings(x.event, found)
+        if not isinstance(x.event, RecordEvent):
+            _strings(x.event, found)
     long = [s for s in found if len(s) > 1]  # CPython keeps one object per 1-character str
     assert len(long) > 1000
     assert len({id(s) for s in long}) == len(long)

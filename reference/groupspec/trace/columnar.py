@@ -342,14 +342,32 @@ def _maker(cls: type, names: Sequence[str]) -> Callable[..., list[Any]]:
     return make
 
 
-def struct_conv(cls: type, skip: tuple[str, ...] = ()) -> Conv:
+#: the text fields of a record event and its record (``str``, ``str | None``), whose
+#: values may be shared between rows (:func:`struct_conv`'s ``shared_text``)
+_TEXT = (str, str | None)
+
+
+def _shared_text_conv() -> Conv:
+    """A text leaf decoded once per distinct value of a dictionary array, the rows sharing
+    the ``str`` objects (:func:`_leaf`'s ``by_value``)."""
+    values = _leaf(by_value=True)
+    return Conv(_pa().string(), _identity, values, decode_optional=values)
+
+
+def struct_conv(cls: type, skip: tuple[str, ...] = (), shared_text: bool = False) -> Conv:
     """The :class:`Conv` of dataclass ``cls`` as an Arrow struct of its fields but
     ``skip``; decoding builds the objects with a generated keyword call per row, the
-    skipped fields' values given as lists (:attr:`Conv.decode_given`)."""
+    skipped fields' values given as lists (:attr:`Conv.decode_given`). With
+    ``shared_text``, its own text fields (not those of nested structs) are decoded once per
+    distinct value, rows sharing the ``str`` objects: for record events and their records,
+    which the replay (whose fingerprints tell a shared object from equal ones, :func:`_leaf`)
+    never holds; they are two thirds of a simulator trace's events."""
     pa = _pa()
     hints = type_hints(cls)
     fields = [f for f in dataclasses.fields(cls) if f.name not in skip]
-    convs = [conv_for(hints[f.name]) for f in fields]
+    shared = _shared_text_conv() if shared_text else None
+    convs = [shared if shared is not None and hints[f.name] in _TEXT else conv_for(hints[f.name])
+             for f in fields]
     names = [f.name for f in fields]
     plain = [c.encode is _identity for c in convs]
 
@@ -393,9 +411,11 @@ class Layout:
         self.responses = {api: conv_for(resp) for api, (_, _, resp) in APIS.items()}
         #: a response is null when none was seen
         self.response_decoders = {api: _nullable(c.decode) for api, c in self.responses.items()}
-        self.others = {kind: (struct_conv(cls, skip=("record",)) if cls is RecordEvent else conv_for(cls))
+        self.others = {kind: (struct_conv(cls, skip=("record",), shared_text=True) if cls is RecordEvent
+                              else conv_for(cls))
                        for kind, cls in _OTHER_KINDS.items()}
-        self.records = {name: conv_for(cls) for name, cls in RECORD_TYPES.items()}
+        #: (records reach the record invariants, never the replay: their text is shared)
+        self.records = {name: struct_conv(cls, shared_text=True) for name, cls in RECORD_TYPES.items()}
         #: an exchange's fields held in flat columns, then its request and response
         self.exchange_fields = [f.name for f in dataclasses.fields(WireExchange)
                                 if f.name not in ("request", "response")]

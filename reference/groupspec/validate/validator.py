@@ -10,6 +10,7 @@ cannot be read raises :class:`~groupspec.validate.problems.TraceInputError`.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,10 @@ def with_broker_config(config: ReplayConfig, settings: Mapping[str, int]) -> Rep
     return dataclasses.replace(config, coordinator=dataclasses.replace(config.coordinator, **changes))
 
 
+#: a Located's event
+_EVENT = operator.itemgetter(1)
+
+
 @paused_gc()
 def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfig | None:
     """The configuration every group of ``loaded`` is judged with (the one place this is
@@ -84,7 +89,11 @@ def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfi
     over TCP, a connection delivers everything while it is open), the header's broker
     settings, and the file's metadata images, which in a recording are what clients asked
     about (learned), not the coordinator's image."""
-    header = next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
+    # the classes of the file's events, in one pass that makes no Python frame per event:
+    # most files have no metadata event, and their header first
+    kinds = set(map(type, map(_EVENT, loaded.events)))
+    header = (next((x.event for x in loaded.events if isinstance(x.event, Header)), None)
+              if any(issubclass(k, Header) for k in kinds) else None)
     recorded = header is not None and header.source == RECORDER_SOURCE
     if (config is None or not config.reliable_connections) and recorded:
         config = dataclasses.replace(config or ReplayConfig(), reliable_connections=True)
@@ -93,8 +102,9 @@ def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfi
         config = dataclasses.replace(config or ReplayConfig(), offsets_check_phase_known=False)
     if header is not None and header.broker_config:
         config = with_broker_config(config or ReplayConfig(), header.broker_config)
-    metadata = tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
-                            key=lambda e: (e.at_ms, e.seq)))
+    metadata = (tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
+                             key=lambda e: (e.at_ms, e.seq)))
+                if any(issubclass(k, MetadataEvent) for k in kinds) else ())
     if metadata:
         config = dataclasses.replace(config or ReplayConfig(), metadata=metadata)
         if recorded:
