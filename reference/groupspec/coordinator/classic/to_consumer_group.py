@@ -30,6 +30,7 @@ from groupspec.coordinator.consumer.heartbeat import (
     _static_member,
     convert_to_classic_group,
     fence_members,
+    known_static_member,
     replace_member,
     subscribe_and_reconcile,
 )
@@ -172,13 +173,7 @@ def _join(txn: Txn, group: ConsumerGroup, req: JoinGroupRequest,
                 member = replace_member(group, existing, member_id, records)
                 replaced = existing
         else:
-            if existing is None:
-                raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-            if existing.member_id != member_id:
-                raise ApiError(Error.FENCED_INSTANCE_ID,
-                               f"Static member {member_id} with instance id {instance_id} was "
-                               f"fenced by member {existing.member_id}.")
-            member = existing
+            member = known_static_member(group, member_id, instance_id)
     previous_static = group.static_member(instance_id)
     downgrade = previous_static is not None and _downgrades_on_replacement(txn, group, previous_static)
     try:

@@ -365,6 +365,21 @@ def _static_member(g: ConsumerGroup, instance_id: str) -> ConsumerMember | None:
     return None if mid is None else _member(g, mid, False)
 
 
+def known_static_member(g: ConsumerGroup, member_id: str, instance_id: str) -> ConsumerMember:
+    """throwIfStaticMemberIsUnknown and throwIfInstanceIdIsFenced: the static member the
+    instance id names (UNKNOWN_MEMBER_ID if none), which must be ``member_id``
+    (FENCED_INSTANCE_ID)."""
+    existing = _static_member(g, instance_id)
+    if existing is None:
+        raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
+    if existing.member_id != member_id:
+        raise ApiError(
+            Error.FENCED_INSTANCE_ID,
+            f"Static member {member_id} with instance id {instance_id} was fenced by member "
+            f"{existing.member_id}.")
+    return existing
+
+
 def _check_epoch(m: ConsumerMember, received: int, owned: Sequence[object] | None,
                  owned_ok: bool) -> None:
     """throwIfConsumerGroupMemberEpochIsInvalid."""
@@ -419,14 +434,7 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
                 member = replace_member(group, existing, member_id, records)
                 replaced = existing
         else:
-            if existing is None:
-                raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
-            if existing.member_id != member_id:
-                raise ApiError(
-                    Error.FENCED_INSTANCE_ID,
-                    f"Static member {member_id} with instance id {req.instance_id} was fenced "
-                    f"by member {existing.member_id}.")
-            member = existing
+            member = known_static_member(group, member_id, req.instance_id)
             _check_epoch(member, req.member_epoch, owned, is_subset(owned, member.assigned))
 
     updated = dataclasses.replace(
@@ -936,15 +944,7 @@ def _leave(txn: Txn, req: ConsumerGroupHeartbeatRequest,
         member = _member(group, req.member_id, False)
         fence_members(txn, group, [member], records)
         return answer
-    member_or_none = _static_member(group, req.instance_id)
-    if member_or_none is None:
-        raise ApiError(Error.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
-    member = member_or_none
-    if member.member_id != req.member_id:
-        raise ApiError(
-            Error.FENCED_INSTANCE_ID,
-            f"Static member {req.member_id} with instance id {req.instance_id} was fenced by "
-            f"member {member.member_id}.")
+    member = known_static_member(group, req.member_id, req.instance_id)
     if req.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         # consumerGroupStaticMemberGroupLeave: epoch -2, nothing pending revocation; its
         # timers keep running (the session timeout removes it unless it comes back)
@@ -958,6 +958,17 @@ def _leave(txn: Txn, req: ConsumerGroupHeartbeatRequest,
 
 
 # ---------------------------------------------------------------------------- timers
+def _fence_on_timeout(txn: Txn, group: ConsumerGroup, member: ConsumerMember,
+                      cancelled: type[r.Record]) -> None:
+    """consumerGroupFenceMemberOperation from a timer whose own cancellation (a record of
+    kind ``cancelled``) is already written."""
+    records: list[r.Record] = []
+    fence_members(txn, group, [member], records)
+    for rec in records:
+        if not isinstance(rec, cancelled):
+            txn.emit(rec)
+
+
 def expire_session(txn: Txn, group_id: str, member_id: str) -> None:
     """The session timeout fired: consumerGroupFenceMemberOperation ("the member session
     expired"); nothing if the group or member is gone."""
@@ -966,14 +977,8 @@ def expire_session(txn: Txn, group_id: str, member_id: str) -> None:
         return
     txn.emit(cr.ConsumerSessionTimerSet(group_id, member_id, None))
     member = group.members.get(member_id)
-    if member is None:
-        return
-    records: list[r.Record] = []
-    fence_members(txn, group, [member], records)
-    for rec in records:
-        if isinstance(rec, cr.ConsumerSessionTimerSet):
-            continue  # already cancelled above
-        txn.emit(rec)
+    if member is not None:
+        _fence_on_timeout(txn, group, member, cr.ConsumerSessionTimerSet)
 
 
 def expire_rebalance(txn: Txn, group_id: str, member_id: str, member_epoch: int) -> None:
@@ -984,14 +989,8 @@ def expire_rebalance(txn: Txn, group_id: str, member_id: str, member_epoch: int)
         return
     txn.emit(cr.ConsumerRebalanceTimerSet(group_id, member_id, None))
     member = group.members.get(member_id)
-    if member is None or member.member_epoch != member_epoch:
-        return
-    records: list[r.Record] = []
-    fence_members(txn, group, [member], records)
-    for rec in records:
-        if isinstance(rec, cr.ConsumerRebalanceTimerSet):
-            continue
-        txn.emit(rec)
+    if member is not None and member.member_epoch == member_epoch:
+        _fence_on_timeout(txn, group, member, cr.ConsumerRebalanceTimerSet)
 
 
 def expire_classic_timer(txn: Txn, group_id: str, member_id: str, sync: bool) -> None:
@@ -1005,14 +1004,8 @@ def expire_classic_timer(txn: Txn, group_id: str, member_id: str, sync: bool) ->
     kind = cr.ConsumerClassicSyncTimerSet if sync else cr.ConsumerClassicJoinTimerSet
     txn.emit(kind(group_id, member_id, None))
     member = group.members.get(member_id)
-    if member is None:
-        return
-    records: list[r.Record] = []
-    fence_members(txn, group, [member], records)
-    for rec in records:
-        if isinstance(rec, kind):
-            continue  # already cancelled above
-        txn.emit(rec)
+    if member is not None:
+        _fence_on_timeout(txn, group, member, kind)
 
 
 __all__ = [
@@ -1025,6 +1018,7 @@ __all__ = [
     "expire_session",
     "fence_members",
     "handle_consumer_group_heartbeat",
+    "known_static_member",
     "replace_member",
     "request_error",
     "subscribe_and_reconcile",
