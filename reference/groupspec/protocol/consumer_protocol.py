@@ -154,3 +154,22 @@ class Assignment:
         parts = _read_partitions(r, "assigned partitions")
         user_data = r.nullable_bytes("user data")
         return cls(parts, user_data)
+
+
+def assignment_as_given(parts: Mapping[str, Iterable[int]], version: int,
+                        user_data: bytes | None = None) -> bytes:
+    """A ConsumerProtocolAssignment serialized with its topics and partitions in the order
+    given (ConsumerProtocol.serializeAssignment of a ConsumerProtocolAssignment, as Kafka's
+    coordinator writes a classic member's assignment), unlike :meth:`Assignment.encode`,
+    which sorts them as the Java client does."""
+    w = Writer()
+    w.int16(version)
+    w.int32(len(parts))
+    for name, ps in parts.items():
+        listed = list(ps)
+        w.string(name)
+        w.int32(len(listed))
+        for p in listed:
+            w.int32(p)
+    w.nullable_bytes(user_data)
+    return w.getvalue()

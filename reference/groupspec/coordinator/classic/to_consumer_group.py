@@ -28,18 +28,22 @@ from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.consumer.heartbeat import (
     ApiError,
     _static_member,
-    convert_to_classic_group,
     fence_members,
     known_static_member,
     replace_member,
     subscribe_and_reconcile,
 )
 from groupspec.coordinator.consumer.member import ConsumerMember, to_record
+from groupspec.coordinator.consumer.migration import convert_to_classic_group
 from groupspec.coordinator.context import Txn
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import HeartbeatTopicPartitions
-from groupspec.protocol.consumer_protocol import ASSIGNMENT_VERSION, Subscription
+from groupspec.protocol.consumer_protocol import (
+    ASSIGNMENT_VERSION,
+    Subscription,
+    assignment_as_given,
+)
 from groupspec.protocol.errors import Error
 from groupspec.protocol.messages import (
     UNKNOWN_MEMBER_ID,
@@ -51,7 +55,7 @@ from groupspec.protocol.messages import (
     SyncGroupRequest,
     SyncGroupResponse,
 )
-from groupspec.protocol.wire import DecodeError, Writer
+from groupspec.protocol.wire import DecodeError
 
 #: JoinGroupRequest.requiresKnownMemberId: from version 4 a dynamic member without a member
 #: id is given one and asked to join again
@@ -248,17 +252,7 @@ def assignment_bytes(txn: Txn, member: ConsumerMember) -> bytes:
     version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
     names = {t.topic_id: name for name, t in txn.state.topics.items()}
     order = replayed_assignment_order([(p.topic_id, p.partitions) for p in to_record(member.assigned)])
-    w = Writer()
-    w.int16(version)
-    topics = [(names[t], ps) for t, ps in order.items() if t in names]
-    w.int32(len(topics))
-    for name, ps in topics:
-        w.string(name)
-        w.int32(len(ps))
-        for p in ps:
-            w.int32(p)
-    w.nullable_bytes(None)
-    return w.getvalue()
+    return assignment_as_given({names[t]: ps for t, ps in order.items() if t in names}, version)
 
 
 def sync(txn: Txn, group: ConsumerGroup, req: SyncGroupRequest) -> SyncGroupResponse:
