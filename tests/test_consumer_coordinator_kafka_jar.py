@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
 from groupspec.jvm import JvmOracle
@@ -46,23 +47,30 @@ def jvm() -> Iterator[JvmOracle]:
         yield oracle
 
 
+def _agree_on(jvm: JvmOracle, sequences: st.SearchStrategy[list[Op]], scale: int = 1,
+              **kw: Any) -> None:
+    """Hypothesis drives ``sequences`` through both sides (``check``'s options ``kw``),
+    ``scale`` times the loaded profile's examples: an example is a few milliseconds."""
+    current = settings()
+
+    @settings(current, max_examples=scale * current.max_examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(ops=sequences)
+    def run(ops: list[Op]) -> None:
+        check(jvm, ops, **kw)
+
+    run()
+
+
 @pytest.mark.parametrize("assignors", [("uniform", "range"), ("range", "uniform")],
                          ids=["uniform-default", "range-default"])
 def test_reference_answers_as_kafkas_consumer_group_coordinator(
     jvm: JvmOracle, assignors: tuple[str, str]
 ) -> None:
     # the first assignor is the default of a group whose members name none: Kafka's own
-    # order, then range first. An example is a few milliseconds: twice the loaded profile's
-    # examples per order (ci: 120 each, about 4 s in all)
-    current = settings()
-
-    @settings(current, max_examples=2 * current.max_examples, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(ops=SEQUENCES)
-    def run(ops: list[Op]) -> None:
-        check(jvm, ops, assignors)
-
-    run()
+    # order, then range first; twice the loaded profile's examples per order (ci: 120 each,
+    # about 4 s in all)
+    _agree_on(jvm, SEQUENCES, scale=2, assignors=assignors)
 
 
 def test_online_upgrades_answer_as_kafka(jvm: JvmOracle) -> None:
@@ -71,14 +79,7 @@ def test_online_upgrades_answer_as_kafka(jvm: JvmOracle) -> None:
     so consumer-protocol members joining convert it (GroupMetadataManager.
     convertToConsumerGroup, ConsumerGroup.fromClassicGroup) and classic members go on in the
     consumer group: every step compared as in the test above."""
-    current = settings()
-
-    @settings(current, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(ops=UPGRADE_SEQUENCES)
-    def run(ops: list[Op]) -> None:
-        check(jvm, ops, policy="upgrade")
-
-    run()
+    _agree_on(jvm, UPGRADE_SEQUENCES, policy="upgrade")
 
 
 def test_online_downgrades_answer_as_kafka(jvm: JvmOracle) -> None:
@@ -87,14 +88,7 @@ def test_online_downgrades_answer_as_kafka(jvm: JvmOracle) -> None:
     expires), goes back to a classic group (GroupMetadataManager.convertToClassicGroup,
     ClassicGroup.fromConsumerGroup) and a rebalance; then any sequence (upgrades again
     included)."""
-    current = settings()
-
-    @settings(current, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(ops=DOWNGRADE_SEQUENCES)
-    def run(ops: list[Op]) -> None:
-        check(jvm, ops, policy="bidirectional")
-
-    run()
+    _agree_on(jvm, DOWNGRADE_SEQUENCES, policy="bidirectional")
 
 
 def test_a_whole_rebalance_is_compared(jvm: JvmOracle) -> None:
