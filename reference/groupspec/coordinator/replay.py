@@ -17,6 +17,7 @@ from groupspec.coordinator.classic.group import (
     Group,
     Member,
     compute_subscribed_topics,
+    member_from,
 )
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.group_order import GroupOrder
@@ -341,10 +342,7 @@ def _converted(state: CoordinatorState, rec: r.ClassicGroupConverted) -> None:
               generation_id=rec.generation_id, protocol_type=CONSUMER_PROTOCOL_TYPE,
               protocol_name=rec.protocol_name)
     for pm in rec.members:
-        g.members[pm.info.member_id] = Member(
-            info=pm.info, rebalance_timeout_ms=pm.rebalance_timeout_ms,
-            session_timeout_ms=pm.session_timeout_ms, protocols=pm.protocols,
-            assignment=pm.assignment)
+        g.members[pm.info.member_id] = member_from(pm)
         if pm.info.group_instance_id is not None:
             g.static_members[pm.info.group_instance_id] = pm.info.member_id
     # ClassicGroup.add: the first member added leads

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponseMember
-from groupspec.protocol.records import GroupSnapshot, JoinTimer, MemberInfo, SyncTimer
+from groupspec.protocol.records import (
+    GroupSnapshot,
+    JoinTimer,
+    MemberInfo,
+    PersistedMember,
+    SyncTimer,
+)
 from groupspec.protocol.wire import DecodeError, Reader
 
 
@@ -197,6 +203,14 @@ class Group:
 
 #: ConsumerProtocol.PROTOCOL_TYPE
 CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+def member_from(pm: PersistedMember) -> Member:
+    """A member as a group record (or a converted consumer group) describes it: its whole
+    protocol list and its assignment."""
+    return Member(info=pm.info, rebalance_timeout_ms=pm.rebalance_timeout_ms,
+                  session_timeout_ms=pm.session_timeout_ms, protocols=pm.protocols,
+                  assignment=pm.assignment)
 
 
 def compute_subscribed_topics(group: Group, protocol_name: str | None) -> frozenset[str] | None:

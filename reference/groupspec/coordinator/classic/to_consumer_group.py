@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from groupspec.assignors.server_spec import replayed_assignment_order
 from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE
 from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.consumer.heartbeat import (
@@ -33,16 +32,14 @@ from groupspec.coordinator.consumer.heartbeat import (
     replace_member,
     subscribe_and_reconcile,
 )
-from groupspec.coordinator.consumer.member import ConsumerMember, to_record
+from groupspec.coordinator.consumer.member import ConsumerMember, to_classic_assignment
 from groupspec.coordinator.consumer.migration import convert_to_classic_group
 from groupspec.coordinator.context import Txn
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import HeartbeatTopicPartitions
 from groupspec.protocol.consumer_protocol import (
-    ASSIGNMENT_VERSION,
     Subscription,
-    assignment_as_given,
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.messages import (
@@ -242,19 +239,6 @@ def _downgrades_on_replacement(txn: Txn, group: ConsumerGroup, replaced: Consume
 
 
 # ---------------------------------------------------------------------------- SyncGroup
-def assignment_bytes(txn: Txn, member: ConsumerMember) -> bytes:
-    """prepareAssignment: the member's assigned partitions as a ConsumerProtocolAssignment,
-    topics named from the metadata image (unknown ones left out) in the order Kafka's
-    assigned-partitions map iterates them, no user data, in the version of the member's
-    first protocol's subscription (at most the highest assignment version)."""
-    assert member.classic is not None
-    metadata = member.classic.supported_protocols[0].metadata
-    version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
-    names = {t.topic_id: name for name, t in txn.state.topics.items()}
-    order = replayed_assignment_order([(p.topic_id, p.partitions) for p in to_record(member.assigned)])
-    return assignment_as_given({names[t]: ps for t, ps in order.items() if t in names}, version)
-
-
 def sync(txn: Txn, group: ConsumerGroup, req: SyncGroupRequest) -> SyncGroupResponse:
     """classicGroupSyncToConsumerGroup."""
     member, error = _classic_member(group, req.member_id, req.group_instance_id, req.generation_id)
@@ -275,7 +259,9 @@ def sync(txn: Txn, group: ConsumerGroup, req: SyncGroupRequest) -> SyncGroupResp
         txn.emit(cr.ConsumerClassicSyncTimerSet(group.group_id, member.member_id, None))
     _arm_session(txn, group, member.member_id, member.classic.session_timeout_ms)
     return SyncGroupResponse(error=Error.NONE, protocol_type=req.protocol_type,
-                             protocol_name=req.protocol_name, assignment=assignment_bytes(txn, member))
+                             protocol_name=req.protocol_name, assignment=to_classic_assignment(
+                                 member.assigned, {t.topic_id: n for n, t in txn.state.topics.items()},
+                                 member.classic.supported_protocols[0].metadata))
 
 
 # ---------------------------------------------------------------------------- Heartbeat

@@ -12,8 +12,10 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from groupspec.assignors.server_spec import replayed_assignment_order
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol.consumer_group_messages import HeartbeatTopicPartitions
+from groupspec.protocol.consumer_protocol import ASSIGNMENT_VERSION, assignment_as_given
 from groupspec.protocol.topic_id import TopicId
 
 #: topic id -> partitions; topics with no partition are left out.
@@ -40,6 +42,17 @@ def to_record(a: Assignment) -> tuple[cr.RecordTopicPartitions, ...]:
 
 def to_heartbeat(a: Assignment) -> tuple[HeartbeatTopicPartitions, ...]:
     return tuple(HeartbeatTopicPartitions(t, tuple(sorted(ps))) for t, ps in a.items() if ps)
+
+
+def to_classic_assignment(a: Assignment, names: Mapping[TopicId, str], metadata: bytes) -> bytes:
+    """The assignment as Kafka's coordinator serializes one for a classic member
+    (toConsumerProtocolAssignment, ConsumerProtocol.serializeAssignment): topics named by
+    ``names`` (others left out) in the order Kafka's replayed map iterates them, no user
+    data, in the version of the subscription ``metadata`` (deserializeVersion; at most the
+    highest assignment version)."""
+    version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
+    order = replayed_assignment_order([(p.topic_id, p.partitions) for p in to_record(a)])
+    return assignment_as_given({names[t]: ps for t, ps in order.items() if t in names}, version)
 
 
 def from_heartbeat(parts: Iterable[HeartbeatTopicPartitions]) -> dict[TopicId, frozenset[int]]:

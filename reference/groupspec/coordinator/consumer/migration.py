@@ -15,23 +15,25 @@ from __future__ import annotations
 
 import dataclasses
 
-from groupspec.assignors.server_spec import replayed_assignment_order
 from groupspec.coordinator.classic import rebalance as rb
-from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group, Member
+from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group, member_from
 from groupspec.coordinator.consumer.group import ConsumerGroup, java_hash_order, subscription_counts
 from groupspec.coordinator.consumer.heartbeat import ApiError, _classic_tombstones, _metadata_hash
-from groupspec.coordinator.consumer.member import ConsumerMember, assignment_of, to_record
+from groupspec.coordinator.consumer.member import (
+    ConsumerMember,
+    assignment_of,
+    to_classic_assignment,
+    to_record,
+)
 from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.state import CoordinatorState
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
-from groupspec.protocol.consumer_protocol import (
-    ASSIGNMENT_VERSION,
-    Subscription,
-    assignment_as_given,
-)
 from groupspec.protocol.consumer_protocol import Assignment as ProtocolAssignment
+from groupspec.protocol.consumer_protocol import (
+    Subscription,
+)
 from groupspec.protocol.errors import Error
 from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponse, SyncGroupResponse
 from groupspec.protocol.wire import DecodeError
@@ -176,16 +178,13 @@ def convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
             assignment=b""))
     # the classic group (selectProtocol over the members that remain), each member's
     # assignment its target, read before the tombstones below clear it
-    probe = Group(gid, members={pm.info.member_id: _classic_member(pm) for pm in converted})
+    probe = Group(gid, members={pm.info.member_id: member_from(pm) for pm in converted})
     protocol = probe.select_protocol()
     with_assignments = []
     for pm in converted:
         metadata = next(p.metadata for p in pm.protocols if p.name == protocol)
-        version = min(int.from_bytes(metadata[:2], "big", signed=True), ASSIGNMENT_VERSION)
-        target = replayed_assignment_order(
-            [(p.topic_id, p.partitions) for p in to_record(targets.get(pm.info.member_id, {}))])
-        named = {by_name[t]: ps for t, ps in target.items() if t in by_name}
-        with_assignments.append(dataclasses.replace(pm, assignment=assignment_as_given(named, version)))
+        with_assignments.append(dataclasses.replace(pm, assignment=to_classic_assignment(
+            targets.get(pm.info.member_id, {}), by_name, metadata)))
     # the tombstones (createGroupTombstoneRecords: the members in the map's order, each kind
     # in turn; Kafka also tombstones the deprecated subscription-metadata record, which the
     # reference does not have: docs/deviations.md)
@@ -209,12 +208,6 @@ def convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
     elif subscription_changed:
         rb.prepare_rebalance(txn, classic, f"Downgrade group {gid} from consumer to classic for static "
                              "member replacement with different subscription.")
-
-
-def _classic_member(pm: r.PersistedMember) -> Member:
-    return Member(info=pm.info, rebalance_timeout_ms=pm.rebalance_timeout_ms,
-                  session_timeout_ms=pm.session_timeout_ms, protocols=pm.protocols,
-                  assignment=pm.assignment)
 
 
 __all__ = ["convert_to_classic_group", "convert_to_consumer_group"]
