@@ -62,6 +62,7 @@ from groupspec.protocol.consumer_group_messages import (
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
+from properties import classic_kafka_diff as classic_diff
 
 TOOL = "ConsumerGroupShard"
 
@@ -820,21 +821,8 @@ def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
         return {"error": resp.error.value, "error_message": resp.error_message, "member_id": resp.member_id,
                 "member_epoch": resp.member_epoch, "heartbeat_interval_ms": resp.heartbeat_interval_ms,
                 "assignment": None if resp.assignment is None else _parts_json(resp.assignment.topic_partitions)}
-    if isinstance(resp, m.JoinGroupResponse):
-        return {"error": resp.error.value, "generation_id": resp.generation_id,
-                "protocol_type": resp.protocol_type, "protocol_name": resp.protocol_name,
-                "leader": resp.leader, "skip_assignment": resp.skip_assignment, "member_id": resp.member_id,
-                "members": [{"member_id": x.member_id, "group_instance_id": x.group_instance_id,
-                             "metadata": base64.b64encode(x.metadata).decode()} for x in resp.members]}
-    if isinstance(resp, m.SyncGroupResponse):
-        return {"error": resp.error.value, "protocol_type": resp.protocol_type,
-                "protocol_name": resp.protocol_name, "assignment": base64.b64encode(resp.assignment).decode()}
-    if isinstance(resp, m.HeartbeatResponse):
-        return {"error": resp.error.value}
-    if isinstance(resp, m.LeaveGroupResponse):
-        return {"error": resp.error.value,
-                "members": [{"member_id": x.member_id, "group_instance_id": x.group_instance_id,
-                             "error": x.error.value} for x in resp.members]}
+    if isinstance(resp, m.JoinGroupResponse | m.SyncGroupResponse | m.HeartbeatResponse | m.LeaveGroupResponse):
+        return classic_diff.ref_json(resp)  # the tools share these answers' shape (ManualShardRuntime)
     if isinstance(resp, m.OffsetCommitResponse):
         return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
                                for p in resp.partitions]}
@@ -901,11 +889,9 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
     """A response as a comparable value. ``generated``: the request had no member id, so
     Kafka drew a random one that an error message may name (and no answer field carries,
     so the reference cannot be given it): that id is blanked in the message."""
+    if "generation_id" in resp or ("members" in resp and "error" in resp):
+        return classic_diff.canon(resp)  # a JoinGroup or LeaveGroup answer
     items: list[tuple[str, Any]] = []
-    if "generation_id" in resp and resp["error"] != 0 and resp["protocol_name"] == "":
-        # as properties/classic_kafka_diff.canon: JoinGroupResponseData's ProtocolName
-        # defaults to "" in an error answer, which the reference's model says as None
-        resp = {**resp, "protocol_name": None}
     for k, v in sorted(resp.items()):
         if k == "error_message" and generated and v is not None:
             v = _GENERATED.sub("Static member <generated> with instance id", v)
@@ -917,12 +903,6 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
             data = base64.b64decode(v)
             a = Assignment.decode(data) if data else Assignment()
             v = (data[:2], tuple(sorted((t, tuple(sorted(ps))) for t, ps in a.partitions.items())), a.user_data)
-        elif k == "members" and "generation_id" in resp:
-            # a JoinGroup leader's member list: Kafka walks its members' hash map
-            # (properties/classic_kafka_diff.canon compares it as a set too)
-            v = tuple(sorted((x["member_id"], x["group_instance_id"], x["metadata"]) for x in v))
-        elif k == "members":
-            v = tuple((x["member_id"], x["group_instance_id"], _err(x["error"])) for x in v)
         elif k == "partitions":
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         elif k == "offsets":
