@@ -148,13 +148,31 @@ FOUND: dict[str, list[Op]] = {
         Op("next", who=1), Op("next", who=0), Op("next", who=2), Op("heartbeat", who=1, regex=0),
         Op("advance", ms=30_000), Op("next", who=0),
     ],
+    # a consumer-protocol member that re-upgraded a downgraded group under instance id i5
+    # rejoins with the same member id under i3, a classic static member's: Kafka counts the
+    # group's topics as the group's less the replaced member's plus the new subscription
+    # (ConsumerGroup.computeSubscribedTopicNames), so the member id's earlier entry (topic u)
+    # still counts and the metadata hash, hence the group epoch, stays
+    "static-replacement-under-a-member-id-the-group-holds": [
+        Op("classic", who=0, what="join", ids="empty"), Op("classic", who=0, what="join"),
+        Op("classic", who=1, what="join"), Op("advance", ms=6_100),
+        Op("join", who=0, epoch="zero", full=True), Op("leave", who=0, epoch="leave"),
+        Op("join", who=3, epoch="zero", sub=1, full=True, other_instance=True),
+        Op("join", who=3, epoch="zero", regex=0, full=True),
+    ],
 }
+
+#: the migration policy of a found sequence that needs other than check's default
+FOUND_POLICY = {"static-replacement-under-a-member-id-the-group-holds": "bidirectional"}
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
 def test_found_sequences_agree_with_kafka(jvm: JvmOracle, name: str) -> None:
     ops = FOUND[name]
-    assert check(jvm, ops) == len(ops)
+    if name in FOUND_POLICY:
+        assert check(jvm, ops, policy=FOUND_POLICY[name]) == len(ops)
+    else:
+        assert check(jvm, ops) == len(ops)
 
 
 def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOracle) -> None:

@@ -13,6 +13,8 @@ import pytest
 
 from groupspec.assignors.server_spec import SubscriptionType, TopicMetadata
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.consumer.group import ConsumerGroup
+from groupspec.coordinator.consumer.member import ConsumerMember
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.jvm import JvmOracle
 from groupspec.protocol import consumer_group_records as cr
@@ -333,3 +335,27 @@ def test_an_over_quota_member_gives_up_the_partition_kafka_takes() -> None:
 def test_an_over_quota_member_gives_up_the_partition_kafka_takes_with_kafka() -> None:
     with JvmOracle() as jvm:
         assert check(jvm, OVER_QUOTA_GIVES_UP) == len(OVER_QUOTA_GIVES_UP)
+
+
+def test_a_static_replacement_under_a_member_id_the_group_holds_keeps_that_ids_topics() -> None:
+    # ConsumerGroup.computeSubscribedTopicNames(oldMember, newMember) and
+    # computeSubscribedRegularExpressions are deltas over the group's counts: less the member
+    # getOrMaybeSubscribeStaticConsumerGroupMember returned (the replaced static member's
+    # state under the joining member id), plus the updated one. When that member id already
+    # has an entry (s3, joined under instance id i5, rejoining under k1's i3), the entry's
+    # topics still count, and updateSubscriptionMetadata's numMembers does not grow. The
+    # reference recounted the members after the change, lost u, and bumped the group epoch
+    # where Kafka does not (found by the differential test:
+    # test_found_sequences_agree_with_kafka[static-replacement-under-a-member-id-the-group-holds])
+    k1 = ConsumerMember("k1", instance_id="i3", subscribed_topic_names=frozenset({"t", "x"}))
+    s3 = ConsumerMember("s3", instance_id="i5", subscribed_topic_names=frozenset({"t", "u"}))
+    group = ConsumerGroup("g", members={"k1": k1, "s3": s3}, static_members={"i3": "k1", "i5": "s3"})
+    old = dataclasses.replace(k1, member_id="s3")
+    new = dataclasses.replace(old, subscribed_topic_regex="t|u")
+    assert group.counts_with(old, new) == {"t": (2, 0), "x": (1, 0), "u": (1, 0)}
+    assert group.regexes_with(old, new) == {"t|u": 1}
+    assert group.num_members_with(new) == 2
+    # a new member id and instance id add one member; a plain member's change swaps its topics
+    assert group.num_members_with(ConsumerMember("n", instance_id="i9")) == 3
+    assert group.counts_with(s3, dataclasses.replace(s3, subscribed_topic_names=frozenset({"x"}))) == {
+        "t": (1, 0), "x": (2, 0)}

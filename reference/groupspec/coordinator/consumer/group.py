@@ -136,6 +136,56 @@ class ConsumerGroup:
         """ConsumerGroup.subscribedRegularExpressions: regex -> number of members."""
         return subscribed_regexes(self.members.values())
 
+    def counts_with(self, old: ConsumerMember, new: ConsumerMember) -> dict[str, tuple[int, int]]:
+        """ConsumerGroup.computeSubscribedTopicNames(oldMember, newMember): the group's topic
+        counts less ``old``'s names plus ``new``'s, and less the topics of ``old``'s regex
+        when ``old`` was its last subscriber and ``new`` leaves it. A delta over the group's
+        counts, not a recount of the members after the change: when ``old`` is a departing
+        static member's state under a member id the group already holds (a member rejoining
+        under another instance id), the entry that id already has keeps counting here, as in
+        Kafka, although the records replace it."""
+        names = subscribed_topic_names(self.members.values())
+        for t in old.subscribed_topic_names:
+            left = names.get(t, 0) - 1
+            if left > 0:
+                names[t] = left
+            else:
+                names.pop(t, None)
+        for t in new.subscribed_topic_names:
+            names[t] = names.get(t, 0) + 1
+        rx = old.subscribed_topic_regex
+        dropped = (rx if rx and rx != new.subscribed_topic_regex
+                   and self.num_subscribed_members(rx) == 1 else None)
+        out: dict[str, tuple[int, int]] = {t: (c, 0) for t, c in names.items()}
+        for regex, rr in self.resolved_regexes.items():
+            if regex == dropped:
+                continue
+            for t in rr.topics:
+                by_name, by_regex = out.get(t, (0, 0))
+                out[t] = (by_name, by_regex + 1)
+        return out
+
+    def regexes_with(self, old: ConsumerMember, new: ConsumerMember) -> dict[str, int]:
+        """ConsumerGroup.computeSubscribedRegularExpressions(oldMember, newMember)."""
+        out = self.subscribed_regexes()
+        if old.subscribed_topic_regex != new.subscribed_topic_regex:
+            if old.subscribed_topic_regex:
+                left = out.get(old.subscribed_topic_regex, 0) - 1
+                if left > 0:
+                    out[old.subscribed_topic_regex] = left
+                else:
+                    out.pop(old.subscribed_topic_regex, None)
+            if new.subscribed_topic_regex:
+                out[new.subscribed_topic_regex] = out.get(new.subscribed_topic_regex, 0) + 1
+        return out
+
+    def num_members_with(self, new: ConsumerMember) -> int:
+        """updateSubscriptionMetadata's numMembers: the group's, one more when neither the
+        member id nor the instance id is known."""
+        known = new.member_id in self.members or (
+            new.instance_id is not None and new.instance_id in self.static_members)
+        return len(self.members) + (0 if known else 1)
+
     def num_subscribed_members(self, regex: str) -> int:
         return sum(1 for m in self.members.values() if m.subscribed_topic_regex == regex)
 

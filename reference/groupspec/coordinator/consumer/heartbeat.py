@@ -409,14 +409,12 @@ def subscribe_and_reconcile(txn: Txn, group: ConsumerGroup, member: ConsumerMemb
     # set when a member was put or removed) unless updateSubscriptionMetadata runs
     kind = group.subscription_kind
     if bump or _metadata_expired(txn, group):
-        old_regex = member.subscribed_topic_regex
-        dropped = (old_regex if old_regex and old_regex != updated.subscribed_topic_regex
-                   and group.num_subscribed_members(old_regex) == 1 else None)
-        counts = subscription_counts(
-            members_after.values(),
-            (rr for rx, rr in group.resolved_regexes.items() if rx != dropped))
+        # updateSubscriptionMetadata: the group's counts with ``member`` swapped for
+        # ``updated`` (a delta, as Kafka computes it: ConsumerGroup.counts_with)
+        counts = group.counts_with(member, updated)
         metadata_hash = _metadata_hash(txn, counts)
-        kind = subscription_type(counts, len(members_after), subscribed_regexes(members_after.values()))
+        kind = subscription_type(counts, group.num_members_with(updated),
+                                 group.regexes_with(member, updated))
         if metadata_hash != group.metadata_hash:
             bump = True
         if bump:
@@ -626,7 +624,7 @@ def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
     # counts with this member's change (its HashMap order breaks ties: group.py)
     # (the member before this request: the group's, or for a static member taking over an
     # instance id the departing one, whose state it starts from)
-    before = group.members.get(updated.member_id) or replaced
+    before = replaced if replaced is not None else group.members.get(updated.member_id)
     name = computed_preferred_assignor(group, before, updated) or txn.config.consumer_group_assignors[0]
     specs: dict[str, MemberSpec] = {}
     # TargetAssignmentBuilder.build puts the group's members into a HashMap in the order
