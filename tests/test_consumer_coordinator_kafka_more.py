@@ -17,11 +17,13 @@ testJoiningConsumerGroup*, online migration), testSubscriptionMetadataRefreshedA
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import pytest
 
 from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.config import CoordinatorConfig, GroupConfig
 from groupspec.coordinator.consumer.describe import describe_group
 from groupspec.coordinator.consumer.expiry import expire_consumer_offsets
 from groupspec.coordinator.consumer.heartbeat import _metadata_expired
@@ -472,3 +474,47 @@ def test_subscription_upgrade_to_metadata_hash(assignor: MockAssignor) -> None:
         (cr.RecordTopicPartitions(foo, tuple(range(6))),))))
     ctx.replay(*records)
     ctx.replay(cr.ConsumerGroupPartitionMetadataRecord("fooup", ((foo, "foo", 6),)))  # type: ignore[attr-defined]
+
+
+def test_consumer_group_dynamic_configs(assignor: MockAssignor) -> None:
+    # a group's own consumer.session.timeout.ms and consumer.heartbeat.interval.ms
+    # (GroupConfigManager.updateGroupConfig) apply from its next heartbeat: the answer's
+    # interval and the rescheduled session timer; a leave cancels the timers
+    ctx = Context([TopicMetadata(TOPIC_A, "foo", 6)])
+    assignor.prepare({"m": {TOPIC_A: (0, 1, 2, 3, 4, 5)}})
+    resp, _ = ctx.heartbeat(group_id="fooup", member_id="m", member_epoch=0, rebalance_timeout_ms=90_000,
+                            subscribed_topic_names=("foo",), topic_partitions=())
+    assert (resp.member_epoch, resp.heartbeat_interval_ms) == (1, 5000)
+    assert ctx.session_deadline("m") == ctx.now + 45_000
+    assert ctx.sleep(resp.heartbeat_interval_ms)[0] == []
+    ctx.coordinator.update_group_config("fooup", GroupConfig(consumer_session_timeout_ms=50_000,
+                                                             consumer_heartbeat_interval_ms=10_000))
+    resp, _ = ctx.heartbeat(group_id="fooup", member_id="m", member_epoch=1)
+    assert (resp.member_epoch, resp.heartbeat_interval_ms) == (1, 10_000)
+    assert ctx.session_deadline("m") == ctx.now + 50_000
+    assert ctx.sleep(resp.heartbeat_interval_ms)[0] == []
+    resp, _ = ctx.heartbeat(group_id="fooup", member_id="m", member_epoch=-1)
+    assert resp.member_epoch == -1
+    assert ctx.session_deadline("m") is None and ctx.rebalance_deadline("m") is None
+    # another group keeps the broker's settings; a group's settings replaced whole go back
+    # to the broker's for what they no longer set
+    cfg = ctx.coordinator.config
+    assert (cfg.consumer_session_timeout_ms_of("other"), cfg.consumer_heartbeat_interval_ms_of("other")) == (45_000, 5000)
+    ctx.coordinator.update_group_config("fooup", GroupConfig(consumer_heartbeat_interval_ms=7000))
+    cfg = ctx.coordinator.config
+    assert (cfg.consumer_session_timeout_ms_of("fooup"), cfg.consumer_heartbeat_interval_ms_of("fooup")) == (45_000, 7000)
+    ctx.coordinator.update_group_config("fooup", None)
+    assert ctx.coordinator.config.group_configs == ()
+
+
+def test_impossible_group_configs_are_refused_naming_the_setting() -> None:
+    with pytest.raises(ValueError, match=re.escape("unknown group config name 'share.session.timeout.ms'")):
+        GroupConfig.parse({"share.session.timeout.ms": "1"})
+    with pytest.raises(ValueError, match=re.escape("consumer.heartbeat.interval.ms: not an integer")):
+        GroupConfig.parse({"consumer.heartbeat.interval.ms": "5s"})
+    with pytest.raises(ValueError, match=r"group_configs\['g'\].consumer_session_timeout_ms must be >= 1"):
+        CoordinatorConfig(group_configs=(("g", GroupConfig(consumer_session_timeout_ms=0)),))
+    with pytest.raises(ValueError, match=re.escape("must be greater than consumer.heartbeat.interval.ms")):
+        CoordinatorConfig(group_configs=(("g", GroupConfig(6000, 6000)),))
+    with pytest.raises(ValueError, match="needs a group id"):
+        CoordinatorConfig().with_group_config("", GroupConfig(6000))

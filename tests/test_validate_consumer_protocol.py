@@ -238,6 +238,37 @@ def test_the_broker_session_timeout_comes_from_the_header_or_the_command_line(
                  "--consumer-heartbeat-interval-ms", "3000"]) == 0
 
 
+def test_a_groups_own_session_timeout_and_heartbeat_interval_come_from_the_command_line(
+    tmp_path: Path, kip848_paused_trace: bytes, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the broker's defaults, and the group's settings (kafka-configs --entity-type groups)
+    # given with --group-config: the group's session timeout and heartbeat interval are the
+    # group's (GroupMetadataManager.consumerGroupSessionTimeoutMs, ...HeartbeatIntervalMs)
+    lines = kip848_paused_trace.decode().splitlines(keepends=True)
+    head = json.loads(lines[0])
+    head["broker_config"] = {}
+    path = tmp_path / "bare.jsonl"
+    path.write_bytes((json.dumps(head) + "\n" + "".join(lines[1:])).encode())
+    [g] = validate_bytes(path.read_bytes()).groups
+    from groupspec.cli.main import main
+    setting = "consumer.session.timeout.ms=10000,consumer.heartbeat.interval.ms=3000"
+    assert main(["validate", str(path), "--group-config", f"other:{setting}"]) == 1
+    assert main(["validate", str(path), "--group-config", f"{g.group_id}:{setting}"]) == 0
+    capsys.readouterr()
+    # bad settings are refused before any work, naming the option
+    for bad, why in [(f"{g.group_id}:consumer.session.timeout.ms=ten", "not an integer"),
+                     (f"{g.group_id}:share.session.timeout.ms=10000", "unknown group config name"),
+                     ("consumer.session.timeout.ms=10000", "expected GROUP:NAME=VALUE"),
+                     (f"{g.group_id}:consumer.session.timeout.ms=3000,consumer.heartbeat.interval.ms=3000",
+                      "must be greater than consumer.heartbeat.interval.ms")]:
+        try:
+            rc = main(["validate", str(path), "--group-config", bad])
+        except SystemExit as exc:  # argparse's own refusal
+            rc = exc.code  # type: ignore[assignment]
+        err = capsys.readouterr().err
+        assert rc == 2 and why in err and "--group-config" in err, (bad, err)
+
+
 # ---------------------------------------------------------------- online upgrade
 def _upgrade_trace(kafka_answer: ConsumerGroupHeartbeatResponse | None) -> bytes:
     """A classic member joins group g (JoinGroup v5: MEMBER_ID_REQUIRED, then the join the

@@ -9,7 +9,12 @@ import sys
 from typing import Any
 
 from groupspec.cli.inputs import fail, int_in, output_file
-from groupspec.coordinator.config import MIGRATION_POLICIES, CoordinatorConfig
+from groupspec.coordinator.config import (
+    GROUP_CONFIG_NAMES,
+    MIGRATION_POLICIES,
+    CoordinatorConfig,
+    GroupConfig,
+)
 from groupspec.validate import ReplayConfig, TraceInputError, exit_code, validate_path
 from groupspec.validate.report import render_json, render_text
 from groupspec.validate.verdict import FileReport
@@ -69,7 +74,34 @@ def register(sub: Any) -> None:
                    help="group.consumer.migration.policy of the broker: "
                         f"{', '.join(MIGRATION_POLICIES)} (default Kafka's, bidirectional). "
                         "Online upgrades and downgrades are judged as Kafka makes them")
+    p.add_argument("--group-config", type=group_config_arg, action="append", default=[],
+                   metavar="GROUP:NAME=VALUE[,NAME=VALUE]",
+                   help="a group's dynamic settings on the broker (kafka-configs --entity-type "
+                        f"groups): {', '.join(GROUP_CONFIG_NAMES)}; repeatable. A KIP-848 group's "
+                        "heartbeat interval and session timeout are the group's, else the broker's")
     p.set_defaults(func=run)
+
+
+def group_config_arg(text: str) -> tuple[str, dict[str, str]]:
+    """An argparse type: ``GROUP:NAME=VALUE[,NAME=VALUE]`` (the group id is what comes before
+    the last colon)."""
+    group_id, colon, settings = text.rpartition(":")
+    if not colon or not group_id:
+        raise argparse.ArgumentTypeError(f"expected GROUP:NAME=VALUE, got {text!r}")
+    out: dict[str, str] = {}
+    for item in settings.split(","):
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise argparse.ArgumentTypeError(f"expected NAME=VALUE after {group_id!r}:, got {item!r}")
+        out[name.strip()] = value.strip()
+    try:
+        GroupConfig.parse(out)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return group_id, out
+
+
+group_config_arg.__name__ = "group config"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,6 +117,15 @@ def run(args: argparse.Namespace) -> int:
     if args.consumer_migration_policy is not None:
         coordinator = dataclasses.replace(coordinator,
                                           consumer_group_migration_policy=args.consumer_migration_policy)
+    settings: dict[str, dict[str, str]] = {}
+    for group_id, values in args.group_config:
+        settings.setdefault(group_id, {}).update(values)
+    try:
+        for group_id, values in settings.items():
+            # (a group's session must outlast the heartbeat interval it sets)
+            coordinator = coordinator.with_group_config(group_id, GroupConfig.parse(values))
+    except ValueError as e:
+        return fail("--group-config", str(e))
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
                           max_divergences=args.max_divergences, coordinator=coordinator)
     reports: list[FileReport] = []

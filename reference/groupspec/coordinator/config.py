@@ -7,6 +7,7 @@ ValueError naming the setting.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 #: ConsumerGroupMigrationPolicy's values -> (upgrade enabled, downgrade enabled)
@@ -16,6 +17,44 @@ MIGRATION_POLICIES: dict[str, tuple[bool, bool]] = {
     "downgrade": (False, True),
     "disabled": (False, False),
 }
+
+
+#: GroupConfig's names of the settings of one consumer group (``kafka-configs --alter
+#: --entity-type groups``) the reference models -> GroupConfig's fields
+GROUP_CONFIG_NAMES: dict[str, str] = {
+    "consumer.session.timeout.ms": "consumer_session_timeout_ms",
+    "consumer.heartbeat.interval.ms": "consumer_heartbeat_interval_ms",
+}
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """One group's dynamic settings (group-coordinator/.../GroupConfig.java, kept by
+    GroupConfigManager): None is the broker's value (GroupConfig.fromProps fills what the
+    group does not set from the broker's settings). Only the consumer group protocol's are
+    modelled; share and streams groups are out of scope. Kafka checks a value against the
+    broker's group.consumer.min/max bounds when an admin sets it (GroupConfig.validate);
+    those bounds are not modelled, so the reference takes any positive value a broker
+    accepted, and checks only that a session the group sets outlasts the heartbeat interval
+    it sets."""
+
+    consumer_session_timeout_ms: int | None = None
+    consumer_heartbeat_interval_ms: int | None = None
+
+    @classmethod
+    def parse(cls, settings: dict[str, str]) -> GroupConfig:
+        """From GroupConfig's names (``consumer.session.timeout.ms=50000``); an unknown name
+        or a value that is not a positive integer raises ValueError naming it."""
+        values: dict[str, int] = {}
+        for name, text in settings.items():
+            if name not in GROUP_CONFIG_NAMES:
+                raise ValueError(f"unknown group config name {name!r}; known: "
+                                 f"{', '.join(GROUP_CONFIG_NAMES)}")
+            try:
+                values[GROUP_CONFIG_NAMES[name]] = int(text)
+            except ValueError:
+                raise ValueError(f"group config {name}: not an integer: {text!r}") from None
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -54,6 +93,9 @@ class CoordinatorConfig:
     #: group.consumer.regex.refresh.interval.ms (an internal config, at least 10 s): the
     #: longest a group's resolved regexes go unrefreshed while its members heartbeat
     consumer_group_regex_refresh_interval_ms: int = 600_000
+    #: per-group dynamic settings (GroupConfigManager), group id -> its GroupConfig; read
+    #: through consumer_session_timeout_ms_of and consumer_heartbeat_interval_ms_of
+    group_configs: tuple[tuple[str, GroupConfig], ...] = ()
 
     def __post_init__(self) -> None:
         for name in (
@@ -96,12 +138,55 @@ class CoordinatorConfig:
             )
         if policy != policy.lower():
             object.__setattr__(self, "consumer_group_migration_policy", policy.lower())
+        for group_id, gc in self.group_configs:
+            if not group_id:
+                # GroupConfigManager.updateGroupConfig: InvalidRequestException
+                raise ValueError("group_configs: a group config needs a group id")
+            for f in dataclasses.fields(gc):
+                value = getattr(gc, f.name)
+                if value is not None and (not isinstance(value, int) or value < 1):
+                    raise ValueError(f"group_configs[{group_id!r}].{f.name} must be >= 1, got {value!r}")
+            session, interval = gc.consumer_session_timeout_ms, gc.consumer_heartbeat_interval_ms
+            if session is not None and interval is not None and session <= interval:
+                # GroupConfig.validateValues (which also compares a value the group sets with
+                # the broker's other one: not here, where the broker's may come later, from
+                # a trace's header)
+                raise ValueError(f"group_configs[{group_id!r}]: consumer.session.timeout.ms ({session}) "
+                                 f"must be greater than consumer.heartbeat.interval.ms ({interval})")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:
             raise ValueError(
                 "group_min_session_timeout_ms "
                 f"({self.group_min_session_timeout_ms}) > group_max_session_timeout_ms "
                 f"({self.group_max_session_timeout_ms})"
             )
+
+    def group_config(self, group_id: str) -> GroupConfig | None:
+        """GroupConfigManager.groupConfig: the group's settings, if it has any."""
+        for gid, gc in self.group_configs:
+            if gid == group_id:
+                return gc
+        return None
+
+    def consumer_session_timeout_ms_of(self, group_id: str) -> int:
+        """GroupMetadataManager.consumerGroupSessionTimeoutMs: the group's setting, else the
+        broker's group.consumer.session.timeout.ms."""
+        gc = self.group_config(group_id)
+        if gc is None or gc.consumer_session_timeout_ms is None:
+            return self.consumer_group_session_timeout_ms
+        return gc.consumer_session_timeout_ms
+
+    def consumer_heartbeat_interval_ms_of(self, group_id: str) -> int:
+        """GroupMetadataManager.consumerGroupHeartbeatIntervalMs."""
+        gc = self.group_config(group_id)
+        if gc is None or gc.consumer_heartbeat_interval_ms is None:
+            return self.consumer_group_heartbeat_interval_ms
+        return gc.consumer_heartbeat_interval_ms
+
+    def with_group_config(self, group_id: str, config: GroupConfig | None) -> CoordinatorConfig:
+        """GroupConfigManager.updateGroupConfig: the group's settings replaced whole (what it
+        does not set is the broker's again); None removes them."""
+        rest = tuple((gid, gc) for gid, gc in self.group_configs if gid != group_id)
+        return dataclasses.replace(self, group_configs=rest if config is None else (*rest, (group_id, config)))
 
     @property
     def online_upgrade_enabled(self) -> bool:

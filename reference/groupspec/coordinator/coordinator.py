@@ -42,7 +42,7 @@ from groupspec.coordinator.classic.heartbeat import handle_heartbeat
 from groupspec.coordinator.classic.join_group import MemberIdGenerator, handle_join_group
 from groupspec.coordinator.classic.leave_group import handle_leave_group
 from groupspec.coordinator.classic.sync_group import handle_sync_group
-from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.config import CoordinatorConfig, GroupConfig
 from groupspec.coordinator.consumer.describe import handle_consumer_group_describe
 from groupspec.coordinator.consumer.expiry import expire_consumer_offsets
 from groupspec.coordinator.consumer.group import refresh_changed_groups
@@ -245,6 +245,13 @@ class Coordinator:
         for gid in sorted(self.state.regex_tasks, key=lambda g: self.state.regex_tasks[g].scheduled_ms):
             out.extend(self.complete_regex_resolution(gid, now_ms))
         return out
+
+    def update_group_config(self, group_id: str, config: GroupConfig | None) -> None:
+        """A group's dynamic settings changed (GroupConfigManager.updateGroupConfig, fed by
+        the metadata image's config changes; an input, as the topics are): they apply from
+        the group's next heartbeat (its answer's interval, its member's new session timer).
+        ``config`` replaces what the group had; None removes it."""
+        self.config = self.config.with_group_config(group_id, config)
 
     def set_topics(self, topics: Iterable[TopicMetadata], version: int | None = None) -> None:
         """The metadata image's topics (an input, as time is): what consumer groups

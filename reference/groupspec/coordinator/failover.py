@@ -108,7 +108,7 @@ tasks are cancelled on unload), the next heartbeat schedules it again."""
                                        c.commit_timestamp_ms, -1, ""))
         for mid, m in g.members.items():
             txn.emit(cr.ConsumerSessionTimerSet(
-                gid, mid, txn.now_ms + txn.config.consumer_group_session_timeout_ms))
+                gid, mid, txn.now_ms + txn.config.consumer_session_timeout_ms_of(gid)))
             if m.state is cr.MemberState.UNREVOKED_PARTITIONS:
                 txn.emit(cr.ConsumerRebalanceTimerSet(
                     gid, mid, txn.now_ms + m.rebalance_timeout_ms, m.member_epoch))

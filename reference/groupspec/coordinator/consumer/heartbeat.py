@@ -358,7 +358,7 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
                                       refreshed)
 
     records.append(cr.ConsumerSessionTimerSet(
-        group.group_id, member_id, txn.now_ms + cfg.consumer_group_session_timeout_ms))
+        group.group_id, member_id, txn.now_ms + cfg.consumer_session_timeout_ms_of(group.group_id)))
 
     full = (req.rebalance_timeout_ms != -1
             and (req.subscribed_topic_names is not None or req.subscribed_topic_regex is not None)
@@ -368,7 +368,7 @@ def _heartbeat(txn: Txn, req: ConsumerGroupHeartbeatRequest, member_ids: MemberI
         error=Error.NONE,
         member_id=member_id,
         member_epoch=updated.member_epoch,
-        heartbeat_interval_ms=cfg.consumer_group_heartbeat_interval_ms,
+        heartbeat_interval_ms=cfg.consumer_heartbeat_interval_ms_of(group.group_id),
         assignment=HeartbeatAssignment(to_heartbeat(updated.assigned)) if send_assignment else None,
     )
 
