@@ -4,7 +4,8 @@ requests were handled in and whatever the broker's configuration.
 - StaleCommitAccepted: an OffsetCommit accepted (some partition NONE) although a JoinGroup
   response of a *newer* generation had already been received before the commit was sent:
   the group was past the commit's generation when it arrived (ClassicGroup.validateOffsetCommit
-  compares the generation exactly).
+  compares the generation exactly). In a group with consumer-protocol (KIP-848) members,
+  per member: an epoch below the one that member id was last given.
 - OneOwnerPerGenerationInv: two members handed the same partition in SyncGroup results of
   one generation (owners are group.instance.ids for static members, which keep their
   assignment across a replacement, KIP-345).
@@ -25,6 +26,10 @@ from functools import lru_cache
 from groupspec.assignors.cooperative_sticky import premature_handovers
 from groupspec.invariants import InvariantMonitor, check_state
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, pairs
 from groupspec.protocol.errors import Error
 from groupspec.protocol.records import (
@@ -70,6 +75,8 @@ def _finding(x: Exchange, rule: str, allowed: str, detail: str) -> Finding:
 
 
 def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
+    if any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest) for x in exchanges):
+        return _stale_member_commits_accepted(exchanges)
     timeline: list[tuple[float, int, Exchange]] = []
     for x in exchanges:
         e = x.event
@@ -107,6 +114,64 @@ def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
                     f"{', '.join(f'{p.topic}-{p.partition}' for p in accepted)}, but generation "
                     f"{newest} had completed (JoinGroup response seq {newest_at.seq}, received "
                     f"{newest_at.received:.0f} ms) before the commit was sent at {x.sent:.0f} ms",
+                ))
+    return out
+
+
+def _stale_member_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
+    """StaleCommitAccepted in a group some member of which speaks the consumer protocol
+    (KIP-848): a consumer group has no generation its members share. A member's commit must
+    carry its own member epoch, whichever protocol it speaks (ConsumerGroup.
+    validateOffsetCommit, validateMemberEpoch: exactly, in Kafka 4.1), a classic member's
+    generation being its member epoch (classicGroupJoinToConsumerGroup answers it). A
+    member's epoch does not go back while it is a member (a rejoin, a conversion either way
+    keeps or raises it), so a commit accepted with less than the epoch the same member id
+    was last given (a JoinGroup or ConsumerGroupHeartbeat answer received before the commit
+    was sent) was stale. Other members' epochs say nothing about it, so the group-wide rule
+    of classic groups does not apply to the whole trace."""
+    timeline: list[tuple[float, int, Exchange]] = []
+    for x in exchanges:
+        e = x.event
+        if isinstance(e.request, m.OffsetCommitRequest):
+            timeline.append((x.sent, 0, x))
+        elif (isinstance(e.response, (m.JoinGroupResponse, ConsumerGroupHeartbeatResponse))
+              and e.response.error is _NONE):
+            timeline.append((x.received, 1, x))
+        elif isinstance(e.response, m.DeleteGroupsResponse) and any(
+            r.error is _NONE for r in e.response.results
+        ):
+            timeline.append((x.received, 2, x))
+    timeline.sort(key=lambda t: (t[0], t[1], t[2].seq))
+    given: dict[str, tuple[int, Exchange]] = {}  # member id -> the epoch last given, where
+    out: list[Finding] = []
+    for _, kind, x in timeline:
+        e = x.event
+        resp = e.response
+        if kind == 1:
+            if isinstance(resp, m.JoinGroupResponse):
+                given[resp.member_id] = (resp.generation_id, x)
+            elif isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.member_id:
+                if resp.member_epoch < 0:  # a leave: no longer a member
+                    given.pop(resp.member_id, None)
+                else:
+                    given[resp.member_id] = (resp.member_epoch, x)
+        elif kind == 2:
+            given.clear()
+        else:
+            req = e.request
+            assert isinstance(req, m.OffsetCommitRequest)
+            if not isinstance(resp, m.OffsetCommitResponse) or req.generation_id < 0:
+                continue
+            last = given.get(req.member_id)
+            accepted = [p for p in resp.partitions if p.error is _NONE]
+            if accepted and last is not None and req.generation_id < last[0]:
+                epoch, at = last
+                out.append(_finding(
+                    x, "StaleCommitAccepted", "STALE_MEMBER_EPOCH or ILLEGAL_GENERATION (or another rejection)",
+                    f"commit from {req.member_id} with member epoch {req.generation_id} accepted for "
+                    f"{', '.join(f'{p.topic}-{p.partition}' for p in accepted)}, but the member had "
+                    f"been given epoch {epoch} (seq {at.seq}, received {at.received:.0f} ms) before "
+                    f"the commit was sent at {x.sent:.0f} ms",
                 ))
     return out
 
