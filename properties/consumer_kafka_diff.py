@@ -246,12 +246,13 @@ _round = st.builds(lambda group: Op("round", group=group), _group)
 
 #: a classic client's request to a group (KIP-848 mixed groups when the group is a consumer
 #: group with members): ``who`` indexes CLASSIC_CLIENTS, ``what`` is "join" (with the member
-#: id it was given, none, or a bogus one), "sync" or "beat" (its generation, or one before),
-#: or "leave"; ``sub`` its subscription
+#: id it was given, none, or a bogus one), "sync", "beat" or "commit" (its generation, or one
+#: before; a commit's version is 8 when ``sub`` is 1, else 9), or "leave"; ``sub`` its
+#: subscription
 _classic_op = st.builds(
     lambda who, group, what, ids, epoch, sub: Op("classic", who=who, group=group, what=what, ids=ids,
                                                  epoch=epoch, sub=sub),
-    st.sampled_from([0, 0, 1]), _group, st.sampled_from(["join", "join", "sync", "sync", "beat", "beat", "leave"]),
+    st.sampled_from([0, 0, 1]), _group, st.sampled_from(["join", "join", "sync", "sync", "beat", "beat", "commit", "leave"]),
     st.sampled_from(["known"] * 6 + ["empty", "bogus"]), st.sampled_from(["current"] * 5 + ["stale"]),
     st.sampled_from([0, 0, 1, 2]),
 )
@@ -513,6 +514,16 @@ class Differ:
                     "group_instance_id": instance}
             return wire, m.HeartbeatRequest(group_id=gid, generation_id=generation, member_id=mid,
                                             group_instance_id=instance)
+        if op.what == "commit":
+            # a classic member of a consumer group commits as a classic client, with its
+            # generation (its member epoch) and any version (ConsumerGroup.validateOffsetCommit)
+            version = 8 if op.sub == 1 else 9
+            parts: list[list[Any]] = [["t", 0, 7, "m"]]
+            wire = {"kind": "commit", "group": gid, "generation_id": generation, "member_id": mid,
+                    "group_instance_id": instance, "version": version, "partitions": parts}
+            return wire, m.OffsetCommitRequest(
+                group_id=gid, generation_id=generation, member_id=mid, group_instance_id=instance,
+                version=version, partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in parts))
         leave: dict[str, Any] = {"kind": "classic_leave", "group": gid, "members": [[mid, instance]]}
         return leave, m.LeaveGroupRequest(group_id=gid, members=(m.MemberIdentity(mid, instance),))
 

@@ -160,10 +160,23 @@ FOUND: dict[str, list[Op]] = {
         Op("join", who=3, epoch="zero", sub=1, full=True, other_instance=True),
         Op("join", who=3, epoch="zero", regex=0, full=True),
     ],
+    # a classic member of a consumer group commits as a classic client: OffsetCommit v8 is
+    # not refused, and a wrong generation is ILLEGAL_GENERATION (ConsumerGroup.
+    # validateOffsetCommit checks the version and answers STALE_MEMBER_EPOCH only for
+    # consumer-protocol members)
+    "classic-member-commits-to-a-consumer-group": [
+        Op("classic", who=0, what="join", ids="empty"), Op("classic", who=0, what="join"),
+        Op("classic", who=1, what="join"), Op("advance", ms=6_100),
+        Op("join", who=0, epoch="zero", full=True),
+        Op("classic", who=0, what="commit", sub=1), Op("classic", who=0, what="commit"),
+        Op("classic", who=1, what="commit", epoch="stale"),
+        Op("classic", who=1, what="commit", epoch="stale", sub=1),
+    ],
 }
 
 #: the migration policy of a found sequence that needs other than check's default
-FOUND_POLICY = {"static-replacement-under-a-member-id-the-group-holds": "bidirectional"}
+FOUND_POLICY = {"static-replacement-under-a-member-id-the-group-holds": "bidirectional",
+                "classic-member-commits-to-a-consumer-group": "upgrade"}
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))

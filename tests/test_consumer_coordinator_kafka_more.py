@@ -38,7 +38,15 @@ from groupspec.protocol.consumer_group_messages import (
     DescribedTopicPartitions,
 )
 from groupspec.protocol.errors import Error
-from groupspec.protocol.messages import DeleteGroupsRequest, DeleteGroupsResponse
+from groupspec.protocol.messages import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    OffsetCommitPartition,
+    OffsetCommitRequest,
+    OffsetCommitResponse,
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+)
 from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 from tests.test_consumer_coordinator_kafka import (
@@ -518,3 +526,45 @@ def test_impossible_group_configs_are_refused_naming_the_setting() -> None:
         CoordinatorConfig(group_configs=(("g", GroupConfig(6000, 6000)),))
     with pytest.raises(ValueError, match="needs a group id"):
         CoordinatorConfig().with_group_config("", GroupConfig(6000))
+
+
+def _classic_member(ctx: Context, member_id: str, epoch: int) -> None:
+    """ConsumerGroup.updateMember with a member that has ClassicMemberMetadata."""
+    ctx.replay(
+        cr.ConsumerGroupMemberSubscriptionRecord("foo", member_id, cr.ConsumerGroupMemberMetadataValue(
+            instance_id=None, rack_id=None, client_id=CLIENT_ID, client_host=CLIENT_HOST,
+            subscribed_topic_names=(), subscribed_topic_regex="", rebalance_timeout_ms=-1,
+            server_assignor=None, classic_member_metadata=cr.ClassicMemberMetadata(0, ()))),
+        cr.ConsumerGroupEpochRecord("foo", cr.ConsumerGroupMetadataValue(epoch=epoch)),
+        cr.ConsumerGroupCurrentAssignmentRecord("foo", member_id, cr.ConsumerGroupCurrentMemberAssignmentValue(
+            member_epoch=epoch, previous_member_epoch=epoch, state=cr.MemberState.STABLE,
+            assigned_partitions=(), partitions_pending_revocation=())),
+    )
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_consumer_group_offset_commit_with_illegal_generation_id(version: int) -> None:
+    # OffsetMetadataManagerTest: a classic member of a consumer group committing with
+    # another generation than its member epoch is told ILLEGAL_GENERATION, whatever the
+    # version (the v9 requirement is for consumer-protocol members only)
+    ctx = Context()
+    _classic_member(ctx, "member", 10)
+    for generation, want in ((9, Error.ILLEGAL_GENERATION), (11, Error.ILLEGAL_GENERATION), (10, Error.NONE)):
+        out = ctx.coordinator.handle(generation, OffsetCommitRequest(
+            group_id="foo", generation_id=generation, member_id="member", version=version,
+            partitions=(OffsetCommitPartition("bar", 0, 100, ""),)), ctx.now)
+        resp = out.response_to(generation)
+        assert isinstance(resp, OffsetCommitResponse)
+        assert [p.error for p in resp.partitions] == [want]
+
+
+def test_consumer_group_offset_fetch_with_illegal_generation_id() -> None:
+    # a classic member's OffsetFetch with another epoch: ILLEGAL_GENERATION, for named
+    # partitions and for all of them
+    ctx = Context()
+    _classic_member(ctx, "member", 0)
+    for partitions in ((("foo", 0),), None):
+        out = ctx.coordinator.handle(1, OffsetFetchRequest(
+            group_id="foo", partitions=partitions, member_id="member", member_epoch=10), ctx.now)
+        resp = out.response_to(1)
+        assert isinstance(resp, OffsetFetchResponse) and resp.error is Error.ILLEGAL_GENERATION

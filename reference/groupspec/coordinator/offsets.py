@@ -16,6 +16,7 @@ from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.consumer.expiry import delete_empty_consumer_group
 from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
+from groupspec.coordinator.consumer.member import ConsumerMember
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offset_order import listed
 from groupspec.protocol import records as r
@@ -66,18 +67,27 @@ def validate_offset_commit(group: Group, req: OffsetCommitRequest) -> Error:
 
 def validate_consumer_offset_commit(group: ConsumerGroup, req: OffsetCommitRequest) -> Error:
     """ConsumerGroup.validateOffsetCommit (non-transactional): with epoch -1 only into an
-    empty group; otherwise a member, with OffsetCommit v9 or later, at its current member
-    epoch (STALE_MEMBER_EPOCH otherwise: KIP-848 fences by epoch, not by generation)."""
+    empty group; otherwise a member at its current member epoch (validateMemberEpoch); a
+    consumer-protocol member with OffsetCommit v9 or later. A classic member of the group
+    (a mixed group) commits as classic clients do, with any version, its generation being
+    its member epoch, and a mismatch is ILLEGAL_GENERATION, as a classic group answers it;
+    a consumer-protocol member's is STALE_MEMBER_EPOCH (KIP-848 fences by epoch)."""
     if req.generation_id < 0 and not group.members:
         return Error.NONE
     member = group.members.get(req.member_id)
     if member is None:
         return Error.UNKNOWN_MEMBER_ID
-    if req.version < OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION:
+    if not member.uses_classic_protocol and req.version < OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION:
         return Error.UNSUPPORTED_VERSION
-    if req.generation_id != member.member_epoch:
-        return Error.STALE_MEMBER_EPOCH
-    return Error.NONE
+    return _member_epoch_error(member, req.generation_id)
+
+
+def _member_epoch_error(member: ConsumerMember, received: int) -> Error:
+    """ConsumerGroup.validateMemberEpoch: the epoch must be the member's; a classic member
+    is told ILLEGAL_GENERATION, a consumer-protocol one STALE_MEMBER_EPOCH."""
+    if received == member.member_epoch:
+        return Error.NONE
+    return Error.ILLEGAL_GENERATION if member.uses_classic_protocol else Error.STALE_MEMBER_EPOCH
 
 
 def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) -> None:
@@ -163,9 +173,7 @@ def validate_consumer_offset_fetch(group: ConsumerGroup, req: OffsetFetchRequest
     member = group.members.get(req.member_id) if req.member_id is not None else None
     if member is None:
         return Error.UNKNOWN_MEMBER_ID
-    if req.member_epoch != member.member_epoch:
-        return Error.STALE_MEMBER_EPOCH
-    return Error.NONE
+    return _member_epoch_error(member, req.member_epoch)
 
 
 def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> None:
