@@ -125,9 +125,10 @@ def _stale_member_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
     validateOffsetCommit, validateMemberEpoch: exactly, in Kafka 4.1), a classic member's
     generation being its member epoch (classicGroupJoinToConsumerGroup answers it). A
     member's epoch does not go back while it is a member (a rejoin, a conversion either way
-    keeps or raises it), so a commit accepted with less than the epoch the same member id
-    was last given (a JoinGroup or ConsumerGroupHeartbeat answer received before the commit
-    was sent) was stale. Other members' epochs say nothing about it, so the group-wide rule
+    keeps or raises it), so a commit accepted with less than the generation the same
+    classic member was last given (a JoinGroup answer received before the commit was sent)
+    was stale. A consumer-protocol member's stale commit is left to the replay, whose rule
+    (CommitMemberEpoch) names Kafka's answer, STALE_MEMBER_EPOCH. Other members' epochs say nothing about it, so the group-wide rule
     of classic groups does not apply to the whole trace."""
     timeline: list[tuple[float, int, Exchange]] = []
     for x in exchanges:
@@ -151,10 +152,9 @@ def _stale_member_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
             if isinstance(resp, m.JoinGroupResponse):
                 given[resp.member_id] = (resp.generation_id, x)
             elif isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.member_id:
-                if resp.member_epoch < 0:  # a leave: no longer a member
-                    given.pop(resp.member_id, None)
-                else:
-                    given[resp.member_id] = (resp.member_epoch, x)
+                # the member speaks the consumer protocol now: its commits are the replay's
+                # to judge (CommitMemberEpoch names a STALE_MEMBER_EPOCH Kafka would answer)
+                given.pop(resp.member_id, None)
         elif kind == 2:
             given.clear()
         else:
@@ -167,10 +167,10 @@ def _stale_member_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
             if accepted and last is not None and req.generation_id < last[0]:
                 epoch, at = last
                 out.append(_finding(
-                    x, "StaleCommitAccepted", "STALE_MEMBER_EPOCH or ILLEGAL_GENERATION (or another rejection)",
-                    f"commit from {req.member_id} with member epoch {req.generation_id} accepted for "
+                    x, "StaleCommitAccepted", "ILLEGAL_GENERATION (or another rejection)",
+                    f"commit from {req.member_id} with generation {req.generation_id} accepted for "
                     f"{', '.join(f'{p.topic}-{p.partition}' for p in accepted)}, but the member had "
-                    f"been given epoch {epoch} (seq {at.seq}, received {at.received:.0f} ms) before "
+                    f"been given generation {epoch} (seq {at.seq}, received {at.received:.0f} ms) before "
                     f"the commit was sent at {x.sent:.0f} ms",
                 ))
     return out

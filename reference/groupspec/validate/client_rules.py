@@ -154,8 +154,11 @@ def _protocol_kind(names: Iterable[str]) -> str | None:
 class _Facts:
     """What the group's exchanges say about each member and process."""
 
-    #: (generation, member key) -> (partitions, SyncGroup exchange); key: instance id or member id
-    assigned: dict[tuple[int, str], tuple[set[TP], Exchange]] = field(default_factory=dict)
+    #: (generation, member key) -> [(partitions, SyncGroup exchange)], in send order; key:
+    #: instance id or member id. One assignment per generation in a classic group; in a
+    #: consumer group a classic member's generation is its member epoch, at which its
+    #: SyncGroup answers grow as partitions are released to it (or shrink as it revokes)
+    assigned: dict[tuple[int, str], list[tuple[set[TP], Exchange]]] = field(default_factory=dict)
     #: generation -> protocol name chosen
     protocol: dict[int, str] = field(default_factory=dict)
     #: client ids that served two members of one generation
@@ -170,6 +173,21 @@ class _Facts:
     def error(self, x: Exchange) -> Error | None:
         """``_error(x.event.response)``, computed once per exchange by :func:`_facts`."""
         return self.errors.get(id(x), _NONE)
+
+    def assigned_before(self, generation: int, key: str, at: float) -> tuple[set[TP], Exchange] | None:
+        """The partitions assigned to member ``key`` in ``generation`` by the SyncGroup
+        answers received by ``at`` (all of them: see :attr:`assigned`), and the first such
+        answer; None when none was received by then."""
+        got = self.assigned.get((generation, key))
+        if got is None:
+            return None
+        first: Exchange | None = None
+        parts: set[TP] = set()
+        for ps, x in got:
+            if x.received <= at:
+                first = first or x
+                parts |= ps
+        return None if first is None else (parts, first)
 
 
 def _key(req: Any) -> str:
@@ -196,7 +214,7 @@ def _facts(xs: list[Exchange]) -> _Facts:
             parts = decode_assignment(resp.assignment)
             if parts is None:
                 continue
-            f.assigned.setdefault((req.generation_id, _key(req)), (parts, x))
+            f.assigned.setdefault((req.generation_id, _key(req)), []).append((parts, x))
         elif isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
             if resp.protocol_name:
                 f.protocol[resp.generation_id] = resp.protocol_name
@@ -223,8 +241,8 @@ def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         if not isinstance(req, m.OffsetCommitRequest) or req.generation_id < 0 or not req.member_id:
             continue
         key = _key(req)
-        mine = f.assigned.get((req.generation_id, key))
-        if mine is None or mine[1].received > x.sent:
+        mine = f.assigned_before(req.generation_id, key, x.sent)
+        if mine is None:
             continue  # the member's assignment in that generation is not in the trace
         allowed = mine[0]
         if f.protocol.get(req.generation_id) in COOPERATIVE_ASSIGNORS:
@@ -234,7 +252,8 @@ def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                     generations.setdefault(k, []).append(g)
             older = [g for g in generations.get(key, ()) if g < req.generation_id]
             if older:
-                allowed = allowed | f.assigned[(max(older), key)][0]  # just revoked: committed in the callback
+                # just revoked: committed in the callback
+                allowed = allowed.union(*(ps for ps, _ in f.assigned[(max(older), key)]))
         extra = {(p.topic, p.partition) for p in req.partitions} - allowed
         if extra:
             out.append(_finding(
@@ -277,8 +296,8 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                 ))
             elif kind == "cooperative" and owned and sub.generation_id >= 0:
                 key = req.group_instance_id or req.member_id
-                mine = f.assigned.get((sub.generation_id, key))
-                if mine is None or mine[1].received > x.sent:
+                mine = f.assigned_before(sub.generation_id, key, x.sent)
+                if mine is None:
                     continue
                 extra = owned - mine[0]
                 if extra:
@@ -562,8 +581,10 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
             generation, told = resp.generation_id, None
             continue
         elif isinstance(resp, m.SyncGroupResponse) and isinstance(req, m.SyncGroupRequest) and resp.error is _NONE:
-            got = f.assigned.get((req.generation_id, _key(req)))
-            owned = set(got[0]) if got is not None else owned
+            # this answer's own assignment (a classic member of a consumer group gets
+            # several at one generation, its member epoch)
+            got = decode_assignment(resp.assignment)
+            owned = set(got) if got is not None else owned
         elif _fencing(_error(resp)) and getattr(req, "generation_id", generation) == generation:
             if _join_prepare_commit(x, told):
                 # the call goes on with the generation it began with; the JoinGroup that
