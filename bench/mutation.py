@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LIST = ROOT / "bench" / "mutants.toml"
 #: what a copy of the tree needs to run the tests
-COPIED = ("reference", "properties", "tests", "examples", "spec", "pyproject.toml")
+COPIED = ("reference", "properties", "tests", "examples", "spec", "bench", "pyproject.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", ".pytest_cache",
                                  ".mypy_cache", ".ruff_cache", "*.egg-info")
 #: at most this many mutants run at once (the machines have 2 cores)
