@@ -273,7 +273,8 @@ class _Decision:
     #: "normal": fire timers due by the request's time; "defer": leave those within slack
     #: for after it; "early": handle it up to slack later, after timers due by then
     timers: str = "normal"
-    #: "handle"; for coordinator errors "failover" or "noise"; for no response "lost"; for
+    #: "handle"; for coordinator errors "failover" or "noise" (or "failover-early": at the
+    #: replay's clock rather than the request's send time); for no response "lost"; for
     #: a heartbeat answered NONE right after a failover "loading" (answered, not handled);
     #: "failover-first": the coordinator failed over just before this request
     how: str = "handle"
@@ -1232,7 +1233,14 @@ class Replayer:
             return ["handle", "lost"]
         if self.coordinator_error[i]:
             moved = b.last_normal.get(e.connection, -1) > b.last_failover
-            return ["failover", "noise", "handle"] if moved else ["noise", "failover", "handle"]
+            hows = ["failover", "noise", "handle"] if moved else ["noise", "failover", "handle"]
+            if b.clock < self._sent_ms[i]:
+                # the failover the error reveals may have happened any time since the last
+                # request handled, not only when this one was sent: a reloaded group's
+                # session timers run from the load (GroupMetadataManager.onLoaded), so a
+                # member that died before the failover expires that much sooner. Tried last
+                hows.append("failover-early")
+            return hows
         if self._may_be_loading(b, e):
             return ["handle", "loading"]
         return ["handle"]
@@ -1279,6 +1287,9 @@ class Replayer:
                 self._settle(b, i)
             elif self._read_after(xi, ex):
                 self._settle(b, i, cap=t)
+        if d.how == "failover-early":
+            # at the replay's clock, before the timers that fall due up to this request
+            self._failover(b, b.clock)
         upto = t - s if d.timers == "defer" else t
         # a timer due at the clock itself (armed with no delay by the request just handled,
         # e.g. group.initial.rebalance.delay.ms 0) fires before this one unless deferred:
@@ -1296,7 +1307,7 @@ class Replayer:
         b.processed.append(d.index)
         if d.how == "lost":
             return
-        if d.how in ("failover", "noise", "loading"):
+        if d.how in ("failover", "noise", "loading", "failover-early"):
             if d.how == "failover":
                 self._failover(b, t)
             return
