@@ -74,22 +74,30 @@ def _finding(x: Exchange, rule: str, allowed: str, detail: str) -> Finding:
                    e.api, e.connection, e.client_id)
 
 
-def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
-    if any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest) for x in exchanges):
-        return _stale_member_commits_accepted(exchanges)
+def _commit_timeline(exchanges: list[Exchange], answers: tuple[type, ...]) -> list[tuple[float, int, Exchange]]:
+    """The commits (kind 0, at their send time), the answers of types ``answers`` that gave a
+    generation or epoch (kind 1) and the DeleteGroups that deleted a group (kind 2), at their
+    receive time, in time order; at equal times a commit comes first: only a response
+    received strictly before it counts."""
     timeline: list[tuple[float, int, Exchange]] = []
     for x in exchanges:
         e = x.event
         if isinstance(e.request, m.OffsetCommitRequest):
             timeline.append((x.sent, 0, x))
-        elif isinstance(e.response, m.JoinGroupResponse) and e.response.error is _NONE:
+        elif isinstance(e.response, answers) and getattr(e.response, "error", None) is _NONE:
             timeline.append((x.received, 1, x))
         elif isinstance(e.response, m.DeleteGroupsResponse) and any(
             r.error is _NONE for r in e.response.results
         ):
             timeline.append((x.received, 2, x))
-    # at equal times a commit comes first: only a response received strictly before it counts
     timeline.sort(key=lambda t: (t[0], t[1], t[2].seq))
+    return timeline
+
+
+def stale_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
+    if any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest) for x in exchanges):
+        return _stale_member_commits_accepted(exchanges)
+    timeline = _commit_timeline(exchanges, (m.JoinGroupResponse,))
     newest = -1
     newest_at: Exchange | None = None
     out: list[Finding] = []
@@ -128,21 +136,10 @@ def _stale_member_commits_accepted(exchanges: list[Exchange]) -> list[Finding]:
     keeps or raises it), so a commit accepted with less than the generation the same
     classic member was last given (a JoinGroup answer received before the commit was sent)
     was stale. A consumer-protocol member's stale commit is left to the replay, whose rule
-    (CommitMemberEpoch) names Kafka's answer, STALE_MEMBER_EPOCH. Other members' epochs say nothing about it, so the group-wide rule
-    of classic groups does not apply to the whole trace."""
-    timeline: list[tuple[float, int, Exchange]] = []
-    for x in exchanges:
-        e = x.event
-        if isinstance(e.request, m.OffsetCommitRequest):
-            timeline.append((x.sent, 0, x))
-        elif (isinstance(e.response, (m.JoinGroupResponse, ConsumerGroupHeartbeatResponse))
-              and e.response.error is _NONE):
-            timeline.append((x.received, 1, x))
-        elif isinstance(e.response, m.DeleteGroupsResponse) and any(
-            r.error is _NONE for r in e.response.results
-        ):
-            timeline.append((x.received, 2, x))
-    timeline.sort(key=lambda t: (t[0], t[1], t[2].seq))
+    (CommitMemberEpoch) names Kafka's answer, STALE_MEMBER_EPOCH. Other members' epochs say
+    nothing about it, so the group-wide rule of classic groups does not apply to the whole
+    trace."""
+    timeline = _commit_timeline(exchanges, (m.JoinGroupResponse, ConsumerGroupHeartbeatResponse))
     given: dict[str, tuple[int, Exchange]] = {}  # member id -> the epoch last given, where
     out: list[Finding] = []
     for _, kind, x in timeline:
