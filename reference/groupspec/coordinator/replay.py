@@ -216,6 +216,9 @@ def _member_removed(g: Group, rec: r.MemberRemoved) -> None:
 
 @_on(r.PendingMemberAdded)
 def _pending_member_added(g: Group, rec: r.PendingMemberAdded) -> None:
+    # ClassicGroup.addPendingMember refuses a member id the group already has
+    if rec.member_id in g.members:
+        raise ReplayError(f"PendingMemberAdded: {rec.member_id!r} is already a member of {g.group_id!r}")
     g.pending_members[rec.member_id] = rec.deadline_ms
 
 
@@ -285,11 +288,16 @@ def _members_marked_joined(g: Group, rec: r.MembersMarkedJoined) -> None:
 
 @_on(r.PendingSyncSet)
 def _pending_sync_set(g: Group, rec: r.PendingSyncSet) -> None:
+    # ClassicGroup.addPendingSyncMember and removePendingSyncMember refuse a member id the
+    # group does not have
+    for mid in rec.member_ids:
+        _member(g, mid, rec)
     g.pending_sync_members = dict.fromkeys(rec.member_ids)
 
 
 @_on(r.PendingSyncRemoved)
 def _pending_sync_removed(g: Group, rec: r.PendingSyncRemoved) -> None:
+    _member(g, rec.member_id, rec)
     g.pending_sync_members.pop(rec.member_id, None)
 
 

@@ -264,6 +264,15 @@ def _replace_static_member(
 ) -> None:
     """updateStaticMemberThenRebalanceOrCompleteJoin (KIP-345, KAFKA-9801, KIP-814)."""
     assert req.group_instance_id is not None
+    if group.state in (S.Empty, S.Dead):
+        # Kafka's updateStaticMemberThenRebalanceOrCompleteJoin throws IllegalStateException
+        # naming the group, its state and the instance, and the whole write is dropped: a
+        # group with a static member is never Empty (GroupMetadataManagerTest
+        # testStaticMemberReJoinWithIllegalStateAsUnknownMember forces it). Refused here
+        # before any record, so nothing changes either.
+        raise AssertionError(
+            f"group {group.group_id} was not supposed to be {group.state.value} when the "
+            f"unknown static member {req.group_instance_id} rejoins")
     current_leader = group.leader_id
     old = group.members[old_id]
     # ClassicGroup.replaceStaticMember: the old id's parked requests are fenced at once.
@@ -328,7 +337,5 @@ def _replace_static_member(
     elif group.state is S.CompletingRebalance:
         # KAFKA-9801: otherwise the leader's assignment would be keyed by the old id.
         rb.prepare_rebalance(txn, group, f"static member {req.group_instance_id} rejoined")
-    elif group.state in (S.Empty, S.Dead):
-        raise AssertionError(f"static member mapped in a {group.state.value} group")
     else:
         rb.maybe_complete_join_phase(txn, group)

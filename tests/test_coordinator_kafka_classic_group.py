@@ -1,0 +1,926 @@
+"""Kafka's unit tests of the classic group and its members, run against the reference.
+
+Ported from Apache Kafka 4.1.2, group-coordinator/src/test/java/org/apache/kafka/coordinator/
+group/classic/ClassicGroupTest.java and ClassicGroupMemberTest.java, plus the
+GroupMetadataManagerTest.java tests that put a group into a state by hand
+(``group.transitionTo(DEAD)``, ``EMPTY`` with members) before sending a request, which no
+request sequence reaches. Each test is named after the Java one; docs/kafka-tests/classic.md
+maps every classic test of Kafka's to its port.
+
+How Kafka's test objects map onto the reference: a ``ClassicGroup`` is the reference's
+:class:`~groupspec.coordinator.classic.group.Group`, which only records change
+(:func:`groupspec.coordinator.replay.apply_record`); so ``group.add(member)`` is the records
+JoinGroup writes for it (ProtocolTypeSet for the first member, MemberAdded, LeaderChanged
+when there is no leader), ``transitionTo`` a StateChanged record, ``initNextGeneration`` the
+GenerationStarted and StateChanged records the join completion writes, and an
+IllegalStateException of ClassicGroup's a :class:`ReplayError`. Validation methods
+(validateOffsetCommit, validateOffsetDelete, validateDeleteGroup) are the reference
+functions of the same rule; where Kafka's test forces a state and then sends a request, the
+port forces it the same way (a StateChanged record applied to the coordinator's state).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from groupspec.coordinator.classic import rebalance as rb
+from groupspec.coordinator.classic.group import Group, compute_subscribed_topics
+from groupspec.coordinator.classic.membership import validate_member
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.context import Output, Txn
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.offsets import validate_offset_commit, validate_offset_delete
+from groupspec.coordinator.replay import apply_record
+from groupspec.coordinator.state import CoordinatorState, ReplayError
+from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
+from groupspec.protocol.consumer_protocol import Subscription
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState, can_rebalance
+
+S = GroupState
+GID = "groupId"
+PROTOCOL_TYPE = "consumer"
+GROUP_INSTANCE_ID = "groupInstanceId"
+MEMBER_ID = "memberId"
+REBALANCE_MS = 60000
+SESSION_MS = 10000
+
+Protocols = tuple[m.JoinGroupProtocol, ...]
+
+
+def protos(*pairs: tuple[str, bytes]) -> Protocols:
+    return tuple(m.JoinGroupProtocol(name, meta) for name, meta in pairs)
+
+
+ROUNDROBIN = protos(("roundrobin", b""))
+
+
+class G:
+    """A ClassicGroup of Kafka's test: the reference group, changed by records only."""
+
+    def __init__(self) -> None:
+        self.state = CoordinatorState()
+        self.apply(r.GroupCreated(GID, 0))
+
+    @property
+    def group(self) -> Group:
+        return self.state.groups[GID]
+
+    def apply(self, rec: r.Record) -> None:
+        apply_record(self.state, rec)
+
+    def transition_to(self, target: GroupState) -> None:
+        self.apply(r.StateChanged(GID, target, 0))
+
+    def add(self, member_id: str, protocols: Protocols = ROUNDROBIN, instance: str | None = None,
+            protocol_type: str = PROTOCOL_TYPE, join_request: int | None = None) -> None:
+        """ClassicGroup.add(member[, future]): the first member sets the protocol type and
+        every member the leader if there is none."""
+        if not self.group.members:
+            self.apply(r.ProtocolTypeSet(GID, protocol_type))
+        info = r.MemberInfo(member_id, instance, "clientId", "clientHost", protocol_type)
+        self.apply(r.MemberAdded(GID, info, REBALANCE_MS, SESSION_MS, protocols, join_request))
+        if self.group.leader_id is None:
+            self.apply(r.LeaderChanged(GID, member_id))
+
+    def remove(self, member_id: str) -> None:
+        """ClassicGroup.remove (a pending member or a member)."""
+        txn = Txn(self.state, CoordinatorConfig(), 0)
+        rb.remove_member(txn, self.group, member_id, "removed")
+
+    def init_next_generation(self) -> None:
+        """ClassicGroup.initNextGeneration: the next generation with the selected protocol
+        (and CompletingRebalance), or with none (and Empty) when there is no member."""
+        g = self.group
+        protocol = g.select_protocol() if g.members else None
+        self.apply(r.GenerationStarted(GID, g.generation_id + 1, protocol))
+        self.transition_to(S.CompletingRebalance if g.members else S.Empty)
+
+
+def _state(g: Group) -> GroupState:
+    """(read through a call: mypy would keep the state narrowed across records)"""
+    return g.state
+
+
+@pytest.fixture
+def group() -> G:
+    return G()
+
+
+# ------------------------------------------------------------------ canRebalance
+def testCanRebalanceWhenStable(group: G) -> None:
+    # (the group starts Empty, which can rebalance too)
+    assert can_rebalance(group.group.state)
+
+
+def testCanRebalanceWhenCompletingRebalance(group: G) -> None:
+    group.transition_to(S.PreparingRebalance)
+    group.transition_to(S.CompletingRebalance)
+    assert can_rebalance(group.group.state)
+
+
+def testCannotRebalanceWhenPreparingRebalance(group: G) -> None:
+    group.transition_to(S.PreparingRebalance)
+    assert not can_rebalance(group.group.state)
+
+
+def testCannotRebalanceWhenDead(group: G) -> None:
+    group.transition_to(S.PreparingRebalance)
+    group.transition_to(S.Empty)
+    group.transition_to(S.Dead)
+    assert not can_rebalance(group.group.state)
+
+
+# ------------------------------------------------------------------ transitions
+def _walk(group: G, *states: GroupState) -> None:
+    for s in states:
+        group.transition_to(s)
+    assert group.group.state is states[-1]
+
+
+def testStableToPreparingRebalanceTransition(group: G) -> None:
+    _walk(group, S.PreparingRebalance)
+
+
+def testStableToDeadTransition(group: G) -> None:
+    _walk(group, S.Dead)
+
+
+def testAwaitingRebalanceToPreparingRebalanceTransition(group: G) -> None:
+    _walk(group, S.PreparingRebalance, S.CompletingRebalance, S.PreparingRebalance)
+
+
+def testPreparingRebalanceToDeadTransition(group: G) -> None:
+    _walk(group, S.PreparingRebalance, S.Dead)
+
+
+def testPreparingRebalanceToEmptyTransition(group: G) -> None:
+    _walk(group, S.PreparingRebalance, S.Empty)
+
+
+def testEmptyToDeadTransition(group: G) -> None:
+    _walk(group, S.PreparingRebalance, S.Empty, S.Dead)
+
+
+def testAwaitingRebalanceToStableTransition(group: G) -> None:
+    _walk(group, S.PreparingRebalance, S.CompletingRebalance, S.Stable)
+
+
+def testDeadToDeadIllegalTransition(group: G) -> None:
+    # despite its name, Dead -> Dead is allowed (ClassicGroupState.DEAD lists DEAD)
+    _walk(group, S.PreparingRebalance, S.Dead, S.Dead)
+
+
+@pytest.mark.parametrize(("name", "before", "target"), [
+    ("testEmptyToStableIllegalTransition", (), S.Stable),
+    ("testStableToStableIllegalTransition",
+     (S.PreparingRebalance, S.CompletingRebalance, S.Stable), S.Stable),
+    ("testEmptyToAwaitingRebalanceIllegalTransition", (), S.CompletingRebalance),
+    ("testPreparingRebalanceToPreparingRebalanceIllegalTransition",
+     (S.PreparingRebalance,), S.PreparingRebalance),
+    ("testPreparingRebalanceToStableIllegalTransition", (S.PreparingRebalance,), S.Stable),
+    ("testAwaitingRebalanceToAwaitingRebalanceIllegalTransition",
+     (S.PreparingRebalance, S.CompletingRebalance), S.CompletingRebalance),
+    ("testDeadToStableIllegalTransition", (S.PreparingRebalance, S.Dead), S.Stable),
+    ("testDeadToPreparingRebalanceIllegalTransition",
+     (S.PreparingRebalance, S.Dead), S.PreparingRebalance),
+    ("testDeadToAwaitingRebalanceIllegalTransition",
+     (S.PreparingRebalance, S.Dead), S.CompletingRebalance),
+])
+def test_illegal_transitions(group: G, name: str, before: tuple[GroupState, ...],
+                             target: GroupState) -> None:
+    for s in before:
+        group.transition_to(s)
+    with pytest.raises(ReplayError, match="cannot go"):
+        group.transition_to(target)
+
+
+# ------------------------------------------------------------------ protocols
+def testSelectProtocol(group: G) -> None:
+    group.add(MEMBER_ID, protos(("range", b""), ("roundrobin", b"")))
+    group.add("member2", protos(("roundrobin", b""), ("range", b"")))
+    # no majority: either may be chosen (the reference: the first to reach the top count)
+    assert group.group.select_protocol() in ("range", "roundrobin")
+    group.add("member3", protos(("roundrobin", b""), ("range", b"")))
+    assert group.group.select_protocol() == "roundrobin"
+
+
+def testSelectProtocolRaisesIfNoMembers(group: G) -> None:
+    with pytest.raises(AssertionError):
+        group.group.select_protocol()
+
+
+def testSelectProtocolChoosesCompatibleProtocol(group: G) -> None:
+    group.add(MEMBER_ID, protos(("range", b""), ("roundrobin", b"")))
+    group.add("member2", protos(("roundrobin", b""), ("foo", b"")))
+    assert group.group.select_protocol() == "roundrobin"
+
+
+def testSupportsProtocols(group: G) -> None:
+    # an Empty group supports everything
+    assert group.group.supports_protocols(PROTOCOL_TYPE, ("range", "roundrobin"))
+    group.add(MEMBER_ID, protos(("range", b""), ("roundrobin", b"")))
+    group.transition_to(S.PreparingRebalance)
+    g = group.group
+    assert g.supports_protocols(PROTOCOL_TYPE, ("roundrobin", "foo"))
+    assert g.supports_protocols(PROTOCOL_TYPE, ("range", "bar"))
+    assert not g.supports_protocols(PROTOCOL_TYPE, ("foo", "bar"))
+
+
+# ------------------------------------------------------------------ subscribed topics
+def _sub(*topics: str) -> bytes:
+    return Subscription(topics).encode()
+
+
+def testSubscribedTopics(group: G) -> None:
+    # not known for a new group
+    assert group.group.subscribed_topics is None
+    group.transition_to(S.PreparingRebalance)
+    group.add(MEMBER_ID, protos(("range", _sub("foo"))))
+    group.init_next_generation()
+    assert group.group.subscribed_topics == frozenset({"foo"})
+
+    group.transition_to(S.PreparingRebalance)
+    group.remove(MEMBER_ID)
+    group.init_next_generation()
+    assert group.group.subscribed_topics == frozenset()
+
+    # metadata that is not a consumer subscription: unknown again
+    group.transition_to(S.PreparingRebalance)
+    group.add(MEMBER_ID, protos(("range", b"")))
+    group.init_next_generation()
+    assert group.group.subscribed_topics is None
+
+
+def testSubscribedTopicsNonConsumerGroup(group: G) -> None:
+    assert group.group.subscribed_topics is None
+    group.transition_to(S.PreparingRebalance)
+    group.add(MEMBER_ID, protos(("range", b"")), protocol_type="My Protocol")
+    group.init_next_generation()
+    assert group.group.subscribed_topics is None
+
+
+def testIsSubscribedToTopic(group: G) -> None:
+    g = group.group
+    # 1. no protocol type: not subscribed
+    assert not g.is_subscribed_to_topic("topic")
+    # 2. not the consumer protocol type: not subscribed
+    consumer_protocols = protos(("range", _sub("topic")))
+    group.add("memberWithNonConsumerProtocol", consumer_protocols, protocol_type="My Protocol")
+    group.transition_to(S.PreparingRebalance)
+    group.init_next_generation()
+    assert _state(g) is S.CompletingRebalance
+    assert compute_subscribed_topics(g, g.protocol_name) is None
+    assert not g.is_subscribed_to_topic("topic")
+    # 3. the consumer protocol type and no member: not subscribed
+    group.remove("memberWithNonConsumerProtocol")
+    group.add("memberWithConsumerProtocol", consumer_protocols)
+    group.remove("memberWithConsumerProtocol")
+    group.transition_to(S.PreparingRebalance)
+    group.init_next_generation()
+    assert _state(g) is S.Empty
+    assert compute_subscribed_topics(g, g.protocol_name) == frozenset()
+    assert g.protocol_type == PROTOCOL_TYPE
+    assert not g.is_subscribed_to_topic("topic")
+    # 4. the consumer protocol type and a member subscribed to the topic: subscribed
+    group.add("memberWithConsumerProtocol", consumer_protocols)
+    group.transition_to(S.PreparingRebalance)
+    group.init_next_generation()
+    assert _state(g) is S.CompletingRebalance
+    assert compute_subscribed_topics(g, g.protocol_name) == frozenset({"topic"})
+    assert g.is_subscribed_to_topic("topic")
+
+
+# ------------------------------------------------------------------ generations, members
+def testInitNextGeneration(group: G) -> None:
+    group.transition_to(S.PreparingRebalance)
+    group.add(MEMBER_ID, join_request=1)
+    assert (group.group.generation_id, group.group.protocol_name) == (0, None)
+    group.init_next_generation()
+    assert (group.group.generation_id, group.group.protocol_name) == (1, "roundrobin")
+
+
+def testInitNextGenerationEmptyGroup(group: G) -> None:
+    g = group.group
+    assert (g.state, g.generation_id, g.protocol_name) == (S.Empty, 0, None)
+    group.transition_to(S.PreparingRebalance)
+    group.init_next_generation()
+    assert (g.generation_id, g.protocol_name) == (1, None)
+
+
+def testUpdateMember(group: G) -> None:
+    group.add(MEMBER_ID)
+    new = protos(("range", b""), ("roundrobin", b""))
+    group.apply(r.MemberUpdated(GID, MEMBER_ID, new, 120000, 20000, None))
+    assert group.group.rebalance_timeout_ms() == 120000
+    member = group.group.members[MEMBER_ID]
+    assert member.session_timeout_ms == 20000
+    assert member.protocols == new
+
+
+def testReplaceGroupInstanceWithNonExistingMember(group: G) -> None:
+    with pytest.raises(ReplayError):
+        group.apply(r.StaticMemberReplaced(GID, GROUP_INSTANCE_ID, MEMBER_ID, "newMemberId"))
+
+
+def testReplaceGroupInstance() -> None:
+    # ClassicGroup.replaceStaticMember fences the old id's parked JoinGroup and SyncGroup;
+    # the reference's JoinGroup does it before the replacement record, which refuses a
+    # member still parked. Seen through a coordinator: a static leader parked in SyncGroup
+    # is fenced when its instance joins again with an unknown member id.
+    coord = Coordinator(CoordinatorConfig(group_min_session_timeout_ms=1000,
+                                          group_initial_rebalance_delay_ms=0))
+    join = m.JoinGroupRequest(group_id=GID, member_id="", group_instance_id=GROUP_INSTANCE_ID,
+                              client_id="clientId", version=9, protocols=ROUNDROBIN,
+                              session_timeout_ms=SESSION_MS, rebalance_timeout_ms=REBALANCE_MS)
+    coord.handle(1, join, 0)
+    joined = coord.advance(0).response_to(1)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    old = joined.member_id
+    g = coord.state.groups[GID]
+    assert g.is_leader(old) and g.static_member_id(GROUP_INSTANCE_ID) == old
+    # follower-less leader syncing would complete; park a SyncGroup by hand as Kafka does
+    apply_record(coord.state, r.SyncParked(GID, old, 2))
+    out = coord.handle(3, join, 0)
+    fenced = out.response_to(2)
+    assert isinstance(fenced, m.SyncGroupResponse) and fenced.error is Error.FENCED_INSTANCE_ID
+    new = g.static_member_id(GROUP_INSTANCE_ID)
+    assert new is not None and new != old
+    assert g.is_leader(new)
+    assert not g.members[new].is_awaiting_sync
+
+
+def testCompleteJoinFuture(group: G) -> None:
+    group.add(MEMBER_ID, join_request=1)
+    g = group.group
+    assert g.has_all_members_joined()
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    assert rb.complete_join_future(txn, g, g.members[MEMBER_ID],
+                                   m.JoinGroupResponse(error=Error.NONE, member_id=MEMBER_ID))
+    resp = txn.out.response_to(1)
+    assert isinstance(resp, m.JoinGroupResponse)
+    assert (resp.error, resp.member_id) == (Error.NONE, MEMBER_ID)
+    assert not g.members[MEMBER_ID].is_awaiting_join
+    assert g.num_awaiting_join() == 0
+
+
+def testNotCompleteJoinFuture(group: G) -> None:
+    group.add(MEMBER_ID)
+    g = group.group
+    assert not g.members[MEMBER_ID].is_awaiting_join
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    assert not rb.complete_join_future(txn, g, g.members[MEMBER_ID],
+                                       m.JoinGroupResponse(error=Error.NONE, member_id=MEMBER_ID))
+    assert not g.members[MEMBER_ID].is_awaiting_join
+    assert txn.out.responses == []
+
+
+def testCompleteSyncFuture(group: G) -> None:
+    group.add(MEMBER_ID)
+    group.apply(r.SyncParked(GID, MEMBER_ID, 1))
+    g = group.group
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    assert rb.complete_sync_future(txn, g, g.members[MEMBER_ID], m.SyncGroupResponse(error=Error.NONE))
+    assert g.num_awaiting_join() == 0
+    assert not g.members[MEMBER_ID].is_awaiting_sync
+    resp = txn.out.response_to(1)
+    assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.NONE
+
+
+def testNotCompleteSyncFuture(group: G) -> None:
+    group.add(MEMBER_ID)
+    g = group.group
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    assert not rb.complete_sync_future(txn, g, g.members[MEMBER_ID],
+                                       m.SyncGroupResponse(error=Error.NONE))
+    assert not g.members[MEMBER_ID].is_awaiting_sync
+
+
+def testCompleteAllJoinFutures(group: G) -> None:
+    for i in range(3):
+        group.add(f"{MEMBER_ID}{i}", join_request=i + 1)
+    g = group.group
+    assert g.num_awaiting_join() == 3
+    # ClassicGroup.completeAllJoinFutures(error): each parked JoinGroup answered the error
+    # with its member id (what the reference's unload and upgrade paths write)
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    for member in list(g.members.values()):
+        rb.complete_join_future(txn, g, member, m.JoinGroupResponse(
+            error=Error.REBALANCE_IN_PROGRESS, member_id=member.member_id))
+    for i in range(3):
+        resp = txn.out.response_to(i + 1)
+        assert isinstance(resp, m.JoinGroupResponse)
+        assert (resp.error, resp.member_id) == (Error.REBALANCE_IN_PROGRESS, f"{MEMBER_ID}{i}")
+        assert not g.members[f"{MEMBER_ID}{i}"].is_awaiting_join
+    assert g.num_awaiting_join() == 0
+
+
+def testCompleteAllSyncFutures(group: G) -> None:
+    for i in range(3):
+        group.add(f"{MEMBER_ID}{i}")
+        group.apply(r.SyncParked(GID, f"{MEMBER_ID}{i}", i + 1))
+    g = group.group
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    for member in list(g.members.values()):
+        rb.complete_sync_future(txn, g, member, m.SyncGroupResponse(error=Error.REBALANCE_IN_PROGRESS))
+    for i in range(3):
+        assert not g.members[f"{MEMBER_ID}{i}"].is_awaiting_sync
+        resp = txn.out.response_to(i + 1)
+        assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.REBALANCE_IN_PROGRESS
+
+
+# ------------------------------------------------------------------ pending members
+def testCannotAddPendingMemberIfStable(group: G) -> None:
+    group.add(MEMBER_ID)
+    with pytest.raises(ReplayError):
+        group.apply(r.PendingMemberAdded(GID, MEMBER_ID, 1000))
+
+
+def testRemovalFromPendingAfterMemberIsStable(group: G) -> None:
+    group.apply(r.PendingMemberAdded(GID, MEMBER_ID, 1000))
+    g = group.group
+    assert not g.has_member(MEMBER_ID) and g.is_pending_member(MEMBER_ID)
+    group.add(MEMBER_ID)
+    assert g.has_member(MEMBER_ID) and not g.is_pending_member(MEMBER_ID)
+
+
+def testRemovalFromPendingWhenMemberIsRemoved(group: G) -> None:
+    group.apply(r.PendingMemberAdded(GID, MEMBER_ID, 1000))
+    g = group.group
+    assert not g.has_member(MEMBER_ID) and g.is_pending_member(MEMBER_ID)
+    group.remove(MEMBER_ID)
+    assert not g.has_member(MEMBER_ID) and not g.is_pending_member(MEMBER_ID)
+
+
+def testCannotAddStaticMemberIfAlreadyPresent(group: G) -> None:
+    group.add(MEMBER_ID, instance=GROUP_INSTANCE_ID)
+    g = group.group
+    assert g.has_member(MEMBER_ID) and g.static_member_id(GROUP_INSTANCE_ID) == MEMBER_ID
+    with pytest.raises(ReplayError):
+        group.add(MEMBER_ID, instance=GROUP_INSTANCE_ID)
+
+
+def testCannotAddPendingSyncOfUnknownMember(group: G) -> None:
+    with pytest.raises(ReplayError):
+        group.apply(r.PendingSyncSet(GID, (MEMBER_ID,)))
+
+
+def testCannotRemovePendingSyncOfUnknownMember(group: G) -> None:
+    with pytest.raises(ReplayError):
+        group.apply(r.PendingSyncRemoved(GID, MEMBER_ID))
+
+
+def testCanAddAndRemovePendingSyncMember(group: G) -> None:
+    group.add(MEMBER_ID)
+    group.apply(r.PendingSyncSet(GID, (MEMBER_ID,)))
+    assert list(group.group.pending_sync_members) == [MEMBER_ID]
+    group.apply(r.PendingSyncRemoved(GID, MEMBER_ID))
+    assert list(group.group.pending_sync_members) == []
+
+
+def testRemovalFromPendingSyncWhenMemberIsRemoved(group: G) -> None:
+    group.add(MEMBER_ID, instance=GROUP_INSTANCE_ID)
+    group.apply(r.PendingSyncSet(GID, (MEMBER_ID,)))
+    assert list(group.group.pending_sync_members) == [MEMBER_ID]
+    group.remove(MEMBER_ID)
+    assert list(group.group.pending_sync_members) == []
+
+
+def testNewGenerationClearsPendingSyncMembers(group: G) -> None:
+    group.add(MEMBER_ID)
+    group.transition_to(S.PreparingRebalance)
+    group.apply(r.PendingSyncSet(GID, (MEMBER_ID,)))
+    assert list(group.group.pending_sync_members) == [MEMBER_ID]
+    group.init_next_generation()
+    assert list(group.group.pending_sync_members) == []
+
+
+# ------------------------------------------------------------------ leader election
+def testElectNewJoinedLeader(group: G) -> None:
+    group.add(MEMBER_ID)
+    g = group.group
+    assert g.is_leader(MEMBER_ID) and not g.members[MEMBER_ID].is_awaiting_join
+    group.add("new-leader", join_request=1)
+    group.add("new-member")
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    assert rb.maybe_elect_new_joined_leader(txn, g)
+    assert g.is_leader("new-leader")
+
+
+def testMaybeElectNewJoinedLeaderChooseExisting(group: G) -> None:
+    group.add(MEMBER_ID, join_request=1)
+    g = group.group
+    assert g.is_leader(MEMBER_ID) and g.members[MEMBER_ID].is_awaiting_join
+    group.add("new-member")
+    txn = Txn(group.state, CoordinatorConfig(), 0)
+    assert rb.maybe_elect_new_joined_leader(txn, g)
+    assert g.is_leader(MEMBER_ID)
+
+
+# ------------------------------------------------------------------ validations
+def _commit_error(g: Group, member_id: str, instance: str | None, generation: int,
+                  version: int) -> Error:
+    req = m.OffsetCommitRequest(group_id=GID, generation_id=generation, member_id=member_id,
+                                group_instance_id=instance, version=version, partitions=())
+    return validate_offset_commit(g, req)
+
+
+@pytest.mark.parametrize("version", range(10))
+def testValidateOffsetCommit(group: G, version: int) -> None:
+    # (the transactional cases are out of the model: no TxnOffsetCommit)
+    g = group.group
+    assert _commit_error(g, "", None, -1, version) is Error.NONE  # the admin client
+    group.add("member-id", instance="instance-id")
+    group.transition_to(S.PreparingRebalance)
+    group.init_next_generation()
+    # no member id into a group with members
+    assert _commit_error(g, "", None, -1, version) is Error.UNKNOWN_MEMBER_ID
+    assert _commit_error(g, "unknown", "unknown", -1, version) is Error.UNKNOWN_MEMBER_ID
+    assert _commit_error(g, "member-id", "unknown", -1, version) is Error.UNKNOWN_MEMBER_ID
+    assert _commit_error(g, "member-id", "instance-id", 0, version) is Error.ILLEGAL_GENERATION
+    # CompletingRebalance
+    assert _commit_error(g, "member-id", "instance-id", 1, version) is Error.REBALANCE_IN_PROGRESS
+    group.transition_to(S.Stable)
+    assert _commit_error(g, "member-id", "instance-id", 1, version) is Error.NONE
+    group.apply(r.StaticMemberReplaced(GID, "instance-id", "member-id", "new-member-id"))
+    assert _commit_error(g, "member-id", "instance-id", 1, version) is Error.FENCED_INSTANCE_ID
+    group.transition_to(S.Dead)
+    assert _commit_error(g, "member-id", "new-instance-id", 1, version) is Error.COORDINATOR_NOT_AVAILABLE
+
+
+def testValidateOffsetDelete(group: G) -> None:
+    g = group.group
+    assert g.protocol_type != PROTOCOL_TYPE  # usesConsumerGroupProtocol is false
+    for s in (S.PreparingRebalance, S.CompletingRebalance, S.Stable):
+        group.transition_to(s)
+        assert validate_offset_delete(g) is Error.NON_EMPTY_GROUP
+    group.add(MEMBER_ID, instance=GROUP_INSTANCE_ID)
+    assert g.protocol_type == PROTOCOL_TYPE
+    for s in (S.PreparingRebalance, S.CompletingRebalance, S.Stable, S.PreparingRebalance, S.Empty):
+        group.transition_to(s)
+        assert validate_offset_delete(g) is Error.NONE
+    group.transition_to(S.Dead)
+    assert validate_offset_delete(g) is Error.GROUP_ID_NOT_FOUND
+
+
+def _delete_error(coord: Coordinator, rid: int) -> Error:
+    resp = coord.handle(rid, m.DeleteGroupsRequest(groups_names=(GID,)), 0).response_to(rid)
+    assert isinstance(resp, m.DeleteGroupsResponse)
+    return resp.results[0].error
+
+
+def testValidateDeleteGroup() -> None:
+    # ClassicGroup.validateDeleteGroup, seen through DeleteGroups on a group forced into each
+    # state (Kafka's test calls the validation on a group moved by hand)
+    coord = Coordinator()
+    apply_record(coord.state, r.GroupCreated(GID, 0))
+    rid = 0
+    for s in (S.PreparingRebalance, S.CompletingRebalance, S.Stable):
+        apply_record(coord.state, r.StateChanged(GID, s, 0))
+        rid += 1
+        assert _delete_error(coord, rid) is Error.NON_EMPTY_GROUP
+    apply_record(coord.state, r.StateChanged(GID, S.PreparingRebalance, 0))
+    apply_record(coord.state, r.StateChanged(GID, S.Empty, 0))
+    assert _delete_error(coord, rid + 1) is Error.NONE  # (and the group is gone)
+    apply_record(coord.state, r.GroupCreated(GID, 0))
+    apply_record(coord.state, r.StateChanged(GID, S.Dead, 0))
+    assert _delete_error(coord, rid + 2) is Error.GROUP_ID_NOT_FOUND
+
+
+def testIsInStates() -> None:
+    # ClassicGroup.isInStates: ListGroups' state filter, lower-cased on both sides by the
+    # reference (Kafka lower-cases the filter in GroupCoordinatorService.listGroups; the
+    # shard compares with the lower-case state name). Seen through ListGroups.
+    coord = Coordinator()
+    apply_record(coord.state, r.GroupCreated(GID, 0))
+
+    def listed(states: tuple[str, ...], rid: int) -> bool:
+        resp = coord.handle(rid, m.ListGroupsRequest(states_filter=states), 0).response_to(rid)
+        assert isinstance(resp, m.ListGroupsResponse)
+        return [x.group_id for x in resp.groups] == [GID]
+
+    assert listed(("empty",), 1)
+    apply_record(coord.state, r.StateChanged(GID, S.PreparingRebalance, 0))
+    assert listed(("preparingrebalance",), 2)
+    apply_record(coord.state, r.StateChanged(GID, S.CompletingRebalance, 0))
+    assert listed(("completingrebalance",), 3)
+    apply_record(coord.state, r.StateChanged(GID, S.Stable, 0))
+    assert listed(("stable",), 4)
+    assert not listed(("empty",), 5)
+
+
+# ------------------------------------------------------------------ ClassicGroupMemberTest
+def _member(protocols: Protocols) -> G:
+    g = G()
+    g.add("member", protocols, instance="group-instance-id", protocol_type="generic")
+    return g
+
+
+def testMatchesSupportedProtocols() -> None:
+    one = protos(("range", b"\x00"))
+    member = _member(one).group.members["member"]
+    assert member.matches(protos(("range", b"\x00")))
+    assert not member.matches(protos(("range", b"\x01")))
+    assert not member.matches(protos(("range", b"")))
+    assert not member.matches(protos(("range", b""), ("roundrobin", b"")))
+    assert member.matches(one)
+
+
+def testVoteForPreferredProtocol() -> None:
+    member = _member(protos(("range", b""), ("roundrobin", b""))).group.members["member"]
+    assert member.vote({"range", "roundrobin"}) == "range"
+    assert member.vote({"unknown", "roundrobin"}) == "roundrobin"
+
+
+def testMetadata() -> None:
+    member = _member(protos(("range", b"\x00"), ("roundrobin", b"\x01"))).group.members["member"]
+    assert member.metadata("range") == b"\x00"
+    assert member.metadata("roundrobin") == b"\x01"
+
+
+def testVoteRaisesOnNoSupportedProtocols() -> None:
+    member = _member(protos(("range", b"\x00"), ("roundrobin", b"\x01"))).group.members["member"]
+    with pytest.raises(AssertionError):
+        member.vote({"unknown"})
+
+
+def testHasValidGroupInstanceId() -> None:
+    member = _member(()).group.members["member"]
+    assert member.is_static
+    assert member.group_instance_id == "group-instance-id"
+
+
+def testPlainProtocolSet() -> None:
+    # ClassicGroupMember.plainProtocolSet: the names of a protocol list (the reference's
+    # JoinGroupRequest.protocol_names, what supportsProtocols is given)
+    req = m.JoinGroupRequest(group_id=GID, member_id="", client_id="c", version=5,
+                             protocols=protos(("range", b"\x00"), ("roundrobin", b"\x01")),
+                             session_timeout_ms=SESSION_MS, rebalance_timeout_ms=REBALANCE_MS)
+    assert set(req.protocol_names()) == {"range", "roundrobin"}
+
+
+def testHasHeartbeatSatisfied() -> None:
+    g = _member(())
+    member = g.group.members["member"]
+    # (a member added by JoinGroup is new until its join phase completes)
+    assert not member.has_satisfied_heartbeat()
+    g.apply(r.MembersMarkedJoined(GID))
+    assert not member.has_satisfied_heartbeat()
+    g.apply(r.MemberUpdated(GID, "member", (), REBALANCE_MS, SESSION_MS, 1))
+    assert member.has_satisfied_heartbeat()
+    g.apply(r.JoinAnswered(GID, "member"))
+    g.apply(r.SyncParked(GID, "member", 2))
+    assert member.has_satisfied_heartbeat()
+    member.is_new = True
+    assert not member.has_satisfied_heartbeat()
+
+
+def _described(protocols: Protocols) -> m.DescribedGroupMember:
+    # ClassicGroupMember.describe / describeNoMetadata, through DescribeGroups: a Stable group
+    # shows each member's metadata for the selected protocol, any other state none
+    coord = Coordinator()
+    for rec in (r.GroupCreated(GID, 0), r.ProtocolTypeSet(GID, "generic"),
+                r.MemberAdded(GID, r.MemberInfo("member", "group-instance-id", "client-id",
+                                                "client-host", "generic"),
+                              10, 4500, protocols, None),
+                r.LeaderChanged(GID, "member"), r.StateChanged(GID, S.PreparingRebalance, 0)):
+        apply_record(coord.state, rec)
+    if protocols:
+        apply_record(coord.state, r.GenerationStarted(GID, 1, protocols[0].name))
+        apply_record(coord.state, r.StateChanged(GID, S.CompletingRebalance, 0))
+        apply_record(coord.state, r.StateChanged(GID, S.Stable, 0))
+    resp = coord.handle(1, m.DescribeGroupsRequest(groups=(GID,)), 0).response_to(1)
+    assert isinstance(resp, m.DescribeGroupsResponse)
+    return resp.groups[0].members[0]
+
+
+def testDescribeNoMetadata() -> None:
+    assert _described(()) == m.DescribedGroupMember(
+        member_id="member", group_instance_id="group-instance-id", client_id="client-id",
+        client_host="client-host", member_metadata=b"", member_assignment=b"")
+
+
+def testDescribe() -> None:
+    assert _described(protos(("range", b"\x00"))) == m.DescribedGroupMember(
+        member_id="member", group_instance_id="group-instance-id", client_id="client-id",
+        client_host="client-host", member_metadata=b"\x00", member_assignment=b"")
+
+
+# ------------------------------------------------------------------ GroupMetadataManagerTest:
+# groups put into a state by hand before a request
+def _coordinator() -> Coordinator:
+    # GroupMetadataManagerTestContext calls the shard directly: no session timeout bounds
+    return Coordinator(CoordinatorConfig(group_min_session_timeout_ms=500))
+
+
+#: JoinGroupRequestBuilder's default protocols (toProtocols("range"))
+DEFAULT_PROTOCOLS = protos(("range", _sub("foo")))
+
+
+def _join(member_id: str = "", instance: str | None = None, version: int = 9,
+          protocols: Protocols = DEFAULT_PROTOCOLS) -> m.JoinGroupRequest:
+    # JoinGroupRequestBuilder: session 500, rebalance 500 by default
+    return m.JoinGroupRequest(group_id="group-id", member_id=member_id, group_instance_id=instance,
+                              client_id="client", version=version, protocols=protocols,
+                              session_timeout_ms=500, rebalance_timeout_ms=500)
+
+
+def _force(coord: Coordinator, *states: GroupState) -> None:
+    for s in states:
+        apply_record(coord.state, r.StateChanged("group-id", s, 0))
+
+
+def _joined(coord: Coordinator, rid: int, req: m.JoinGroupRequest, now: int) -> m.JoinGroupResponse:
+    """joinClassicGroupAsDynamicMemberAndCompleteJoin: the member-id round, then the join
+    completed by the initial delay."""
+    first = coord.handle(rid, req, now).response_to(rid)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    coord.handle(rid + 1, _join(first.member_id, version=req.version), now)
+    resp = coord.advance(now + CoordinatorConfig().group_initial_rebalance_delay_ms).response_to(rid + 1)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
+    return resp
+
+
+def _created(coord: Coordinator) -> None:
+    """context.createClassicGroup: an Empty group with no member."""
+    apply_record(coord.state, r.GroupCreated("group-id", 0))
+
+
+def _only_answer(out: Output, rid: int) -> m.Response:
+    assert out.records == []
+    resp = out.response_to(rid)
+    assert resp is not None
+    return resp
+
+
+def testJoinGroupUnknownConsumerNewDeadGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    _force(coord, S.Dead)
+    resp = _only_answer(coord.handle(1, _join(), 0), 1)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.COORDINATOR_NOT_AVAILABLE
+
+
+def testExistingMemberJoinDeadGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    joined = _joined(coord, 1, _join(), 0)
+    assert coord.state.groups["group-id"].has_member(joined.member_id)
+    _force(coord, S.Dead)
+    # Kafka's test sends the same request again (with the empty member id)
+    resp = _only_answer(coord.handle(3, _join(), 3000), 3)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.COORDINATOR_NOT_AVAILABLE
+    resp = _only_answer(coord.handle(4, _join(joined.member_id), 3000), 4)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.COORDINATOR_NOT_AVAILABLE
+
+
+def testJoinGroupExistingMemberInEmptyState() -> None:
+    coord = _coordinator()
+    _created(coord)
+    joined = _joined(coord, 1, _join(), 0)
+    assert coord.state.groups["group-id"].state is S.CompletingRebalance
+    _force(coord, S.PreparingRebalance, S.Empty)
+    resp = _only_answer(coord.handle(3, _join(joined.member_id), 3000), 3)
+    assert isinstance(resp, m.JoinGroupResponse)
+    assert (resp.error, resp.generation_id) == (Error.UNKNOWN_MEMBER_ID, -1)
+
+
+def testCompleteJoinPhaseInEmptyStateSkipsRebalance() -> None:
+    coord = _coordinator()
+    _created(coord)
+    req = _join(version=3)  # (a v3 member joins at once, no member-id round)
+    out = coord.handle(1, req, 0)
+    assert out.response_to(1) is None
+    g = coord.state.groups["group-id"]
+    assert (g.generation_id, g.state) == (0, S.PreparingRebalance)
+    _force(coord, S.Dead)
+    out = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms)
+    assert out.responses == []
+    assert g.generation_id == 0
+
+
+def _static_members_join_and_rebalance(coord: Coordinator) -> tuple[str, str]:
+    """context.staticMembersJoinAndRebalance: a static leader and follower join and sync."""
+    leader = _join(instance="leader-instance-id")
+    follower = _join(instance="follower-instance-id")
+    coord.handle(1, leader, 0)
+    coord.handle(2, follower, 0)
+    out = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms)
+    lj, fj = out.response_to(1), out.response_to(2)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert lj.leader == lj.member_id
+    now = CoordinatorConfig().group_initial_rebalance_delay_ms
+    coord.handle(3, m.SyncGroupRequest(group_id="group-id", generation_id=lj.generation_id,
+                                       member_id=lj.member_id,
+                                       group_instance_id="leader-instance-id"), now)
+    coord.handle(4, m.SyncGroupRequest(group_id="group-id", generation_id=fj.generation_id,
+                                       member_id=fj.member_id,
+                                       group_instance_id="follower-instance-id"), now)
+    assert coord.state.groups["group-id"].state is S.Stable
+    return lj.member_id, fj.member_id
+
+
+def testStaticMemberRejoinWithLeaderIdAndUnexpectedDeadGroup() -> None:
+    coord = _coordinator()
+    leader, _ = _static_members_join_and_rebalance(coord)
+    _force(coord, S.Dead)
+    resp = _only_answer(coord.handle(5, _join(leader, "leader-instance-id"), 3000), 5)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.COORDINATOR_NOT_AVAILABLE
+
+
+def testStaticMemberRejoinWithLeaderIdAndUnexpectedEmptyGroup() -> None:
+    coord = _coordinator()
+    leader, _ = _static_members_join_and_rebalance(coord)
+    _force(coord, S.PreparingRebalance, S.Empty)
+    resp = _only_answer(coord.handle(5, _join(leader, "leader-instance-id"), 3000), 5)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.UNKNOWN_MEMBER_ID
+
+
+def testStaticMemberReJoinWithIllegalStateAsUnknownMember() -> None:
+    # Kafka: an IllegalStateException naming the group and the instance, and the write
+    # fails whole (nothing changes); the reference raises before writing anything
+    coord = _coordinator()
+    _static_members_join_and_rebalance(coord)
+    _force(coord, S.PreparingRebalance, S.Empty)
+    g = coord.state.groups["group-id"]
+    before = (dict(g.members), dict(g.static_members), g.leader_id)
+    superset = protos(("range", _sub("foo")), ("roundrobin", _sub("bar")))
+    with pytest.raises(AssertionError) as e:
+        coord.handle(5, _join(instance="follower-instance-id", protocols=superset), 3000)
+    assert "group-id" in str(e.value) and "follower-instance-id" in str(e.value)
+    assert (dict(g.members), dict(g.static_members), g.leader_id) == before
+
+
+def testHeartbeatDeadGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    _force(coord, S.Dead)
+    hb = m.HeartbeatRequest(group_id="group-id", generation_id=-1, member_id="member-id")
+    resp = _only_answer(coord.handle(1, hb, 0), 1)
+    assert isinstance(resp, m.HeartbeatResponse) and resp.error is Error.COORDINATOR_NOT_AVAILABLE
+
+
+def testLeaveDeadGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    _force(coord, S.Dead)
+    leave = m.LeaveGroupRequest(group_id="group-id",
+                                members=(m.MemberIdentity("member-id", None),))
+    resp = _only_answer(coord.handle(1, leave, 0), 1)
+    assert isinstance(resp, m.LeaveGroupResponse)
+    assert resp.error is Error.COORDINATOR_NOT_AVAILABLE and resp.members == ()
+
+
+def testSyncGroupDeadGroup() -> None:
+    # (no Kafka test of its own: validateSyncGroup's first check, beside the ones above)
+    coord = _coordinator()
+    leader, _ = _static_members_join_and_rebalance(coord)
+    _force(coord, S.Dead)
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=leader)
+    resp = _only_answer(coord.handle(5, sync, 3000), 5)
+    assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.COORDINATOR_NOT_AVAILABLE
+
+
+def test_validate_member_is_the_shared_identity_check() -> None:
+    # ClassicGroup.validateMember, the check the validations above share
+    g = G()
+    g.add(MEMBER_ID, instance=GROUP_INSTANCE_ID)
+    grp = g.group
+    assert validate_member(grp, MEMBER_ID, GROUP_INSTANCE_ID) is Error.NONE
+    assert validate_member(grp, "other", GROUP_INSTANCE_ID) is Error.FENCED_INSTANCE_ID
+    assert validate_member(grp, MEMBER_ID, "unknown") is Error.UNKNOWN_MEMBER_ID
+    assert validate_member(grp, "other", None) is Error.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.xfail(strict=True, reason="docs/deviations.md, Timers due at the same millisecond: "
+                   "the reference fires a heartbeat expiry before the join completion due at "
+                   "the same instant; Kafka's test relies on the join timer firing first")
+def testRebalanceCompletesBeforeMemberJoins() -> None:
+    # The exact tie of Kafka's test; the rest of it (the static member kept, every heartbeat
+    # rescheduled, the later generations) is tests/scenarios/kafka_classic_timeouts.txt,
+    # with the leader's last heartbeat 1 ms later.
+    coord = _coordinator()
+    leader_join = dataclasses.replace(_join(instance="leader-instance-id"),
+                                      session_timeout_ms=5000, rebalance_timeout_ms=10000)
+    coord.handle(1, leader_join, 0)
+    joined = coord.advance(3000).response_to(1)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    leader = joined.member_id
+    coord.handle(2, m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=leader,
+                                       group_instance_id="leader-instance-id"), 3000)
+    dynamic = m.JoinGroupRequest(group_id="group-id", member_id="", client_id="client", version=3,
+                                 protocols=leader_join.protocols, session_timeout_ms=2500,
+                                 rebalance_timeout_ms=10000)
+    coord.handle(3, dynamic, 3000)  # the join phase ends at 13000
+    hb = m.HeartbeatRequest(group_id="group-id", generation_id=1, member_id=leader)
+    for rid, now in ((4, 5500), (5, 8000)):  # the leader's session then ends at 13000 too
+        coord.advance(now)
+        resp = coord.handle(rid, hb, now).response_to(rid)
+        assert isinstance(resp, m.HeartbeatResponse) and resp.error is Error.REBALANCE_IN_PROGRESS
+    second = coord.advance(13000).response_to(3)
+    assert isinstance(second, m.JoinGroupResponse) and second.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    assert (len(g.members), g.generation_id, g.state) == (2, 2, S.CompletingRebalance)
