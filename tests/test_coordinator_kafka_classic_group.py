@@ -31,7 +31,11 @@ from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
-from groupspec.coordinator.offsets import validate_offset_commit, validate_offset_delete
+from groupspec.coordinator.offsets import (
+    expire_offsets,
+    validate_offset_commit,
+    validate_offset_delete,
+)
 from groupspec.coordinator.replay import apply_record
 from groupspec.coordinator.state import CoordinatorState, ReplayError
 from groupspec.protocol import messages as m
@@ -588,6 +592,54 @@ def testValidateDeleteGroup() -> None:
     apply_record(coord.state, r.GroupCreated(GID, 0))
     apply_record(coord.state, r.StateChanged(GID, S.Dead, 0))
     assert _delete_error(coord, rid + 2) is Error.GROUP_ID_NOT_FOUND
+
+
+def _expired(group: G, now: int, *partitions: tuple[str, int, int]) -> set[str]:
+    """The topics of ``partitions`` (topic, offset, commit timestamp), committed now, that
+    the offset-expiry check at ``now`` deletes with retention 10000 (the committed offsets
+    are removed again afterwards, and a group the check deleted is created again)."""
+    for topic, offset, ts in partitions:
+        group.apply(r.OffsetCommitted(GID, topic, 0, offset, "", ts, -1, ""))
+    txn = Txn(group.state, CoordinatorConfig(offsets_retention_ms=10000), now)
+    expire_offsets(txn, group.group)
+    deleted = {tp[0] for rec in txn.out.records if isinstance(rec, r.OffsetsDeleted)
+               for tp in rec.partitions}
+    if GID not in group.state.groups:  # an Empty group left without offsets is deleted
+        group.apply(r.GroupCreated(GID, 0))
+    left = tuple(group.group.offsets)
+    if left:
+        group.apply(r.OffsetsDeleted(GID, left, "test"))
+    return deleted
+
+
+def testOffsetExpirationCondition(group: G) -> None:
+    # ClassicGroup.offsetExpirationCondition, seen through the expiry check it drives
+    # (OffsetMetadataManager.cleanupExpiredOffsets; the reference's expire_offsets)
+    # 1. no protocol type (a simple group): from the commit timestamp
+    assert _expired(group, 30000, ("t", 15000, 20000)) == {"t"}
+    assert _expired(group, 29999, ("t", 15000, 20000)) == set()
+    # 2. another protocol type, Empty: from the state's timestamp (0), whatever the commit's
+    group.add("memberWithNonConsumerProtocol", protos(("range", _sub("topic"))),
+              protocol_type="My Protocol")
+    assert group.group.protocol_type == "My Protocol"
+    assert _expired(group, 9999, ("t", 15000, 20000)) == set()
+    assert _expired(group, 10000, ("t", 15000, 20000)) == {"t"}
+    # 3. another protocol type, not Empty: nothing expires
+    group.transition_to(S.PreparingRebalance)
+    assert _expired(group, 100000, ("t", 15000, 20000)) == set()
+    # 4. the consumer protocol type, Stable, subscribed topics known: from the commit
+    # timestamp (a subscribed topic's offsets are kept)
+    group.remove("memberWithNonConsumerProtocol")
+    group.add("memberWithConsumerProtocol", protos(("range", _sub("topic"))))
+    group.init_next_generation()
+    group.transition_to(S.Stable)
+    assert group.group.subscribed_topics is not None
+    assert "topic" in group.group.subscribed_topics
+    assert _expired(group, 29999, ("other", 15000, 20000)) == set()
+    assert _expired(group, 30000, ("other", 15000, 20000), ("topic", 15000, 20000)) == {"other"}
+    # 5. the consumer protocol type, not Stable: nothing expires
+    group.transition_to(S.PreparingRebalance)
+    assert _expired(group, 100000, ("other", 15000, 20000)) == set()
 
 
 def testIsInStates() -> None:
