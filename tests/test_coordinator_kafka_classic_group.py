@@ -947,6 +947,38 @@ def test_validate_member_is_the_shared_identity_check() -> None:
     assert validate_member(grp, "other", None) is Error.UNKNOWN_MEMBER_ID
 
 
+@pytest.mark.parametrize("use_default_rebalance_timeout", [True, False])
+def testReplayGroupMetadataRecords(use_default_rebalance_timeout: bool) -> None:
+    # A GroupMetadataValue replayed (GroupMetadataManager.replay): a Stable group with each
+    # member's selected-protocol metadata; a member written before rebalance timeouts
+    # existed (-1) takes its session timeout as its rebalance timeout. (The failover
+    # scenarios replay the reference's own records; this one is Kafka's.)
+    subscription = _sub("foo")
+    members = tuple(
+        r.PersistedMember(
+            info=r.MemberInfo(f"member-{i}", f"group-instance-id-{i}", f"client-{i}",
+                              f"host-{i}", "consumer"),
+            rebalance_timeout_ms=-1 if use_default_rebalance_timeout else 9000,
+            session_timeout_ms=4000, protocols=protos(("range", subscription)),
+            assignment=b"\x02")
+        for i in range(2))
+    snapshot = r.GroupSnapshot(protocol_type="consumer", generation_id=1, protocol_name="range",
+                               leader_id="member-0", state_timestamp_ms=1234, members=members)
+    state = CoordinatorState()
+    apply_record(state, r.GroupLoaded("group-id", snapshot, (), 5000))
+    g = state.groups["group-id"]
+    assert (g.generation_id, g.protocol_type, g.protocol_name, g.leader_id, g.state,
+            g.state_timestamp_ms) == (1, "consumer", "range", "member-0", S.Stable, 1234)
+    assert g.current_member_metadata() == tuple(
+        m.JoinGroupResponseMember(f"member-{i}", f"group-instance-id-{i}", subscription)
+        for i in range(2))
+    for i in range(2):
+        member = g.members[f"member-{i}"]
+        assert member.rebalance_timeout_ms == (4000 if use_default_rebalance_timeout else 9000)
+        assert (member.session_timeout_ms, member.assignment) == (4000, b"\x02")
+        assert member.protocols == protos(("range", subscription))
+
+
 @pytest.mark.xfail(strict=True, reason="docs/deviations.md, Timers due at the same millisecond: "
                    "the reference fires a heartbeat expiry before the join completion due at "
                    "the same instant; Kafka's test relies on the join timer firing first")

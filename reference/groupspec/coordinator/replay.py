@@ -380,7 +380,10 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
             selected = tuple(p for p in pm.protocols if p.name == snap.protocol_name)[:1]
             g.members[pm.info.member_id] = Member(
                 info=pm.info,
-                rebalance_timeout_ms=pm.rebalance_timeout_ms,
+                # a member written before rebalance timeouts existed (-1) takes its session
+                # timeout (GroupMetadataManager.replay of a GroupMetadataValue)
+                rebalance_timeout_ms=(pm.session_timeout_ms if pm.rebalance_timeout_ms == -1
+                                      else pm.rebalance_timeout_ms),
                 session_timeout_ms=pm.session_timeout_ms,
                 protocols=selected,
                 assignment=pm.assignment,
