@@ -926,7 +926,7 @@ def testLeaveDeadGroup() -> None:
     assert resp.error is Error.COORDINATOR_NOT_AVAILABLE and resp.members == ()
 
 
-def testSyncGroupDeadGroup() -> None:
+def test_sync_group_to_a_dead_group() -> None:
     # (no Kafka test of its own: validateSyncGroup's first check, beside the ones above)
     coord = _coordinator()
     leader, _ = _static_members_join_and_rebalance(coord)
@@ -1008,3 +1008,133 @@ def testRebalanceCompletesBeforeMemberJoins() -> None:
     assert isinstance(second, m.JoinGroupResponse) and second.error is Error.NONE
     g = coord.state.groups["group-id"]
     assert (len(g.members), g.generation_id, g.state) == (2, 2, S.CompletingRebalance)
+
+
+# ------------------------------------------------------------------ group.max.size
+def _max_size_coordinator() -> Coordinator:
+    return Coordinator(CoordinatorConfig(group_min_session_timeout_ms=500, group_max_size=10,
+                                         group_initial_rebalance_delay_ms=50))
+
+
+def _answers(out: Output, rids: range) -> list[m.JoinGroupResponse]:
+    got = []
+    for rid in rids:
+        resp = out.response_to(rid)
+        assert isinstance(resp, m.JoinGroupResponse), f"#{rid} not answered"
+        got.append(resp)
+    return got
+
+
+def _verify(answers: list[m.JoinGroupResponse], successes: int, failure: Error) -> list[str]:
+    """verifyClassicGroupJoinResponses: every JoinGroup answered, ``successes`` of them
+    NONE and the others ``failure``; the member ids answered."""
+    assert sum(a.error is Error.NONE for a in answers) == successes
+    assert all(a.error in (Error.NONE, failure) for a in answers)
+    return [a.member_id for a in answers]
+
+
+def testStaticMembersJoinGroupWithMaxSize() -> None:
+    coord = _max_size_coordinator()
+    instances = [f"instance-id-{i}" for i in range(11)]
+    out = Output()
+    for i, iid in enumerate(instances):
+        out.extend(coord.handle(i + 1, _join(instance=iid, version=3), 0))
+    g = coord.state.groups["group-id"]
+    assert (len(g.members), g.num_awaiting_join(), g.state) == (10, 10, S.PreparingRebalance)
+    # the initial delay runs twice (members joined during the first), then the join completes
+    out.extend(coord.advance(50))
+    out.extend(coord.advance(100))
+    member_ids = _verify(_answers(out, range(1, 12)), 10, Error.GROUP_MAX_SIZE_REACHED)
+    # the accepted ones rejoin (the current generation at once), the other is refused again
+    out = Output()
+    for i in range(11):
+        out.extend(coord.handle(20 + i, _join(member_ids[i], instances[i], version=3), 100))
+    _verify(_answers(out, range(20, 31)), 10, Error.GROUP_MAX_SIZE_REACHED)
+    assert (len(g.members), g.num_awaiting_join(), g.state) == (10, 0, S.CompletingRebalance)
+
+
+def testDynamicMembersCanRejoinGroupWithMaxSizeWhileRebalancing() -> None:
+    coord = _max_size_coordinator()
+    out = Output()
+    for i in range(11):
+        out.extend(coord.handle(i + 1, _join(version=4), 0))
+    g = coord.state.groups["group-id"]
+    assert (len(g.members), len(g.pending_members), g.state) == (0, 11, S.Empty)
+    member_ids = _verify(_answers(out, range(1, 12)), 0, Error.MEMBER_ID_REQUIRED)
+    assert len(set(member_ids)) == 11
+    # with the ids: one of them is refused, the group being full
+    for i, mid in enumerate(member_ids):
+        # (no record to persist: Kafka's "records"; the reference's in-memory records aside)
+        assert not any(rec.persisted for rec in coord.handle(20 + i, _join(mid, version=4), 0).records)
+    assert (len(g.members), g.num_awaiting_join(), g.state) == (10, 10, S.PreparingRebalance)
+    # members rejoin while rebalancing
+    out = Output()
+    for i, mid in enumerate(member_ids):
+        out.extend(coord.handle(40 + i, _join(mid, version=4), 0))
+    out.extend(coord.advance(50))
+    out.extend(coord.advance(100))
+    _verify(_answers(out, range(40, 51)), 10, Error.GROUP_MAX_SIZE_REACHED)
+    assert (len(g.members), g.num_awaiting_join(), g.state) == (10, 0, S.CompletingRebalance)
+
+
+# ------------------------------------------------------------------ pending members
+def _setup_group_with_pending_member(coord: Coordinator) -> tuple[str, str, str]:
+    """GroupMetadataManagerTestContext.setupGroupWithPendingMember: a leader and a follower
+    (rebalance 10000, session 5000) in a group rebalancing because the leader rejoined, the
+    follower rejoined too, and a pending member (session 2500) that has its member id."""
+    def join(rid: int, member_id: str, version: int, session: int, now: int) -> Output:
+        req = dataclasses.replace(_join(member_id, version=version), session_timeout_ms=session,
+                                  rebalance_timeout_ms=10000)
+        return coord.handle(rid, req, now)
+
+    first = join(1, "", 4, 5000, 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    leader = first.member_id
+    join(2, leader, 4, 5000, 0)
+    joined = coord.advance(3000).response_to(2)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.generation_id == 1
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=leader,
+                              assignments=(m.SyncGroupAssignment(leader, b""),))
+    synced = coord.handle(3, sync, 3000).response_to(3)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    assert g.state is S.Stable
+    join(4, "", 3, 5000, 3000)  # the follower (no member-id round)
+    out = join(5, leader, 4, 5000, 3000)
+    lj, fj = out.response_to(5), out.response_to(4)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert (lj.error, fj.error, lj.generation_id, fj.generation_id) == (Error.NONE, Error.NONE, 2, 2)
+    assert lj.leader == fj.leader == leader
+    follower = fj.member_id
+    synced = coord.handle(6, dataclasses.replace(sync, generation_id=2), 3000).response_to(6)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    assert _state(g) is S.Stable
+    assert join(7, leader, 4, 5000, 3000).response_to(7) is None  # a rebalance
+    assert _state(g) is S.PreparingRebalance
+    pending = join(8, "", 4, 2500, 3000).response_to(8)
+    assert isinstance(pending, m.JoinGroupResponse) and pending.error is Error.MEMBER_ID_REQUIRED
+    assert len(g.pending_members) == 1
+    assert join(9, follower, 3, 5000, 3000).response_to(9) is None
+    assert (g.state, len(g.members), len(g.pending_members)) == (S.PreparingRebalance, 2, 1)
+    return leader, follower, pending.member_id
+
+
+def testJoinGroupCompletionWhenPendingMemberJoins() -> None:
+    coord = _coordinator()
+    _, _, pending = _setup_group_with_pending_member(coord)
+    out = coord.handle(10, _join(pending, version=3), 3000)
+    assert not any(rec.persisted for rec in out.records)
+    resp = out.response_to(10)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    assert (g.state, len(g.members), len(g.pending_members)) == (S.CompletingRebalance, 3, 0)
+
+
+def testJoinGroupCompletionWhenPendingMemberTimesOut() -> None:
+    coord = _coordinator()
+    _setup_group_with_pending_member(coord)
+    # past the pending member's session (2500), before the others' (5000)
+    out = coord.advance(3000 + 3000)
+    assert not any(rec.persisted for rec in out.records)
+    g = coord.state.groups["group-id"]
+    assert (g.state, len(g.members), len(g.pending_members)) == (S.CompletingRebalance, 2, 0)
