@@ -1138,3 +1138,299 @@ def testJoinGroupCompletionWhenPendingMemberTimesOut() -> None:
     assert not any(rec.persisted for rec in out.records)
     g = coord.state.groups["group-id"]
     assert (g.state, len(g.members), len(g.pending_members)) == (S.CompletingRebalance, 2, 0)
+
+
+# ------------------------------------------------------------------ static members, step by step
+#: JoinGroupRequestBuilder.withProtocolSuperset: toProtocols("range", "roundrobin")
+SUPERSET = protos(("range", _sub("foo")), ("roundrobin", _sub("bar")))
+LEADER_IID, FOLLOWER_IID = "leader-instance-id", "follower-instance-id"
+
+
+@dataclasses.dataclass
+class Rebalanced:
+    """GroupMetadataManagerTestContext.RebalanceResult"""
+    generation_id: int
+    leader_id: str
+    leader_assignment: bytes
+    follower_id: str
+    follower_assignment: bytes
+    now: int
+
+
+def _static_join(member_id: str, instance: str, version: int = 3,
+                 protocols: Protocols = SUPERSET, rebalance: int = 10000,
+                 session: int = 5000) -> m.JoinGroupRequest:
+    return m.JoinGroupRequest(group_id="group-id", member_id=member_id, group_instance_id=instance,
+                              client_id="client", version=version, protocols=protocols,
+                              session_timeout_ms=session, rebalance_timeout_ms=rebalance)
+
+
+def _static_rebalanced(coord: Coordinator, rebalance: int = 10000,
+                       session: int = 5000) -> Rebalanced:
+    """context.staticMembersJoinAndRebalance: two static members (v3, the protocol superset)
+    join, the initial delay runs out twice, the leader syncs assignments 1 and 2, the follower
+    syncs: Stable, generation 1."""
+    coord.handle(1, _static_join("", LEADER_IID, rebalance=rebalance, session=session), 0)
+    coord.handle(2, _static_join("", FOLLOWER_IID, rebalance=rebalance, session=session), 0)
+    delay = CoordinatorConfig().group_initial_rebalance_delay_ms
+    out = coord.advance(delay)
+    out.extend(coord.advance(2 * delay))
+    lj, fj = out.response_to(1), out.response_to(2)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert (lj.error, fj.error, lj.generation_id, fj.generation_id) == (Error.NONE, Error.NONE, 1, 1)
+    g = coord.state.groups["group-id"]
+    assert (len(g.members), g.generation_id, g.state) == (2, 1, S.CompletingRebalance)
+    now = 2 * delay
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=lj.member_id,
+                              group_instance_id=LEADER_IID,
+                              assignments=(m.SyncGroupAssignment(lj.member_id, b"\x01"),
+                                           m.SyncGroupAssignment(fj.member_id, b"\x02")))
+    out = coord.handle(3, sync, now)
+    assert [rec for rec in out.records if rec.persisted] != []
+    ls = out.response_to(3)
+    assert isinstance(ls, m.SyncGroupResponse) and ls.error is Error.NONE
+    out = coord.handle(4, dataclasses.replace(sync, member_id=fj.member_id,
+                                              group_instance_id=FOLLOWER_IID, assignments=()), now)
+    assert not any(rec.persisted for rec in out.records)
+    fs = out.response_to(4)
+    assert isinstance(fs, m.SyncGroupResponse) and fs.error is Error.NONE
+    assert (g.state, len(g.members), g.generation_id) == (S.Stable, 2, 1)
+    return Rebalanced(1, lj.member_id, ls.assignment, fj.member_id, fs.assignment, now)
+
+
+def _members_of(resp: m.JoinGroupResponse) -> set[tuple[str, str | None, bytes]]:
+    return {(x.member_id, x.group_instance_id, x.metadata) for x in resp.members}
+
+
+def _group_members(g: Group) -> set[tuple[str, str | None, bytes]]:
+    """toJoinResponseMembers (compared as a set: Kafka lists them in HashMap order)"""
+    return {(x.member_id, x.group_instance_id, x.metadata) for x in g.current_member_metadata()}
+
+
+def _persisted(out: Output) -> list[r.Record]:
+    return [rec for rec in out.records if rec.persisted]
+
+
+@pytest.mark.parametrize("support_skipping_assignment", [True, False])
+def testStaticMemberRejoinWithLeaderIdAndUnknownMemberId(support_skipping_assignment: bool) -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    g = coord.state.groups["group-id"]
+    version = 9 if support_skipping_assignment else 4
+    join = _static_join("", LEADER_IID, version=version, rebalance=500, session=500)
+    out = coord.handle(10, join, rb_.now)
+    # no rebalance; the group record written with the new member id
+    assert len(_persisted(out)) == 1
+    resp = out.response_to(10)
+    assert isinstance(resp, m.JoinGroupResponse)
+    new_id = resp.member_id
+    assert (resp.error, resp.generation_id, resp.protocol_name, resp.protocol_type,
+            resp.skip_assignment) == (Error.NONE, 1, "range", "consumer", support_skipping_assignment)
+    assert resp.leader == (new_id if support_skipping_assignment else rb_.leader_id)
+    assert _members_of(resp) == (_group_members(g) if support_skipping_assignment else set())
+    assert {x.group_instance_id for x in resp.members} == (
+        {LEADER_IID, FOLLOWER_IID} if support_skipping_assignment else set())
+    assert g.state is S.Stable
+    # the old leader id is fenced, on JoinGroup and SyncGroup
+    out = coord.handle(11, dataclasses.replace(join, member_id=rb_.leader_id), rb_.now)
+    old = out.response_to(11)
+    assert not _persisted(out)
+    assert isinstance(old, m.JoinGroupResponse) and old.error is Error.FENCED_INSTANCE_ID
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=rb_.leader_id,
+                              group_instance_id=LEADER_IID)
+    out = coord.handle(12, sync, rb_.now)
+    fenced = out.response_to(12)
+    assert not _persisted(out)
+    assert isinstance(fenced, m.SyncGroupResponse) and fenced.error is Error.FENCED_INSTANCE_ID
+    # without the instance id, the old id is simply unknown
+    out = coord.handle(13, dataclasses.replace(sync, group_instance_id=None), rb_.now)
+    unknown = out.response_to(13)
+    assert not _persisted(out)
+    assert isinstance(unknown, m.SyncGroupResponse) and unknown.error is Error.UNKNOWN_MEMBER_ID
+
+
+def testStaticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWithSelectedProtocolChanged() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord, rebalance=10000, session=15000)
+    g = coord.state.groups["group-id"]
+    assert g.select_protocol() != "roundrobin"
+    # the static follower rejoins with roundrobin only: the selected protocol changes, a
+    # rebalance
+    join = _static_join("", FOLLOWER_IID, protocols=protos(("roundrobin", _sub("foo"))),
+                        rebalance=10000, session=15000)
+    out = coord.handle(10, join, rb_.now)
+    assert not _persisted(out) and out.response_to(10) is None
+    assert g.select_protocol() == "roundrobin"
+    # the old leader does not rejoin: at the rebalance timeout the follower leads
+    out = coord.advance(rb_.now + 10000)
+    resp = out.response_to(10)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
+    assert g.static_member_id(LEADER_IID) is not None
+    assert g.is_leader(resp.member_id) and resp.member_id != rb_.follower_id
+    assert (resp.generation_id, resp.leader, resp.protocol_name, resp.protocol_type) == (
+        2, resp.member_id, "roundrobin", "consumer")
+    assert _members_of(resp) == _group_members(g)
+    assert {x.group_instance_id for x in resp.members} == {LEADER_IID, FOLLOWER_IID}
+    assert g.state is S.CompletingRebalance
+
+
+def testStaticMemberRejoinWithUnknownMemberIdAndChangeOfProtocolWhileSelectProtocolUnchanged() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    g = coord.state.groups["group-id"]
+    # the static follower rejoins with only the selected protocol: no rebalance
+    selected = g.select_protocol()
+    join = _static_join("", FOLLOWER_IID, version=9, protocols=protos((selected, _sub("foo"))),
+                        rebalance=500, session=500)
+    out = coord.handle(10, join, rb_.now)
+    assert len(_persisted(out)) == 1
+    resp = out.response_to(10)
+    assert isinstance(resp, m.JoinGroupResponse)
+    new_id = resp.member_id
+    assert (resp.error, resp.generation_id, resp.leader, resp.protocol_name, resp.protocol_type,
+            resp.skip_assignment, resp.members) == (
+        Error.NONE, 1, rb_.leader_id, "range", "consumer", False, ())
+    assert g.state is S.Stable
+    assert new_id != rb_.follower_id
+    # the old follower id: fenced on JoinGroup (v3) and SyncGroup
+    out = coord.handle(11, dataclasses.replace(join, member_id=rb_.follower_id, version=3), rb_.now)
+    old = out.response_to(11)
+    assert not _persisted(out)
+    assert isinstance(old, m.JoinGroupResponse) and old.error is Error.FENCED_INSTANCE_ID
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=rb_.follower_id,
+                              group_instance_id=FOLLOWER_IID)
+    out = coord.handle(12, sync, rb_.now)
+    fenced = out.response_to(12)
+    assert not _persisted(out)
+    assert isinstance(fenced, m.SyncGroupResponse) and fenced.error is Error.FENCED_INSTANCE_ID
+    # the new id syncs and gets the follower's assignment
+    out = coord.handle(13, dataclasses.replace(sync, member_id=new_id), rb_.now)
+    synced = out.response_to(13)
+    assert not _persisted(out)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    assert synced.assignment == rb_.follower_assignment == b"\x02"
+
+
+def testStaticMemberRejoinAsFollowerWithUnknownMemberId() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    g = coord.state.groups["group-id"]
+    join = _static_join("", FOLLOWER_IID, version=9, rebalance=500, session=500)
+    out = coord.handle(10, join, rb_.now)
+    assert len(_persisted(out)) == 1
+    resp = out.response_to(10)
+    assert isinstance(resp, m.JoinGroupResponse)
+    assert g.static_member_id(LEADER_IID) is not None
+    # the group has not changed: the current generation, the old leader, no member list
+    assert (resp.error, resp.generation_id, resp.leader, resp.protocol_name, resp.protocol_type,
+            resp.skip_assignment, resp.members) == (
+        Error.NONE, 1, rb_.leader_id, "range", "consumer", False, ())
+    assert g.state is S.Stable
+    assert resp.member_id != rb_.follower_id
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=resp.member_id,
+                              group_instance_id=FOLLOWER_IID)
+    out = coord.handle(11, sync, rb_.now)
+    synced = out.response_to(11)
+    assert not _persisted(out)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    assert synced.assignment == rb_.follower_assignment
+
+
+def testStaticMemberFenceDuplicateSyncingFollowerAfterMemberIdChanged() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    g = coord.state.groups["group-id"]
+    now = rb_.now
+    join = _static_join(rb_.leader_id, LEADER_IID, rebalance=10000, session=500)
+    out = coord.handle(10, join, now)
+    assert not _persisted(out) and out.response_to(10) is None
+    assert g.state is S.PreparingRebalance
+    # the follower rejoins with its id: the join phase completes
+    out = coord.handle(11, dataclasses.replace(join, member_id=rb_.follower_id,
+                                               group_instance_id=FOLLOWER_IID), now)
+    assert not _persisted(out)
+    lj, fj = out.response_to(10), out.response_to(11)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert (lj.error, lj.generation_id, lj.member_id, lj.leader, lj.protocol_name,
+            lj.protocol_type) == (Error.NONE, 2, rb_.leader_id, rb_.leader_id, "range", "consumer")
+    assert _members_of(lj) == _group_members(g)
+    assert {x.group_instance_id for x in lj.members} == {LEADER_IID, FOLLOWER_IID}
+    assert (fj.error, fj.generation_id, fj.member_id, fj.leader, fj.protocol_name,
+            fj.protocol_type, fj.members) == (
+        Error.NONE, 2, rb_.follower_id, rb_.leader_id, "range", "consumer", ())
+    assert _state(g) is S.CompletingRebalance
+    # the old follower parks a SyncGroup; a duplicate of its instance joins with no member id:
+    # the parked SyncGroup is fenced and a rebalance starts
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=2, member_id=rb_.follower_id,
+                              group_instance_id=FOLLOWER_IID)
+    out = coord.handle(12, sync, now)
+    assert not _persisted(out) and out.response_to(12) is None
+    out = coord.handle(13, dataclasses.replace(join, member_id="", group_instance_id=FOLLOWER_IID),
+                       now)
+    assert not _persisted(out)
+    assert _state(g) is S.PreparingRebalance
+    assert out.response_to(13) is None
+    fenced = out.response_to(12)
+    assert isinstance(fenced, m.SyncGroupResponse) and fenced.error is Error.FENCED_INSTANCE_ID
+    # the leader does not rejoin: its session (500) ends, the join phase completes with the
+    # duplicate. (Kafka's test sleeps 10000 and its MockCoordinatorTimer runs every expired
+    # timer then, at the sleep's end, so the duplicate's new session starts there; here the
+    # timers fire at their deadlines, and the duplicate, not heartbeating, would expire 500
+    # later: the port looks right after the leader's expiry.)
+    out = coord.advance(now + 500)
+    dup = out.response_to(13)
+    assert isinstance(dup, m.JoinGroupResponse) and dup.error is Error.NONE
+    assert (_state(g), g.generation_id, len(g.members)) == (S.CompletingRebalance, 3, 1)
+    assert g.has_member(dup.member_id) and dup.leader == dup.member_id
+
+
+def testStaticMemberFenceDuplicateRejoiningFollowerAfterMemberIdChanged() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    g = coord.state.groups["group-id"]
+    now = rb_.now
+    join = _static_join(rb_.leader_id, LEADER_IID, protocols=DEFAULT_PROTOCOLS, rebalance=10000,
+                        session=500)
+    out = coord.handle(10, join, now)
+    assert not _persisted(out) and out.response_to(10) is None
+    assert g.state is S.PreparingRebalance
+    # a duplicate of the follower's instance joins with no member id: it replaces the
+    # follower, and the join phase completes
+    out = coord.handle(11, dataclasses.replace(join, member_id="", group_instance_id=FOLLOWER_IID),
+                       now)
+    assert not _persisted(out)
+    dup, leader = out.response_to(11), out.response_to(10)
+    assert isinstance(dup, m.JoinGroupResponse) and isinstance(leader, m.JoinGroupResponse)
+    # the old follower id rejoins: fenced
+    out = coord.handle(12, dataclasses.replace(join, member_id=rb_.follower_id,
+                                               group_instance_id=FOLLOWER_IID), now)
+    assert not _persisted(out)
+    old = out.response_to(12)
+    assert (leader.error, leader.generation_id, leader.member_id, leader.leader,
+            leader.protocol_name, leader.protocol_type) == (
+        Error.NONE, 2, rb_.leader_id, rb_.leader_id, "range", "consumer")
+    assert _members_of(leader) == _group_members(g)
+    assert {x.group_instance_id for x in leader.members} == {LEADER_IID, FOLLOWER_IID}
+    assert (dup.error, dup.generation_id, dup.leader, dup.protocol_name, dup.protocol_type,
+            dup.members) == (Error.NONE, 2, rb_.leader_id, "range", "consumer", ())
+    assert isinstance(old, m.JoinGroupResponse)
+    assert (old.error, old.generation_id, old.member_id, old.leader, old.protocol_name,
+            old.protocol_type, old.members) == (
+        Error.FENCED_INSTANCE_ID, -1, rb_.follower_id, "", None, None, ())
+    assert _state(g) is S.CompletingRebalance
+
+
+def testReplaceStaticMemberInCompletingRebalanceStateTriggersRebalance() -> None:
+    coord = _coordinator()
+    join = _join(instance="group-instance-id", version=9)
+    coord.handle(1, join, 0)
+    first = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    assert (len(g.members), g.generation_id, g.state) == (1, 1, S.CompletingRebalance)
+    # the static member rejoins with no member id (v3): a rebalance, which it completes alone
+    out = coord.handle(2, dataclasses.replace(join, version=3), 3000)
+    assert not _persisted(out)
+    resp = out.response_to(2)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
+    assert (len(g.members), g.generation_id, _state(g)) == (1, 2, S.CompletingRebalance)
