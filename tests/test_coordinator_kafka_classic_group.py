@@ -1434,3 +1434,102 @@ def testReplaceStaticMemberInCompletingRebalanceStateTriggersRebalance() -> None
     resp = out.response_to(2)
     assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
     assert (len(g.members), g.generation_id, _state(g)) == (1, 2, S.CompletingRebalance)
+
+
+# ------------------------------------------------------------------ the end of a join phase
+def testCompleteJoinRemoveNotYetRejoinedDynamicMembers() -> None:
+    coord = _coordinator()
+    req = dataclasses.replace(_join(version=4), session_timeout_ms=1000, rebalance_timeout_ms=1000)
+    first = coord.handle(1, req, 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse)
+    coord.handle(2, dataclasses.replace(req, member_id=first.member_id), 0)
+    leader = coord.advance(3000).response_to(2)
+    assert isinstance(leader, m.JoinGroupResponse) and leader.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    assert g.generation_id == 1
+    # a second member (v3) joins: a rebalance; the leader does not rejoin
+    out = coord.handle(3, dataclasses.replace(req, version=3), 3000)
+    assert not _persisted(out) and out.response_to(3) is None
+    assert (len(g.members), g.state) == (2, S.PreparingRebalance)
+    out = coord.advance(4000)
+    resp = out.response_to(3)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
+    assert list(g.members) == [resp.member_id]
+    assert g.generation_id == 2
+
+
+def testCompleteJoinPhaseNoMembersRejoinedExtendsJoinPhase() -> None:
+    coord = _coordinator()
+    req = dataclasses.replace(_join(instance="first-instance-id", version=9),
+                              session_timeout_ms=30000, rebalance_timeout_ms=10000)
+    coord.handle(1, req, 0)
+    first = coord.advance(3000).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.NONE
+    first_id = first.member_id
+    second_req = dataclasses.replace(req, version=3, group_instance_id="second-instance-id")
+    assert coord.handle(2, second_req, 3000).response_to(2) is None
+    out = coord.handle(3, dataclasses.replace(req, version=3, member_id=first_id), 3000)
+    a, b = out.response_to(3), out.response_to(2)
+    assert isinstance(a, m.JoinGroupResponse) and isinstance(b, m.JoinGroupResponse)
+    assert (a.error, b.error) == (Error.NONE, Error.NONE)
+    g = coord.state.groups["group-id"]
+    assert (len(g.members), g.generation_id) == (2, 2)
+    second_id = b.member_id
+    # Kafka's test calls prepareRebalance on the group: here a third member joins (a
+    # rebalance) and leaves again, which leaves the group rebalancing with neither member
+    # rejoined (the join timer armed by the third member's join)
+    third = dataclasses.replace(req, version=3, group_instance_id=None)
+    coord.handle(4, third, 3000)
+    third_id = next(mid for mid in g.members if mid not in (first_id, second_id))
+    coord.handle(5, m.LeaveGroupRequest(group_id="group-id",
+                                        members=(m.MemberIdentity(third_id),)), 3000)
+    assert (len(g.members), g.state, g.num_awaiting_join()) == (2, S.PreparingRebalance, 0)
+    # no member rejoined: each expiry of the join phase extends it by the rebalance timeout
+    assert g.join_timer is not None
+    for at in (13000, 23000):
+        assert g.join_timer is not None and g.join_timer.deadline_ms == at
+        out = coord.advance(at)
+        assert not _persisted(out) and out.responses == []
+        assert g.join_timer is not None and g.join_timer.deadline_ms == at + 10000
+    assert (_state(g), len(g.members), g.generation_id) == (S.PreparingRebalance, 2, 2)
+    now = 23000
+    out = coord.handle(6, dataclasses.replace(req, version=3, member_id=first_id), now)
+    assert not _persisted(out) and out.response_to(6) is None
+    assert (_state(g), len(g.members), g.generation_id) == (S.PreparingRebalance, 2, 2)
+    out = coord.handle(7, dataclasses.replace(second_req, member_id=second_id), now)
+    assert not _persisted(out)
+    a, b = out.response_to(6), out.response_to(7)
+    assert isinstance(a, m.JoinGroupResponse) and isinstance(b, m.JoinGroupResponse)
+    assert (a.error, b.error) == (Error.NONE, Error.NONE)
+    assert (_state(g), len(g.members), g.generation_id) == (S.CompletingRebalance, 2, 3)
+
+
+def testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord, rebalance=10000, session=15000)
+    g = coord.state.groups["group-id"]
+    new_iid = "new-member-instance-id"
+    join = _static_join("", new_iid, version=9, rebalance=500, session=500)
+    out = coord.handle(10, join, rb_.now)
+    assert not _persisted(out) and out.response_to(10) is None
+    assert g.state is S.PreparingRebalance
+    out = coord.handle(11, dataclasses.replace(join, group_instance_id=FOLLOWER_IID,
+                                               member_id=rb_.follower_id), rb_.now)
+    assert not _persisted(out) and out.response_to(11) is None
+    # the static leader does not rejoin before the rebalance timeout: it stays, one of the
+    # members that rejoined leads
+    out = coord.advance(rb_.now + 10000)
+    old_follower, new_member = out.response_to(11), out.response_to(10)
+    assert isinstance(old_follower, m.JoinGroupResponse)
+    assert isinstance(new_member, m.JoinGroupResponse)
+    leader, follower = ((old_follower, new_member) if old_follower.leader == old_follower.member_id
+                        else (new_member, old_follower))
+    assert (leader.error, leader.generation_id, leader.leader, leader.protocol_name,
+            leader.protocol_type, leader.skip_assignment) == (
+        Error.NONE, 2, leader.member_id, "range", "consumer", False)
+    assert _members_of(leader) == _group_members(g)
+    assert {x.group_instance_id for x in leader.members} == {LEADER_IID, FOLLOWER_IID, new_iid}
+    assert (follower.error, follower.generation_id, follower.leader, follower.protocol_name,
+            follower.protocol_type, follower.skip_assignment, follower.members) == (
+        Error.NONE, 2, leader.member_id, "range", "consumer", False, ())
+    assert _state(g) is S.CompletingRebalance
