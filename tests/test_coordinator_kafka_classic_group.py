@@ -1533,3 +1533,149 @@ def testStaticMemberLeaderFailToRejoinBeforeRebalanceTimeout() -> None:
             follower.protocol_type, follower.skip_assignment, follower.members) == (
         Error.NONE, 2, leader.member_id, "range", "consumer", False, ())
     assert _state(g) is S.CompletingRebalance
+
+
+# ------------------------------------------------------------------ the sync phase's timeout
+def _join_with_n_members(coord: Coordinator, n: int, rebalance: int, session: int
+                         ) -> tuple[list[m.JoinGroupResponse], int]:
+    """context.joinWithNMembers: n dynamic members take the member-id round (v4) and join;
+    the initial delay runs (extended once, members having joined during it) and the join
+    phase completes; the answers and the time it completed (Kafka's MockCoordinatorTimer
+    runs it at the end of the test's sleep; here at its deadline)."""
+    req = dataclasses.replace(_join(version=4), session_timeout_ms=session,
+                              rebalance_timeout_ms=rebalance)
+    ids = []
+    for i in range(n):
+        resp = coord.handle(100 + i, req, 0).response_to(100 + i)
+        assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.MEMBER_ID_REQUIRED
+        ids.append(resp.member_id)
+    for i, mid in enumerate(ids):
+        assert coord.handle(200 + i, dataclasses.replace(req, member_id=mid), 0).response_to(200 + i) is None
+    g = coord.state.groups["group-id"]
+    delay = CoordinatorConfig().group_initial_rebalance_delay_ms
+    out = coord.advance(delay)
+    assert out.responses == []
+    assert g.join_timer is not None
+    done = g.join_timer.deadline_ms
+    out = coord.advance(done)
+    answers = [out.response_to(200 + i) for i in range(n)]
+    assert all(isinstance(a, m.JoinGroupResponse) and a.error is Error.NONE for a in answers)
+    assert (len(g.members), g.state) == (n, S.CompletingRebalance)
+    return [a for a in answers if isinstance(a, m.JoinGroupResponse)], done
+
+
+def _heartbeat(coord: Coordinator, rid: int, resp: m.JoinGroupResponse, now: int) -> Error:
+    """context.verifyHeartbeat: the member's heartbeat at its generation"""
+    hb = m.HeartbeatRequest(group_id="group-id", generation_id=resp.generation_id,
+                            member_id=resp.member_id)
+    answer = coord.handle(rid, hb, now).response_to(rid)
+    assert isinstance(answer, m.HeartbeatResponse)
+    return answer.error
+
+
+def testRebalanceTimesOutWhenSyncRequestIsNotReceivedFromFollowers() -> None:
+    coord = _coordinator()
+    joined, t = _join_with_n_members(coord, 3, 5000, 5000)
+    g = coord.state.groups["group-id"]
+    t += 2500
+    coord.advance(t)
+    assert [_heartbeat(coord, 10 + i, j, t) for i, j in enumerate(joined)] == [Error.NONE] * 3
+    # the leader syncs: Stable, but the followers still owe a SyncGroup
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=joined[0].member_id)
+    synced = coord.handle(20, sync, t).response_to(20)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    assert g.state is S.Stable
+    assert _heartbeat(coord, 21, joined[0], t) is Error.NONE
+    # at the rebalance timeout the pending sync expires (no record): the followers are
+    # removed, the group rebalances
+    fired: list[str] = []
+    out = coord.advance(t + 2500, on_fire=lambda e: fired.append(e.kind.name))
+    assert fired == ["ExpireSync"]
+    assert not _persisted(out)
+    assert _heartbeat(coord, 22, joined[0], t + 2500) is Error.REBALANCE_IN_PROGRESS
+    assert [_heartbeat(coord, 23 + i, j, t + 2500) for i, j in enumerate(joined[1:])] == [
+        Error.UNKNOWN_MEMBER_ID] * 2
+    assert _state(g) is S.PreparingRebalance
+
+
+def testRebalanceTimesOutWhenSyncRequestIsNotReceivedFromLeaders() -> None:
+    coord = _coordinator()
+    joined, t = _join_with_n_members(coord, 3, 5000, 5000)
+    g = coord.state.groups["group-id"]
+    t += 2500
+    coord.advance(t)
+    assert [_heartbeat(coord, 10 + i, j, t) for i, j in enumerate(joined)] == [Error.NONE] * 3
+    # the followers sync (parked: the leader has not sent the assignment)
+    for i, j in enumerate(joined[1:]):
+        sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=j.member_id)
+        out = coord.handle(20 + i, sync, t)
+        assert not _persisted(out) and out.response_to(20 + i) is None
+    fired: list[str] = []
+    out = coord.advance(t + 2500, on_fire=lambda e: fired.append(e.kind.name))
+    assert fired == ["ExpireSync"]
+    assert not _persisted(out)
+    for i in range(2):
+        resp = out.response_to(20 + i)
+        assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.REBALANCE_IN_PROGRESS
+    assert _heartbeat(coord, 30, joined[0], t + 2500) is Error.UNKNOWN_MEMBER_ID
+    assert [_heartbeat(coord, 31 + i, j, t + 2500) for i, j in enumerate(joined[1:])] == [
+        Error.REBALANCE_IN_PROGRESS] * 2
+    assert _state(g) is S.PreparingRebalance
+
+
+# ------------------------------------------------------------------ sessions
+def testNewMemberTimeoutCompletion() -> None:
+    coord = _coordinator()
+    cfg = CoordinatorConfig()
+    session = cfg.group_new_member_join_timeout_ms + 5000
+    req = dataclasses.replace(_join(version=3), session_timeout_ms=session)
+    assert coord.handle(1, req, 0).response_to(1) is None
+    joined = coord.advance(cfg.group_initial_rebalance_delay_ms).response_to(1)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    assert (g.generation_id, g.state) == (1, S.CompletingRebalance)
+    assert not any(x.is_new for x in g.members.values())
+    now = cfg.group_initial_rebalance_delay_ms
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=joined.member_id)
+    synced = coord.handle(2, sync, now).response_to(2)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    # the member's session is its own (longer than the new-member join timeout) once it joined
+    now += cfg.group_new_member_join_timeout_ms
+    coord.advance(now)
+    assert len(g.members) == 1
+    fired: list[str] = []
+    out = coord.advance(now + 5000, on_fire=lambda e: fired.append(e.describe()))
+    assert fired == [f"ExpireHeartbeat group-id {joined.member_id}"]
+    persisted = _persisted(out)
+    assert len(persisted) == 1 and isinstance(persisted[0], r.GroupMetadataPersisted)
+    snap = persisted[0].snapshot
+    assert (snap.members, snap.generation_id, snap.leader_id, snap.protocol_type,
+            snap.protocol_name, snap.state_timestamp_ms) == ((), 2, None, "consumer", None, now + 5000)
+    assert (len(g.members), _state(g)) == (0, S.Empty)
+
+
+def testClassicGroupMemberSessionTimeoutDuringRebalance() -> None:
+    coord = _coordinator()
+    # joinClassicGroupAsDynamicMemberAndCompleteRebalance: rebalance 10000, session 5000
+    req = dataclasses.replace(_join(version=4), session_timeout_ms=5000, rebalance_timeout_ms=10000)
+    first = coord.handle(1, req, 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse)
+    coord.handle(2, dataclasses.replace(req, member_id=first.member_id), 0)
+    leader = coord.advance(3000).response_to(2)
+    assert isinstance(leader, m.JoinGroupResponse) and leader.generation_id == 1
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=leader.member_id)
+    coord.handle(3, sync, 3000)
+    g = coord.state.groups["group-id"]
+    assert g.state is S.Stable
+    # another member joins: a rebalance the leader does not rejoin
+    assert coord.handle(4, dataclasses.replace(req, version=3), 3000).response_to(4) is None
+    assert g.state is S.PreparingRebalance
+    coord.advance(5500)
+    assert _heartbeat(coord, 5, leader, 5500) is Error.REBALANCE_IN_PROGRESS
+    # its session ends (5000 after that heartbeat); the join phase then completes without it
+    out = coord.advance(10500)
+    assert _heartbeat(coord, 6, leader, 10500) is Error.UNKNOWN_MEMBER_ID
+    out.extend(coord.advance(13000))
+    other = out.response_to(4)
+    assert isinstance(other, m.JoinGroupResponse) and other.error is Error.NONE
+    assert (len(g.members), g.generation_id, _state(g)) == (1, 2, S.CompletingRebalance)
