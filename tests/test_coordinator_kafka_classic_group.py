@@ -1669,7 +1669,7 @@ def testClassicGroupMemberSessionTimeoutDuringRebalance() -> None:
     assert g.state is S.Stable
     # another member joins: a rebalance the leader does not rejoin
     assert coord.handle(4, dataclasses.replace(req, version=3), 3000).response_to(4) is None
-    assert g.state is S.PreparingRebalance
+    assert _state(g) is S.PreparingRebalance
     coord.advance(5500)
     assert _heartbeat(coord, 5, leader, 5500) is Error.REBALANCE_IN_PROGRESS
     # its session ends (5000 after that heartbeat); the join phase then completes without it
