@@ -1679,3 +1679,122 @@ def testClassicGroupMemberSessionTimeoutDuringRebalance() -> None:
     other = out.response_to(4)
     assert isinstance(other, m.JoinGroupResponse) and other.error is Error.NONE
     assert (len(g.members), g.generation_id, _state(g)) == (1, 2, S.CompletingRebalance)
+
+
+# ------------------------------------------------------------------ rejoining members
+def _dynamic_member_rebalanced(coord: Coordinator) -> m.JoinGroupResponse:
+    """context.joinClassicGroupAsDynamicMemberAndCompleteRebalance: one member (v4,
+    rebalance 10000, session 5000) joins, the join completes after the initial delay, it
+    syncs: Stable at generation 1, at time 3000."""
+    req = dataclasses.replace(_join(version=4), session_timeout_ms=5000, rebalance_timeout_ms=10000)
+    first = coord.handle(1, req, 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse)
+    coord.handle(2, dataclasses.replace(req, member_id=first.member_id), 0)
+    leader = coord.advance(3000).response_to(2)
+    assert isinstance(leader, m.JoinGroupResponse) and leader.generation_id == 1
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=leader.member_id)
+    synced = coord.handle(3, sync, 3000).response_to(3)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    assert coord.state.groups["group-id"].state is S.Stable
+    return leader
+
+
+def testJoinGroupFromUnchangedFollowerDoesNotRebalance() -> None:
+    coord = _coordinator()
+    leader = _dynamic_member_rebalanced(coord)
+    req = _join(version=3)
+    out = coord.handle(10, req, 3000)
+    assert not _persisted(out) and out.response_to(10) is None
+    out = coord.handle(11, dataclasses.replace(req, member_id=leader.member_id), 3000)
+    assert not _persisted(out)
+    lj, fj = out.response_to(11), out.response_to(10)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert (lj.error, fj.error) == (Error.NONE, Error.NONE)
+    assert lj.generation_id == fj.generation_id
+    assert lj.leader == fj.leader == leader.member_id
+    # the follower rejoins with the same metadata while the group awaits the leader's
+    # SyncGroup: the current generation at once, no rebalance
+    out = coord.handle(12, dataclasses.replace(req, member_id=fj.member_id), 3000)
+    assert not _persisted(out)
+    again = out.response_to(12)
+    assert isinstance(again, m.JoinGroupResponse)
+    assert (again.error, again.generation_id) == (Error.NONE, lj.generation_id)
+
+
+def testJoinGroupExistingMemberUpdatedMetadataTriggersRebalance() -> None:
+    coord = _coordinator()
+    req = _join(version=4)
+    first = coord.handle(1, req, 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse)
+    coord.handle(2, dataclasses.replace(req, member_id=first.member_id), 0)
+    joined = coord.advance(3000).response_to(2)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    g = coord.state.groups["group-id"]
+    member = g.members[joined.member_id]
+    assert member.protocols == DEFAULT_PROTOCOLS
+    assert (g.state, g.generation_id) == (S.CompletingRebalance, 1)
+    # it rejoins with more protocols (v3): a rebalance, which it completes alone
+    out = coord.handle(3, dataclasses.replace(req, version=3, member_id=joined.member_id,
+                                              protocols=SUPERSET), 3000)
+    assert not _persisted(out)
+    resp = out.response_to(3)
+    assert isinstance(resp, m.JoinGroupResponse) and resp.error is Error.NONE
+    assert (_state(g), g.generation_id) == (S.CompletingRebalance, 2)
+    assert g.members[joined.member_id].protocols == SUPERSET
+
+
+# ------------------------------------------------------------------ SyncGroup order
+def _leader_and_follower_joined(coord: Coordinator) -> tuple[str, str, int]:
+    """A Stable group of one member; a follower (v3) joins and the leader rejoins: both
+    answered at the next generation, the leader leading."""
+    leader = _dynamic_member_rebalanced(coord)
+    req = dataclasses.replace(_join(version=3), session_timeout_ms=5000, rebalance_timeout_ms=10000)
+    out = coord.handle(10, req, 3000)
+    assert not _persisted(out) and out.response_to(10) is None
+    out = coord.handle(11, dataclasses.replace(req, member_id=leader.member_id), 3000)
+    assert not _persisted(out)
+    lj, fj = out.response_to(11), out.response_to(10)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert (lj.error, fj.error) == (Error.NONE, Error.NONE)
+    assert lj.generation_id == fj.generation_id and lj.leader == fj.leader == leader.member_id
+    assert coord.state.groups["group-id"].state is S.CompletingRebalance
+    return leader.member_id, fj.member_id, lj.generation_id
+
+
+def testSyncGroupFollowerAfterLeader() -> None:
+    coord = _coordinator()
+    leader, follower, gen = _leader_and_follower_joined(coord)
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=gen, member_id=leader,
+                              assignments=(m.SyncGroupAssignment(leader, b"\x00"),
+                                           m.SyncGroupAssignment(follower, b"\x01")))
+    synced = coord.handle(20, sync, 3000).response_to(20)
+    assert isinstance(synced, m.SyncGroupResponse)
+    assert (synced.error, synced.assignment) == (Error.NONE, b"\x00")
+    out = coord.handle(21, dataclasses.replace(sync, member_id=follower), 3000)
+    assert not _persisted(out)
+    resp = out.response_to(21)
+    assert isinstance(resp, m.SyncGroupResponse)
+    assert (resp.error, resp.assignment) == (Error.NONE, b"\x01")
+    assert coord.state.groups["group-id"].state is S.Stable
+
+
+def testSyncGroupLeaderAfterFollower() -> None:
+    coord = _coordinator()
+    leader, follower, gen = _leader_and_follower_joined(coord)
+    out = coord.handle(20, m.SyncGroupRequest(group_id="group-id", generation_id=gen,
+                                              member_id=follower), 3000)
+    assert not _persisted(out) and out.response_to(20) is None
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=gen, member_id=leader,
+                              assignments=(m.SyncGroupAssignment(leader, b"\x00"),
+                                           m.SyncGroupAssignment(follower, b"\x01")))
+    out = coord.handle(21, sync, 3000)
+    # the group record with the leader's assignment
+    persisted = _persisted(out)
+    assert len(persisted) == 1 and isinstance(persisted[0], r.GroupMetadataPersisted)
+    assert {(x.info.member_id, x.assignment) for x in persisted[0].snapshot.members} == {
+        (leader, b"\x00"), (follower, b"\x01")}
+    lr, fr = out.response_to(21), out.response_to(20)
+    assert isinstance(lr, m.SyncGroupResponse) and isinstance(fr, m.SyncGroupResponse)
+    assert (lr.error, lr.assignment, fr.error, fr.assignment) == (
+        Error.NONE, b"\x00", Error.NONE, b"\x01")
+    assert coord.state.groups["group-id"].state is S.Stable
