@@ -1798,3 +1798,71 @@ def testSyncGroupLeaderAfterFollower() -> None:
     assert (lr.error, lr.assignment, fr.error, fr.assignment) == (
         Error.NONE, b"\x00", Error.NONE, b"\x01")
     assert coord.state.groups["group-id"].state is S.Stable
+
+
+# ------------------------------------------------------------------ request errors
+def testJoinGroupExistingPendingMemberWithGroupInstanceIdThrowsException() -> None:
+    # Kafka's shard throws IllegalStateException (a pending member is never static) and
+    # GroupCoordinatorService answers the failed write UNKNOWN_SERVER_ERROR, no member id
+    coord = _coordinator()
+    first = coord.handle(1, _join(version=4), 0).response_to(1)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    out = coord.handle(2, _join(first.member_id, "group-instance-id", version=4), 0)
+    assert out.records == []
+    resp = out.response_to(2)
+    assert isinstance(resp, m.JoinGroupResponse)
+    assert (resp.error, resp.member_id) == (Error.UNKNOWN_SERVER_ERROR, "")
+
+
+def testStaticMemberHeartbeatLeaderWithInvalidMemberId() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    # the leader syncs again in Stable: its assignment, nothing written
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id=rb_.leader_id,
+                              group_instance_id=LEADER_IID)
+    out = coord.handle(10, sync, rb_.now)
+    assert not _persisted(out)
+    synced = out.response_to(10)
+    assert isinstance(synced, m.SyncGroupResponse) and synced.error is Error.NONE
+    hb = m.HeartbeatRequest(group_id="group-id", generation_id=1, member_id=rb_.leader_id)
+    ok = coord.handle(11, hb, rb_.now).response_to(11)
+    assert isinstance(ok, m.HeartbeatResponse) and ok.error is Error.NONE
+    bad = dataclasses.replace(hb, group_instance_id=LEADER_IID, member_id="invalid-member-id")
+    fenced = coord.handle(12, bad, rb_.now).response_to(12)
+    assert isinstance(fenced, m.HeartbeatResponse) and fenced.error is Error.FENCED_INSTANCE_ID
+
+
+def _static_leader_joined(coord: Coordinator) -> m.JoinGroupResponse:
+    """joinClassicGroupAndCompleteJoin(v9) of one static member: generation 1,
+    CompletingRebalance."""
+    coord.handle(1, _join(instance="leader-instance-id", version=9), 0)
+    joined = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms).response_to(1)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    return joined
+
+
+def testSyncGroupFromUnknownMember() -> None:
+    coord = _coordinator()
+    joined = _static_leader_joined(coord)
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=joined.generation_id,
+                              member_id=joined.member_id,
+                              assignments=(m.SyncGroupAssignment(joined.member_id, b""),))
+    synced = coord.handle(2, sync, 3000).response_to(2)
+    assert isinstance(synced, m.SyncGroupResponse)
+    assert (synced.error, synced.assignment) == (Error.NONE, b"")
+    out = coord.handle(3, dataclasses.replace(sync, member_id="unknown-member-id"), 3000)
+    assert not _persisted(out)
+    resp = out.response_to(3)
+    assert isinstance(resp, m.SyncGroupResponse)
+    assert (resp.error, resp.assignment) == (Error.UNKNOWN_MEMBER_ID, b"")
+
+
+def testSyncGroupFromIllegalGeneration() -> None:
+    coord = _coordinator()
+    joined = _static_leader_joined(coord)
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=joined.generation_id + 1,
+                              member_id=joined.member_id)
+    out = coord.handle(2, sync, 3000)
+    assert not _persisted(out)
+    resp = out.response_to(2)
+    assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.ILLEGAL_GENERATION
