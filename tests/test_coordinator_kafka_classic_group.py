@@ -1866,3 +1866,77 @@ def testSyncGroupFromIllegalGeneration() -> None:
     assert not _persisted(out)
     resp = out.response_to(2)
     assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.ILLEGAL_GENERATION
+
+
+# ------------------------------------------------------------------ protocol checks
+# (context.createClassicGroup makes the group first: a JoinGroup creating it would also write
+# its empty group record, GroupMetadataManager.classicGroupJoinToClassicGroup)
+def _join_answer(coord: Coordinator, rid: int, req: m.JoinGroupRequest, now: int = 0
+                 ) -> tuple[m.JoinGroupResponse | None, Output]:
+    out = coord.handle(rid, req, now)
+    resp = out.response_to(rid)
+    assert resp is None or isinstance(resp, m.JoinGroupResponse)
+    return resp, out
+
+
+def testClassicGroupJoinInconsistentProtocolType() -> None:
+    coord = _coordinator()
+    _created(coord)
+    _joined(coord, 1, _join(version=4), 0)
+    other = dataclasses.replace(_join(version=3), protocol_type="connect")
+    resp, out = _join_answer(coord, 3, other, 3000)
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.INCONSISTENT_GROUP_PROTOCOL
+
+
+def testJoinGroupWithEmptyProtocolType() -> None:
+    coord = _coordinator()
+    _created(coord)
+    req = dataclasses.replace(_join(version=3), protocol_type="")
+    resp, out = _join_answer(coord, 1, req)
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.INCONSISTENT_GROUP_PROTOCOL
+    # a static member's (v9) too
+    resp, out = _join_answer(coord, 2, dataclasses.replace(req, version=9,
+                                                          group_instance_id="group-instance-id"))
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.INCONSISTENT_GROUP_PROTOCOL
+
+
+def testJoinGroupWithEmptyGroupProtocol() -> None:
+    coord = _coordinator()
+    _created(coord)
+    resp, out = _join_answer(coord, 1, _join(version=3, protocols=()))
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.INCONSISTENT_GROUP_PROTOCOL
+
+
+def testJoinGroupInconsistentGroupProtocol() -> None:
+    coord = _coordinator()
+    _created(coord)
+    resp, out = _join_answer(coord, 1, _join(version=3))
+    assert resp is None and not _persisted(out)
+    other, out = _join_answer(coord, 2, _join(version=3, protocols=protos(("roundrobin", _sub("foo")))))
+    assert not _persisted(out)
+    out = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms)
+    first = out.response_to(1)
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.NONE
+    assert other is not None and other.error is Error.INCONSISTENT_GROUP_PROTOCOL
+
+
+def testJoinGroupSecondJoinInconsistentProtocol() -> None:
+    coord = _coordinator()
+    _created(coord)
+    resp, out = _join_answer(coord, 1, _join(version=4))
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.MEMBER_ID_REQUIRED
+    member_id = resp.member_id
+    # with its member id but no protocol: refused
+    resp, out = _join_answer(coord, 2, _join(member_id, version=4, protocols=()))
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.INCONSISTENT_GROUP_PROTOCOL
+    # with a protocol: accepted, answered when the initial delay ends
+    resp, out = _join_answer(coord, 3, _join(member_id, version=4))
+    assert resp is None and not _persisted(out)
+    done = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms).response_to(3)
+    assert isinstance(done, m.JoinGroupResponse) and done.error is Error.NONE
