@@ -1940,3 +1940,61 @@ def testJoinGroupSecondJoinInconsistentProtocol() -> None:
     assert resp is None and not _persisted(out)
     done = coord.advance(CoordinatorConfig().group_initial_rebalance_delay_ms).response_to(3)
     assert isinstance(done, m.JoinGroupResponse) and done.error is Error.NONE
+
+
+# ------------------------------------------------------------------ the initial delay
+# (Kafka's MockCoordinatorTimer runs an expired timer at the end of the test's sleep, and a
+# timer it reschedules counts from then; here timers fire at their deadlines, so a
+# rescheduled deadline can be up to the sleep's overshoot earlier: the ports check just
+# before and at the deadlines the reference computes, which follow Kafka's rules)
+def testDelayInitialRebalanceByGroupInitialRebalanceDelayOnEmptyGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    delay = CoordinatorConfig().group_initial_rebalance_delay_ms
+    resp, out = _join_answer(coord, 1, _join(version=3))
+    assert resp is None and not _persisted(out)
+    assert coord.advance(delay // 2).response_to(1) is None
+    done = coord.advance(delay // 2 + delay // 2 + 1).response_to(1)
+    assert isinstance(done, m.JoinGroupResponse) and done.error is Error.NONE
+
+
+def testResetRebalanceDelayWhenNewMemberJoinsGroupDuringInitialRebalance() -> None:
+    coord = _coordinator()
+    _created(coord)
+    delay = CoordinatorConfig().group_initial_rebalance_delay_ms
+    req = dataclasses.replace(_join(version=3), rebalance_timeout_ms=delay * 3)
+    resp, _ = _join_answer(coord, 1, req)
+    assert resp is None
+    now = delay - 1
+    assert coord.advance(now).responses == []
+    resp, out = _join_answer(coord, 2, req, now)
+    assert resp is None and not _persisted(out)
+    now += 2  # past the initial delay: a member joined during it, so it starts again
+    assert coord.advance(now).responses == []
+    now += delay // 2 + 1
+    assert coord.advance(now).responses == []
+    now += delay // 2
+    out = coord.advance(now)
+    for rid in (1, 2):
+        done = out.response_to(rid)
+        assert isinstance(done, m.JoinGroupResponse) and done.error is Error.NONE
+
+
+def testDelayRebalanceUptoRebalanceTimeout() -> None:
+    coord = _coordinator()
+    _created(coord)
+    delay = CoordinatorConfig().group_initial_rebalance_delay_ms
+    req = dataclasses.replace(_join(version=3), rebalance_timeout_ms=delay * 2)
+    assert _join_answer(coord, 1, req)[0] is None
+    assert _join_answer(coord, 2, req)[0] is None
+    now = delay + 1
+    assert coord.advance(now).responses == []
+    assert _join_answer(coord, 3, req, now)[0] is None
+    # the delay was extended once, to the rebalance timeout, and no further
+    g = coord.state.groups["group-id"]
+    assert g.join_timer is not None and g.join_timer.deadline_ms == 2 * delay
+    assert coord.advance(2 * delay - 1).responses == []
+    out = coord.advance(2 * delay)
+    for rid in (1, 2, 3):
+        done = out.response_to(rid)
+        assert isinstance(done, m.JoinGroupResponse) and done.error is Error.NONE
