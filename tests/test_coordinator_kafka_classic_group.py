@@ -1998,3 +1998,123 @@ def testDelayRebalanceUptoRebalanceTimeout() -> None:
     for rid in (1, 2, 3):
         done = out.response_to(rid)
         assert isinstance(done, m.JoinGroupResponse) and done.error is Error.NONE
+
+
+# ------------------------------------------------------------------ heartbeats
+def testHeartbeatUnknownGroup() -> None:
+    coord = _coordinator()
+    hb = m.HeartbeatRequest(group_id="group-id", generation_id=-1, member_id="member-id")
+    resp = _only_answer(coord.handle(1, hb, 0), 1)
+    assert isinstance(resp, m.HeartbeatResponse) and resp.error is Error.UNKNOWN_MEMBER_ID
+
+
+def testHeartbeatDuringPreparingRebalance() -> None:
+    coord = _coordinator()
+    _created(coord)
+    first, _ = _join_answer(coord, 1, _join(version=4))
+    assert first is not None and first.error is Error.MEMBER_ID_REQUIRED
+    _join_answer(coord, 2, _join(first.member_id, version=3))
+    assert coord.state.groups["group-id"].state is S.PreparingRebalance
+    hb = m.HeartbeatRequest(group_id="group-id", generation_id=0, member_id=first.member_id)
+    resp = coord.handle(3, hb, 0).response_to(3)
+    assert isinstance(resp, m.HeartbeatResponse) and resp.error is Error.REBALANCE_IN_PROGRESS
+
+
+def testHeartbeatDuringCompletingRebalance() -> None:
+    coord = _coordinator()
+    _created(coord)
+    joined = _joined(coord, 1, _join(version=4), 0)
+    assert joined.generation_id == 1
+    assert coord.state.groups["group-id"].state is S.CompletingRebalance
+    assert _heartbeat(coord, 3, joined, 3000) is Error.NONE
+
+
+def testHeartbeatIllegalGeneration() -> None:
+    coord = _coordinator()
+    leader = _dynamic_member_rebalanced(coord)
+    assert _heartbeat(coord, 10, dataclasses.replace(leader, generation_id=leader.generation_id + 1),
+                      3000) is Error.ILLEGAL_GENERATION
+
+
+def testSyncGroupEmptyAssignment() -> None:
+    # (despite its name, Kafka's test heartbeats a member whose leader synced no assignment)
+    coord = _coordinator()
+    leader = _dynamic_member_rebalanced(coord)
+    assert _heartbeat(coord, 10, leader, 3000) is Error.NONE
+
+
+def testHeartbeatExpirationShouldRemoveMember() -> None:
+    coord = Coordinator(CoordinatorConfig(group_min_session_timeout_ms=500,
+                                          group_initial_rebalance_delay_ms=10 * 60 * 1000))
+    _created(coord)
+    resp, out = _join_answer(coord, 1, _join(version=3))
+    assert resp is None and not _persisted(out)
+    g = coord.state.groups["group-id"]
+    assert len(g.members) == 1
+    member_id = g.leader_id
+    # the new member's join timeout ends before the (long) initial delay: it is removed, the
+    # join phase completes with no member (the empty group record)
+    fired: list[str] = []
+    out = coord.advance(CoordinatorConfig().group_new_member_join_timeout_ms,
+                        on_fire=lambda e: fired.append(e.describe()))
+    assert fired == [f"ExpireHeartbeat group-id {member_id}"]
+    persisted = _persisted(out)
+    assert len(persisted) == 1 and isinstance(persisted[0], r.GroupMetadataPersisted)
+    assert persisted[0].snapshot.members == ()
+    answer = out.response_to(1)
+    assert isinstance(answer, m.JoinGroupResponse) and answer.error is Error.UNKNOWN_MEMBER_ID
+    assert len(g.members) == 0
+
+
+# ------------------------------------------------------------------ SyncGroup checks
+def testSyncGroupFromUnknownGroup() -> None:
+    coord = _coordinator()
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=1, member_id="member-id")
+    resp = _only_answer(coord.handle(1, sync, 0), 1)
+    assert isinstance(resp, m.SyncGroupResponse) and resp.error is Error.UNKNOWN_MEMBER_ID
+
+
+@pytest.mark.parametrize(("name", "protocol_type", "protocol_name", "error", "answered"), [
+    ("testSyncGroupReturnsAnErrorWhenProtocolTypeIsInconsistent", "protocolType", None,
+     Error.INCONSISTENT_GROUP_PROTOCOL, (None, None)),
+    ("testSyncGroupReturnsAnErrorWhenProtocolNameIsInconsistent", None, "protocolName",
+     Error.INCONSISTENT_GROUP_PROTOCOL, (None, None)),
+    ("testSyncGroupSucceedWhenProtocolTypeAndNameAreNotProvided", None, None, Error.NONE,
+     ("consumer", "range")),
+    ("testSyncGroupSucceedWhenProtocolTypeAndNameAreConsistent", "consumer", "range", Error.NONE,
+     ("consumer", "range")),
+])
+def test_sync_group_protocol_type_and_name(name: str, protocol_type: str | None,
+                                           protocol_name: str | None, error: Error,
+                                           answered: tuple[str | None, str | None]) -> None:
+    # testSyncGroupProtocolTypeAndNameWith: two static members (v3, the protocol superset)
+    # complete a join; the leader, then the follower, sync naming the given type and name
+    coord = _coordinator()
+    _created(coord)
+    coord.handle(1, _static_join("", LEADER_IID, rebalance=500, session=500), 0)
+    coord.handle(2, _static_join("", FOLLOWER_IID, rebalance=500, session=500), 0)
+    # (Kafka sleeps 10000 and the join completes then; here at its deadline, the members'
+    # sessions of 500 starting there)
+    out = coord.advance(3000)
+    lj, fj = out.response_to(1), out.response_to(2)
+    assert isinstance(lj, m.JoinGroupResponse) and isinstance(fj, m.JoinGroupResponse)
+    assert (lj.error, fj.error) == (Error.NONE, Error.NONE)
+    sync = m.SyncGroupRequest(group_id="group-id", generation_id=lj.generation_id,
+                              member_id=lj.member_id, protocol_type=protocol_type,
+                              protocol_name=protocol_name,
+                              assignments=(m.SyncGroupAssignment(lj.member_id, b""),))
+    for rid, member in ((3, lj.member_id), (4, fj.member_id)):
+        out = coord.handle(rid, dataclasses.replace(sync, member_id=member), 3000)
+        if rid == 4:
+            assert not _persisted(out)
+        resp = out.response_to(rid)
+        assert isinstance(resp, m.SyncGroupResponse)
+        assert (resp.error, resp.protocol_type, resp.protocol_name) == (error, *answered)
+
+
+def testGenerationIdIncrementsOnRebalance() -> None:
+    coord = _coordinator()
+    leader = _dynamic_member_rebalanced(coord)
+    resp, out = _join_answer(coord, 10, _join(leader.member_id, version=3), 3000)
+    assert not _persisted(out)
+    assert resp is not None and (resp.error, resp.generation_id) == (Error.NONE, 2)
