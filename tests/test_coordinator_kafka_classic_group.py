@@ -2118,3 +2118,106 @@ def testGenerationIdIncrementsOnRebalance() -> None:
     resp, out = _join_answer(coord, 10, _join(leader.member_id, version=3), 3000)
     assert not _persisted(out)
     assert resp is not None and (resp.error, resp.generation_id) == (Error.NONE, 2)
+
+
+# ------------------------------------------------------------------ LeaveGroup
+def _leave(coord: Coordinator, rid: int, now: int, *who: tuple[str, str | None],
+           group: str = "group-id") -> tuple[m.LeaveGroupResponse, Output]:
+    out = coord.handle(rid, m.LeaveGroupRequest(
+        group_id=group, members=tuple(m.MemberIdentity(mid, iid) for mid, iid in who)), now)
+    resp = out.response_to(rid)
+    assert isinstance(resp, m.LeaveGroupResponse)
+    return resp, out
+
+
+def _answers_of(resp: m.LeaveGroupResponse) -> list[tuple[str, str | None, Error]]:
+    return [(x.member_id, x.group_instance_id, x.error) for x in resp.members]
+
+
+def testPendingMembersLeaveGroup() -> None:
+    coord = _coordinator()
+    _, _, pending = _setup_group_with_pending_member(coord)
+    resp, out = _leave(coord, 10, 3000, (pending, None))
+    assert resp.error is Error.NONE
+    assert _answers_of(resp) == [(pending, None, Error.NONE)]
+    assert not _persisted(out)
+    g = coord.state.groups["group-id"]
+    # the pending member was the last one awaited: the join phase completes
+    assert (g.state, len(g.members), len(g.pending_members)) == (S.CompletingRebalance, 2, 0)
+    assert not any(x.is_static for x in g.members.values())
+
+
+def testLeaveGroupUnknownGroup() -> None:
+    # Kafka's shard throws UNKNOWN_MEMBER_ID; GroupCoordinatorService answers it per member
+    coord = _coordinator()
+    resp, out = _leave(coord, 1, 0, ("member-id", None), group="unknown-group-id")
+    assert out.records == []
+    assert (resp.error, _answers_of(resp)) == (
+        Error.NONE, [("member-id", None, Error.UNKNOWN_MEMBER_ID)])
+
+
+def testLeaveGroupUnknownMemberIdExistingGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    _joined(coord, 1, _join(version=4), 0)
+    resp, out = _leave(coord, 3, 3000, ("unknown-member-id", None))
+    assert not _persisted(out)
+    assert (resp.error, _answers_of(resp)) == (
+        Error.NONE, [("unknown-member-id", None, Error.UNKNOWN_MEMBER_ID)])
+
+
+def testValidLeaveGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    joined = _joined(coord, 1, _join(version=4), 0)
+    resp, out = _leave(coord, 3, 3000, (joined.member_id, None))
+    # the group becomes Empty (generation 2): its record
+    persisted = _persisted(out)
+    assert len(persisted) == 1 and isinstance(persisted[0], r.GroupMetadataPersisted)
+    assert persisted[0].snapshot.members == ()
+    assert (resp.error, _answers_of(resp)) == (Error.NONE, [(joined.member_id, None, Error.NONE)])
+    g = coord.state.groups["group-id"]
+    assert (g.state, g.generation_id) == (S.Empty, 2)
+
+
+def testLeaveGroupWithFencedInstanceId() -> None:
+    coord = _coordinator()
+    _static_leader_joined(coord)
+    resp, out = _leave(coord, 3, 3000, ("other-member-id", "leader-instance-id"))
+    assert not _persisted(out)
+    assert _answers_of(resp) == [("other-member-id", "leader-instance-id", Error.FENCED_INSTANCE_ID)]
+
+
+def testStaticMembersValidBatchLeaveGroup() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    resp, _ = _leave(coord, 10, rb_.now, ("", LEADER_IID), ("", FOLLOWER_IID))
+    assert (resp.error, _answers_of(resp)) == (
+        Error.NONE, [("", LEADER_IID, Error.NONE), ("", FOLLOWER_IID, Error.NONE)])
+
+
+def testStaticMembersUnknownInstanceBatchLeaveGroup() -> None:
+    coord = _coordinator()
+    rb_ = _static_rebalanced(coord)
+    resp, out = _leave(coord, 10, rb_.now, ("", "unknown-instance-id"), ("", FOLLOWER_IID))
+    assert _answers_of(resp) == [("", "unknown-instance-id", Error.UNKNOWN_MEMBER_ID),
+                                 ("", FOLLOWER_IID, Error.NONE)]
+    assert not _persisted(out)
+
+
+def testPendingMemberBatchLeaveGroup() -> None:
+    coord = _coordinator()
+    _, _, pending = _setup_group_with_pending_member(coord)
+    resp, _ = _leave(coord, 10, 3000, ("", "unknown-instance-id"), (pending, None))
+    assert _answers_of(resp) == [("", "unknown-instance-id", Error.UNKNOWN_MEMBER_ID),
+                                 (pending, None, Error.NONE)]
+
+
+def testJoinedMemberPendingMemberBatchLeaveGroupWithUnknownMember() -> None:
+    coord = _coordinator()
+    leader, follower, pending = _setup_group_with_pending_member(coord)
+    resp, _ = _leave(coord, 10, 3000, (leader, None), (follower, None), (pending, None),
+                     ("unknown-member-id", None))
+    assert _answers_of(resp) == [(leader, None, Error.NONE), (follower, None, Error.NONE),
+                                 (pending, None, Error.NONE),
+                                 ("unknown-member-id", None, Error.UNKNOWN_MEMBER_ID)]
