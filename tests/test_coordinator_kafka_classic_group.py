@@ -2221,3 +2221,101 @@ def testJoinedMemberPendingMemberBatchLeaveGroupWithUnknownMember() -> None:
     assert _answers_of(resp) == [(leader, None, Error.NONE), (follower, None, Error.NONE),
                                  (pending, None, Error.NONE),
                                  ("unknown-member-id", None, Error.UNKNOWN_MEMBER_ID)]
+
+
+# ------------------------------------------------------------------ DescribeGroups
+def _loaded_for_describe(coord: Coordinator) -> None:
+    """A group record replayed: one static member, subscription 0x000102, assignment 0x00,
+    protocol range (Kafka's test then also checks that a read before the record commits
+    sees no group: docs/deviations.md, "Reads during an append", not modelled)."""
+    member = r.PersistedMember(
+        info=r.MemberInfo("member-id", "group-instance-id", "client-id", "client-host", "consumer"),
+        rebalance_timeout_ms=-1, session_timeout_ms=0,
+        protocols=protos(("range", b"\x00\x01\x02")), assignment=b"\x00")
+    snapshot = r.GroupSnapshot(protocol_type="consumer", generation_id=0, protocol_name="range",
+                               leader_id=None, state_timestamp_ms=0, members=(member,))
+    apply_record(coord.state, r.GroupLoaded("group-id", snapshot, (), 0))
+
+
+def _describe(coord: Coordinator, rid: int) -> m.DescribedGroup:
+    resp = coord.handle(rid, m.DescribeGroupsRequest(groups=("group-id",)), 0).response_to(rid)
+    assert isinstance(resp, m.DescribeGroupsResponse) and len(resp.groups) == 1
+    return resp.groups[0]
+
+
+def testDescribeGroupStable() -> None:
+    coord = _coordinator()
+    _loaded_for_describe(coord)
+    assert _describe(coord, 1) == m.DescribedGroup(
+        Error.NONE, "group-id", "Stable", "consumer", "range",
+        (m.DescribedGroupMember(member_id="member-id", group_instance_id="group-instance-id",
+                                client_id="client-id", client_host="client-host",
+                                member_metadata=b"\x00\x01\x02", member_assignment=b"\x00"),))
+
+
+def testDescribeGroupRebalancing() -> None:
+    # Kafka's test calls prepareRebalance on the loaded group: here the state is set by hand
+    coord = _coordinator()
+    _loaded_for_describe(coord)
+    _force(coord, S.PreparingRebalance)
+    assert _describe(coord, 1) == m.DescribedGroup(
+        Error.NONE, "group-id", "PreparingRebalance", "consumer", "",
+        (m.DescribedGroupMember(member_id="member-id", group_instance_id="group-instance-id",
+                                client_id="client-id", client_host="client-host",
+                                member_metadata=b"", member_assignment=b"\x00"),))
+
+
+def testDescribeGroupsGroupIdNotFoundException() -> None:
+    # verifyDescribeGroupsReturnsDeadGroup: v6+ answers GROUP_ID_NOT_FOUND, state Dead
+    coord = _coordinator()
+    resp = coord.handle(1, m.DescribeGroupsRequest(groups=("group-id",), version=6), 0).response_to(1)
+    assert isinstance(resp, m.DescribeGroupsResponse)
+    assert [(g.error, g.group_id, g.group_state, g.members) for g in resp.groups] == [
+        (Error.GROUP_ID_NOT_FOUND, "group-id", "Dead", ())]
+
+
+# ------------------------------------------------------------------ groups made, full, deleted
+def testGenerateRecordsOnNewClassicGroup() -> None:
+    coord = _coordinator()
+    resp, out = _join_answer(coord, 1, _join(version=4))
+    assert resp is not None and resp.error is Error.MEMBER_ID_REQUIRED
+    # newEmptyGroupMetadataRecord: the new group's record, empty
+    persisted = _persisted(out)
+    assert len(persisted) == 1 and isinstance(persisted[0], r.GroupMetadataPersisted)
+    assert persisted[0].snapshot == r.GroupSnapshot(None, 0, None, None, 0, ())
+
+
+def testJoinGroupShouldReceiveErrorIfGroupOverMaxSize() -> None:
+    coord = Coordinator(CoordinatorConfig(group_min_session_timeout_ms=500, group_max_size=10))
+    _created(coord)
+    req = dataclasses.replace(_join(version=3), reason="exceed max group size")
+    for i in range(10):
+        resp, out = _join_answer(coord, i + 1, req)
+        assert resp is None and not _persisted(out)
+    resp, out = _join_answer(coord, 11, req)
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.GROUP_MAX_SIZE_REACHED
+
+
+def testJoinGroupUnknownConsumerExistingGroup() -> None:
+    coord = _coordinator()
+    _created(coord)
+    req = dataclasses.replace(_join(version=4), session_timeout_ms=5000, rebalance_timeout_ms=5000)
+    _joined(coord, 1, req, 0)
+    resp, out = _join_answer(coord, 3, dataclasses.replace(req, member_id="other-member-id"), 3000)
+    assert not _persisted(out)
+    assert resp is not None and resp.error is Error.UNKNOWN_MEMBER_ID
+
+
+def testClassicGroupDelete() -> None:
+    # createGroupTombstoneRecords: the group's tombstone, seen through DeleteGroups of an
+    # Empty group
+    coord = _coordinator()
+    _created(coord)
+    out = coord.handle(1, m.DeleteGroupsRequest(groups_names=("group-id",)), 0)
+    resp = out.response_to(1)
+    assert isinstance(resp, m.DeleteGroupsResponse)
+    assert [(x.group_id, x.error) for x in resp.results] == [("group-id", Error.NONE)]
+    assert [rec for rec in out.records if isinstance(rec, r.GroupTombstoned)] == [
+        r.GroupTombstoned("group-id")]
+    assert "group-id" not in coord.state.groups
