@@ -31,6 +31,7 @@ from groupspec.coordinator.classic.membership import validate_member
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.failover import load_all
 from groupspec.coordinator.offsets import (
     expire_offsets,
     validate_offset_commit,
@@ -2319,3 +2320,38 @@ def testClassicGroupDelete() -> None:
     assert [rec for rec in out.records if isinstance(rec, r.GroupTombstoned)] == [
         r.GroupTombstoned("group-id")]
     assert "group-id" not in coord.state.groups
+
+
+# ------------------------------------------------------------------ onLoaded
+def _two_member_record() -> r.GroupSnapshot:
+    sub = _sub("foo")
+    members = tuple(
+        r.PersistedMember(
+            info=r.MemberInfo(f"member-{i}", f"group-instance-id-{i}", f"client-{i}",
+                              f"host-{i}", "consumer"),
+            rebalance_timeout_ms=9000, session_timeout_ms=4000,
+            protocols=protos(("range", sub)), assignment=b"\x02")
+        for i in range(2))
+    return r.GroupSnapshot(protocol_type="consumer", generation_id=1, protocol_name="range",
+                           leader_id="member-0", state_timestamp_ms=0, members=members)
+
+
+def _replayed_and_loaded(config: CoordinatorConfig, now: int) -> Group:
+    """context.replay(the group record) then groupMetadataManager.onLoaded(): the
+    reference's load (failover.load_all) of a group whose last record is that one."""
+    state = CoordinatorState()
+    txn = Txn(state, config, now)
+    load_all({"group-id": Group("group-id", persisted=_two_member_record())}, txn)
+    return state.groups["group-id"]
+
+
+def testOnLoadedExceedGroupMaxSizeTriggersRebalance() -> None:
+    g = _replayed_and_loaded(CoordinatorConfig(group_max_size=1), 0)
+    assert (g.state, len(g.members)) == (S.PreparingRebalance, 2)
+
+
+def testOnLoadedSchedulesClassicGroupMemberHeartbeats() -> None:
+    g = _replayed_and_loaded(CoordinatorConfig(), 1000)
+    assert g.state is S.Stable
+    for i in range(2):
+        assert g.members[f"member-{i}"].heartbeat_deadline_ms == 1000 + 4000
