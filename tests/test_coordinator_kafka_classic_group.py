@@ -2355,3 +2355,36 @@ def testOnLoadedSchedulesClassicGroupMemberHeartbeats() -> None:
     assert g.state is S.Stable
     for i in range(2):
         assert g.members[f"member-{i}"].heartbeat_deadline_ms == 1000 + 4000
+
+
+def testLastJoiningMembersAreKickedOutWhenRejoiningGroupWithMaxSize() -> None:
+    # Kafka adds 12 members by hand to a group with group.max.size 10 and calls
+    # prepareRebalance; here the same records are applied and the reference's
+    # prepare_rebalance is called (a failover lowering the size reaches this too:
+    # tests/scenarios/failover_max_size.txt)
+    coord = Coordinator(CoordinatorConfig(group_min_session_timeout_ms=500, group_max_size=10,
+                                          group_initial_rebalance_delay_ms=50))
+    _created(coord)
+    ids = [f"client-id-{i}" for i in range(12)]
+    for mid in ids:
+        g = coord.state.groups["group-id"]
+        if not g.members:
+            apply_record(coord.state, r.ProtocolTypeSet("group-id", "consumer"))
+        apply_record(coord.state, r.MemberAdded(
+            "group-id", r.MemberInfo(mid, None, "client-id", "client-host", "consumer"),
+            10000, 5000, DEFAULT_PROTOCOLS, None))
+        if g.leader_id is None:
+            apply_record(coord.state, r.LeaderChanged("group-id", mid))
+    g = coord.state.groups["group-id"]
+    rb.prepare_rebalance(Txn(coord.state, coord.config, 0), g, "test")
+    out = Output()
+    for i, mid in enumerate(ids):
+        req = dataclasses.replace(_join(mid, version=3), rebalance_timeout_ms=10000)
+        out.extend(coord.handle(i + 1, req, 0))
+    assert (len(g.members), g.num_awaiting_join(), g.state) == (10, 10, S.PreparingRebalance)
+    # the join phase ends (Kafka's test sleeps 10000, its mock timer running the initial delay's
+    # expiry then; here at the delay's deadline, the members' sessions starting there)
+    out.extend(coord.advance(50))
+    _verify(_answers(out, range(1, 13)), 10, Error.GROUP_MAX_SIZE_REACHED)
+    assert (len(g.members), _state(g)) == (10, S.CompletingRebalance)
+    assert set(g.members) == set(ids[:10])
