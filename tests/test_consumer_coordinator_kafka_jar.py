@@ -188,6 +188,51 @@ def test_found_sequences_agree_with_kafka(jvm: JvmOracle, name: str) -> None:
         assert check(jvm, ops) == len(ops)
 
 
+#: the stories of Kafka's unit tests of classic members replacing or removing other members
+#: (tests/test_consumer_coordinator_kafka_classic_members.py), told with the differential
+#: test's clients: k1 is a classic static member with s3's instance id i3, and its LeaveGroup
+#: without a member id is the admin client's removal of whoever holds i3
+CLASSIC_REPLACEMENTS: dict[str, list[Op]] = {
+    # testConsumerMemberWithRegexReplacedByClassicMemberWith{Same,Changed}Subscription: the
+    # regex loses its only subscriber (its tombstone) and the group epoch is bumped
+    "regex-member-replaced-by-classic-member": [
+        Op("join", who=3, epoch="zero", full=True, regex=0), Op("join", who=0, epoch="zero", full=True, sub=0),
+        Op("next", who=3), Op("classic", who=1, what="join", ids="empty", sub=0), Op("next", who=0),
+        Op("classic", who=1, what="sync"),
+    ],
+    "regex-member-replaced-by-classic-member-with-changed-subscription": [
+        Op("join", who=3, epoch="zero", full=True, regex=1), Op("join", who=0, epoch="zero", full=True, sub=0),
+        Op("next", who=3), Op("classic", who=1, what="join", ids="empty", sub=2), Op("next", who=0),
+    ],
+    # testResolvedRegularExpressionsRemovedWhenConsumerMembersRemovedByAdminApi: a regex
+    # another member still subscribes to is kept, one without subscribers tombstoned
+    "admin-removes-a-regex-member": [
+        Op("join", who=3, epoch="zero", full=True, regex=0), Op("join", who=0, epoch="zero", full=True, regex=0),
+        Op("join", who=4, epoch="zero", full=True, regex=1), Op("next", who=3),
+        Op("classic", who=1, what="leave", ids="empty"), Op("next", who=0),
+    ],
+    "admin-removes-the-last-regex-subscriber": [
+        Op("join", who=3, epoch="zero", full=True, regex=0), Op("join", who=0, epoch="zero", full=True, sub=1),
+        Op("next", who=3), Op("classic", who=1, what="leave", ids="empty"), Op("next", who=0),
+    ],
+    # testLastConsumerProtocolMemberLeavingConsumerGroupByAdminApi: removing the last
+    # consumer-protocol member leaves a classic member alone (a downgrade, if allowed)
+    "admin-removes-the-last-consumer-protocol-member": [
+        Op("join", who=3, epoch="zero", full=True, sub=1), Op("classic", who=0, what="join", ids="empty"),
+        Op("classic", who=0, what="join"), Op("next", who=3), Op("classic", who=0, what="sync"),
+        Op("classic", who=1, what="leave", ids="empty"), Op("classic", who=0, what="beat"),
+        Op("advance", ms=20_000), Op("classic", who=0, what="join"),
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", ["disabled", "bidirectional"])
+@pytest.mark.parametrize("name", sorted(CLASSIC_REPLACEMENTS))
+def test_classic_replacements_and_admin_removals_agree_with_kafka(jvm: JvmOracle, name: str, policy: str) -> None:
+    ops = CLASSIC_REPLACEMENTS[name]
+    assert check(jvm, ops, policy=policy) == len(ops)
+
+
 def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOracle) -> None:
     """Classic Heartbeat, SyncGroup and LeaveGroup to a consumer group with a static member
     (GroupMetadataManager.classicGroup{Heartbeat,Sync,Leave}ToConsumerGroup, the reference's
