@@ -172,6 +172,15 @@ FOUND: dict[str, list[Op]] = {
         Op("classic", who=1, what="commit", epoch="stale"),
         Op("classic", who=1, what="commit", epoch="stale", sub=1),
     ],
+    # s3, joined under instance id i5 (given t-2), rejoins under i3 and takes over the
+    # classic static member k1's target: t-2 stays marked assigned in the inverted target
+    # assignment the uniform assignor reads (GroupSpecImpl.isPartitionAssigned), held by no
+    # member spec, so nobody gets it
+    "static-replacement-leaves-the-members-own-target-unassigned": [
+        Op("join", who=0, epoch="zero", full=True, sub=0), Op("classic", who=1, what="join", ids="empty", sub=1),
+        Op("join", who=3, epoch="zero", full=True, sub=0, other_instance=True),
+        Op("join", who=3, epoch="zero", full=True, sub=0),
+    ],
 }
 
 #: the migration policy of a found sequence that needs other than check's default

@@ -27,6 +27,7 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatResponse,
     HeartbeatTopicPartitions,
 )
+from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
 from properties.consumer_kafka_diff import Op, check
@@ -359,3 +360,34 @@ def test_a_static_replacement_under_a_member_id_the_group_holds_keeps_that_ids_t
     assert group.num_members_with(ConsumerMember("n", instance_id="i9")) == 3
     assert group.counts_with(s3, dataclasses.replace(s3, subscribed_topic_names=frozenset({"x"}))) == {
         "t": (1, 0), "x": (2, 0)}
+
+
+def test_a_static_replacement_under_a_member_id_the_group_holds_leaves_that_ids_partitions_unassigned() -> None:
+    # GroupMetadataManager.updateTargetAssignment hands the uniform assignor the group's
+    # inverted target assignment as it was before the request (withInvertedTargetAssignment,
+    # GroupSpecImpl.isPartitionAssigned), and UniformHomogeneousAssignmentBuilder.build queues
+    # only the partitions it does not mark. s3 joined under instance id i5 and was given t-2;
+    # rejoining under i3 it takes over the classic static member k1's target (u-0, u-1), so
+    # no member spec holds t-2 any more, yet t-2 is still marked (held by s3): nobody gets it.
+    # The reference took "assigned" to be the union of the specs' assignments and gave t-2
+    # to s3 (found by the differential test, classic-heavy sequences:
+    # test_found_sequences_agree_with_kafka[static-replacement-leaves-the-members-own-target-unassigned])
+    coord = _coordinator()
+    _heartbeat(coord, 1, _join("c0"), 0)
+    out = coord.handle(2, m.JoinGroupRequest(
+        group_id="g", member_id="", group_instance_id="i3", protocol_type="consumer",
+        protocols=(m.JoinGroupProtocol("range", Subscription(("t", "u")).encode()),),
+        session_timeout_ms=10_000, rebalance_timeout_ms=20_000, client_id="k1",
+        client_host="/127.0.0.1", version=9), 0)
+    k1 = out.response_to(2)
+    assert isinstance(k1, m.JoinGroupResponse) and k1.error is Error.NONE
+    _heartbeat(coord, 3, dataclasses.replace(_join("s3"), instance_id="i5"), 0)
+    group = coord.state.consumer_groups["g"]
+    t, u = T.topic_id, U.topic_id
+    assert group.target == {"c0": {t: frozenset({0, 1})}, k1.member_id: {u: frozenset({0, 1})},
+                            "s3": {t: frozenset({2})}}
+    resp = _heartbeat(coord, 4, dataclasses.replace(_join("s3"), instance_id="i3"), 0)
+    assert resp.error is Error.NONE and resp.member_epoch == 4
+    assert resp.assignment is not None and resp.assignment.topic_partitions == ()
+    assert group.target == {"c0": {t: frozenset({0, 1})}, "s3": {}}
+

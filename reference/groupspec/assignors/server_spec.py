@@ -309,10 +309,18 @@ class GroupSpec:
     The coordinator computes the type from subscribed topic *names*, so a group whose
     members name different topics that resolve to the same ids is HETEROGENEOUS there;
     give the type explicitly for that case, else it is computed from the ids.
+
+    ``assigned``: the partitions ``isPartitionAssigned`` answers true for (GroupSpecImpl's
+    inverted target assignment: the coordinator's targets *before* the request), None for
+    the union of the members' assignments. The two differ only when the member being
+    updated already had a target of its own and takes over a replaced static member's
+    (GroupMetadataManager.updateTargetAssignment): its own partitions are still marked
+    assigned, held by no member, so the uniform assignor gives them to nobody.
     """
 
     members: tuple[MemberSpec, ...]
     subscription_type: SubscriptionType | None = None
+    assigned: Mapping[TopicId, frozenset[int]] | None = None
 
     def __post_init__(self) -> None:
         if self.subscription_type is None:

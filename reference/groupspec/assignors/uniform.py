@@ -74,8 +74,8 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
         return {}
     subscribed = set(subscribed_order)
 
-    # Step 1: never-assigned partitions, topic by topic (GroupSpec.isPartitionAssigned is
-    # the union of the members' current assignments). No partition is held twice nor
+    # Step 1: never-assigned partitions, topic by topic (GroupSpec.isPartitionAssigned:
+    # GroupSpec.assigned when given, else the union of the members' current assignments). No partition is held twice nor
     # beyond its topic's count (preconditions), so a topic whose holders list n partitions
     # is fully held, and only the others need a set.
     holdings: dict[TopicId, list[tuple[int, ...]]] = {}
@@ -90,6 +90,14 @@ def assign_homogeneous(spec: GroupSpec, topics: SubscribedTopicMetadata) -> Grou
         if n == -1:
             raise missing_topic_error(t)
         total += n
+        if spec.assigned is not None:
+            # the coordinator's inverted target assignment, which may mark partitions no
+            # member holds any more (GroupSpec.assigned)
+            marked = spec.assigned.get(t, frozenset())
+            free = [p for p in range(n) if p not in marked]
+            if free:
+                queue.append((t, free))
+            continue
         lists = holdings.get(t)
         if lists is None:
             if n:

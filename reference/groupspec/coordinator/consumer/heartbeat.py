@@ -84,6 +84,7 @@ from groupspec.protocol.consumer_group_messages import (
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
+from groupspec.protocol.topic_id import TopicId
 
 #: GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: at most one refresh of a
 #: group's regexes per 10 s
@@ -642,9 +643,20 @@ def _update_target(txn: Txn, group: ConsumerGroup, group_epoch: int,
     counts = subscription_counts(members_after.values(), group.resolved_regexes.values())
     topics = SubscribedTopicMetadata.of(
         t for n, t in txn.state.topics.items() if n in counts)
+    # isPartitionAssigned reads the group's inverted target assignment as it was before this
+    # request (TargetAssignmentBuilder.withInvertedTargetAssignment(group.
+    # invertedTargetAssignment()), GroupSpecImpl.isPartitionAssigned): a member taking over a
+    # replaced static member's target while the group held a target of its own (its member
+    # id already in the group under another instance id) leaves its own partitions marked
+    # assigned though no spec holds them, and Kafka's uniform assignor hands them to nobody
+    assigned: dict[TopicId, set[int]] = {}
+    for held in group.target.values():
+        for t, ps in held.items():
+            assigned.setdefault(t, set()).update(ps)
     try:
         result = get_server_assignor(name).assign(
-            GroupSpec(tuple(specs.values()), kind), topics)
+            GroupSpec(tuple(specs.values()), kind,
+                      assigned={t: frozenset(ps) for t, ps in assigned.items()}), topics)
     except PartitionAssignorError as e:
         raise ApiError(Error.UNKNOWN_SERVER_ERROR,
                        f"Failed to compute a new target assignment for epoch {group_epoch}: {e}.") from e
