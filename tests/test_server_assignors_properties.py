@@ -77,3 +77,17 @@ def test_homogeneous_keeps_up_to_quota_and_gives_extras_to_the_holders() -> None
     )
     out = props.canonical(get_server_assignor("uniform").assign(spec, topics))
     assert out == {"a": {a: (0, 1)}, "b": {a: (2, 5, 6)}, "c": {a: (3, 4)}}
+
+
+def test_uniform_leaves_partitions_the_coordinator_marks_assigned_to_nobody() -> None:
+    # GroupSpecImpl.isPartitionAssigned reads the coordinator's inverted target assignment
+    # (GroupSpec.assigned): a partition it marks but no member holds is never queued by
+    # UniformHomogeneousAssignmentBuilder.build; without the mark it goes to the member
+    # below its quota
+    t = TopicId.for_name("t")
+    topics = SubscribedTopicMetadata.of([TopicMetadata(t, "t", 3)])
+    members = (MemberSpec("a", (t,), {t: (0, 1)}), MemberSpec("b", (t,), {}))
+    uniform = get_server_assignor("uniform")
+    assert uniform.assign(GroupSpec(members), topics)["b"] == {t: (2,)}
+    marked = uniform.assign(GroupSpec(members, assigned={t: frozenset({0, 1, 2})}), topics)
+    assert not marked.get("b") and marked["a"] == {t: (0, 1)}

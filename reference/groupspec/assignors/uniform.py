@@ -12,7 +12,8 @@ The homogeneous builder, step by step:
 
 1. The topics are those of the first member's subscription, in the iteration order of a
    ``HashSet`` built from it (:func:`~groupspec.assignors.server_spec.java_hash_set_order`).
-   Topic by topic, partitions 0..n-1 that no member currently holds are queued as
+   Topic by topic, partitions 0..n-1 that no member currently holds (or, when the
+   coordinator gives ``GroupSpec.assigned``, that it does not mark assigned) are queued as
    unassigned. A topic missing from the metadata is a ``PartitionAssignorError``.
 2. Members in order: each gets quota P // M, plus one while members still owed an extra
    partition remain. It keeps its current partitions of subscribed topics in iteration
