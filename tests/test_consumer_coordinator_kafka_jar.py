@@ -34,6 +34,7 @@ from properties.consumer_kafka_diff import (
     TOOL,
     UPGRADE_SEQUENCES,
     Differ,
+    Mismatch,
     Op,
     check,
 )
@@ -240,6 +241,23 @@ CLASSIC_REPLACEMENTS: dict[str, list[Op]] = {
 def test_classic_replacements_and_admin_removals_agree_with_kafka(jvm: JvmOracle, name: str, policy: str) -> None:
     ops = CLASSIC_REPLACEMENTS[name]
     assert check(jvm, ops, policy=policy) == len(ops)
+
+
+@pytest.mark.xfail(strict=True, raises=Mismatch, reason=(
+    "docs/deviations.md 'group.consumer.migration.policy': Kafka leaves the consumer group's "
+    "timers running after a downgrade and they act on the group if it is upgraded again; the "
+    "reference drops them with the group"))
+def test_consumer_timers_outlive_a_downgrade_as_in_kafka(jvm: JvmOracle) -> None:
+    """A mixed group (classic k0 and k1, consumer c0): k0 rejoins (its consumer-group sync
+    timeout armed), c0 leaves (downgrade), c0 joins again (upgrade): Kafka's shard lists k0's
+    sync timeout again (GroupMetadataManager.convertToClassicGroup cancels no consumer timer;
+    consumerGroupSyncKey is per group and member), the reference does not."""
+    up = Op("join", who=0, epoch="zero", full=True, sub=0)
+    start = [Op("classic", who=0, what="join", ids="empty"), Op("classic", who=0, what="join"),
+             Op("classic", who=1, what="join"), Op("advance", ms=6_100)]
+    ops = [*start, up, Op("classic", who=0, what="join", sub=0),
+           Op("leave", who=0, epoch="leave"), up]
+    check(jvm, ops, policy="bidirectional")
 
 
 def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOracle) -> None:
