@@ -109,11 +109,7 @@ def _arm_session(txn: Txn, group: ConsumerGroup, member_id: str, session_timeout
 def _supports(group: ConsumerGroup, protocol_type: str, names: set[str]) -> bool:
     """ConsumerGroup.supportsClassicProtocols (the group has members here): the consumer
     protocol type, and a protocol every classic member of the group supports."""
-    if protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return False
-    classic = [m.classic for m in group.members.values() if m.classic is not None]
-    return any(all(any(p.name == name for p in c.supported_protocols) for c in classic)
-               for name in names)
+    return group.supports_classic_protocols(protocol_type, names)
 
 
 def _owned(txn: Txn, sub: Subscription) -> list[HeartbeatTopicPartitions]:
@@ -231,9 +227,9 @@ def _downgrades_on_replacement(txn: Txn, group: ConsumerGroup, replaced: Consume
     """validateOnlineDowngradeWithReplacedMember: the replaced member is the group's only
     consumer-protocol member, the policy allows a downgrade and the group fits a classic
     group."""
-    others_classic = all(m.uses_classic_protocol for mid, m in group.members.items()
-                         if mid != replaced.member_id)
-    return (others_classic and not replaced.uses_classic_protocol
+    # allMembersUseClassicProtocolExcept(replacedMember)
+    return (group.all_members_use_classic_protocol_except([replaced])
+            and not replaced.uses_classic_protocol
             and txn.config.online_downgrade_enabled
             and len(group.members) <= txn.config.group_max_size)
 

@@ -14,10 +14,13 @@ group is gone that way (or it had none) and the group is empty, the group is del
 
 from __future__ import annotations
 
-from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
+from groupspec.coordinator.consumer.group import (
+    ConsumerGroup,
+    group_tombstones,
+    subscription_counts,
+)
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offset_order import listed
-from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 
 
@@ -41,16 +44,10 @@ def expire_consumer_offsets(txn: Txn, group: ConsumerGroup) -> None:
 
 
 def delete_empty_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
-    """ConsumerGroup.createGroupTombstoneRecords for a group without members: the target
-    assignment's epoch, each resolved regex, then the group's epoch (Kafka also writes the
-    tombstone of the deprecated subscription-metadata record, which the reference never
-    writes: docs/deviations.md)."""
-    gid = group.group_id
-    txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(gid, None))
-    # in the order of the resolvedRegularExpressions map
-    for rx in group.resolved_regex_order.order():
-        txn.emit(cr.ConsumerGroupRegularExpressionRecord(gid, rx, None))
-    txn.emit(cr.ConsumerGroupEpochRecord(gid, None))
+    """ConsumerGroup.createGroupTombstoneRecords (group.group_tombstones) for a group without
+    members: the target assignment's epoch, each resolved regex, then the group's epoch."""
+    for rec in group_tombstones(group):
+        txn.emit(rec)
 
 
 __all__ = ["delete_empty_consumer_group", "expire_consumer_offsets"]

@@ -29,6 +29,8 @@ from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.consumer.member import Assignment, ConsumerMember
 from groupspec.coordinator.consumer.timeline_order import TimelineOrder
 from groupspec.coordinator.find_coordinator import java_string_hash
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 
 
@@ -165,19 +167,73 @@ class ConsumerGroup:
                 out[t] = (by_name, by_regex + 1)
         return out
 
-    def regexes_with(self, old: ConsumerMember, new: ConsumerMember) -> dict[str, int]:
-        """ConsumerGroup.computeSubscribedRegularExpressions(oldMember, newMember)."""
+    def regexes_with(self, old: ConsumerMember | None, new: ConsumerMember | None) -> dict[str, int]:
+        """ConsumerGroup.computeSubscribedRegularExpressions(oldMember, newMember); None for
+        a member joining (old) or leaving (new)."""
         out = self.subscribed_regexes()
-        if old.subscribed_topic_regex != new.subscribed_topic_regex:
-            if old.subscribed_topic_regex:
-                left = out.get(old.subscribed_topic_regex, 0) - 1
+        old_rx = old.subscribed_topic_regex if old is not None else ""
+        new_rx = new.subscribed_topic_regex if new is not None else ""
+        if old_rx != new_rx:
+            if old_rx:
+                left = out.get(old_rx, 0) - 1
                 if left > 0:
-                    out[old.subscribed_topic_regex] = left
+                    out[old_rx] = left
                 else:
-                    out.pop(old.subscribed_topic_regex, None)
-            if new.subscribed_topic_regex:
-                out[new.subscribed_topic_regex] = out.get(new.subscribed_topic_regex, 0) + 1
+                    out.pop(old_rx, None)
+            if new_rx:
+                out[new_rx] = out.get(new_rx, 0) + 1
         return out
+
+    def counts_without(self, removed: Iterable[ConsumerMember],
+                       removed_regexes: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """ConsumerGroup.computeSubscribedTopicNamesWithoutDeletedMembers: the group's topic
+        counts less the removed members' names and less the topics of the removed regexes
+        (a topic no longer counted either way is left out)."""
+        out = subscription_counts(self.members.values(), self.resolved_regexes.values())
+        for m in removed:
+            for t in m.subscribed_topic_names:
+                by_name, by_regex = out.get(t, (0, 0))
+                out[t] = (by_name - 1, by_regex)
+        for rx in removed_regexes:
+            rr = self.resolved_regexes.get(rx)
+            for t in rr.topics if rr is not None else ():
+                by_name, by_regex = out.get(t, (0, 0))
+                out[t] = (by_name, by_regex - 1)
+        return {t: c for t, c in out.items() if c[0] > 0 or c[1] > 0}
+
+    # ------------------------------------------------------------------ classic members
+    def num_classic_protocol_members(self) -> int:
+        """ConsumerGroup.numClassicProtocolMembers: members speaking the classic protocol."""
+        return sum(1 for m in self.members.values() if m.uses_classic_protocol)
+
+    def classic_members_supported_protocols(self) -> dict[str, int]:
+        """ConsumerGroup.classicMembersSupportedProtocols: protocol name -> number of classic
+        members listing it."""
+        counts: dict[str, int] = {}
+        for m in self.members.values():
+            for p in m.classic.supported_protocols if m.classic is not None else ():
+                counts[p.name] = counts.get(p.name, 0) + 1
+        return counts
+
+    def supports_classic_protocols(self, protocol_type: str, names: Iterable[str]) -> bool:
+        """ConsumerGroup.supportsClassicProtocols: the consumer protocol type, and (in an
+        empty group) any protocol, else one that every classic member supports."""
+        wanted = set(names)
+        if protocol_type != "consumer":
+            return False
+        if not self.members:
+            return bool(wanted)
+        counts = self.classic_members_supported_protocols()
+        n = self.num_classic_protocol_members()
+        return any(counts.get(name, 0) == n for name in wanted)
+
+    def all_members_use_classic_protocol_except(self, members: Iterable[ConsumerMember]) -> bool:
+        """ConsumerGroup.allMembersUseClassicProtocolExcept(Set): every member but these
+        speaks the classic protocol (true too when none would remain)."""
+        excluded = {m.member_id: m for m in members}
+        excluded_classic = sum(1 for m in excluded.values() if m.uses_classic_protocol)
+        return (self.num_classic_protocol_members() - excluded_classic
+                == len(self.members) - len(excluded))
 
     def num_members_with(self, new: ConsumerMember) -> int:
         """updateSubscriptionMetadata's numMembers: the group's, one more when neither the
@@ -187,7 +243,9 @@ class ConsumerGroup:
         return len(self.members) + (0 if known else 1)
 
     def num_subscribed_members(self, regex: str) -> int:
-        return sum(1 for m in self.members.values() if m.subscribed_topic_regex == regex)
+        """ConsumerGroup.numSubscribedMembers: the members subscribed to ``regex`` (0 for "",
+        no regex, which the subscribedRegularExpressions map never counts)."""
+        return self.subscribed_regexes().get(regex, 0)
 
     def last_regex_refresh_ms(self) -> int:
         """lastResolvedRegularExpressionRefreshTimeMs: the first resolution's timestamp (they
@@ -209,6 +267,28 @@ class ConsumerGroup:
             return self.target.get(member_id, {})
         previous = self.static_members.get(instance_id)
         return self.target.get(previous, {}) if previous is not None else {}
+
+
+def group_tombstones(group: ConsumerGroup, replaced: tuple[str, str] | None = None) -> list[Record]:
+    """ConsumerGroup.createGroupTombstoneRecords: every member's current assignment, then
+    every member's target, the target epoch, every member's subscription (each in the
+    members map's order), each resolved regex (in its map's order), the group epoch. Kafka
+    also tombstones the deprecated subscription-metadata record, which the reference never
+    writes (docs/deviations.md). ``replaced`` (leaving, joining):
+    createGroupTombstoneRecordsWithReplacedMember, the joining member's id in the leaving
+    one's place (a classic static member replacing the last consumer-protocol one)."""
+    gid = group.group_id
+    order = group.member_order.order()
+    if replaced is not None:
+        order = [replaced[1] if mid == replaced[0] else mid for mid in order]
+    out: list[Record] = [cr.ConsumerGroupCurrentAssignmentRecord(gid, mid, None) for mid in order]
+    out += [cr.ConsumerGroupTargetAssignmentRecord(gid, mid, None) for mid in order]
+    out.append(cr.ConsumerGroupTargetAssignmentEpochRecord(gid, None))
+    out += [cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, None) for mid in order]
+    out += [cr.ConsumerGroupRegularExpressionRecord(gid, rx, None)
+            for rx in group.resolved_regex_order.order()]
+    out.append(cr.ConsumerGroupEpochRecord(gid, None))
+    return out
 
 
 def refresh_changed_groups(groups: Iterable[ConsumerGroup], changed: Iterable[str]) -> None:
@@ -328,7 +408,7 @@ def hash_map_order(keys: Iterable[str]) -> list[str]:
 
 
 def computed_preferred_assignor(group: ConsumerGroup, old: ConsumerMember | None,
-                                new: ConsumerMember) -> str | None:
+                                new: ConsumerMember | None) -> str | None:
     """ConsumerGroup.computePreferredServerAssignor(oldMember, newMember): the group's counts
     copied into a ``HashMap`` (in the TimelineHashMap's order), the old member's assignor
     decremented and the new one's incremented with ``HashMap.compute``, then the first of
@@ -339,7 +419,7 @@ def computed_preferred_assignor(group: ConsumerGroup, old: ConsumerMember | None
     table = _JavaHashMap.copy_of([(n, counts[n]) for n in group.assignor_order.order() if n in counts])
     if old is not None and old.server_assignor is not None:
         table.compute(old.server_assignor, -1)
-    if new.server_assignor is not None:
+    if new is not None and new.server_assignor is not None:
         table.compute(new.server_assignor, +1)
     entries = table.entries()
     return _first_max([k for k, _ in entries], dict(entries))

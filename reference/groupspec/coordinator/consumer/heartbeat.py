@@ -710,8 +710,7 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
         return
     gone = {m.member_id for m in members}
     rest_count = len(group.members) - len(gone)
-    if (rest_count > 0
-            and all(m.uses_classic_protocol for mid, m in group.members.items() if mid not in gone)
+    if (group.all_members_use_classic_protocol_except(members) and rest_count > 0
             and txn.config.online_downgrade_enabled and rest_count <= txn.config.group_max_size):
         # validateOnlineDowngradeWithFencedMembers: only classic members would remain
         from groupspec.coordinator.consumer import migration  # (it imports this module)
@@ -727,9 +726,8 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
         if group.num_subscribed_members(rx) == leaving[rx]:
             records.append(cr.ConsumerGroupRegularExpressionRecord(group.group_id, rx, None))
             deleted.add(rx)
-    rest = [m for mid, m in group.members.items() if mid not in gone]
-    metadata_hash = _metadata_hash(txn, subscription_counts(
-        rest, (rr for rx, rr in group.resolved_regexes.items() if rx not in deleted)))
+    # computeSubscribedTopicNamesWithoutDeletedMembers
+    metadata_hash = _metadata_hash(txn, group.counts_without(members, deleted))
     records.append(cr.ConsumerGroupEpochRecord(group.group_id, cr.ConsumerGroupMetadataValue(
         epoch=group.group_epoch + 1, metadata_hash=metadata_hash)))
     for m in members:

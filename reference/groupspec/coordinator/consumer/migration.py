@@ -17,7 +17,12 @@ import dataclasses
 
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group, member_from
-from groupspec.coordinator.consumer.group import ConsumerGroup, java_hash_order, subscription_counts
+from groupspec.coordinator.consumer.group import (
+    ConsumerGroup,
+    group_tombstones,
+    java_hash_order,
+    subscription_counts,
+)
 from groupspec.coordinator.consumer.heartbeat import ApiError, _classic_tombstones, _metadata_hash
 from groupspec.coordinator.consumer.member import (
     ConsumerMember,
@@ -154,16 +159,17 @@ def convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
     (createGroupTombstoneRecordsWithReplacedMember); a rebalance only if its subscription
     changed."""
     gid, epoch = group.group_id, group.group_epoch
-    order = group.member_order.order()
-    regexes = group.resolved_regex_order.order()
+    # the tombstones (ConsumerGroup.createGroupTombstoneRecords, or ...WithReplacedMember
+    # naming the joining member in the replaced one's place), of the group as it is now
+    tombstones = group_tombstones(group, (replaced.member_id, joining.member_id)
+                                  if joining is not None and replaced is not None else None)
     targets = dict(group.target)
-    staying = [group.members[mid] for mid in order if mid not in leaving and not (
+    staying = [group.members[mid] for mid in group.member_order.order() if mid not in leaving and not (
         joining is not None and group.members[mid].instance_id == joining.instance_id)]
     if joining is not None:
         staying.append(joining)
         if replaced is not None:
             targets[joining.member_id] = targets.get(replaced.member_id, {})
-            order = [joining.member_id if mid == replaced.member_id else mid for mid in order]
     for rec in records:
         txn.emit(rec)
     records.clear()
@@ -185,19 +191,8 @@ def convert_to_classic_group(txn: Txn, group: ConsumerGroup, leaving: set[str],
         metadata = next(p.metadata for p in pm.protocols if p.name == protocol)
         with_assignments.append(dataclasses.replace(pm, assignment=to_classic_assignment(
             targets.get(pm.info.member_id, {}), by_name, metadata)))
-    # the tombstones (createGroupTombstoneRecords: the members in the map's order, each kind
-    # in turn; Kafka also tombstones the deprecated subscription-metadata record, which the
-    # reference does not have: docs/deviations.md)
-    for mid in order:
-        txn.emit(cr.ConsumerGroupCurrentAssignmentRecord(gid, mid, None))
-    for mid in order:
-        txn.emit(cr.ConsumerGroupTargetAssignmentRecord(gid, mid, None))
-    txn.emit(cr.ConsumerGroupTargetAssignmentEpochRecord(gid, None))
-    for mid in order:
-        txn.emit(cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, None))
-    for rx in regexes:
-        txn.emit(cr.ConsumerGroupRegularExpressionRecord(gid, rx, None))
-    txn.emit(cr.ConsumerGroupEpochRecord(gid, None))
+    for rec in tombstones:
+        txn.emit(rec)
     txn.emit(r.ClassicGroupConverted(gid, epoch, protocol, tuple(with_assignments), txn.now_ms))
     classic = txn.state.groups[gid]
     rb.persist(txn, classic)
