@@ -324,6 +324,41 @@ def _classic_heartbeat(member_id: str, generation: int) -> tuple[dict[str, Any],
     return wire, m.HeartbeatRequest(group_id="g0", generation_id=generation, member_id=member_id)
 
 
+def test_a_classic_member_commits_and_fetches_offsets_as_kafka_lets_it(jvm: JvmOracle) -> None:
+    """ConsumerGroup.validateOffsetCommit and validateOffsetFetch for a member of a consumer
+    group speaking the classic protocol, against Kafka 4.1.2's shard: it commits with any
+    OffsetCommit version (only consumer-protocol members need v9), and a generation other
+    than its member epoch is ILLEGAL_GENERATION (validateMemberEpoch), for commits and
+    fetches alike. The reference once answered v8 UNSUPPORTED_VERSION and a wrong
+    generation STALE_MEMBER_EPOCH (ConsumerGroupTest.testValidateOffsetCommit)."""
+    d = Differ(jvm)
+    d.run([Op("join", who=0, epoch="zero", full=True, sub=0)])  # a consumer-protocol member
+    first = d.classic(*_classic_join(""))
+    assert isinstance(first, m.JoinGroupResponse)
+    mid = first.member_id
+    joined = d.classic(*_classic_join(mid))
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    gen = joined.generation_id
+    answers = []
+    for version in (8, 9):
+        for generation in (gen, gen + 1, -1):
+            wire = {"kind": "commit", "group": "g0", "generation_id": generation, "member_id": mid,
+                    "group_instance_id": None, "version": version, "partitions": [["t", 0, 10, "m"]]}
+            commit = d.classic(wire, m.OffsetCommitRequest(
+                group_id="g0", generation_id=generation, member_id=mid, version=version,
+                partitions=(m.OffsetCommitPartition("t", 0, 10, "m"),)))
+            assert isinstance(commit, m.OffsetCommitResponse)
+            answers.append(commit.partitions[0].error)
+    assert answers == [Error.NONE, Error.ILLEGAL_GENERATION, Error.ILLEGAL_GENERATION] * 2
+    for epoch in (gen, gen - 1):
+        fetched = d.classic({"kind": "fetch", "group": "g0", "member_id": mid, "member_epoch": epoch,
+                             "partitions": [["t", 0]]},
+                            m.OffsetFetchRequest(group_id="g0", partitions=(("t", 0),), member_id=mid,
+                                                 member_epoch=epoch))
+        assert isinstance(fetched, m.OffsetFetchResponse)
+        assert fetched.error is (Error.NONE if epoch == gen else Error.ILLEGAL_GENERATION)
+
+
 def test_a_classic_member_of_a_consumer_group_is_treated_as_kafka_treats_it(jvm: JvmOracle) -> None:
     """KIP-848 mixed groups against Kafka 4.1.2's shard (GroupMetadataManager.
     classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup): a classic member joins a

@@ -190,7 +190,7 @@ RULES: dict[str, Rule] = {
         _r("ConsumerHeartbeatAnswer", "a ConsumerGroupHeartbeat is answered as the consumer group's state requires",
            f"{GMM} (consumerGroupHeartbeat, consumerGroupLeave)"),
         _r("CommitMemberEpoch",
-           "an OffsetCommit to a consumer group must carry the member's current epoch (STALE_MEMBER_EPOCH) and use version 9 or later (UNSUPPORTED_VERSION)",
+           "an OffsetCommit to a consumer group must carry the member's current epoch (STALE_MEMBER_EPOCH; ILLEGAL_GENERATION for a member speaking the classic protocol) and, from a consumer-protocol member, use version 9 or later (UNSUPPORTED_VERSION)",
            f"{CSG} (validateOffsetCommit); {OMM} (validateOffsetCommit)"),
         # replay-free checks (groupspec.validate.checks)
         _r("StaleCommitAccepted",
