@@ -1,0 +1,298 @@
+"""Kafka's own OffsetMetadataManagerTest cases for consumer groups (KIP-848), run against the
+reference coordinator.
+
+Ported from Apache Kafka 4.1.2, group-coordinator/src/test/java/org/apache/kafka/coordinator/
+group/OffsetMetadataManagerTest.java: the OffsetCommit, OffsetFetch and OffsetDelete tests of
+a consumer group (the classic-group ones are scenarios: tests/scenarios/kafka_offsets_*.txt).
+Each test is named after the Java one.
+
+How Kafka's test harness maps here:
+
+- ``getOrMaybeCreatePersistedConsumerGroup(id, true)`` is the group's epoch record replayed
+  (epoch 0: an empty group); ``group.updateMember(...)`` a member's subscription and current
+  assignment records replayed (``setClassicMemberMetadata``: the subscription carries
+  classic member metadata, so the member uses the classic protocol);
+- ``context.commitOffset(group, topic, partition, offset, leaderEpoch)`` is an offset commit
+  record replayed (metadata "metadata"); leader epochs and topic ids are not modelled, so a
+  fetched partition is compared on offset and metadata;
+- ``context.commitOffset(request)`` is an OffsetCommit at the latest version the reference
+  models (9; Kafka's test uses 10, which adds topic ids);
+- a thrown ``ApiException`` is the error answered for every partition (OffsetCommit) or for
+  the group (OffsetFetch), with nothing written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.coordinator.replay import apply_record
+from groupspec.protocol import consumer_group_records as cr
+from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
+from groupspec.protocol.errors import Error
+from groupspec.protocol.records import Record
+
+#: ApiKeys.OFFSET_COMMIT.latestVersion() as far as the reference models OffsetCommit
+LATEST_COMMIT_VERSION = m.OFFSET_COMMIT_MAX_VERSION
+
+
+class Context:
+    """OffsetMetadataManagerTestContext: a coordinator and its clock."""
+
+    def __init__(self, **config: int) -> None:
+        self.coordinator = Coordinator(CoordinatorConfig(**config))  # type: ignore[arg-type]
+        self.now = 0
+        self._rid = 0
+
+    def replay(self, *records: Record) -> None:
+        for rec in records:
+            apply_record(self.coordinator.state, rec)
+
+    def consumer_group(self, group_id: str) -> None:
+        """getOrMaybeCreatePersistedConsumerGroup(group_id, true): an empty consumer group."""
+        self.replay(cr.ConsumerGroupEpochRecord(
+            group_id, cr.ConsumerGroupMetadataValue(epoch=0, metadata_hash=0)))
+        assert group_id in self.coordinator.state.consumer_groups
+
+    def member(self, group_id: str, member_id: str, member_epoch: int = 0,
+               previous_member_epoch: int = 0, topics: Sequence[str] = (),
+               classic: bool = False) -> None:
+        """group.updateMember(new ConsumerGroupMember.Builder(member_id)...build())."""
+        self.replay(
+            cr.ConsumerGroupMemberSubscriptionRecord(group_id, member_id, cr.ConsumerGroupMemberMetadataValue(
+                instance_id=None, rack_id=None, client_id="", client_host="",
+                subscribed_topic_names=tuple(topics), subscribed_topic_regex=None,
+                server_assignor=None,
+                classic_member_metadata=cr.ClassicMemberMetadata(0, ()) if classic else None)),
+            cr.ConsumerGroupCurrentAssignmentRecord(group_id, member_id, cr.ConsumerGroupCurrentMemberAssignmentValue(
+                member_epoch=member_epoch, previous_member_epoch=previous_member_epoch,
+                state=cr.MemberState.STABLE, assigned_partitions=(),
+                partitions_pending_revocation=())),
+        )
+
+    def commit_record(self, group_id: str, topic: str, partition: int, offset: int) -> None:
+        """context.commitOffset(groupId, topic, partition, offset, leaderEpoch): the record."""
+        self.replay(r.OffsetCommitted(group_id, topic, partition, offset, "metadata",
+                                      self.now, -1, ""))
+
+    def has_offset(self, group_id: str, topic: str, partition: int) -> bool:
+        st = self.coordinator.state
+        group = st.consumer_groups.get(group_id) or st.groups.get(group_id)
+        return group is not None and (topic, partition) in group.offsets
+
+    def send(self, request: m.Request) -> tuple[m.Response, list[Record]]:
+        self._rid += 1
+        out = self.coordinator.handle(self._rid, request, self.now)
+        resp = out.response_to(self._rid)
+        assert resp is not None
+        return resp, [x for x in out.records if x.persisted]
+
+    def commit(self, **fields: object) -> tuple[m.OffsetCommitResponse, list[Record]]:
+        fields.setdefault("version", LATEST_COMMIT_VERSION)
+        resp, records = self.send(m.OffsetCommitRequest(**fields))  # type: ignore[arg-type]
+        assert isinstance(resp, m.OffsetCommitResponse)
+        return resp, records
+
+    def fetch(self, group_id: str, partitions: tuple[tuple[str, int], ...] | None,
+              member_id: str | None = None, member_epoch: int = -1) -> m.OffsetFetchResponse:
+        resp, records = self.send(m.OffsetFetchRequest(
+            group_id=group_id, partitions=partitions, member_id=member_id,
+            member_epoch=member_epoch))
+        assert isinstance(resp, m.OffsetFetchResponse)
+        assert records == []
+        return resp
+
+    def offset_delete_with(self, group_id: str, topic: str, partition: int, error: Error) -> None:
+        """OffsetMetadataManagerTestContext.testOffsetDeleteWith."""
+        expected: list[Record] = []
+        if self.has_offset(group_id, topic, partition) and error is Error.NONE:
+            expected = [r.OffsetsDeleted(group_id, ((topic, partition),), "offset delete")]
+        resp, records = self.send(m.OffsetDeleteRequest(group_id=group_id,
+                                                        partitions=((topic, partition),)))
+        assert resp == m.OffsetDeleteResponse(
+            error=Error.NONE, partitions=(m.OffsetDeletePartitionResponse(topic, partition, error),))
+        assert records == expected
+
+
+def bar0(offset: int = 100, metadata: str | None = "") -> tuple[m.OffsetCommitPartition, ...]:
+    return (m.OffsetCommitPartition("bar", 0, offset, metadata),)
+
+
+def assert_commit_refused(ctx: Context, error: Error, **fields: object) -> None:
+    resp, records = ctx.commit(**fields)
+    assert resp == m.OffsetCommitResponse(partitions=(m.OffsetCommitPartitionResponse("bar", 0, error),))
+    assert records == []
+
+
+def fetched(*parts: tuple[str, int, int, str]) -> m.OffsetFetchResponse:
+    return m.OffsetFetchResponse(error=Error.NONE, partitions=tuple(
+        m.OffsetFetchPartitionResponse(t, p, o, md, Error.NONE) for t, p, o, md in parts))
+
+
+# ============================================================================ OffsetCommit
+def test_consumer_group_offset_commit_with_unknown_member_id() -> None:
+    """testConsumerGroupOffsetCommitWithUnknownMemberId"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    assert_commit_refused(ctx, Error.UNKNOWN_MEMBER_ID, group_id="foo", member_id="member",
+                          generation_id=10, partitions=bar0())
+
+
+def test_consumer_group_offset_commit_with_stale_member_epoch() -> None:
+    """testConsumerGroupOffsetCommitWithStaleMemberEpoch"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member", 10, 10)
+    for epoch in (9, 11):  # a smaller and a larger epoch
+        assert_commit_refused(ctx, Error.STALE_MEMBER_EPOCH, group_id="foo", member_id="member",
+                              generation_id=epoch, partitions=bar0())
+
+
+def test_consumer_group_offset_commit_with_illegal_generation_id() -> None:
+    """testConsumerGroupOffsetCommitWithIllegalGenerationId: a member using the classic
+    protocol is refused ILLEGAL_GENERATION, not STALE_MEMBER_EPOCH (ConsumerGroup.
+    validateMemberEpoch)."""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member", 10, 10, classic=True)
+    for epoch in (9, 11):
+        assert_commit_refused(ctx, Error.ILLEGAL_GENERATION, group_id="foo", member_id="member",
+                              generation_id=epoch, partitions=bar0())
+
+
+@pytest.mark.parametrize("version", range(0, 9))
+def test_consumer_group_offset_commit_classic_member_any_version(version: int) -> None:
+    """ConsumerGroup.validateOffsetCommit: the OffsetCommit v9 requirement is for members
+    using the consumer protocol; a classic member of a consumer group commits with any
+    version (its client speaks the classic protocol). Not a Kafka test: the rule the
+    IllegalGenerationId test's member is subject to, at older versions."""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member", 10, 10, classic=True)
+    resp, records = ctx.commit(group_id="foo", member_id="member", generation_id=10,
+                               partitions=bar0(), version=version)
+    assert resp == m.OffsetCommitResponse(partitions=(m.OffsetCommitPartitionResponse("bar", 0, Error.NONE),))
+    assert len(records) == 1
+    assert_commit_refused(ctx, Error.ILLEGAL_GENERATION, group_id="foo", member_id="member",
+                          generation_id=9, partitions=bar0(), version=version)
+    # a consumer-protocol member at that version: UNSUPPORTED_VERSION before its epoch
+    ctx.member("foo", "other", 10, 10)
+    assert_commit_refused(ctx, Error.UNSUPPORTED_VERSION, group_id="foo", member_id="other",
+                          generation_id=9, partitions=bar0(), version=version)
+
+
+def test_consumer_group_offset_commit_from_admin_client() -> None:
+    """testConsumerGroupOffsetCommitFromAdminClient"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    resp, records = ctx.commit(group_id="foo", partitions=bar0(metadata=None))
+    assert resp == m.OffsetCommitResponse(partitions=(m.OffsetCommitPartitionResponse("bar", 0, Error.NONE),))
+    assert records == [r.OffsetCommitted("foo", "bar", 0, 100, "", ctx.now, -1, "")]
+
+
+def test_consumer_group_offset_commit() -> None:
+    """testConsumerGroupOffsetCommit (its topic id parameter is not modelled)"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member", 10, 10)
+    resp, records = ctx.commit(group_id="foo", member_id="member", generation_id=10,
+                               partitions=bar0(metadata="metadata"))
+    assert resp == m.OffsetCommitResponse(partitions=(m.OffsetCommitPartitionResponse("bar", 0, Error.NONE),))
+    assert records == [r.OffsetCommitted("foo", "bar", 0, 100, "metadata", ctx.now, 10, "member")]
+
+
+def test_consumer_group_offset_commit_with_offset_metadata_too_large() -> None:
+    """testConsumerGroupOffsetCommitWithOffsetMetadataTooLarge"""
+    ctx = Context(offset_metadata_max_bytes=5)
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member", 10, 10)
+    resp, records = ctx.commit(group_id="foo", member_id="member", generation_id=10, partitions=(
+        m.OffsetCommitPartition("bar", 0, 100, "toolarge"),
+        m.OffsetCommitPartition("bar", 1, 100, "small")))
+    assert resp == m.OffsetCommitResponse(partitions=(
+        m.OffsetCommitPartitionResponse("bar", 0, Error.OFFSET_METADATA_TOO_LARGE),
+        m.OffsetCommitPartitionResponse("bar", 1, Error.NONE)))
+    assert records == [r.OffsetCommitted("foo", "bar", 1, 100, "small", ctx.now, 10, "member")]
+
+
+# ============================================================================ OffsetFetch
+FOO0 = (("foo", 0),)
+
+
+def test_consumer_group_offset_fetch_with_member_id_and_epoch() -> None:
+    """testConsumerGroupOffsetFetchWithMemberIdAndEpoch"""
+    ctx = Context()
+    ctx.consumer_group("group")
+    ctx.member("group", "member")
+    ctx.commit_record("group", "foo", 0, 100)
+    want = fetched(("foo", 0, 100, "metadata"))
+    assert ctx.fetch("group", FOO0, "member", 0) == want
+    assert ctx.fetch("group", None, "member", 0) == want
+
+
+def test_consumer_group_offset_fetch_from_admin_client() -> None:
+    """testConsumerGroupOffsetFetchFromAdminClient"""
+    ctx = Context()
+    ctx.consumer_group("group")
+    ctx.member("group", "member")
+    ctx.commit_record("group", "foo", 0, 100)
+    want = fetched(("foo", 0, 100, "metadata"))
+    assert ctx.fetch("group", FOO0) == want
+    assert ctx.fetch("group", None) == want
+
+
+def test_consumer_group_offset_fetch_with_unknown_member_id() -> None:
+    """testConsumerGroupOffsetFetchWithUnknownMemberId"""
+    ctx = Context()
+    ctx.consumer_group("group")
+    for partitions in (FOO0, None):
+        for member_id in ("", "member"):
+            assert ctx.fetch("group", partitions, member_id, 0) == m.OffsetFetchResponse(
+                error=Error.UNKNOWN_MEMBER_ID)
+
+
+def test_consumer_group_offset_fetch_with_stale_member_epoch() -> None:
+    """testConsumerGroupOffsetFetchWithStaleMemberEpoch"""
+    ctx = Context()
+    ctx.consumer_group("group")
+    ctx.member("group", "member")
+    for partitions in (FOO0, None):
+        assert ctx.fetch("group", partitions, "member", 10) == m.OffsetFetchResponse(
+            error=Error.STALE_MEMBER_EPOCH)
+
+
+def test_consumer_group_offset_fetch_with_illegal_generation_id() -> None:
+    """testConsumerGroupOffsetFetchWithIllegalGenerationId"""
+    ctx = Context()
+    ctx.consumer_group("group")
+    ctx.member("group", "member", classic=True)
+    for partitions in (FOO0, None):
+        assert ctx.fetch("group", partitions, "member", 10) == m.OffsetFetchResponse(
+            error=Error.ILLEGAL_GENERATION)
+
+
+# ============================================================================ OffsetDelete
+def test_consumer_group_offset_delete() -> None:
+    """testConsumerGroupOffsetDelete"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.commit_record("foo", "bar", 0, 100)
+    ctx.offset_delete_with("foo", "bar", 0, Error.NONE)
+    assert not ctx.has_offset("foo", "bar", 0)
+
+
+def test_consumer_group_offset_delete_with_errors() -> None:
+    """testConsumerGroupOffsetDeleteWithErrors"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member1", topics=("bar",))
+    ctx.commit_record("foo", "bar", 0, 100)
+    # the offset of a partition that does not exist
+    ctx.offset_delete_with("foo", "bar1", 0, Error.NONE)
+    # a topic the group subscribes to
+    ctx.offset_delete_with("foo", "bar", 0, Error.GROUP_SUBSCRIBED_TO_TOPIC)
+    assert ctx.has_offset("foo", "bar", 0)
