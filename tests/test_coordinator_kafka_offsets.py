@@ -296,3 +296,33 @@ def test_consumer_group_offset_delete_with_errors() -> None:
     # a topic the group subscribes to
     ctx.offset_delete_with("foo", "bar", 0, Error.GROUP_SUBSCRIBED_TO_TOPIC)
     assert ctx.has_offset("foo", "bar", 0)
+
+
+# ============================================================================ simple groups
+def test_simple_group_offset_commit() -> None:
+    """testSimpleGroupOffsetCommit (its topic id parameter is not modelled): a commit without
+    generation to an unknown group creates the simple (classic) group and writes the offset
+    with "" as its metadata."""
+    ctx = Context()
+    resp, records = ctx.commit(group_id="foo", partitions=bar0())
+    assert resp == m.OffsetCommitResponse(partitions=(m.OffsetCommitPartitionResponse("bar", 0, Error.NONE),))
+    assert records == [r.OffsetCommitted("foo", "bar", 0, 100, "", ctx.now, -1, "")]
+    group = ctx.coordinator.state.groups["foo"]
+    assert group.group_id == "foo"
+    assert group.protocol_type is None
+
+
+# ============================================================================ replay
+def test_replay() -> None:
+    """testReplay: each offset commit record replayed is the group's offset of its partition,
+    the later one replacing the earlier (leader epochs, expire timestamps and topic ids are
+    not modelled: docs/deviations.md). Kafka's replay creates the simple group an offset
+    commit record names; the reference's record stream names it first (GroupCreated)."""
+    ctx = Context()
+    ctx.replay(r.GroupCreated("foo", 0))
+    offsets = ctx.coordinator.state.groups["foo"].offsets
+    for partition, offset, at in ((0, 100, 0), (0, 200, 1), (1, 200, 2), (1, 300, 3)):
+        ctx.replay(r.OffsetCommitted("foo", "bar", partition, offset, "small", at, -1, ""))
+        c = offsets[("bar", partition)]
+        assert (c.committed_offset, c.metadata, c.commit_timestamp_ms) == (offset, "small", at)
+    assert sorted(offsets) == [("bar", 0), ("bar", 1)]
