@@ -34,6 +34,7 @@ from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.records import Record
 
 #: ApiKeys.OFFSET_COMMIT.latestVersion() as far as the reference models OffsetCommit
@@ -326,3 +327,68 @@ def test_replay() -> None:
         c = offsets[("bar", partition)]
         assert (c.committed_offset, c.metadata, c.commit_timestamp_ms) == (offset, "small", at)
     assert sorted(offsets) == [("bar", 0), ("bar", 1)]
+
+
+# ============================================================================ expiry
+def test_cleanup_expired_offsets() -> None:
+    """testCleanupExpiredOffsets, with a consumer group in the place of Kafka's mocked group
+    (ConsumerGroup.offsetExpirationCondition is the commit timestamp, as the mock's; the
+    group subscribes to firstTopic through its member). Retention one minute, the expiry job
+    every 500 ms: secondTopic-0 expires a minute after its commit, secondTopic-1 500 ms
+    later, firstTopic-0 not while the group subscribes to it; once it does not, the job
+    tombstones firstTopic-0, firstTopic-1 and secondTopic-0 in that order."""
+    ctx = Context(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=500)
+    ctx.consumer_group("group-id")
+    ctx.member("group-id", "member", 10, 10, topics=("firstTopic",))
+
+    def replay_commit(topic: str, partition: int, offset: int, at: int) -> None:
+        ctx.replay(r.OffsetCommitted("group-id", topic, partition, offset, "metadata", at, -1, ""))
+
+    def expired(until: int) -> list[Record]:
+        ctx.now = until
+        return [x for x in ctx.coordinator.advance(until).records if x.persisted]
+
+    replay_commit("firstTopic", 0, 100, 0)
+    replay_commit("secondTopic", 0, 100, 0)
+    replay_commit("secondTopic", 1, 100, 500)
+    assert expired(59_999) == []
+    assert expired(60_000) == [r.OffsetsDeleted("group-id", (("secondTopic", 0),), "retention")]
+    assert expired(60_500) == [r.OffsetsDeleted("group-id", (("secondTopic", 1),), "retention")]
+    # the group no longer subscribes to firstTopic; two more commits, made a minute ago
+    ctx.member("group-id", "member", 10, 10, topics=())
+    replay_commit("firstTopic", 1, 100, 500)
+    replay_commit("secondTopic", 0, 101, 500)
+    assert expired(61_000) == [r.OffsetsDeleted(
+        "group-id", (("firstTopic", 0), ("firstTopic", 1), ("secondTopic", 0)), "retention")]
+    assert "group-id" in ctx.coordinator.state.consumer_groups  # it has a member
+
+
+# ============================================================================ a Dead group
+def _dead_group(ctx: Context, group_id: str) -> None:
+    """getOrMaybeCreateClassicGroup(group_id, true) then transitionTo(DEAD): the group stays in
+    the map, Dead (Kafka removes a deleted group in the same write, so only a test meets one;
+    the reference's handlers check for it as Kafka's do)."""
+    ctx.replay(r.GroupCreated(group_id, ctx.now), r.StateChanged(group_id, GroupState.Dead, ctx.now))
+
+
+def test_generic_group_offset_commit_with_dead_group() -> None:
+    """testGenericGroupOffsetCommitWithDeadGroup"""
+    ctx = Context()
+    _dead_group(ctx, "foo")
+    assert_commit_refused(ctx, Error.COORDINATOR_NOT_AVAILABLE, group_id="foo", member_id="member",
+                          generation_id=10, partitions=bar0())
+
+
+def test_generic_group_fetch_offsets_with_dead_group() -> None:
+    """testGenericGroupFetchOffsetsWithDeadGroup: every asked partition at offset -1."""
+    ctx = Context()
+    _dead_group(ctx, "group")
+    assert ctx.fetch("group", (("foo", 0), ("foo", 1), ("bar", 0))) == fetched(
+        ("foo", 0, -1, ""), ("foo", 1, -1, ""), ("bar", 0, -1, ""))
+
+
+def test_generic_group_fetch_all_offsets_with_dead_group() -> None:
+    """testGenericGroupFetchAllOffsetsWithDeadGroup: no partition."""
+    ctx = Context()
+    _dead_group(ctx, "group")
+    assert ctx.fetch("group", None) == fetched()
