@@ -398,3 +398,69 @@ def test_a_classic_member_of_a_consumer_group_is_treated_as_kafka_treats_it(jvm:
     assert set(d.ref.state.consumer_groups["g0"].members) == {d.seen[(0, 0)].member_id}
     d.classic({"kind": "classic_leave", "group": "g0", "members": [[static.member_id, "i9"]]},
               m.LeaveGroupRequest(group_id="g0", members=(m.MemberIdentity(static.member_id, "i9"),)))
+
+
+def test_a_classic_members_offset_commits_and_fetches_are_answered_as_kafka(jvm: JvmOracle) -> None:
+    """A classic member of a consumer group commits and fetches offsets (ConsumerGroup.
+    validateOffsetCommit, validateOffsetFetch, validateMemberEpoch): at every OffsetCommit
+    version, at its generation, a stale one and a future one, beside a consumer-protocol
+    member doing the same; the same answers from Kafka 4.1.2's shard and the reference
+    (OffsetMetadataManagerTest testConsumerGroupOffsetCommitWithIllegalGenerationId and
+    testConsumerGroupOffsetFetchWithIllegalGenerationId, whose port found the reference
+    answering STALE_MEMBER_EPOCH and holding the classic member to v9)."""
+    d = Differ(jvm)
+    d.run([Op("join", who=0, epoch="zero", full=True, sub=0)])  # a consumer-protocol member
+    consumer = d.seen[(0, 0)]
+    first = d.classic(*_classic_join(""))
+    assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
+    joined = d.classic(*_classic_join(first.member_id))
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    classic_id, generation = joined.member_id, joined.generation_id
+
+    def both(wire: dict[str, Any], req: m.Request) -> Any:
+        d.rid += 1
+        kafka = d.jvm.call(TOOL, {"action": "op", "op": {"rid": d.rid, "group": "g0", **wire}})
+        [[rid, answer]] = kafka["completed"]
+        assert rid == d.rid
+        ref = d.ref.handle(d.rid, req, d.now).response_to(d.rid)
+        return answer, ref
+
+    errors: list[tuple[str, int, int, int]] = []
+    for who, member_id, epoch in (("classic", classic_id, generation), ("consumer", consumer.member_id, consumer.epoch)):
+        for version in range(m.OFFSET_COMMIT_MAX_VERSION + 1):
+            for sent in (epoch, epoch - 1, epoch + 1):
+                parts = [["t", 0, 10 * d.rid + 10, "m"]]
+                k, r = both({"kind": "commit", "generation_id": sent, "member_id": member_id,
+                             "group_instance_id": None, "version": version, "partitions": parts},
+                            m.OffsetCommitRequest(group_id="g0", generation_id=sent, member_id=member_id,
+                                                  version=version,
+                                                  partitions=(m.OffsetCommitPartition("t", 0, 10 * d.rid + 10, "m"),)))
+                assert isinstance(r, m.OffsetCommitResponse)
+                assert [p["error"] for p in k["partitions"]] == [p.error.value for p in r.partitions], (
+                    who, version, sent, k, r)
+                errors.append((who, version, sent - epoch, r.partitions[0].error.value))
+        for sent in (epoch, epoch - 1, epoch + 1):
+            k, r = both({"kind": "fetch", "member_id": member_id, "member_epoch": sent, "partitions": None},
+                        m.OffsetFetchRequest(group_id="g0", member_id=member_id, member_epoch=sent))
+            assert isinstance(r, m.OffsetFetchResponse)
+            assert k["error"] == r.error.value, (who, sent, k, r)
+            assert [x[:4] for x in k["offsets"]] == [
+                [p.topic, p.partition, p.committed_offset, p.metadata] for p in r.partitions], (who, sent, k, r)
+    # the rules the comparison went through: the classic member commits at any version and
+    # is refused ILLEGAL_GENERATION; the consumer-protocol member needs v9
+    assert ("classic", 0, 0, Error.NONE.value) in errors
+    assert ("classic", 9, -1, Error.ILLEGAL_GENERATION.value) in errors
+    assert ("consumer", 8, 0, Error.UNSUPPORTED_VERSION.value) in errors
+    assert ("consumer", 9, 1, Error.STALE_MEMBER_EPOCH.value) in errors
+
+
+@pytest.mark.parametrize("assignors", [("uniform", "range"), ("range", "uniform")])
+def test_an_unsupported_assignor_is_refused_as_kafka_refuses_it(
+    jvm: JvmOracle, assignors: tuple[str, str]
+) -> None:
+    """UNSUPPORTED_ASSIGNOR and its message, which lists the supported assignors in the order
+    of the service's HashSet of their names (GroupCoordinatorService's constructor), compared
+    with the tool's rendering of the service's check, in both configured orders."""
+    d = Differ(jvm, assignors=assignors)
+    d.run([Op("join", who=0, epoch="zero", full=True, assignor="bogus"),
+           Op("join", who=1, epoch="zero", full=True, assignor=assignors[1])])

@@ -125,3 +125,19 @@ def test_is_offset_expired() -> None:
     expired = c.advance(1000)
     assert [x for x in expired.records if isinstance(x, r.OffsetsDeleted)] == [
         r.OffsetsDeleted("simple", (("t", 0),), "retention")]
+
+
+def test_unsupported_assignor_message_lists_the_services_set() -> None:
+    """GroupCoordinatorService's ConsumerGroupHeartbeat check (throwIfConsumerGroupHeartbeat
+    RequestIsInvalid; testConsumerHeartbeatRequestValidation has one assignor): the names of
+    the supported assignors come from a HashSet the constructor collects
+    (Collectors.toSet()), so with group.consumer.assignors=range,uniform the message still
+    says "uniform, range" (their hash order), not the configured order."""
+    for assignors in (("range", "uniform"), ("uniform", "range")):
+        c = Coordinator(CoordinatorConfig(consumer_group_assignors=assignors))
+        out = c.handle(1, ConsumerGroupHeartbeatRequest(
+            group_id="foo", member_id="member-1", member_epoch=0, rebalance_timeout_ms=5000,
+            subscribed_topic_names=("bar",), topic_partitions=(), server_assignor="bogus"), 0)
+        assert out.response_to(1) == ConsumerGroupHeartbeatResponse(
+            error=Error.UNSUPPORTED_ASSIGNOR, member_epoch=0, heartbeat_interval_ms=0,
+            error_message="ServerAssignor bogus is not supported. Supported assignors: uniform, range.")

@@ -140,10 +140,13 @@ def request_error(req: ConsumerGroupHeartbeatRequest, assignors: Sequence[str]) 
     elif req.member_epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         return ApiError(bad, "MemberEpoch is invalid.")
     if req.server_assignor is not None and req.server_assignor not in assignors:
+        # the service keeps the assignor names in a HashSet (its constructor collects them
+        # with Collectors.toSet()), so the message lists them in that set's order, not in
+        # group.consumer.assignors' (GroupCoordinatorService.java)
         return ApiError(
             Error.UNSUPPORTED_ASSIGNOR,
             f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
-            f"{', '.join(assignors)}.",
+            f"{', '.join(java_hash_order(assignors))}.",
         )
     return None
 

@@ -552,7 +552,10 @@ public final class ConsumerGroupShard extends ShardTool {
             } else if (req.memberEpoch() < -2) {
                 return new ApiError(bad, "MemberEpoch is invalid.");
             }
-            List<String> assignors = config.consumerGroupAssignors().stream().map(a -> a.name()).toList();
+            // a HashSet, as the service's constructor collects the names (Collectors.toSet()):
+            // the message lists them in its order
+            Set<String> assignors = config.consumerGroupAssignors().stream().map(a -> a.name())
+                .collect(java.util.stream.Collectors.toSet());
             if (req.serverAssignor() != null && !assignors.contains(req.serverAssignor())) {
                 return new ApiError(Errors.UNSUPPORTED_ASSIGNOR, "ServerAssignor " + req.serverAssignor()
                     + " is not supported. Supported assignors: " + String.join(", ", assignors) + ".");
