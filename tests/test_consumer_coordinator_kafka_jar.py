@@ -464,3 +464,25 @@ def test_an_unsupported_assignor_is_refused_as_kafka_refuses_it(
     d = Differ(jvm, assignors=assignors)
     d.run([Op("join", who=0, epoch="zero", full=True, assignor="bogus"),
            Op("join", who=1, epoch="zero", full=True, assignor=assignors[1])])
+
+
+def test_a_fetch_with_a_null_member_id_and_an_epoch_is_answered_as_kafka(jvm: JvmOracle) -> None:
+    """OffsetFetch v9+ to a consumer group with a null member id: accepted with a negative
+    epoch, else Kafka's members-map lookup of the null id throws (UNKNOWN_SERVER_ERROR), in a
+    group with a member and once it has left; the same answers from the 4.1.2 shard and the
+    reference."""
+    d = Differ(jvm)
+    d.run([Op("join", who=0, epoch="zero", full=True, sub=0)])
+    for left in (False, True):
+        for member_id, epoch in ((None, 5), (None, 0), (None, -1), ("", -1), ("", 0)):
+            d.rid += 1
+            kafka = d.jvm.call(TOOL, {"action": "op", "op": {
+                "rid": d.rid, "group": "g0", "kind": "fetch", "member_id": member_id, "member_epoch": epoch,
+                "partitions": None}})
+            [[rid, answer]] = kafka["completed"]
+            ref = d.ref.handle(d.rid, m.OffsetFetchRequest(group_id="g0", member_id=member_id, member_epoch=epoch),
+                               d.now).response_to(d.rid)
+            assert isinstance(ref, m.OffsetFetchResponse)
+            assert answer["error"] == ref.error.value, (left, member_id, epoch, answer, ref)
+        if not left:
+            d.run([Op("leave", who=0, epoch="leave")])

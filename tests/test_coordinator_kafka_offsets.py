@@ -392,3 +392,21 @@ def test_generic_group_fetch_all_offsets_with_dead_group() -> None:
     ctx = Context()
     _dead_group(ctx, "group")
     assert ctx.fetch("group", None) == fetched()
+
+
+def test_consumer_group_offset_fetch_with_a_null_member_id_and_an_epoch() -> None:
+    """ConsumerGroup.validateOffsetFetch lets a null member id through only with a negative
+    epoch (an admin); with an epoch it looks the null id up in its members map
+    (TimelineHashMap.get hashes the key), and the NullPointerException fails the fetch:
+    UNKNOWN_SERVER_ERROR, whether or not the group has members (Kafka 4.1.2's shard answers
+    so: tests/test_consumer_coordinator_kafka_jar.py)."""
+    ctx = Context()
+    ctx.consumer_group("group")
+    for partitions in (FOO0, None):
+        assert ctx.fetch("group", partitions, None, 0) == m.OffsetFetchResponse(
+            error=Error.UNKNOWN_SERVER_ERROR)
+    ctx.member("group", "member", 3, 3)
+    for epoch in (0, 3):
+        assert ctx.fetch("group", None, None, epoch) == m.OffsetFetchResponse(
+            error=Error.UNKNOWN_SERVER_ERROR)
+    assert ctx.fetch("group", None, None, -1) == fetched()

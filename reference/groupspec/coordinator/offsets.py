@@ -167,10 +167,18 @@ def _utf16_length(s: str) -> int:
 
 def validate_consumer_offset_fetch(group: ConsumerGroup, req: OffsetFetchRequest) -> Error:
     """ConsumerGroup.validateOffsetFetch: no member id and a negative epoch (an admin
-    client, or a client that does not send them) may fetch; else a member at its epoch."""
-    if req.member_id is None and req.member_epoch < 0:
-        return Error.NONE
-    member = group.members.get(req.member_id) if req.member_id is not None else None
+    client, or a client that does not send them) may fetch; else a member at its epoch
+    (a mismatch as validateMemberEpoch answers it: ILLEGAL_GENERATION for a classic member;
+    OffsetMetadataManagerTest testConsumerGroupOffsetFetchWithIllegalGenerationId)."""
+    if req.member_id is None:
+        if req.member_epoch < 0:
+            return Error.NONE
+        # Kafka looks the null member id up in the members map, a TimelineHashMap, which
+        # hashes the key: the NullPointerException fails the read, answered
+        # UNKNOWN_SERVER_ERROR (as the 4.1.2 jar answers it: tests/
+        # test_consumer_coordinator_kafka_jar.py)
+        return Error.UNKNOWN_SERVER_ERROR
+    member = group.members.get(req.member_id)
     if member is None:
         return Error.UNKNOWN_MEMBER_ID
     return _member_epoch_error(member, req.member_epoch)
