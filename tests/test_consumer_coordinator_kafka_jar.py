@@ -480,6 +480,7 @@ def test_a_fetch_with_a_null_member_id_and_an_epoch_is_answered_as_kafka(jvm: Jv
                 "rid": d.rid, "group": "g0", "kind": "fetch", "member_id": member_id, "member_epoch": epoch,
                 "partitions": None}})
             [[rid, answer]] = kafka["completed"]
+            assert rid == d.rid
             ref = d.ref.handle(d.rid, m.OffsetFetchRequest(group_id="g0", member_id=member_id, member_epoch=epoch),
                                d.now).response_to(d.rid)
             assert isinstance(ref, m.OffsetFetchResponse)
