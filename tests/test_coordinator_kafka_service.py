@@ -141,3 +141,29 @@ def test_unsupported_assignor_message_lists_the_services_set() -> None:
         assert out.response_to(1) == ConsumerGroupHeartbeatResponse(
             error=Error.UNSUPPORTED_ASSIGNOR, member_epoch=0, heartbeat_interval_ms=0,
             error_message="ServerAssignor bogus is not supported. Supported assignors: uniform, range.")
+
+
+def test_cleanup_group_metadata_walks_the_groups_map_in_its_order() -> None:
+    """GroupCoordinatorShard.cleanupGroupMetadata walks groupIds(), the shard's groups map,
+    classic and consumer groups alike (testCleanupGroupMetadataForConsumerGroup mocks that
+    walk): two groups expiring at one check write their records in that map's order
+    (coordinator/group_order.py: "group-1" before "group-2" whatever the insertion order),
+    not classic groups first."""
+    from groupspec.coordinator.replay import apply_record
+    from groupspec.protocol import consumer_group_records as cr
+
+    c = Coordinator(CoordinatorConfig(offsets_topic_num_partitions=1, offsets_retention_ms=1000,
+                                      offsets_retention_check_interval_ms=1000))
+    # a simple (classic) group first, then a consumer group, each with one offset
+    c.handle(1, m.OffsetCommitRequest(group_id="group-2", partitions=(
+        m.OffsetCommitPartition("t", 0, 1),)), 0)
+    apply_record(c.state, cr.ConsumerGroupEpochRecord(
+        "group-1", cr.ConsumerGroupMetadataValue(epoch=1, metadata_hash=0)))
+    c.handle(2, m.OffsetCommitRequest(group_id="group-1", version=9, partitions=(
+        m.OffsetCommitPartition("t", 0, 1),)), 0)
+    assert c.state.group_order.order() == ["group-1", "group-2"]
+    records = [x for x in c.advance(1000).records if x.persisted]
+    groups = [x.group_id for x in records]
+    assert groups == sorted(groups), records  # every group-1 record before group-2's
+    assert {"group-1", "group-2"} == set(groups)
+    assert not c.state.groups and not c.state.consumer_groups

@@ -164,12 +164,7 @@ class Coordinator:
                 at = self._next_offsets_check_ms
                 self._next_offsets_check_ms += self.config.offsets_retention_check_interval_ms
                 txn = self._txn(max(at, self._last_now_ms))
-                for group in list(self.state.groups.values()):
-                    expire_offsets(txn, group)
-                # consumer groups too (GroupCoordinatorShard.cleanupGroupMetadata walks
-                # every group): coordinator/consumer/expiry.py
-                for cg in list(self.state.consumer_groups.values()):
-                    expire_consumer_offsets(txn, cg)
+                self._expire_all(txn)
             else:
                 e = due[0]
                 if on_fire is not None:
@@ -179,6 +174,25 @@ class Coordinator:
             out.extend(txn.out)
         self._last_now_ms = max(self._last_now_ms, now_ms)
         return out
+
+    def _expire_all(self, txn: Txn) -> None:
+        """GroupCoordinatorShard.cleanupGroupMetadata: every group, classic or consumer
+        (coordinator/consumer/expiry.py), in the order of the shard's groups map
+        (groupIds(), the map's key set: coordinator/group_order.py), so the tombstones of
+        several groups expiring at one check come in Kafka's order; groups the order does not
+        know (a state built without records) after them."""
+        st = self.state
+        walk = [g for g in st.group_order.order() if g in st.groups or g in st.consumer_groups]
+        known = set(walk)
+        walk += [g for g in [*st.groups, *st.consumer_groups] if g not in known]
+        for gid in walk:
+            cg = st.consumer_groups.get(gid)
+            if cg is not None:
+                expire_consumer_offsets(txn, cg)
+                continue
+            group = st.groups.get(gid)
+            if group is not None:
+                expire_offsets(txn, group)
 
     @property
     def next_offsets_check_ms(self) -> int:
