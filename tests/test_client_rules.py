@@ -123,6 +123,56 @@ def test_committing_a_partition_of_another_member() -> None:
     assert g.rules() == ["ClientCommitsOwnedOnly"]
 
 
+def test_a_classic_member_of_a_consumer_group_gets_partitions_later_at_the_same_generation() -> None:
+    """Kafka 4.1.2 recorded (`conformance --group-protocol mixed`, downgrade, kafka-python):
+    a classic member joins a consumer group while a consumer-protocol member still holds
+    every partition. Its SyncGroup of generation (member epoch) 3 assigns nothing; once
+    the partition is released, its heartbeat is answered REBALANCE_IN_PROGRESS and it
+    rejoins at the same generation 3, whose SyncGroup now assigns t-3. It fetches and
+    commits t-3 at generation 3: its own. Keeping only a generation's first SyncGroup
+    answer made both a client violation."""
+    g = Group()
+    g.join(0, "m1", 3)
+    g.sync(10, "m1", 3, set())
+    g.heartbeat(500, "m1", 3, E.REBALANCE_IN_PROGRESS)
+    g.join(600, "m1", 3)
+    g.sync(620, "m1", 3, {("t", 3)})
+    g.fetch(700, ("t", 3))
+    g.commit(2_000, "m1", 3, ("t", 3))
+    assert g.rules() == []
+    g.fetch(2_100, ("t", 0))  # never assigned: still a deviation
+    g.commit(2_200, "m1", 3, ("t", 0))
+    assert g.rules() == ["ClientFetchesOwnedOnly", "ClientCommitsOwnedOnly"]
+
+
+def test_ownership_at_one_generation_follows_its_last_sync_group_answer() -> None:
+    """The later answer of a generation is what the member owns from then on: a
+    partition an earlier answer of that generation assigned is no longer its own (an
+    eager member), and a commit before the later answer is judged by the earlier one."""
+    g = Group()
+    g.join(0, "m1", 3)
+    g.sync(10, "m1", 3, {("t", 0)})
+    g.commit(100, "m1", 3, ("t", 0))
+    g.heartbeat(500, "m1", 3, E.REBALANCE_IN_PROGRESS)
+    g.join(600, "m1", 3)
+    g.sync(620, "m1", 3, {("t", 1)})
+    assert g.rules() == []
+    g.commit(3_000, "m1", 3, ("t", 0))
+    assert g.rules() == ["ClientCommitsOwnedOnly"]
+
+
+def test_a_cooperative_classic_member_may_commit_what_it_revoked_at_the_same_generation() -> None:
+    """A cooperative classic member of a consumer group is told to revoke at its current
+    member epoch: the SyncGroup of the same generation assigns less, and its
+    onPartitionsRevoked commit of the revoked partition carries that generation."""
+    g = member_in_generation_1({("t", 0), ("t", 1)}, "cooperative-sticky")
+    g.heartbeat(500, "m1", 1, E.REBALANCE_IN_PROGRESS)
+    g.join(600, "m1", 1, "cooperative-sticky", {("t", 0), ("t", 1)}, 1)
+    g.sync(620, "m1", 1, {("t", 0)})
+    g.commit(630, "m1", 1, ("t", 1))
+    assert g.rules() == []
+
+
 def test_a_cooperative_member_may_commit_what_it_just_revoked() -> None:
     g = member_in_generation_1({("t", 0), ("t", 1)}, "cooperative-sticky")
     g.join(5_000, "m1", 2, "cooperative-sticky", {("t", 0), ("t", 1)}, 1)

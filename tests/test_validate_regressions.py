@@ -4,6 +4,7 @@ here is a false positive the validator once reported (docs/pipeline.md, Known li
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -323,3 +324,43 @@ def test_a_fetch_and_a_simple_commit_before_a_static_join_are_conforming(monkeyp
     [g] = validate_path(path, validation_config("kafka")).groups
     assert g.verdict == "violation"
     assert g.violation is not None and (g.violation.line, g.violation.rule) == (6, "CommitUnknownMember")
+
+
+MIXED = ROOT / "examples" / "validator-false-positives" / "mixed"
+
+
+def test_classic_members_of_a_consumer_group_commit_with_offset_commit_v8() -> None:
+    """Apache Kafka 4.1.2 recorded (`conformance --group-protocol mixed`, online-upgrade,
+    kafka-python classic members beside a confluent-kafka consumer-protocol member): the
+    group converted to a consumer group, and the classic members committed with
+    OffsetCommit v8 at their generation (their member epoch). Kafka accepts that
+    (ConsumerGroup.validateOffsetCommit asks for v9 only of consumer-protocol members);
+    the reference answered UNSUPPORTED_VERSION (a CommitMemberEpoch violation)."""
+    from groupspec.conformance.runner import validation_config
+
+    path = MIXED / "classic-members-commit-v8-in-a-consumer-group-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka", "mixed"))
+    [group] = report.groups
+    assert group.verdict == "conforming", group.violation
+    commits = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+               if '"api":"OffsetCommit"' in line]
+    assert {(e["client_id"], e["api_version"]) for e in commits} >= {("a", 8), ("b", 8), ("c", 9)}
+
+
+def test_a_classic_member_assigned_later_at_the_same_member_epoch() -> None:
+    """Apache Kafka 4.1.2 recorded (`conformance --group-protocol mixed`, downgrade): classic
+    member a joined a consumer group at generation (member epoch) 3 while the
+    consumer-protocol member still held every partition, so its SyncGroup assigned
+    nothing; after the release it was told to rejoin and got t-3 at the same generation 3
+    (line of seq 44), then fetched and committed t-3. The client rules kept a generation's
+    first SyncGroup answer and called both a client violation (ClientFetchesOwnedOnly,
+    ClientCommitsOwnedOnly)."""
+    from groupspec.conformance.runner import validation_config
+
+    path = MIXED / "classic-member-assigned-later-at-one-epoch-kafka-4.1.2.jsonl"
+    report = validate_path(path, validation_config("kafka", "mixed"))
+    [group] = report.groups
+    assert group.verdict == "conforming", group.violation
+    syncs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+             if '"api":"SyncGroup"' in line and '"client_id":"a"' in line]
+    assert [e["request"]["generation_id"] for e in syncs][:2] == [3, 3]

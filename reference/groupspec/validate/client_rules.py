@@ -154,10 +154,11 @@ def _protocol_kind(names: Iterable[str]) -> str | None:
 class _Facts:
     """What the group's exchanges say about each member and process."""
 
-    #: (generation, member key) -> [(partitions, SyncGroup exchange)], in send order; key:
-    #: instance id or member id. One assignment per generation in a classic group; in a
-    #: consumer group a classic member's generation is its member epoch, at which its
-    #: SyncGroup answers grow as partitions are released to it (or shrink as it revokes)
+    #: (generation, member key) -> [(partitions, SyncGroup exchange)], in the order answered;
+    #: key: instance id or member id. One assignment per generation in a classic group; in
+    #: a consumer group a classic member's generation is its member epoch, at which its
+    #: SyncGroup answers grow as partitions are released to it (or shrink as it revokes):
+    #: see :meth:`assignment_at`
     assigned: dict[tuple[int, str], list[tuple[set[TP], Exchange]]] = field(default_factory=dict)
     #: generation -> protocol name chosen
     protocol: dict[int, str] = field(default_factory=dict)
@@ -174,20 +175,21 @@ class _Facts:
         """``_error(x.event.response)``, computed once per exchange by :func:`_facts`."""
         return self.errors.get(id(x), _NONE)
 
-    def assigned_before(self, generation: int, key: str, at: float) -> tuple[set[TP], Exchange] | None:
-        """The partitions assigned to member ``key`` in ``generation`` by the SyncGroup
-        answers received by ``at`` (all of them: see :attr:`assigned`), and the first such
-        answer; None when none was received by then."""
-        got = self.assigned.get((generation, key))
-        if got is None:
-            return None
-        first: Exchange | None = None
-        parts: set[TP] = set()
-        for ps, x in got:
-            if x.received <= at:
-                first = first or x
-                parts |= ps
-        return None if first is None else (parts, first)
+    def assignment_at(self, generation: int, key: str, at: float) -> tuple[set[TP], Exchange] | None:
+        """The member's last assignment in ``generation`` answered by ``at`` (None: none yet).
+        In a consumer group a classic member's generation is its member epoch, and the
+        coordinator answers its SyncGroup with what it holds then
+        (GroupMetadataManager.classicGroupSyncToConsumerGroup): partitions still held by
+        another member come later at the same epoch, after a heartbeat answered
+        REBALANCE_IN_PROGRESS and a rejoin (classicGroupHeartbeatToConsumerGroup), and a
+        cooperative member is told to revoke at its current epoch. The client takes each
+        answer as its assignment (ConsumerCoordinator.onJoinComplete)."""
+        best = None
+        for entry in self.assigned.get((generation, key), ()):
+            if entry[1].received > at:
+                break
+            best = entry
+        return best
 
 
 def _key(req: Any) -> str:
@@ -221,6 +223,9 @@ def _facts(xs: list[Exchange]) -> _Facts:
             f.joined.setdefault(x.event.client_id, []).append((x.received, resp.generation_id, resp.member_id))
             members_of.setdefault((resp.generation_id, x.event.client_id), set()).add(resp.member_id)
     f.ambiguous = {cid for (_, cid), ms in members_of.items() if len(ms) > 1}
+    for answers in f.assigned.values():
+        if len(answers) > 1:
+            answers.sort(key=lambda a: (a[1].received, a[1].seq))
     for v in f.joined.values():
         v.sort()
     return f
@@ -241,19 +246,26 @@ def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         if not isinstance(req, m.OffsetCommitRequest) or req.generation_id < 0 or not req.member_id:
             continue
         key = _key(req)
-        mine = f.assigned_before(req.generation_id, key, x.sent)
+        mine = f.assignment_at(req.generation_id, key, x.sent)
         if mine is None:
             continue  # the member's assignment in that generation is not in the trace
         allowed = mine[0]
         if f.protocol.get(req.generation_id) in COOPERATIVE_ASSIGNORS:
-            if generations is None:
-                generations = {}
-                for g, k in f.assigned:
-                    generations.setdefault(k, []).append(g)
-            older = [g for g in generations.get(key, ()) if g < req.generation_id]
-            if older:
-                # just revoked: committed in the callback
-                allowed = allowed.union(*(ps for ps, _ in f.assigned[(max(older), key)]))
+            same = f.assigned[(req.generation_id, key)]
+            at = next(i for i, entry in enumerate(same) if entry is mine)
+            if at > 0:
+                # revoked at the same generation (a classic member of a consumer group):
+                # committed in the callback
+                allowed = allowed | same[at - 1][0]
+            else:
+                if generations is None:
+                    generations = {}
+                    for g, k in f.assigned:
+                        generations.setdefault(k, []).append(g)
+                older = [g for g in generations.get(key, ()) if g < req.generation_id]
+                if older:
+                    # just revoked: committed in the callback
+                    allowed = allowed | f.assigned[(max(older), key)][-1][0]
         extra = {(p.topic, p.partition) for p in req.partitions} - allowed
         if extra:
             out.append(_finding(
@@ -296,7 +308,7 @@ def reported_ownership(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
                 ))
             elif kind == "cooperative" and owned and sub.generation_id >= 0:
                 key = req.group_instance_id or req.member_id
-                mine = f.assigned_before(sub.generation_id, key, x.sent)
+                mine = f.assignment_at(sub.generation_id, key, x.sent)
                 if mine is None:
                     continue
                 extra = owned - mine[0]
