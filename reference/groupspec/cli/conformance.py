@@ -17,6 +17,10 @@ scenarios (in order), --group-protocol classic:
 scenarios (in order), --group-protocol consumer (KIP-848; clients confluent-kafka, java):
 {consumer_scenarios}
 
+scenarios (in order), --group-protocol mixed (classic and consumer-protocol members in one
+group; clients are pairs CLASSIC+CONSUMER, default {mixed_clients}):
+{mixed_scenarios}
+
 output (in --out DIR):
   report.md, report.html   per broker, per client, per scenario: verdict and evidence
   summary.json             the same as data (verdicts, the validator's reports, notes)
@@ -33,10 +37,12 @@ exit status:
 def register(sub: Any) -> None:
     from groupspec.conformance.consumer_scenarios import CONSUMER_SCENARIOS
     from groupspec.conformance.drivers import CLIENTS, CONSUMER_CLIENTS
+    from groupspec.conformance.mixed_scenarios import MIXED_CLIENTS, MIXED_SCENARIOS
     from groupspec.conformance.scenarios import SCENARIOS
 
     listing = "\n".join(f"  {s.name:<22}{s.title}" for s in SCENARIOS)
     consumer_listing = "\n".join(f"  {s.name:<22}{s.title}" for s in CONSUMER_SCENARIOS)
+    mixed_listing = "\n".join(f"  {s.name:<22}{s.title}" for s in MIXED_SCENARIOS)
     p: argparse.ArgumentParser = sub.add_parser(
         "conformance",
         help="run scripted scenarios with real clients against a broker and report verdicts",
@@ -45,17 +51,20 @@ def register(sub: Any) -> None:
             "put the recorder in front of it, run each scenario with each client library "
             "through the recorder, validate each scenario's trace, and write a report."
         ),
-        epilog=EPILOG.format(scenarios=listing, consumer_scenarios=consumer_listing),
+        epilog=EPILOG.format(scenarios=listing, consumer_scenarios=consumer_listing,
+                             mixed_scenarios=mixed_listing, mixed_clients=",".join(MIXED_CLIENTS)),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--broker", required=True, metavar="kafka|tansu|HOST:PORT",
                    help="kafka or tansu (started and stopped here), or the address of a running broker")
-    p.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic",
+    p.add_argument("--group-protocol", choices=("classic", "consumer", "mixed"), default="classic",
                    help="the group protocol the clients speak: classic (JoinGroup/SyncGroup, the "
-                        "default) or consumer (KIP-848, group.protocol=consumer)")
+                        "default), consumer (KIP-848, group.protocol=consumer), or mixed (members "
+                        "of both in one group: online upgrade and downgrade)")
     p.add_argument("--clients", metavar="LIST",
                    help=f"comma-separated client libraries (default {','.join(CLIENTS)}; with "
-                        f"--group-protocol consumer {','.join(CONSUMER_CLIENTS)})")
+                        f"--group-protocol consumer {','.join(CONSUMER_CLIENTS)}; with "
+                        f"--group-protocol mixed, pairs CLASSIC+CONSUMER, {','.join(MIXED_CLIENTS)})")
     p.add_argument("--scenarios", metavar="LIST",
                    help="comma-separated scenario names (default: all, in the order above)")
     p.add_argument("--out", default="conformance-report", metavar="DIR",
@@ -75,21 +84,31 @@ def run(args: argparse.Namespace) -> int:
     from groupspec.brokers import BrokerError
     from groupspec.conformance.consumer_scenarios import CONSUMER_BY_NAME, CONSUMER_SCENARIOS
     from groupspec.conformance.drivers import CLIENTS, CONSUMER_CLIENTS
+    from groupspec.conformance.mixed_scenarios import (
+        MIXED_BY_NAME,
+        MIXED_CLIENTS,
+        MIXED_PAIRS,
+        MIXED_SCENARIOS,
+    )
     from groupspec.conformance.report import write_reports
     from groupspec.conformance.runner import exit_code, run_conformance
     from groupspec.conformance.scenarios import BY_NAME, SCENARIOS
 
-    consumer = args.group_protocol == "consumer"
-    known = CONSUMER_CLIENTS if consumer else CLIENTS
-    clients = [c.strip() for c in (args.clients or ",".join(known)).split(",") if c.strip()]
+    protocol = args.group_protocol
+    known, default, scenario_list, by_name = {
+        "classic": (CLIENTS, CLIENTS, SCENARIOS, BY_NAME),
+        "consumer": (CONSUMER_CLIENTS, CONSUMER_CLIENTS, CONSUMER_SCENARIOS, CONSUMER_BY_NAME),
+        "mixed": (MIXED_PAIRS, MIXED_CLIENTS, MIXED_SCENARIOS, MIXED_BY_NAME),
+    }[protocol]
+    clients = [c.strip() for c in (args.clients or ",".join(default)).split(",") if c.strip()]
     unknown = [c for c in clients if c not in known]
     if not clients or unknown:
         print(f"error: --clients: unknown {', '.join(unknown) or '(none given)'} "
-              f"(known{' with --group-protocol consumer' if consumer else ''}: {', '.join(known)})",
+              f"(known{'' if protocol == 'classic' else ' with --group-protocol ' + protocol}: "
+              f"{', '.join(known)})",
               file=sys.stderr)
         return 2
-    scenarios = list(CONSUMER_SCENARIOS if consumer else SCENARIOS)
-    by_name = CONSUMER_BY_NAME if consumer else BY_NAME
+    scenarios = list(scenario_list)
     if args.scenarios:
         names = [n.strip() for n in args.scenarios.split(",") if n.strip()]
         bad = [n for n in names if n not in by_name]

@@ -108,8 +108,9 @@ def _cell(run: dict[str, Any], scenario: str, client: str) -> dict[str, Any] | N
 
 def _scenario(name: str) -> Scenario | None:
     from groupspec.conformance.consumer_scenarios import CONSUMER_BY_NAME
+    from groupspec.conformance.mixed_scenarios import MIXED_BY_NAME
 
-    return BY_NAME.get(name) or CONSUMER_BY_NAME.get(name)
+    return BY_NAME.get(name) or CONSUMER_BY_NAME.get(name) or MIXED_BY_NAME.get(name)
 
 
 def _why(name: str) -> str:
@@ -123,9 +124,12 @@ def _title(name: str, fallback: str) -> str:
 
 
 def _protocol_line(run: dict[str, Any]) -> list[str]:
-    """The group protocol of a consumer-protocol run (a classic run says nothing)."""
+    """The group protocol of a consumer-protocol or mixed run (a classic run says nothing)."""
     if run.get("group_protocol") == "consumer":
         return ["group protocol: consumer (KIP-848, group.protocol=consumer)"]
+    if run.get("group_protocol") == "mixed":
+        return ["group protocol: mixed (classic and consumer-protocol members in one group; "
+                "clients CLASSIC+CONSUMER)"]
     return []
 
 

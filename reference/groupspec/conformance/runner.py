@@ -31,6 +31,10 @@ from groupspec.recorder import BackgroundRecorder, parse_address
 from groupspec.validate import ReplayConfig, TraceInputError, validate_path
 from groupspec.validate.verdict import INCONCLUSIVE, FileReport
 
+#: the suites a run may be of: the members' group protocol, or ``mixed`` (classic and
+#: consumer-protocol members in one group: groupspec.conformance.mixed_scenarios)
+SUITES = (*GROUP_PROTOCOLS, "mixed")
+
 #: a scenario whose clients could not be driven as scripted (the trace is validated anyway)
 RUN_ERROR = "error"
 
@@ -68,7 +72,7 @@ class RunResult:
     results: list[ScenarioResult] = field(default_factory=list)
     started: str = ""
     duration_s: float = 0.0
-    #: "classic" or "consumer" (KIP-848)
+    #: "classic", "consumer" (KIP-848) or "mixed" (both in one group)
     group_protocol: str = "classic"
 
     def to_json(self) -> dict[str, Any]:
@@ -200,8 +204,10 @@ def validation_config(broker: str, group_protocol: str = "classic") -> ReplayCon
     The Kafka broker groupspec starts has group.initial.rebalance.delay.ms 0 and, for
     consumer groups, a shorter session timeout and heartbeat interval than Kafka's
     defaults (groupspec.brokers.kafka.KafkaBroker); the reference is given the same. A
-    broker groupspec did not start is assumed to run Kafka's defaults."""
-    if group_protocol == "consumer":
+    broker groupspec did not start is assumed to run Kafka's defaults. A mixed group
+    (``mixed``) is validated as a consumer group's (its classic members' session timeouts
+    are their own), with Kafka's default migration policy (``bidirectional``)."""
+    if group_protocol in ("consumer", "mixed"):
         from groupspec.brokers.kafka import (
             CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS,
             CONSUMER_GROUP_SESSION_TIMEOUT_MS,
@@ -244,8 +250,10 @@ def _run_once(
     config: ReplayConfig, jitter_ms: float = 0.0,
 ) -> ScenarioResult:
     tag = uuid.uuid4().hex[:6]
-    topics = {f"{scenario.name}-{client}-{suffix}-{tag}": n for suffix, n in scenario.topics.items()}
-    group = f"{scenario.name}-{client}-{tag}"
+    # a mixed suite's client is a pair, CLASSIC+CONSUMER: "+" is not allowed in a topic name
+    slug = client.replace("+", "_")
+    topics = {f"{scenario.name}-{slug}-{suffix}-{tag}": n for suffix, n in scenario.topics.items()}
+    group = f"{scenario.name}-{slug}-{tag}"
     trace = out_dir / "traces" / f"{scenario.name}--{client}.jsonl"
     logs = out_dir / "logs" / f"{scenario.name}--{client}"
     trace.parent.mkdir(parents=True, exist_ok=True)
@@ -263,6 +271,10 @@ def _run_once(
                 from groupspec.conformance.consumer_scenarios import ConsumerContext
 
                 ctx = ConsumerContext(rec.address, client, group, topics, logs, trace=trace)
+            elif scenario.group_protocol == "mixed":
+                from groupspec.conformance.mixed_scenarios import MixedContext
+
+                ctx = MixedContext(rec.address, client, group, topics, logs, trace=trace)
             else:
                 ctx = Context(rec.address, client, group, topics, logs, trace=trace)
             try:
@@ -281,7 +293,7 @@ def _run_once(
         run_error = f"{type(e).__name__}: {e}"
         (logs / "run-error.log").write_text(traceback.format_exc(), encoding="utf-8")
     notes = list(ctx.notes) if ctx is not None else []
-    if scenario.group_protocol == "consumer":
+    if scenario.group_protocol in ("consumer", "mixed"):
         lacking = apis_not_offered(trace, {CONSUMER_GROUP_HEARTBEAT_API_KEY: "ConsumerGroupHeartbeat"})
         if lacking:
             # the first cause, named before what followed from it (members that never joined)
@@ -339,10 +351,17 @@ def run_conformance(
     as scripted and the broker did nothing the validator calls a violation (:func:`run_scenario`).
 
     ``group_protocol`` ``consumer`` runs the KIP-848 suite: pass its clients
-    (``CONSUMER_CLIENTS``) and scenarios (``consumer_scenarios.CONSUMER_SCENARIOS``)."""
-    if group_protocol not in GROUP_PROTOCOLS:
-        raise ValueError(f"unknown group protocol {group_protocol} (known: {', '.join(GROUP_PROTOCOLS)})")
-    known = CONSUMER_CLIENTS if group_protocol == "consumer" else CLIENTS
+    (``CONSUMER_CLIENTS``) and scenarios (``consumer_scenarios.CONSUMER_SCENARIOS``);
+    ``mixed`` the mixed-group suite, whose clients are library pairs
+    (``mixed_scenarios.MIXED_CLIENTS``) and scenarios ``mixed_scenarios.MIXED_SCENARIOS``."""
+    if group_protocol not in SUITES:
+        raise ValueError(f"unknown group protocol {group_protocol} (known: {', '.join(SUITES)})")
+    if group_protocol == "mixed":
+        from groupspec.conformance.mixed_scenarios import MIXED_PAIRS
+
+        known: Sequence[str] = MIXED_PAIRS
+    else:
+        known = CONSUMER_CLIENTS if group_protocol == "consumer" else CLIENTS
     for c in clients:
         if c not in known:
             raise ValueError(f"unknown client {c} (known: {', '.join(known)})")

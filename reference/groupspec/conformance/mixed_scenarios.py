@@ -1,0 +1,328 @@
+"""The scripted scenarios of mixed groups: classic-protocol and consumer-protocol (KIP-848)
+members in one group, as in an online migration.
+
+Kafka 4.1.2 lets the two protocols share a group (``group.consumer.migration.policy``,
+``bidirectional`` by default): a ConsumerGroupHeartbeat that joins a classic group of the
+consumer embedded protocol converts it to a consumer group
+(GroupMetadataManager.java, getOrMaybeCreateConsumerGroup -> convertToConsumerGroup); a
+classic member of a consumer group is served by the coordinator, whose server-side
+assignor computes its partitions, through JoinGroup, SyncGroup and Heartbeat
+(classicGroupJoinToConsumerGroup, classicGroupSyncToConsumerGroup,
+classicGroupHeartbeatToConsumerGroup), with its member epoch as its generation; and when
+the last consumer-protocol member leaves a group of classic members, the group goes back
+to a classic group, which rebalances (validateOnlineDowngradeWithFencedMembers ->
+convertToClassicGroup).
+
+A mixed scenario's *client* names two libraries, ``CLASSIC+CONSUMER``
+(:data:`MIXED_CLIENTS`): the classic members are ``CLASSIC`` (kafka-python or
+confluent-kafka with ``group.protocol=classic``, the classic suite's drivers), the
+consumer-protocol members ``CONSUMER`` (confluent-kafka with ``group.protocol=consumer``,
+or the Java consumer). docs/conformance.md describes each scenario.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from groupspec.conformance.consumer_scenarios import (
+    HEARTBEAT,
+    REBALANCE_TIMEOUT_MS,
+    ConsumerContext,
+)
+from groupspec.conformance.drivers import CLIENTS, CONSUMER_CLIENTS, MemberConfig
+from groupspec.conformance.members import Member, ScenarioError
+from groupspec.conformance.scenarios import SESSION_MS, Context, Scenario
+
+#: the library pairs a mixed scenario runs with: classic members' + consumer members'
+MIXED_CLIENTS = ("kafka-python+confluent-kafka", "confluent-kafka+java")
+#: every pair the drivers can run
+MIXED_PAIRS = tuple(f"{a}+{b}" for a in CLIENTS for b in CONSUMER_CLIENTS)
+
+#: max.poll.interval.ms of the classic members: their rebalance timeout, which is how long
+#: a classic group (after a downgrade) waits for its members to rejoin
+CLASSIC_POLL_MS = 10000
+
+
+def split_client(client: str) -> tuple[str, str]:
+    """``CLASSIC+CONSUMER`` -> (the classic members' library, the consumer members')."""
+    classic, sep, consumer = client.partition("+")
+    if not sep or classic not in CLIENTS or consumer not in CONSUMER_CLIENTS:
+        raise ValueError(f"a mixed client is CLASSIC+CONSUMER (known: {', '.join(MIXED_PAIRS)}), not {client}")
+    return classic, consumer
+
+
+@dataclass
+class MixedContext(ConsumerContext):
+    """A :class:`ConsumerContext` whose members may speak either protocol: ``member``
+    starts a consumer-protocol member, ``classic`` a classic one."""
+
+    def member(  # type: ignore[override]
+        self,
+        name: str,
+        *,
+        max_poll_interval_ms: int = REBALANCE_TIMEOUT_MS,
+        group_instance_id: str | None = None,
+    ) -> Member:
+        """A consumer-protocol member subscribed to every topic of the scenario."""
+        _, library = split_client(self.client)
+        cfg = MemberConfig(
+            client=library, bootstrap=self.bootstrap, group_id=self.group_id, client_id=name,
+            topics=tuple(self.topics), max_poll_interval_ms=max_poll_interval_ms,
+            group_instance_id=group_instance_id, group_protocol="consumer",
+        )
+        return self._start(cfg)
+
+    def classic(
+        self,
+        name: str,
+        *,
+        strategy: str = "range",
+        max_poll_interval_ms: int = CLASSIC_POLL_MS,
+        group_instance_id: str | None = None,
+    ) -> Member:
+        """A classic-protocol member (JoinGroup/SyncGroup) subscribed to every topic."""
+        library, _ = split_client(self.client)
+        cfg = MemberConfig(
+            client=library, bootstrap=self.bootstrap, group_id=self.group_id, client_id=name,
+            topics=tuple(self.topics), strategy=strategy, session_timeout_ms=SESSION_MS,
+            heartbeat_interval_ms=500, max_poll_interval_ms=max_poll_interval_ms,
+            group_instance_id=group_instance_id, group_protocol="classic",
+        )
+        return self._start(cfg)
+
+    def _start(self, cfg: MemberConfig) -> Member:
+        m = Member(cfg, self.log_dir)
+        self.members.append(m)
+        return m
+
+    # -- the broker's side, read from the recording ------------------------------------
+    def classic_answers(self, api: str, client_id: str | None = None, after_seq: int = 0,
+                        error: str = "NONE") -> list[dict[str, Any]]:
+        """The recording's ``api`` exchanges (JoinGroup, SyncGroup, Heartbeat) answered
+        ``error``, of ``client_id`` (default any), after ``after_seq``, in order."""
+        return [e for e in self.recorded() if e["api"] == api and int(e["seq"]) > after_seq
+                and (client_id is None or e["client_id"] == client_id)
+                and (e.get("response") or {}).get("error") == error]
+
+    def generation(self, m: Member) -> int:
+        """The generation of ``m``'s last JoinGroup answered NONE."""
+        joins = self.classic_answers("JoinGroup", m.name)
+        if not joins:
+            raise ScenarioError(f"the recording shows no JoinGroup of {m.name} answered NONE")
+        return int(joins[-1]["response"]["generation_id"])
+
+    def wait_rejoined(self, members: list[Member], after_seq: int, what: str,
+                      timeout_s: float = 30.0) -> dict[str, int]:
+        """Wait until each classic member has had a JoinGroup answered NONE after
+        ``after_seq``; return each one's generation in the first such answer."""
+        out: dict[str, int] = {}
+        for m in members:
+            join = self.wait_exchange(f"JoinGroup of {m.name} answered NONE {what}",
+                                      _joined(m.name), timeout_s=timeout_s, after_seq=after_seq)
+            out[m.name] = int(join["response"]["generation_id"])
+        return out
+
+
+def _joined(name: str) -> Callable[[dict[str, Any]], bool]:
+    """Whether an exchange is a JoinGroup of client ``name`` answered NONE."""
+    return lambda e: (e["api"] == "JoinGroup" and e["client_id"] == name
+                      and (e.get("response") or {}).get("error") == "NONE")
+
+
+def _ctx(ctx: Context) -> MixedContext:
+    if not isinstance(ctx, MixedContext):
+        raise TypeError("a mixed-group scenario needs a MixedContext")
+    return ctx
+
+
+# -- the scenarios ------------------------------------------------------------------------
+
+
+def online_upgrade(context: Context) -> None:
+    ctx = _ctx(context)
+    a = ctx.classic("a")
+    b = ctx.classic("b")
+    ctx.settle_on([a, b])
+    gen = max(ctx.generation(a), ctx.generation(b))
+    ctx.note(f"a and b (classic) formed a Stable classic group at generation {gen}")
+    ctx.wait_consumed([a, b])
+    mark = ctx.last_seq()
+    c = ctx.member("c")
+    joined = ctx.wait_exchange(
+        "a ConsumerGroupHeartbeat of c answered NONE",
+        lambda e: e["api"] == HEARTBEAT and e["client_id"] == "c"
+        and (e.get("response") or {}).get("error") == "NONE", after_seq=mark)
+    ctx.note(f"c (consumer protocol) joined the classic group: member epoch "
+             f"{joined['response']['member_epoch']} (seq {joined['seq']}); the group is now a "
+             "consumer group")
+    ctx.settle_on([a, b, c])
+    rejoined = ctx.wait_rejoined([a, b], mark, "after c joined")
+    _, epoch = ctx.epoch_of(c)
+    ctx.note("a and b rejoined the consumer group: generations "
+             + ", ".join(f"{n} {g}" for n, g in sorted(rejoined.items()))
+             + f"; c's member epoch {epoch}")
+    for m in (a, b, c):
+        ctx.commit(m)
+    mark = ctx.last_seq()
+    ctx.close(a)  # a classic member's LeaveGroup, inside the consumer group
+    ctx.settle_on([b, c])
+    left = ctx.classic_answers("LeaveGroup", "a", after_seq=mark)
+    ctx.note("a left with LeaveGroup" + (f" (seq {left[0]['seq']}, answered NONE)" if left else
+                                         " (no LeaveGroup answered NONE in the recording)"))
+    ctx.commit(b)
+    ctx.commit(c)
+    ctx.close(b)  # the last classic member leaves: c alone, still a consumer group
+    ctx.settle_on([c])
+    ctx.commit(c)
+    ctx.close(c)
+
+
+def downgrade(context: Context) -> None:
+    ctx = _ctx(context)
+    c = ctx.member("c")
+    ctx.settle_on([c])
+    ctx.note("c (consumer protocol) created the group: a consumer group")
+    a = ctx.classic("a")
+    b = ctx.classic("b")
+    ctx.settle_on([a, b, c])
+    ctx.note(f"a and b (classic) joined the consumer group: generations "
+             f"{ctx.generation(a)}, {ctx.generation(b)}")
+    ctx.commit(a)
+    ctx.commit(c)
+    mark = ctx.last_seq()
+    ctx.close(c)  # the last consumer-protocol member leaves: Kafka converts back to classic
+    told = ctx.wait_exchange(
+        "a classic member told to rejoin after c left",
+        lambda e: e["api"] in ("Heartbeat", "SyncGroup", "OffsetCommit") and e["client_id"] in ("a", "b")
+        and "REBALANCE_IN_PROGRESS" in str(e.get("response")), after_seq=mark)
+    ctx.note(f"c left; {told['client_id']}'s {told['api']} was answered REBALANCE_IN_PROGRESS "
+             f"(seq {told['seq']}): the group went back to classic and rebalances")
+    ctx.settle_on([a, b])
+    rejoined = ctx.wait_rejoined([a, b], mark, "after c left")
+    ctx.note("a and b rejoined the classic group: generations "
+             + ", ".join(f"{n} {g}" for n, g in sorted(rejoined.items())))
+    ctx.commit(a)
+    ctx.commit(b)
+    ctx.close(a)
+    ctx.settle_on([b])
+    ctx.commit(b)
+    ctx.close(b)
+
+
+def classic_rejoin(context: Context) -> None:
+    ctx = _ctx(context)
+    c = ctx.member("c")
+    a = ctx.classic("a")
+    ctx.settle_on([a, c])
+    ctx.note(f"c (consumer protocol) and a (classic, generation {ctx.generation(a)}) share "
+             "the consumer group")
+    ctx.commit(a)
+    a.kill()
+    ctx.note("a killed with SIGKILL (no LeaveGroup): its classic session timeout "
+             f"({SESSION_MS} ms) must expire it")
+    ctx.settle_on([c], timeout_s=SESSION_MS / 1000 + 30)
+    a2 = ctx.classic("a-again")
+    ctx.settle_on([a2, c])
+    ctx.note(f"a-again (classic) joined the consumer group: generation {ctx.generation(a2)}")
+    ctx.commit(a2)
+    ctx.commit(c)
+    ctx.close(a2)
+    ctx.settle_on([c])
+    ctx.close(c)
+
+
+def cooperative_classic(context: Context) -> None:
+    ctx = _ctx(context)
+    a = ctx.classic("a", strategy="cooperative-sticky")
+    b = ctx.classic("b", strategy="cooperative-sticky")
+    ctx.settle_on([a, b])
+    ctx.note(f"a and b (classic, cooperative-sticky) formed a classic group at generation "
+             f"{max(ctx.generation(a), ctx.generation(b))}")
+    ctx.wait_consumed([a, b])
+    mark = ctx.last_seq()
+    c = ctx.member("c")
+    first = ctx.wait_exchange(
+        "an answered ConsumerGroupHeartbeat of c",
+        lambda e: e["api"] == HEARTBEAT and e["client_id"] == "c" and bool(e.get("response")),
+        after_seq=mark)
+    if first["response"]["error"] == "GROUP_ID_NOT_FOUND":
+        # Kafka refuses to convert a classic group whose assignments carry user data
+        # (ConsumerGroup.fromClassicGroup: "userData from a custom assignor would be lost"),
+        # as librdkafka's cooperative-sticky assignments do; the consumer-protocol member
+        # cannot join, and the classic group goes on (docs/conformance.md)
+        ctx.note(f"Kafka refused the upgrade: c's ConsumerGroupHeartbeat was answered "
+                 f"GROUP_ID_NOT_FOUND (seq {first['seq']}: {first['response'].get('error_message')})")
+        c.kill()
+        ctx.settle_on([a, b])
+        ctx.commit(a)
+        ctx.commit(b)
+        ctx.close(a)
+        ctx.close(b)
+        return
+    ctx.settle_on([a, b, c])
+    syncs = ctx.classic_answers("SyncGroup", after_seq=mark)
+    ctx.note(f"c (consumer protocol) joined: the group is a consumer group; a and b synced "
+             f"{len(syncs)} time(s) since, at generations "
+             + ", ".join(f"{e['client_id']} {e['request']['generation_id']}" for e in syncs))
+    for m in (a, b, c):
+        ctx.commit(m)
+    ctx.close(c)  # only cooperative classic members remain: the group goes back to classic
+    ctx.settle_on([a, b])
+    ctx.note(f"c left; a and b are a classic group again: generations {ctx.generation(a)}, "
+             f"{ctx.generation(b)}")
+    ctx.commit(a)
+    ctx.commit(b)
+    ctx.close(a)
+    ctx.settle_on([b])
+    ctx.close(b)
+
+
+def _scenario(name: str, title: str, why: str, run: Callable[[Context], None],
+              topics: dict[str, int]) -> Scenario:
+    return Scenario(name, title, why, run, topics, group_protocol="mixed")
+
+
+MIXED_SCENARIOS: tuple[Scenario, ...] = (
+    _scenario(
+        "online-upgrade", "A consumer-protocol member joins a classic group",
+        "Two classic members (range) form a Stable classic group; a consumer-protocol member "
+        "joins with ConsumerGroupHeartbeat, and Kafka converts the group to a consumer group "
+        "(the classic members keep their partitions at member epochs equal to the classic "
+        "generation). The target assignment changes, so the classic members are told to "
+        "rejoin (REBALANCE_IN_PROGRESS) and get their partitions from the coordinator's "
+        "assignor in JoinGroup and SyncGroup, with their member epoch as the generation. "
+        "Then the classic members leave with LeaveGroup, one by one, and the "
+        "consumer-protocol member takes every partition.",
+        online_upgrade, {"t": 4}),
+    _scenario(
+        "downgrade", "The last consumer-protocol member leaves",
+        "A consumer-protocol member creates a consumer group; two classic members join it "
+        "(classic JoinGroup to a consumer group). When the consumer-protocol member leaves "
+        "(member epoch -1), only classic members remain, and Kafka converts the group back "
+        "to a classic group and starts a rebalance: the classic members rejoin, one leads "
+        "and assigns, and they carry on as a classic group.",
+        downgrade, {"t": 4}),
+    _scenario(
+        "classic-rejoin", "A classic member crashes and another joins a consumer group",
+        "A consumer-protocol member and a classic member share a consumer group. The classic "
+        "member is killed (SIGKILL): the coordinator expires it by its classic session "
+        "timeout and the consumer-protocol member takes its partitions. A new classic member "
+        "joins the consumer group and then leaves with LeaveGroup.",
+        classic_rejoin, {"t": 2}),
+    _scenario(
+        "cooperative-classic", "Cooperative classic members through an upgrade and a downgrade",
+        "Two classic members with the cooperative-sticky assignor form a classic group; a "
+        "consumer-protocol member joins, so the group becomes a consumer group and one "
+        "classic member must give up a partition: the coordinator tells it at its current "
+        "member epoch (its SyncGroup assigns less; it revokes and rejoins for the next "
+        "epoch) rather than by an eager revocation of everything. Then the "
+        "consumer-protocol member leaves and the two carry on as a classic group. Kafka "
+        "refuses the upgrade when the classic assignments carry user data (librdkafka's "
+        "cooperative-sticky does): then the consumer-protocol member is answered "
+        "GROUP_ID_NOT_FOUND and the classic group carries on.",
+        cooperative_classic, {"t": 4}),
+)
+
+MIXED_BY_NAME: dict[str, Scenario] = {s.name: s for s in MIXED_SCENARIOS}
