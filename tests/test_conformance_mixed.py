@@ -2,7 +2,7 @@
 docs/conformance.md) against Apache Kafka 4.1.2 with real clients: Kafka must be conforming
 on each, and each trace must hold what its scenario is about (the conversion of a classic
 group to a consumer group, classic requests answered by a consumer group with the member
-epoch as generation, the conversion back).
+epoch as generation, the conversion back, a static member's replacement).
 
 The run uses the session's Kafka broker (tests/conftest.py; groupspec starts it with the
 migration policy at Kafka's default, bidirectional) and validates with the settings of
@@ -220,3 +220,22 @@ def test_kafka_refuses_to_upgrade_a_group_of_librdkafka_cooperative_assignments(
     syncs = _ok([e for e in xs if e["api"] == "SyncGroup"])
     assert any(Assignment.decode(base64.b64decode(e["response"]["assignment"])).user_data for e in syncs)
     assert any(n.startswith("Kafka refused the upgrade") for n in r["notes"])
+
+
+def test_static_downgrade_replaces_the_consumer_member_and_goes_classic(mixed_run: Run) -> None:
+    """c (static) leaves at epoch -2; c-classic with c's instance id joins and gets c's
+    partitions (the replacement: no new assignment); the group is classic from then on,
+    which d's join shows: a rebalance whose JoinGroups name a leader."""
+    _, summary = mixed_run
+    r, trace = _result(summary, "static-downgrade")
+    xs = _exchanges(trace)
+    [leave] = [e for e in xs if e["api"] == HEARTBEAT and e["request"]["member_epoch"] < 0]
+    assert leave["request"]["member_epoch"] == -2 and leave["request"]["instance_id"] == "instance-c"
+    joined = _ok([e for e in xs if e["api"] == "JoinGroup"], "c-classic")
+    assert joined and joined[0]["request"]["group_instance_id"] == "instance-c"
+    assert not any(e["api"] == HEARTBEAT for e in xs if e["seq"] > leave["seq"])
+    first_d = min(e["seq"] for e in xs if e["client_id"] == "d")
+    later = _ok([e for e in xs if e["api"] == "JoinGroup" and e["seq"] > first_d])
+    assert later and all(e["response"]["leader"] for e in later)
+    assert any(n.endswith("(the same)") for n in r["notes"])
+    assert any(n.startswith("d (classic) joined: a classic rebalance") for n in r["notes"])

@@ -364,3 +364,28 @@ def test_a_classic_member_assigned_later_at_the_same_member_epoch() -> None:
     syncs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
              if '"api":"SyncGroup"' in line and '"client_id":"a"' in line]
     assert [e["request"]["generation_id"] for e in syncs][:2] == [3, 3]
+
+
+def test_an_upgrade_during_a_classic_groups_first_join_phase_is_judged() -> None:
+    """Apache Kafka 4.1.2 recorded (`conformance --group-protocol mixed`, an early version of
+    static-downgrade that started both members at once, kafka-python and confluent-kafka).
+    The classic member's JoinGroup made a classic group still in its first join phase when
+    the consumer-protocol member's heartbeat came: convertToConsumerGroup first answered the
+    parked JoinGroup REBALANCE_IN_PROGRESS, then ConsumerGroup.fromClassicGroup read the
+    member's metadata for a protocol the group does not have yet and failed, so the
+    heartbeat was answered UNKNOWN_SERVER_ERROR (librdkafka takes it as fatal) and the group
+    stayed classic; the member's rejoin waited out its 10 s rebalance timeout. The
+    reference does the same (coordinator/consumer/migration.py), so the trace conforms."""
+    from groupspec.conformance.runner import validation_config
+
+    path = ROOT / "examples" / "conformance" / "mixed" / "kafka-4.1.2-upgrade-during-the-first-join-phase.jsonl"
+    report = validate_path(path, validation_config("kafka", "mixed"))
+    [group] = report.groups
+    assert group.verdict == "conforming", group.violation
+    xs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if '"kind":"exchange"' in line]
+    errors = [(e["api"], e["response"]["error"]) for e in xs
+              if e["api"] in ("JoinGroup", "ConsumerGroupHeartbeat") and e.get("response")]
+    assert errors[:4] == [("ConsumerGroupHeartbeat", "COORDINATOR_LOAD_IN_PROGRESS"),
+                          ("JoinGroup", "REBALANCE_IN_PROGRESS"),
+                          ("ConsumerGroupHeartbeat", "UNKNOWN_SERVER_ERROR"),
+                          ("JoinGroup", "NONE")]

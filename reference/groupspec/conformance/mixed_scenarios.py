@@ -32,7 +32,7 @@ from groupspec.conformance.consumer_scenarios import (
     ConsumerContext,
 )
 from groupspec.conformance.drivers import CLIENTS, CONSUMER_CLIENTS, MemberConfig
-from groupspec.conformance.members import Member, ScenarioError
+from groupspec.conformance.members import Member, ScenarioError, partitions_text
 from groupspec.conformance.scenarios import SESSION_MS, Context, Scenario
 
 #: the library pairs a mixed scenario runs with: classic members' + consumer members'
@@ -214,6 +214,10 @@ def downgrade(context: Context) -> None:
 def classic_rejoin(context: Context) -> None:
     ctx = _ctx(context)
     c = ctx.member("c")
+    # the consumer group first: a ConsumerGroupHeartbeat that meets a classic group still in
+    # its first join phase is answered UNKNOWN_SERVER_ERROR (docs/conformance.md), which
+    # librdkafka takes as fatal
+    ctx.settle_on([c])
     a = ctx.classic("a")
     ctx.settle_on([a, c])
     ctx.note(f"c (consumer protocol) and a (classic, generation {ctx.generation(a)}) share "
@@ -279,6 +283,50 @@ def cooperative_classic(context: Context) -> None:
     ctx.close(b)
 
 
+def static_downgrade(context: Context) -> None:
+    ctx = _ctx(context)
+    c = ctx.member("c", group_instance_id="instance-c")
+    ctx.settle_on([c])  # the consumer group first (see classic_rejoin)
+    b = ctx.classic("b", group_instance_id="instance-b")
+    ctx.settle_on([b, c])
+    before = sorted(c.assignment)
+    ctx.note(f"b (classic, static) and c (consumer protocol, static) share the consumer group; "
+             f"c owns {partitions_text(before)}")
+    ctx.commit(c)
+    mark = ctx.last_seq()
+    ctx.close(c)  # a static member's leave: member epoch -2, its partitions wait for it
+    c2 = ctx.classic("c-classic", group_instance_id="instance-c")
+    joined = ctx.wait_exchange("a JoinGroup of c-classic answered NONE", _joined("c-classic"),
+                               after_seq=mark)
+    ctx.note(f"c-classic (classic, instance-c) replaced c: JoinGroup answered generation "
+             f"{joined['response']['generation_id']}, leader "
+             f"{'(none)' if not joined['response']['leader'] else joined['response']['leader']} "
+             f"(seq {joined['seq']})")
+    ctx.settle_on([b, c2])
+    after = sorted(c2.assignment)
+    ctx.note(f"instance-c owned {partitions_text(before)} before and {partitions_text(after)} after"
+             + (" (the same)" if before == after else " (not the same)"))
+    ctx.commit(b)
+    ctx.commit(c2)
+    # what shows the group is classic again: a newcomer's join starts a classic rebalance,
+    # with a leader that assigns (a consumer group's JoinGroup names no leader)
+    mark = ctx.last_seq()
+    # static too: kafka-python 3.0.12's range assignor drops a static member when the
+    # JoinGroup's member list puts a dynamic one between two static ones (it groups the
+    # members with itertools.groupby, which groups runs), and the leader then assigns
+    # nothing to it (docs/conformance.md)
+    d = ctx.classic("d", group_instance_id="instance-d")
+    ctx.settle_on([b, c2, d])
+    joins = ctx.classic_answers("JoinGroup", after_seq=mark)
+    leaders = sorted({str(e["response"]["leader"]) for e in joins})
+    ctx.note("d (classic) joined: " + ("a classic rebalance, leader " + ", ".join(leaders)
+                                                if all(leaders) else "JoinGroup answered without a leader"))
+    ctx.commit(d)
+    ctx.close(d)
+    ctx.close(b)
+    ctx.close(c2)
+
+
 def _scenario(name: str, title: str, why: str, run: Callable[[Context], None],
               topics: dict[str, int]) -> Scenario:
     return Scenario(name, title, why, run, topics, group_protocol="mixed")
@@ -323,6 +371,17 @@ MIXED_SCENARIOS: tuple[Scenario, ...] = (
         "cooperative-sticky does): then the consumer-protocol member is answered "
         "GROUP_ID_NOT_FOUND and the classic group carries on.",
         cooperative_classic, {"t": 4}),
+    _scenario(
+        "static-downgrade", "A static consumer-protocol member comes back as a classic one",
+        "A classic static member and a consumer-protocol static member share a consumer "
+        "group. The consumer-protocol member closes (member epoch -2: a static member's "
+        "temporary leave) and a classic consumer with the same group.instance.id joins "
+        "within the session timeout, as in a rolling downgrade: it replaces the static "
+        "member, and since every member now speaks the classic protocol, Kafka converts "
+        "the group back to a classic group, with the replaced member's partitions and no "
+        "rebalance when the subscription is the same. Another classic member then joins: "
+        "a classic rebalance, with a leader that assigns.",
+        static_downgrade, {"t": 4}),
 )
 
 MIXED_BY_NAME: dict[str, Scenario] = {s.name: s for s in MIXED_SCENARIOS}
