@@ -175,8 +175,9 @@ class Simulation:
         #: loop (_skipped_steps) instead of full steps; off once a member's client model is
         #: not the classic consumer (its idle ticks are not known)
         self._skipping = lean
-        #: whether a member was idle (``skip``) when _next_time last ran
-        self._any_idle = False
+        #: the earliest poll of the idle (``skip``) members when _next_time last ran, None
+        #: without one: the run takes skipped steps only before a step after it
+        self._idle_poll: int | None = None
         self._last_produce = 0
         #: put before every connection name (the generator's group id and a slash)
         self.connection_prefix = connection_prefix
@@ -969,10 +970,14 @@ class Simulation:
                 if best is None or x < best:
                     best = x
         skipping = False
+        idle_poll: int | None = None
         for mem in self.members.values():
             if mem.skip:
                 skipping = True
                 x = mem.wake
+                c = mem.consumer  # (only a Consumer is marked skip)
+                if c is not None and (idle_poll is None or c.next_poll_ms < idle_poll):
+                    idle_poll = c.next_poll_ms
             elif mem.alive and mem.consumer is not None:
                 nd = mem.consumer.next_deadline()
                 if nd is None:
@@ -992,7 +997,7 @@ class Simulation:
             x = self.faults[0].at_ms
             if best is None or x < best:
                 best = x
-        self._any_idle = skipping
+        self._idle_poll = idle_poll
         if best is None:
             return None
         if skipping:
@@ -1022,7 +1027,9 @@ class Simulation:
             t = self._next_time()
             if t is None or t > self.sc.until_ms:
                 break
-            if self._any_idle:  # (_next_time saw an idle member)
+            # _next_time saw an idle member that polls before this step (in most steps
+            # after one none does: _skipped_steps would find no step to take)
+            if self._idle_poll is not None and self._idle_poll < t:
                 self._skipped_steps(t)
             self.now = max(self.now, t)
             # Producers append records up to now.
