@@ -146,25 +146,13 @@ class ConsumerGroup:
         static member's state under a member id the group already holds (a member rejoining
         under another instance id), the entry that id already has keeps counting here, as in
         Kafka, although the records replace it."""
-        names = subscribed_topic_names(self.members.values())
-        for t in old.subscribed_topic_names:
-            left = names.get(t, 0) - 1
-            if left > 0:
-                names[t] = left
-            else:
-                names.pop(t, None)
-        for t in new.subscribed_topic_names:
-            names[t] = names.get(t, 0) + 1
         rx = old.subscribed_topic_regex
         dropped = (rx if rx and rx != new.subscribed_topic_regex
                    and self.num_subscribed_members(rx) == 1 else None)
-        out: dict[str, tuple[int, int]] = {t: (c, 0) for t, c in names.items()}
-        for regex, rr in self.resolved_regexes.items():
-            if regex == dropped:
-                continue
-            for t in rr.topics:
-                by_name, by_regex = out.get(t, (0, 0))
-                out[t] = (by_name, by_regex + 1)
+        out = self.counts_without((old,), (dropped,) if dropped else ())
+        for t in new.subscribed_topic_names:
+            by_name, by_regex = out.get(t, (0, 0))
+            out[t] = (by_name + 1, by_regex)
         return out
 
     def regexes_with(self, old: ConsumerMember | None, new: ConsumerMember | None) -> dict[str, int]:
