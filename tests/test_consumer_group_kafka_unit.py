@@ -136,6 +136,9 @@ from groupspec.protocol.messages import (
 from groupspec.protocol.records import MemberInfo, Record
 from groupspec.protocol.topic_id import TopicId
 from tests.test_consumer_coordinator_kafka import (
+    BAR,
+    FOO,
+    ZAR,
     Context,
     MockAssignor,
     assert_unordered_records,
@@ -144,9 +147,6 @@ from tests.test_consumer_coordinator_kafka import (
 
 __all__ = ["assignor"]  # the fixture, used by name
 
-FOO = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0F00)
-BAR = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0BA2)
-ZAR = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_02A2)
 T1 = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0001)
 T2 = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0002)
 T3 = TopicId(0x5EED_0000_0000_0000_0000_0000_0000_0003)
