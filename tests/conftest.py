@@ -15,6 +15,29 @@ if TYPE_CHECKING:
     from groupspec.brokers import KafkaBroker, TansuBroker
 
 
+#: Session fixtures too costly to set up on both of ci/test's two workers (a Spark JVM, a
+#: Kafka broker): under ``-n 2 --dist loadgroup`` every test that uses one, directly or through
+#: another fixture, runs on one worker, as one unit (pytest-xdist's ``xdist_group``). A test
+#: that reaches such a fixture through ``request.getfixturevalue`` carries the mark itself
+#: (tests/test_brokers_live.py). A plain ``pytest`` run is serial and ignores the marks.
+SHARED_FIXTURES: dict[str, str] = {
+    "spark": "spark",
+    "kafka_broker": "brokers",
+    "tansu_broker": "brokers",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        names = getattr(item, "fixturenames", ())
+        group = next((g for f, g in SHARED_FIXTURES.items() if f in names), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One local SparkSession for the whole test run: two cores, few shuffle partitions, no

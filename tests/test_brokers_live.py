@@ -38,7 +38,9 @@ RECORDS = 8
 
 
 # kafka_broker and tansu_broker: session fixtures in tests/conftest.py (shared with
-# tests/test_conformance.py)
+# tests/test_conformance.py); `broker` reaches them by name, so the module carries the
+# xdist group that conftest.py gives their users (one broker of each kind under ci/test)
+pytestmark = pytest.mark.xdist_group("brokers")
 
 
 @pytest.fixture(

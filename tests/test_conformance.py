@@ -32,7 +32,9 @@ from groupspec.trace.jsonl import TraceLineError, read_events
 from groupspec.validate import validate_path
 from groupspec.validate.compare import main_error
 
-pytestmark = [pytest.mark.slow]
+# one unit on one worker under ci/test's two (the session broker of tests/conftest.py, and
+# the Tansu CLI run that the Kafka run and the Tansu tests share)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("brokers")]
 
 NAMES = [s.name for s in SCENARIOS]
 

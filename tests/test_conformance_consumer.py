@@ -30,7 +30,8 @@ from groupspec.conformance.drivers import CONSUMER_CLIENTS
 from groupspec.conformance.runner import validation_config
 from groupspec.validate import validate_path
 
-pytestmark = [pytest.mark.slow]
+# one unit on one worker under ci/test's two: the run is made once, for the tests that read it
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("conformance-consumer")]
 
 NAMES = [s.name for s in CONSUMER_SCENARIOS]
 HEARTBEAT = "ConsumerGroupHeartbeat"
