@@ -208,17 +208,25 @@ def test_cooperative_classic_member_revokes_at_its_epoch(mixed_run: Run) -> None
 
 
 def test_kafka_refuses_to_upgrade_a_group_of_librdkafka_cooperative_assignments(mixed_run: Run) -> None:
-    """librdkafka's cooperative-sticky puts user data in its assignments; Kafka will not
-    convert such a classic group (ConsumerGroup.fromClassicGroup), answers the
-    consumer-protocol member GROUP_ID_NOT_FOUND, and the classic group carries on."""
+    """librdkafka's cooperative-sticky puts the member's sticky state in its assignment once
+    the member has had a generation (a settles alone first, so its assignment carries it
+    when b has joined); Kafka will not convert such a classic group
+    (ConsumerGroup.fromClassicGroup), answers the consumer-protocol member
+    GROUP_ID_NOT_FOUND, and the classic group carries on."""
     _, summary = mixed_run
     r, trace = _result(summary, "cooperative-classic", LIBRDKAFKA_PAIR)
     xs = _exchanges(trace)
     beats = [e for e in xs if e["api"] == HEARTBEAT]
-    assert beats and beats[0]["response"]["error"] == "GROUP_ID_NOT_FOUND"
+    assert beats
+    # each classic member's assignment when c first asked to join
+    current = {e["client_id"]: e for e in _ok([e for e in xs if e["api"] == "SyncGroup"])
+               if e["seq"] < beats[0]["seq"]}
+    assert set(current) == {"a", "b"}
+    carrying = sorted(m for m, e in current.items()
+                      if Assignment.decode(base64.b64decode(e["response"]["assignment"])).user_data)
+    assert "a" in carrying, "a synced at its second generation without user data in its assignment"
+    assert beats[0]["response"]["error"] == "GROUP_ID_NOT_FOUND"
     assert "custom assignor" in (beats[0]["response"]["error_message"] or "")
-    syncs = _ok([e for e in xs if e["api"] == "SyncGroup"])
-    assert any(Assignment.decode(base64.b64decode(e["response"]["assignment"])).user_data for e in syncs)
     assert any(n.startswith("Kafka refused the upgrade") for n in r["notes"])
 
 

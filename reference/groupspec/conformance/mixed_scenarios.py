@@ -240,6 +240,10 @@ def classic_rejoin(context: Context) -> None:
 def cooperative_classic(context: Context) -> None:
     ctx = _ctx(context)
     a = ctx.classic("a", strategy="cooperative-sticky")
+    # a alone first, so that it rejoins when b comes: a sticky assignor that keeps state
+    # between generations (librdkafka's) then has it, and whether Kafka converts the group
+    # below does not depend on whether a and b happened to join in one generation
+    ctx.settle_on([a])
     b = ctx.classic("b", strategy="cooperative-sticky")
     ctx.settle_on([a, b])
     ctx.note(f"a and b (classic, cooperative-sticky) formed a classic group at generation "
@@ -254,8 +258,11 @@ def cooperative_classic(context: Context) -> None:
     if first["response"]["error"] == "GROUP_ID_NOT_FOUND":
         # Kafka refuses to convert a classic group whose assignments carry user data
         # (ConsumerGroup.fromClassicGroup: "userData from a custom assignor would be lost"),
-        # as librdkafka's cooperative-sticky assignments do; the consumer-protocol member
-        # cannot join, and the classic group goes on (docs/conformance.md)
+        # as librdkafka's cooperative-sticky assignments do from a member's second
+        # generation on (it copies the member's sticky state, the previous assignment and
+        # its generation, which it has only after a first one, into the assignment); the
+        # consumer-protocol member cannot join, and the classic group goes on
+        # (docs/conformance.md)
         ctx.note(f"Kafka refused the upgrade: c's ConsumerGroupHeartbeat was answered "
                  f"GROUP_ID_NOT_FOUND (seq {first['seq']}: {first['response'].get('error_message')})")
         c.kill()
