@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 #: Kafka broker): under ``-n 2 --dist loadgroup`` every test that uses one, directly or through
 #: another fixture, runs on one worker, as one unit (pytest-xdist's ``xdist_group``). A test
 #: that reaches such a fixture through ``request.getfixturevalue`` carries the mark itself
-#: (tests/test_brokers_live.py). A plain ``pytest`` run is serial and ignores the marks.
+#: (tests/test_brokers_live.py). Every other test is grouped with its module, so that a module
+#: fixture (a TLC state graph, a cross-check report, a generated collection) is made once: the
+#: suite has some 200 modules, enough to keep two workers busy. A plain ``pytest`` run is serial
+#: and ignores the marks.
 SHARED_FIXTURES: dict[str, str] = {
     "spark": "spark",
     "kafka_broker": "brokers",
@@ -34,8 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         names = getattr(item, "fixturenames", ())
         group = next((g for f, g in SHARED_FIXTURES.items() if f in names), None)
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(group or item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session")

@@ -30,8 +30,7 @@ from groupspec.conformance.drivers import CONSUMER_CLIENTS
 from groupspec.conformance.runner import validation_config
 from groupspec.validate import validate_path
 
-# one unit on one worker under ci/test's two: the run is made once, for the tests that read it
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("conformance-consumer")]
+pytestmark = [pytest.mark.slow]
 
 NAMES = [s.name for s in CONSUMER_SCENARIOS]
 HEARTBEAT = "ConsumerGroupHeartbeat"

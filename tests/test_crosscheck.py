@@ -41,9 +41,6 @@ SEED = 1
 TRACES = by_profile(60, 200)
 #: Hypothesis fault schedules recorded at the coordinator (besides the two pinned ones)
 FAULT_SCHEDULES = by_profile(12, 24)
-#: the tests of the module fixtures below (the small model's state graph and the report on
-#: it, minutes to make) run on one worker under ci/test's two
-SHARED = pytest.mark.xdist_group("crosscheck-small")
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +59,6 @@ def test_spec_values_render_and_parse_back() -> None:
     assert from_tlc(parse_value(to_tla(g))) == g
 
 
-@SHARED
 def test_every_spec_state_has_a_reference_counterpart_and_they_agree(small_report: Report) -> None:
     cov = small_report.coverage
     assert cov is not None
@@ -71,7 +67,6 @@ def test_every_spec_state_has_a_reference_counterpart_and_they_agree(small_repor
     assert cov.mismatches == [], small_report.render()
 
 
-@SHARED
 def test_every_coordinator_action_is_covered(small_report: Report) -> None:
     cov = small_report.coverage
     assert cov is not None
@@ -81,7 +76,6 @@ def test_every_coordinator_action_is_covered(small_report: Report) -> None:
     assert small_report.uncovered == []
 
 
-@SHARED
 def test_reference_traces_are_behaviours_of_the_spec(small_report: Report) -> None:
     assert len(small_report.traces) == TRACES
     diverged = [v for v in small_report.traces if not v.ok]
@@ -94,7 +88,6 @@ def test_reference_traces_are_behaviours_of_the_spec(small_report: Report) -> No
     assert kinds == {"eager", "cooperative", "static"}
 
 
-@SHARED
 def test_the_report_names_each_part(small_report: Report) -> None:
     text = small_report.render()
     assert "spec -> reference" in text and "reference -> spec" in text
@@ -103,7 +96,6 @@ def test_the_report_names_each_part(small_report: Report) -> None:
     assert text.rstrip().endswith("cross-check: OK")
 
 
-@SHARED
 @pytest.mark.parametrize("name, action", [("stale-commit-accepted", "OffsetCommit"),
                                           ("follower-sync-answered-early", "SyncGroup")])
 def test_coordinator_mutants_are_caught_spec_to_reference(graph: StateGraph, name: str,

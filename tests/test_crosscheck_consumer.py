@@ -33,9 +33,6 @@ from groupspec.crosscheck.graph import StateGraph, export
 
 SEED = 1
 TRACES = 12
-#: the tests of the module fixtures below (the small model's state graph and the report on
-#: it, minutes to make) run on one worker under ci/test's two
-SHARED = pytest.mark.xdist_group("crosscheck-consumer-small")
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +45,6 @@ def report(graph: StateGraph) -> Report:
     return crosscheck("small", traces=TRACES, seed=SEED, graph=graph, progress=lambda _: None)
 
 
-@SHARED
 def test_the_exhaustive_direction_agrees_and_covers_every_coordinator_action(report: Report) -> None:
     cov = report.coverage
     assert cov is not None
@@ -72,7 +68,6 @@ def test_the_exhaustive_direction_agrees_and_covers_every_coordinator_action(rep
     assert any("group epoch bound" in r for r in cov.bounded)
 
 
-@SHARED
 def test_simulator_traces_are_behaviours_of_the_spec(report: Report) -> None:
     assert len(report.traces) == TRACES
     bad = [v for v in report.traces if not v.ok]
@@ -90,7 +85,6 @@ def test_the_abstraction_round_trips_on_a_recorded_state() -> None:
         assert abstract_group(g, names) == step.group
 
 
-@SHARED
 def test_a_coordinator_mutant_is_caught_by_the_exhaustive_direction(graph: StateGraph) -> None:
     bounds = model_bounds(MODELS["small"])
     result = run_mutant(MUTANTS["consumer-stale-commit-accepted"], bounds, graph, traces=0,
