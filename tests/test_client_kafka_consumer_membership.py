@@ -48,12 +48,14 @@ TP = tuple[str, int]
 
 class Driver(ClientDriver):
     def __init__(self, *, auto_commit: bool = True, instance: str | None = None,
-                 auto_commit_interval_ms: int = 5_000) -> None:
+                 auto_commit_interval_ms: int = 5_000, assignor: str | None = None,
+                 rack: str | None = None) -> None:
         super().__init__(ConsumerConfig(
             group_id="group", client_id="c", group_instance_id=instance, topics=TOPICS,
             group_protocol="consumer", heartbeat_interval_ms=INTERVAL_MS, session_timeout_ms=45_000,
             max_poll_interval_ms=REBALANCE_TIMEOUT_MS, retry_backoff_ms=BACKOFF_MS,
-            enable_auto_commit=auto_commit, auto_commit_interval_ms=auto_commit_interval_ms),
+            enable_auto_commit=auto_commit, auto_commit_interval_ms=auto_commit_interval_ms,
+            remote_assignor=assignor, client_rack=rack),
             CLUSTER)
 
     def state(self) -> MemberState:
@@ -483,7 +485,7 @@ def test_heartbeat_successful_response_when_leaving_group_completes_leave() -> N
         error=E.NONE, member_id=d.c.member_id, member_epoch=-1, heartbeat_interval_ms=0,
         assignment=HeartbeatAssignment((HeartbeatTopicPartitions(CLUSTER.topic_id("topic1"), (0,)),))))
     # the answer (with an assignment) changes nothing: the member has left
-    assert d.c.owned == set() and d.c.target is None and d.state() is MemberState.LEAVING
+    assert d.c.owned == set() and d.c.target is None and d.state() is MemberState.UNSUBSCRIBED
     assert d.tick(INTERVAL_MS) == []
 
 
@@ -619,6 +621,174 @@ def test_stale_member_rejoins_when_timer_resets_no_callbacks() -> None:
     d.poll()  # maybeRejoinStaleMember on the next poll
     beat = d.heartbeat_sent()
     assert beat.member_epoch == 0 and d.state() is MemberState.JOINING
+
+
+# --------------------------------------------------------------------------- more of
+# ConsumerMembershipManagerTest (Kafka 4.1.2's test sources)
+
+
+# Kafka: testMembershipManagerServerAssignor
+def test_membership_manager_server_assignor() -> None:
+    d = Driver()
+    d.joining()
+    assert d.heartbeat_sent().server_assignor is None  # none configured: none sent
+    d = Driver(assignor="uniform")
+    d.joining()
+    assert d.heartbeat_sent().server_assignor == "uniform"
+
+
+# Kafka: testMembershipManagerRackId (client.rack, sent by the joining heartbeat)
+def test_membership_manager_rack_id() -> None:
+    d = Driver()
+    d.joining()
+    assert d.heartbeat_sent().rack_id is None
+    d = Driver(rack="rack1")
+    d.joining()
+    assert d.heartbeat_sent().rack_id == "rack1"
+
+
+# Kafka: testMembershipManagerInitSupportsEmptyGroupInstanceId
+def test_membership_manager_init_supports_empty_group_instance_id() -> None:
+    d = Driver(instance=None)
+    d.joining()
+    beat = d.heartbeat_sent()
+    assert beat.instance_id is None and beat.member_id == d.c.member_id and d.c.member_id != ""
+
+
+# Kafka: testTransitionToFatal (then leaveGroup: a FATAL member is not in the group, so
+# closing sends no leave heartbeat; AbstractMembershipManager.leaveGroup, isNotInGroup)
+def test_transition_to_fatal() -> None:
+    d = Driver()
+    d.stable()
+    d.owning([0])
+    assert d.c.member_epoch == 2
+    d.reply(epoch=2, error=E.GROUP_AUTHORIZATION_FAILED)
+    assert d.state() is MemberState.FATAL
+    assert d.c.owned == set() and d.events("lost") == [(("topic1", 0),)]  # assignFromSubscribed({})
+    out = d.c.close(d.now)
+    assert [r for _, r in out if isinstance(r, ConsumerGroupHeartbeatRequest)] == []
+    assert d.state() is MemberState.FATAL
+
+
+# Kafka: testTransitionToFailedWhenTryingToJoin
+def test_transition_to_failed_when_trying_to_join() -> None:
+    d = Driver()
+    d.joining()
+    d.reply(error=E.GROUP_MAX_SIZE_REACHED)
+    assert d.state() is MemberState.FATAL and d.c.member_epoch == 0
+    assert d.tick(INTERVAL_MS) == []
+
+
+# Kafka: testFencingWhenStateIsLeaving (fenced once the member is leaving: no onPartitionsLost,
+# no rejoin; the leave completes and the member ends UNSUBSCRIBED. The reference sends the leave
+# heartbeat within close, so the fencing is the answer to the heartbeat sent before it)
+def test_fencing_when_state_is_leaving() -> None:
+    d = Driver()
+    d.stable()
+    d.owning([0])
+    d.heartbeat_sent()  # a heartbeat in flight
+    leaves = [r for _, r in d.c.close(d.now) if isinstance(r, ConsumerGroupHeartbeatRequest)]
+    assert len(leaves) == 1 and d.events("revoked") == [(("topic1", 0),)]
+    d.reply(epoch=2, error=E.FENCED_MEMBER_EPOCH)  # answers the earlier heartbeat
+    assert d.events("lost") == [] and d.state() is MemberState.UNSUBSCRIBED
+    assert d.tick(INTERVAL_MS) == []
+
+
+# Kafka: testLeaveGroupEpochOnClose (CloseOptions.GroupMembershipOperation, KIP-1092)
+@pytest.mark.parametrize(("instance", "operation", "epoch"), [
+    ("instance1", "DEFAULT", -2), ("instance1", "LEAVE_GROUP", -1), ("instance1", "REMAIN_IN_GROUP", -2),
+    (None, "DEFAULT", -1), (None, "LEAVE_GROUP", -1),
+])
+def test_leave_group_epoch_on_close(instance: str | None, operation: str, epoch: int) -> None:
+    d = Driver(instance=instance)
+    d.stable()
+    leave = [r for _, r in d.c.close(d.now, membership_operation=operation)
+             if isinstance(r, ConsumerGroupHeartbeatRequest)]
+    assert len(leave) == 1 and leave[0].member_epoch == epoch
+
+
+# Kafka: testHeartbeatFailedResponseWhenLeavingGroupCompletesLeave (the leave heartbeat's
+# answer is an error, retriable or not: the leave is complete all the same, nothing more is sent)
+@pytest.mark.parametrize("error", [E.COORDINATOR_NOT_AVAILABLE, E.GROUP_AUTHORIZATION_FAILED])
+def test_heartbeat_failed_response_when_leaving_group_completes_leave(error: Error) -> None:
+    d = Driver()
+    d.stable()
+    d.pending += d.c.close(d.now)
+    assert d.state() is MemberState.UNSUBSCRIBED
+    d.answer(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse(
+        error=error, member_id=d.c.member_id, member_epoch=-1, heartbeat_interval_ms=0))
+    assert d.state() is MemberState.UNSUBSCRIBED and d.c.owned == set()
+    assert d.tick(INTERVAL_MS) == [] and d.events("lost") == []
+
+
+# Kafka: testLeaveGroupWhenMemberAlreadyLeaving (a second leave while the first is under way
+# runs no callback again and sends nothing more)
+def test_leave_group_when_member_already_leaving() -> None:
+    d = Driver()
+    d.stable()
+    d.owning([0])
+    first = [r for _, r in d.c.close(d.now)]
+    assert len([r for r in first if isinstance(r, ConsumerGroupHeartbeatRequest)]) == 1
+    assert d.c.close(d.now) == []  # before the leave is answered
+    assert d.events("revoked") == [(("topic1", 0),)]  # once
+
+
+# Kafka: testFatalFailureWhenMemberAlreadyLeft (the leave heartbeat sent; a fatal error then
+# runs no onPartitionsLost and the leave is complete)
+def test_fatal_failure_when_member_already_left() -> None:
+    d = Driver()
+    d.stable()
+    d.owning([0])
+    d.pending += d.c.close(d.now)
+    d.answer(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse(
+        error=E.GROUP_AUTHORIZATION_FAILED, member_id=d.c.member_id, member_epoch=-1,
+        heartbeat_interval_ms=0))
+    assert d.events("lost") == [] and d.events("revoked") == [(("topic1", 0),)]
+    assert d.tick(INTERVAL_MS) == []
+
+
+# Kafka: testOnPartitionsLostNoError (fenced while owning a partition: onPartitionsLost only,
+# then JOINING; with no listener FENCED ends at once)
+def test_on_partitions_lost_no_error() -> None:
+    d = Driver()
+    d.stable()
+    d.owning([0])
+    d.reply(epoch=2, error=E.FENCED_MEMBER_EPOCH)
+    assert d.events("lost") == [(("topic1", 0),)]
+    assert d.events("revoked") == [] and d.events("assigned") == []
+    assert d.c.assignment_none and d.state() is MemberState.JOINING
+
+
+# Kafka: testStaleMemberDoesNotSendHeartbeatAndAllowsTransitionToJoiningToRecover
+def test_stale_member_does_not_send_heartbeat_and_allows_transition_to_joining_to_recover() -> None:
+    d = Driver()
+    d.stable()
+    _expire_poll_timer(d)
+    assert d.state() is MemberState.UNJOINED  # Kafka's STALE
+    d.pending.clear()
+    for _ in range(5):
+        d.tick(INTERVAL_MS)
+        assert d.beats() == []
+    d.c.poll_blocked_until_ms = d.now  # the poll timer is reset: maybeRejoinStaleMember
+    d.poll()
+    assert d.state() is MemberState.JOINING and d.heartbeat_sent().member_epoch == 0
+
+
+# Kafka: testPollMustCallsMaybeReconcileWithFalse (the background poll does not start a
+# reconciliation with auto-commit on: only the application's poll does, maybeReconcile(true))
+def test_poll_must_calls_maybe_reconcile_with_false() -> None:
+    d = Driver()
+    d.stable()
+    d.c.poll_blocked_until_ms = d.now + 10 * INTERVAL_MS  # no application poll meanwhile
+    d.reply(epoch=2, assignment={"topic1": [0]})
+    for _ in range(5):
+        d.tick(INTERVAL_MS)  # heartbeats (the background thread) go on
+        if d.beats():
+            d.reply(epoch=2, assignment={"topic1": [0]})
+    assert d.state() is MemberState.RECONCILING and d.c.reconciliation is None and d.c.owned == set()
+    d.c.poll_blocked_until_ms = d.now
+    d.poll()
+    assert d.c.owned == t1(0)
 
 
 # --------------------------------------------------------------------------- CommitRequestManagerTest

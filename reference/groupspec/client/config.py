@@ -53,6 +53,8 @@ class ConsumerConfig:
     #: group.remote.assignor: the server-side assignor a consumer-protocol member asks for
     #: (None: the broker's default, the first of group.consumer.assignors)
     remote_assignor: str | None = None
+    #: client.rack: a consumer-protocol member sends it when joining (None: no rack)
+    client_rack: str | None = None
 
     def __post_init__(self) -> None:
         if self.group_protocol not in GROUP_PROTOCOLS:

@@ -145,7 +145,14 @@ class ConsumerProtocolConsumer(Consumption):
         self.poll_blocked_until_ms = now_ms
         #: HeartbeatState.sentFields: what the last heartbeat carried
         self._sent_topics: tuple[str, ...] | None = None
-        self._sent_owned: frozenset[TP] | None = None
+        #: the local assignment last sent (HeartbeatState.SentFields.localAssignment): -1 for
+        #: LocalAssignment.NONE, else :attr:`_assignment_version`
+        self._sent_assignment: int | None = None
+        #: LocalAssignment's local epoch: moves whenever a reconciliation changes the current
+        #: assignment, or sets it after NONE (LocalAssignment.updateWith), so an acknowledgement
+        #: carries the partitions even when they are the ones last sent (an empty assignment
+        #: after joining: ConsumerHeartbeatRequestManagerTest.testHeartbeatState)
+        self._assignment_version = 0
         self._send_all = True
         self._now = now_ms
 
@@ -355,6 +362,8 @@ class ConsumerProtocolConsumer(Consumption):
             self._event("assigned", set(added), f"epoch {self.member_epoch}")
         if self.target is not None and frozenset(self.target) == r.target:
             self.target = None
+        if self.assignment_none or revoked or added:
+            self._assignment_version += 1  # updateAssignment: a new LocalAssignment
         self.assignment_none = False  # currentAssignment = the assignment reconciled
         # signalReconciliationCompleting: the auto-commit interval restarts now
         self.next_auto_commit_ms = now + self.config.auto_commit_interval_ms
@@ -422,6 +431,7 @@ class ConsumerProtocolConsumer(Consumption):
         topics = () if regex is not None else self.config.subscribed(frozenset(cluster.partitions))
         full = self._send_all or self.state is MemberState.JOINING
         owned = frozenset(self.owned)
+        local = -1 if self.assignment_none else self._assignment_version
         req = ConsumerGroupHeartbeatRequest(
             group_id=self.config.group_id,
             member_id=self.member_id,
@@ -433,11 +443,13 @@ class ConsumerProtocolConsumer(Consumption):
                                     topics if full or topics != self._sent_topics else None),
             subscribed_topic_regex=regex if regex is not None and full else None,
             topic_partitions=(self._wire(set(owned), cluster)
-                              if full or owned != self._sent_owned else None),
+                              if full or local != self._sent_assignment else None),
             client_id=self.config.client_id,
+            # HeartbeatState.buildRequestData: the rack only while JOINING (not after a reset)
+            rack_id=self.config.client_rack if self.state is MemberState.JOINING else None,
         )
         self._sent_topics = topics
-        self._sent_owned = owned
+        self._sent_assignment = local
         self._send_all = False
         if self.state is MemberState.ACKNOWLEDGING:
             # onHeartbeatRequestGenerated: STABLE, or RECONCILING if a newer target came
@@ -446,8 +458,15 @@ class ConsumerProtocolConsumer(Consumption):
         self.next_heartbeat_ms = now + self.heartbeat_interval_ms
         return [(self.heartbeat_rid, req2)]
 
-    def _leave(self, why: str) -> list[Outgoing]:
-        epoch = (LEAVE_GROUP_STATIC_MEMBER_EPOCH if self.config.group_instance_id is not None
+    def _leave(self, why: str, operation: str = "DEFAULT") -> list[Outgoing]:
+        static = self.config.group_instance_id is not None
+        if operation == "REMAIN_IN_GROUP" and not static:
+            # ConsumerHeartbeatRequestManager.shouldSendLeaveHeartbeatNow: a dynamic member
+            # closing with REMAIN_IN_GROUP sends no leave heartbeat
+            return []
+        # ConsumerMembershipManager.leaveGroupEpoch: LEAVE_GROUP makes a static member leave
+        # with -1 too (the broker then removes it)
+        epoch = (LEAVE_GROUP_STATIC_MEMBER_EPOCH if static and operation != "LEAVE_GROUP"
                  else LEAVE_GROUP_MEMBER_EPOCH)
         if self.member_epoch <= 0 and self.state in (MemberState.JOINING, MemberState.UNJOINED):
             # not in the group: nothing to leave (leaveGroup on a STALE member completes at
@@ -587,11 +606,15 @@ class ConsumerProtocolConsumer(Consumption):
                                           or (e is Error.STALE_MEMBER_EPOCH and self.member_epoch > 0), now)
 
     # ------------------------------------------------------------------ lifecycle
-    def close(self, now: int) -> list[Outgoing]:
+    def close(self, now: int, membership_operation: str = "DEFAULT") -> list[Outgoing]:
         """KafkaConsumer.close: commit and revoke (onPartitionsRevoked), then leave. With
         auto-commit the commit is every consumed position (AsyncKafkaConsumer
         .releaseAssignmentAndLeaveGroup -> commitSyncAllConsumed); it goes out with the
-        leave heartbeat, not waited for (docs/deviations.md)."""
+        leave heartbeat, not waited for (docs/deviations.md). ``membership_operation`` is
+        CloseOptions.GroupMembershipOperation (KIP-1092): DEFAULT, LEAVE_GROUP or
+        REMAIN_IN_GROUP (ConsumerMembershipManager.leaveGroupOnClose)."""
+        if membership_operation not in ("DEFAULT", "LEAVE_GROUP", "REMAIN_IN_GROUP"):
+            raise ValueError(f"unknown GroupMembershipOperation {membership_operation!r}")
         out: list[Outgoing] = []
         if self.closed:
             return out
@@ -605,8 +628,19 @@ class ConsumerProtocolConsumer(Consumption):
         if self.owned:
             self._event("revoked", self.owned, "close")
         self._drop(set(self.owned))
-        if self.coordinator_known:
-            out += self._leave("the consumer is being closed")
-        self.state = MemberState.LEAVING
         self.closed = True
+        if self.fatal is not None:
+            # AbstractMembershipManager.leaveGroup: a FATAL member is not in the group
+            # (isNotInGroup), so the leave completes at once and no leave heartbeat goes out
+            return out
+        left = (self._leave("the consumer is being closed", membership_operation)
+                if self.coordinator_known else [])
+        out += left
+        if left:
+            # onHeartbeatRequestGenerated: the leave heartbeat sent, LEAVING ends (UNSUBSCRIBED)
+            self.state = MemberState.UNSUBSCRIBED
+        elif self.state is not MemberState.UNJOINED:
+            # LEAVING until the leave heartbeat can go out (the coordinator unknown); a STALE
+            # (UNJOINED) member has left already and stays so (testLeaveGroupWhenMemberIsStale)
+            self.state = MemberState.LEAVING
         return out
