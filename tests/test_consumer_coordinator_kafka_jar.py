@@ -454,6 +454,7 @@ def test_a_classic_members_offset_commits_and_fetches_are_answered_as_kafka(jvm:
     assert ("consumer", 9, 1, Error.STALE_MEMBER_EPOCH.value) in errors
 
 
+# Kafka: testConsumerHeartbeatRequestValidation (GroupCoordinatorServiceTest)
 @pytest.mark.parametrize("assignors", [("uniform", "range"), ("range", "uniform")])
 def test_an_unsupported_assignor_is_refused_as_kafka_refuses_it(
     jvm: JvmOracle, assignors: tuple[str, str]

@@ -253,6 +253,7 @@ def test_replay_consumer_group_member_metadata() -> None:
     assert ctx.group("foo").members["member"] == member
 
 
+# Kafka: testReplayConsumerGroupMemberMetadataWithNullValue (GroupCoordinatorShardTest)
 def test_replay_consumer_group_member_metadata_tombstone() -> None:
     """testReplayConsumerGroupMemberMetadataTombstone: no-op for a missing member or group."""
     ctx = Context()
@@ -271,6 +272,7 @@ def test_replay_consumer_group_metadata() -> None:
     assert ctx.group("foo").group_epoch == 10
 
 
+# Kafka: testReplayConsumerGroupMetadataWithNullValue (GroupCoordinatorShardTest)
 def test_replay_consumer_group_metadata_tombstone() -> None:
     """testReplayConsumerGroupMetadataTombstone: no-op for a missing group."""
     ctx = Context()
@@ -292,6 +294,7 @@ def test_replay_consumer_group_partition_metadata() -> None:
     assert ctx.group("foo")
 
 
+# Kafka: testReplayConsumerGroupPartitionMetadataWithNullValue (GroupCoordinatorShardTest)
 @pytest.mark.xfail(strict=True, raises=AttributeError, reason=_NO_PARTITION_METADATA)
 def test_replay_consumer_group_partition_metadata_tombstone() -> None:
     """testReplayConsumerGroupPartitionMetadataTombstone: no-op for a missing group."""
@@ -317,6 +320,7 @@ def test_replay_consumer_group_target_assignment_member() -> None:
     assert ctx.group("foo").target_of("m1", None) == {TOPIC_X: frozenset({0, 1, 2})}
 
 
+# Kafka: testReplayConsumerGroupTargetAssignmentMemberKeyWithNullValue (GroupCoordinatorShardTest)
 def test_replay_consumer_group_target_assignment_member_tombstone() -> None:
     """testReplayConsumerGroupTargetAssignmentMemberTombstone: no-op for a missing group."""
     ctx = Context()
@@ -332,6 +336,7 @@ def test_replay_consumer_group_target_assignment_metadata() -> None:
     assert ctx.group("foo").assignment_epoch == 10
 
 
+# Kafka: testReplayConsumerGroupTargetAssignmentMetadataWithNullValue (GroupCoordinatorShardTest)
 def test_replay_consumer_group_target_assignment_metadata_tombstone() -> None:
     """testReplayConsumerGroupTargetAssignmentMetadataTombstone: no-op for a missing group."""
     ctx = Context()
@@ -350,6 +355,7 @@ def test_replay_consumer_group_current_member_assignment() -> None:
     assert ctx.group("bar").members["member"] == member
 
 
+# Kafka: testReplayConsumerGroupCurrentMemberAssignmentWithNullValue (GroupCoordinatorShardTest)
 def test_replay_consumer_group_current_member_assignment_tombstone() -> None:
     """testReplayConsumerGroupCurrentMemberAssignmentTombstone: no-op for a missing member or group."""
     ctx = Context()

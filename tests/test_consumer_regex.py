@@ -167,6 +167,7 @@ def test_consumer_heartbeat_regex_validation(assignor: MockAssignor) -> None:
     assert resp.member_epoch == 2
 
 
+# Kafka: testReplayConsumerGroupRegularExpression (GroupCoordinatorShardTest)
 def test_replay_consumer_group_regular_expression() -> None:
     state = CoordinatorState()
     apply_record(state, regex_record("abc*", ["abc", "abcd"], 10, 12345))
@@ -174,6 +175,7 @@ def test_replay_consumer_group_regular_expression() -> None:
         frozenset({"abc", "abcd"}), 10, 12345)
 
 
+# Kafka: testReplayConsumerGroupRegularExpressionTombstone (GroupCoordinatorShardTest)
 def test_replay_consumer_group_regular_expression_tombstone() -> None:
     state = CoordinatorState()
     apply_record(state, regex_record("abc*", None))
