@@ -3,6 +3,8 @@
 Each test names the Kafka test method it ports (clients/src/test/java/org/apache/kafka/
 clients/consumer/internals/ConsumerHeartbeatRequestManagerTest.java); inputs and expected
 outcomes are taken as facts about the Java client. The test answers every request by hand.
+docs/kafka-tests/kip848-client.md maps each of the Kafka file's methods to its port or says
+why it is not ported.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Each test names the Kafka test method it ports (clients/src/test/java/org/apache/kafka/
 clients/consumer/internals/ConsumerMembershipManagerTest.java, apache/kafka trunk of October
 2024; the reconciliation was checked against Kafka 4.1.2's jar, where the commit before a
-reconciliation is CommitRequestManager.maybeAutoCommitSyncBeforeRebalance). A few tests of
+reconciliation is CommitRequestManager.maybeAutoCommitSyncBeforeRebalance; the later ports,
+and every name, against kafka-clients 4.1.2's test sources: docs/kafka-tests/kip848-client.md
+maps each of its methods to its port or says why it is not ported). A few tests of
 CommitRequestManagerTest.java that pin the commits a reconciliation waits for are at the end.
 
 Kafka's test mocks the commit manager and the subscription state and calls the membership
