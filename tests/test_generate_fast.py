@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import json
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from groupspec.client.classic.consumer import ClusterView, Consumer
 from groupspec.pipeline.generate import (
     FAULTS,
     _event_line,
@@ -127,6 +129,75 @@ def test_lean_runs_equal_full_ones_beyond_what_the_generator_draws(seed: int) ->
     full = [_no_seq(e) for e in simulate(scenario).trace
             if not isinstance(e, FetchEvent) and not (isinstance(e, WireExchange) and e.response is None)]
     assert [_no_seq(e) for e in simulate_trace(scenario)] == full
+
+
+def _check_idle_claim(c: Consumer, now: int, partitions: Mapping[str, int], wake: int) -> int:
+    """What ``c.idle_until(now, partitions) == wake`` promises, checked on copies of ``c``:
+    every full tick from ``now`` until ``wake`` (each poll's, and one just before ``wake``)
+    sends nothing, notes no event and changes nothing but the positions and the poll clock,
+    and its polls read what :meth:`Consumer.idle_poll` reads. Returns the polls checked."""
+
+    def no_request() -> int:
+        raise AssertionError(f"an idle consumer sent a request (idle until {wake} at {now})")
+
+    def state(x: Consumer) -> dict[str, Any]:
+        moving = ("positions", "last_poll_ms", "next_poll_ms", "processed", "_now", "events", "_rid")
+        return copy.deepcopy({k: v for k, v in vars(x).items() if k not in moving})
+
+    full = copy.deepcopy(c, {id(vars(c)["_rid"]): no_request})
+    idle = copy.deepcopy(c, {id(vars(c)["_rid"]): no_request})
+    full.events.clear()
+    full.processed.clear()
+    before = state(full)
+    start = dict(c.positions)
+    t, polls = now, 0
+    while t < wake:
+        # records keep coming: each partition's log end offset moves on with time
+        offsets = {(name, i): start.get((name, i), 0) + (t - now) // 40
+                   for name, n in partitions.items() for i in range(n)}
+        polled = t >= full.next_poll_ms
+        out = full.tick(t, ClusterView(partitions, offsets))
+        assert out == [] and full.events == [], (now, wake, t, out, full.events)
+        if polled:
+            polls += 1
+            assert idle.next_poll_ms <= t
+            read = idle.idle_poll(t, offsets)
+            assert read == bool(full.processed), (now, wake, t)
+            assert (idle.positions, idle.last_poll_ms, idle.next_poll_ms) == (
+                full.positions, full.last_poll_ms, full.next_poll_ms), (now, wake, t)
+        full.processed.clear()
+        nxt = max(full.next_poll_ms, full.poll_blocked_until_ms)
+        t = nxt if nxt < wake - 1 and nxt > t else max(t + 1, wake - 1)
+    assert state(full) == before, (now, wake)
+    return polls
+
+
+@pytest.mark.parametrize("seeds", [range(0, 40, 2), range(1, 40, 2)])
+def test_an_idle_consumer_polls_as_its_full_ticks_would(seeds: range, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Consumer.idle_until is the lean runs' promise that a member's polls until a time only
+    # consume (the skipped steps take them without a full tick): every promise a lean run
+    # gets, on generated groups and on the varied ones above, is checked against the full
+    # ticks it replaces. A condition of idle_until that is too weak (a state in which a
+    # poll would send a JoinGroup, an OffsetFetch or a commit, note an event or change the
+    # member) fails here even where the trace would not show it
+    promised = Consumer.idle_until
+    polls: list[int] = []
+    states: set[str] = set()
+
+    def checked(self: Consumer, now: int, partitions: Mapping[str, int]) -> int | None:
+        wake = promised(self, now, partitions)
+        if wake is not None:
+            states.add(self.state.name)
+            polls.append(_check_idle_claim(self, now, dict(partitions), wake))
+        return wake
+
+    monkeypatch.setattr(Consumer, "idle_until", checked)
+    for seed in seeds:
+        simulate_trace(parse_scenario(_varied(seed), f"v{seed}"))
+        simulate_group(f"c-g{seed:04d}", random.Random(seed), FAULTS)
+    # the states idle polls are promised in, and many polls
+    assert states == {"STABLE", "PREPARING_REBALANCE", "COMPLETING_REBALANCE"}
+    assert sum(polls) > 1000
 
 
 def test_injected_violations_land_where_the_manifest_says(tmp_path: Path) -> None:
