@@ -446,16 +446,16 @@ REMAINS = [
     "warm-up collection (cachegrind, instructions), commit e2bbde6 -> 690456c: JSON Lines "
     "2,428 M -> 1,889 M (-22%), Parquet 2,562 M -> 2,069 M (-19%).",
     "",
-    "What is left is the simulation itself, about two thirds of the generator: the 23,016 "
-    "full steps of `generate(40000, seed=7)` (11,272 of them deliver messages: about 13,000 "
-    "exchanges, heartbeats every 3 s, auto-commits every 5 s, rebalances), each running the "
-    "reference coordinator, the consumer and the network in Python. Of the 11,591 full steps "
-    "with no message or fault, 7,339 tick a member in PreparingRebalance, which polls every "
-    "100 ms while its JoinGroup is parked (19,936 full ticks); in 5,627 of them no other "
-    "member needs a full tick. An `idle_until` for that state (a JoinGroup in flight, the "
-    "heartbeat thread disabled, no auto-commit while a rebalance is pending) would move those "
-    "polls into the skipped-step loop; it belongs to the classic client "
-    "(client/classic/consumer.py), which was being changed elsewhere, and was not done. The "
+    "What is left is the simulation itself, about two thirds of the generator: the 16,290 "
+    "full steps of `generate(40000, seed=7)` (not counting each run's last), 11,272 of "
+    "which deliver messages (about 13,100 exchanges: heartbeats every 3 s, auto-commits "
+    "every 5 s, rebalances) and 4,905 of which tick a member with nothing delivered; each "
+    "runs the reference coordinator, the consumer and the network in Python. Its 15,458 "
+    "full consumer ticks are 13,696 of Stable members (10,591 of them send a Heartbeat or an "
+    "OffsetCommit), 1,761 of members outside a group (630 send) and 1 of a member in "
+    "PreparingRebalance: the PreparingRebalance polls an earlier version of this paragraph "
+    "counted (19,936 full ticks) are idle polls since commits 74b3b58 and e93569e (the "
+    "cherry-picks above), so those polls no longer make full steps. The "
     "producers' float is still summed once per step, because a log end offset is a float "
     "summed once per step and a different sum can commit an offset one record off: making it "
     "a closed form of time (`(t - created) * rate // 1000`, integers) would remove the "
@@ -466,8 +466,8 @@ REMAINS = [
     "(bench/mypyc.md, measured before these changes), below the 1.5x that would keep a build "
     "step. 60,000 events/s per core leaves 16.7 µs per event for everything, about what the "
     "simulation alone costs in Python objects per message: in pure Python with today's "
-    "outputs the target stays out of reach (see the targets below); the PreparingRebalance "
-    "polls and a compiled build together would approach it.",
+    "outputs the target stays out of reach (see the targets below), and a compiled build's "
+    "1.3-1.4x would not close a gap of 3x and more.",
 ]
 
 
