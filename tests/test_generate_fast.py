@@ -241,14 +241,43 @@ def test_the_simulators_events_are_what_their_classes_make() -> None:
     # the runner gives exchanges and record events their field dict at once (sim/runner.py:
     # Simulation._exchange, _record_event) instead of calling the classes: the objects must
     # be what the classes make, down to the dict's order (a field added to a class fails here)
+    # (a lean run's record events are made in Simulation._coordinator_output itself)
     made: list[Event] = []
     for seed in range(4):
-        trace = simulate(parse_scenario(group_scenario(f"g{seed}", random.Random(seed)), f"g{seed}")).trace
-        made += [e for e in trace if isinstance(e, WireExchange | RecordEvent)]
+        scenario = parse_scenario(group_scenario(f"g{seed}", random.Random(seed)), f"g{seed}")
+        for trace in (simulate(scenario).trace, simulate_trace(scenario)):
+            made += [e for e in trace if isinstance(e, WireExchange | RecordEvent)]
     assert any(isinstance(e, WireExchange) and e.response is None for e in made)  # unanswered ones too
     for e in made:
         again = type(e)(**{f.name: getattr(e, f.name) for f in dataclasses.fields(e)})
         assert list(vars(again).items()) == list(vars(e).items())
+
+
+def test_the_earliest_deadline_is_the_least_of_the_timers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the simulator and Coordinator.advance ask timers.earliest_deadline, which reads the
+    # timers without listing them: at every call it must be min(deadlines(state)) (the
+    # groups of both protocols, with and without timers)
+    import groupspec.coordinator.coordinator as coordinator_module
+    from groupspec.coordinator import timers
+    from groupspec.sim import runner
+
+    earliest = timers.earliest_deadline
+    seen: list[int | None] = []
+
+    def checked(state: Any) -> int | None:
+        got = earliest(state)
+        assert got == min(timers.deadlines(state), default=None)
+        seen.append(got)
+        return got
+
+    monkeypatch.setattr(runner, "earliest_deadline", checked)
+    monkeypatch.setattr(coordinator_module, "earliest_deadline", checked)
+    for seed in range(3):
+        simulate_trace(parse_scenario(_varied(seed), f"v{seed}"))
+        kip848 = _varied(seed)
+        kip848["defaults"]["group_protocol"] = "consumer"  # a consumer group's timers
+        simulate(parse_scenario(kip848, f"k{seed}"))
+    assert None in seen and len({x for x in seen if x is not None}) > 100
 
 
 @given(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0, 5.0]), max_size=6), max_size=4),

@@ -61,7 +61,7 @@ from groupspec.coordinator.offsets import (
     handle_offset_fetch,
 )
 from groupspec.coordinator.state import CoordinatorState
-from groupspec.coordinator.timers import Expiry, all_timers, deadlines, due_timers, fire
+from groupspec.coordinator.timers import Expiry, all_timers, due_timers, earliest_deadline, fire
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -150,7 +150,7 @@ class Coordinator:
         while True:
             # (due_timers lists every timer to pick those due: only when one is)
             due = (due_timers(self.state, now_ms)
-                   if any(d <= now_ms for d in deadlines(self.state)) else [])
+                   if (first := earliest_deadline(self.state)) is not None and first <= now_ms else [])
             offsets_due = self._next_offsets_check_ms <= now_ms
             if not due and not offsets_due:
                 break

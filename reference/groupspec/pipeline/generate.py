@@ -277,6 +277,11 @@ def inject(kind: str, events: list[ev.Event], rng: random.Random) -> tuple[int, 
 
 # ---------------------------------------------------------------- a cluster's file
 def _when(e: ev.Event) -> float:
+    # the generator's events, by exact class first (most are records and exchanges)
+    if type(e) is ev.RecordEvent:
+        return float(e.at_ms)
+    if type(e) is ev.WireExchange:
+        return e.received_ms if e.received_ms is not None else e.sent_ms
     if isinstance(e, ev.WireExchange):
         return e.received_ms if e.received_ms is not None else e.sent_ms
     if isinstance(e, ev.DecodeErrorEvent):

@@ -31,7 +31,7 @@ from groupspec.client.consumer.consumer import ConsumerProtocolConsumer
 from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
-from groupspec.coordinator.timers import Expiry, deadlines
+from groupspec.coordinator.timers import Expiry, earliest_deadline
 from groupspec.invariants import (
     InvariantMonitor,
     concurrent_owners,
@@ -144,6 +144,11 @@ _HEARTBEATING = (MemberState.COMPLETING_REBALANCE, MemberState.STABLE)
 _API_OF: dict[type, tuple[str, int]] = {}
 _new = object.__new__
 _setattr = object.__setattr__
+_RecordEvent = ev.RecordEvent
+#: request classes whose trace group id is their ``group_id`` (ev.request_group_id's last
+#: case, without its isinstance tests)
+_GROUP_ID_FIELD = frozenset({m.HeartbeatRequest, m.OffsetCommitRequest, m.JoinGroupRequest,
+                             m.SyncGroupRequest, m.LeaveGroupRequest, m.OffsetFetchRequest})
 
 
 def _record_event(seq: int, at_ms: int, record: r.Record) -> ev.RecordEvent:
@@ -395,8 +400,12 @@ class Simulation:
     def _coordinator_output(self, out: Output) -> None:
         self._coordinator_changed = True
         if self.lean:
+            # _record_event written out (most of a trace's events are these records)
+            trace, now = self.trace, self.now
             for rec in out.records:
-                self.trace.append(_record_event(len(self.trace) + 1, self.now, rec))
+                e = _new(_RecordEvent)
+                _setattr(e, "__dict__", {"seq": len(trace) + 1, "at_ms": now, "record": rec, "cluster": None})
+                trace.append(e)
         else:
             for v in self.monitor.apply_input(out.records, self.now):
                 self.violations.append(str(v))
@@ -522,14 +531,17 @@ class Simulation:
         ``ev.WireExchange(...)`` as its generated ``__init__`` makes it, given its field dict
         at once instead of a frozen dataclass's ``object.__setattr__`` per field (a third of
         the cost of an exchange's step; tests/test_generate_fast.py compares the two)."""
-        api = _API_OF.get(type(req))
+        t = type(req)
+        api = _API_OF.get(t)
         if api is None:
-            api = _API_OF[type(req)] = (m.api_name(req), ev.APIS[m.api_name(req)][0])
+            api = _API_OF[t] = (m.api_name(req), ev.APIS[m.api_name(req)][0])
         e = _new(ev.WireExchange)
         _setattr(e, "__dict__", {
             "seq": len(self.trace) + 1, "connection": f"{self.connection_prefix}{name}#{incarnation}",
             "client_id": name, "api": api[0], "api_key": api[1], "api_version": _api_version(req),
-            "correlation_id": rid, "group_id": ev.request_group_id(req), "sent_ms": float(sent),
+            "correlation_id": rid,
+            "group_id": req.group_id if t in _GROUP_ID_FIELD else ev.request_group_id(req),  # type: ignore[union-attr]
+            "sent_ms": float(sent),
             "received_ms": received, "request": req, "response": resp,
             "cluster": None, "rewritten": False, "peer": None,
         })
@@ -957,7 +969,7 @@ class Simulation:
         # the coordinator's earliest group timer (Coordinator.next_deadline without listing
         # and sorting every timer), listed again only after an input to the coordinator
         if self._coordinator_changed:
-            self._coordinator_deadline = min(deadlines(self.coordinator.state), default=None)
+            self._coordinator_deadline = earliest_deadline(self.coordinator.state)
             self._coordinator_changed = False
         d = self._coordinator_deadline
         if d is not None:

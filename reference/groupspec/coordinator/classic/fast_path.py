@@ -117,18 +117,15 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
         return None
     _, deadline, resp = got
     assert isinstance(req, HeartbeatRequest | OffsetCommitRequest)
-    out = Output()
-    records = out.records
     gid, mid = req.group_id, req.member_id
-    records.append(heartbeat_scheduled(gid, mid, deadline))
+    records: list[r.Record] = [heartbeat_scheduled(gid, mid, deadline)]
     if isinstance(req, OffsetCommitRequest):
         gen = req.generation_id
         for p in req.partitions:
             # no metadata is stored as "" (OffsetAndMetadata.fromRequest), as offsets._commit
             records.append(offset_committed(gid, p.topic, p.partition, p.committed_offset,
                                             p.committed_metadata or "", now_ms, gen, mid))
-    out.responses.append((request_id, resp))
-    return out
+    return Output([(request_id, resp)], records)
 
 
 #: what :func:`decide` finds: the member whose session deadline moves, the new deadline,
