@@ -13,7 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from groupspec.client.classic.consumer import ClusterView, Consumer, MemberState
+from groupspec.client.classic.consumer import (
+    ClusterView,
+    Consumer,
+    GroupMembershipOperation,
+    MemberState,
+)
 from groupspec.client.config import ConsumerConfig
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs
@@ -411,6 +416,124 @@ def test_close_sends_leave_group_only_for_a_dynamic_member(instance: str | None)
         assert len(leaves) == 1 and leaves[0].members[0].member_id == "m"
     else:
         assert leaves == []
+
+
+# Kafka: testLeaveGroupSentWithGroupInstanceIdUnSetAndDifferentGroupMembershipOperation
+# (close(CloseOptions), KIP-1092: LEAVE_GROUP makes a static member leave too, REMAIN_IN_GROUP
+# keeps a dynamic one in; the LeaveGroup names the member id alone)
+@pytest.mark.parametrize("operation", list(GroupMembershipOperation), ids=lambda o: o.name)
+@pytest.mark.parametrize("instance", [None, "groupInstanceId"])
+def test_close_leaves_as_the_membership_operation_says(
+        instance: str | None, operation: GroupMembershipOperation) -> None:
+    d = Driver(instance=instance)
+    d.join(generation=1, member="m")
+    out = d._take(d.c.close(d.now, operation))
+    leaves = [r for r in out if isinstance(r, m.LeaveGroupRequest)]
+    expected = operation is GroupMembershipOperation.LEAVE_GROUP or (
+        operation is GroupMembershipOperation.DEFAULT and instance is None)
+    assert len(leaves) == (1 if expected else 0)
+    for leave in leaves:
+        assert isinstance(leave, m.LeaveGroupRequest)
+        assert leave.members == (m.MemberIdentity("m", None, "the consumer is being closed"),)
+
+
+# ------------------------------------------------------------------------ LeaveGroup answers
+def leave(d: Driver, reason: str = "test maybe leave group") -> m.LeaveGroupRequest:
+    """AbstractCoordinatorTest.setupLeaveGroup: join as a follower, then maybeLeaveGroup."""
+    d.join(generation=1, member="m")
+    out = d._take(d.c.maybe_leave_group(d.now, reason))
+    assert kinds(out) == ["LeaveGroupRequest"]
+    # resetGenerationOnLeaveGroup: no generation, no member id, whatever the answer
+    assert (d.c.generation_id, d.c.member_id, d.c.state) == (-1, m.UNKNOWN_MEMBER_ID, MemberState.UNJOINED)
+    assert d.c.leave_outcome is None  # the future is not done before the answer
+    req = out[0]
+    assert isinstance(req, m.LeaveGroupRequest)
+    return req
+
+
+def leave_member(error: Error = E.NONE) -> m.LeaveGroupMemberResponse:
+    return m.LeaveGroupMemberResponse("m", None, error)
+
+
+# Kafka: testHandleNormalLeaveGroupResponse, testHandleMultipleMembersLeaveGroupResponse,
+# testHandleLeaveGroupResponseWithEmptyMemberResponse, testHandleLeaveGroupResponseWithException
+# (LeaveGroupResponseHandler: more than one member answered is an IllegalStateException;
+# else the future ends with LeaveGroupResponse.error(), the first member error)
+@pytest.mark.parametrize(("members", "outcome"), [
+    ((leave_member(),), "NONE"),
+    ((leave_member(), leave_member()), "IllegalStateException"),
+    ((), "NONE"),
+    ((leave_member(E.UNKNOWN_MEMBER_ID),), "UNKNOWN_MEMBER_ID"),
+], ids=["normal", "multiple-members", "empty-member-response", "member-error"])
+def test_leave_group_answer_completes_the_leave(
+        members: tuple[m.LeaveGroupMemberResponse, ...], outcome: str) -> None:
+    d = Driver()
+    req = leave(d)
+    assert req.members == (m.MemberIdentity("m", None, "test maybe leave group"),)
+    d.answer(m.LeaveGroupRequest, m.LeaveGroupResponse(error=E.NONE, members=members))
+    assert d.c.leave_outcome == outcome
+
+
+# Kafka's LeaveGroupResponse.error(): a top-level error comes before the members' errors
+def test_leave_group_top_level_error_fails_the_leave() -> None:
+    d = Driver()
+    leave(d)
+    d.answer(m.LeaveGroupRequest, m.LeaveGroupResponse(
+        error=E.COORDINATOR_NOT_AVAILABLE, members=(leave_member(E.UNKNOWN_MEMBER_ID),)))
+    assert d.c.leave_outcome == "COORDINATOR_NOT_AVAILABLE"
+
+
+# Kafka: testHandleNormalLeaveGroupResponseAndTruncatedLeaveReason
+# (JoinGroupRequest.maybeTruncateReason: at most 255 characters go out)
+def test_leave_group_reason_is_truncated_to_255_characters() -> None:
+    # Kafka's string, character for character (276 long, whatever its text says)
+    reason = ("Very l" + "o" * 163 + "ng leaveReason that is 271 characters long to make sure that "
+              "length limit logic handles the scenario nicely")
+    assert len(reason) == 276
+    d = Driver()
+    req = leave(d, reason)
+    assert req.members == (m.MemberIdentity("m", None, reason[:255]),)
+    d.answer(m.LeaveGroupRequest, m.LeaveGroupResponse(error=E.NONE, members=(leave_member(),)))
+    assert d.c.leave_outcome == "NONE"
+
+
+# Kafka's AbstractCoordinator.close waits for the LeaveGroup it sends (awaitPendingRequests):
+# its answer is still taken after close
+def test_leave_group_sent_by_close_is_answered() -> None:
+    d = Driver()
+    d.join(generation=1, member="m")
+    assert kinds(d._take(d.c.close(d.now)))[-1] == "LeaveGroupRequest"
+    d.answer(m.LeaveGroupRequest, m.LeaveGroupResponse(error=E.NONE, members=(leave_member(),)))
+    assert d.c.leave_outcome == "NONE"
+
+
+# ------------------------------------------------------------------------ joinGroupIfNeeded timers
+# Kafka: testTimeoutAndRetryJoinGroupIfNeeded (the first joinGroupIfNeeded's timer runs out
+# with the JoinGroup unanswered: the poll returns without a group; the request stays in
+# flight, a later poll does not send another, and its answer completes the join)
+def test_join_in_flight_outlives_the_poll_that_sent_it(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_request()
+    d.tick(REQUEST_MS)
+    assert d.c.join_rid is not None and d.c.coordinator_known
+    d.tick(d.config.poll_interval_ms)
+    assert len(d.sent(m.JoinGroupRequest)) == 1  # the same JoinGroup, not a second one
+    d.join_response(generation=1, member="memberId", leader="leaderId")
+    d.sync_response(parts={("t", 0)})
+    assert d.c.state is MemberState.STABLE and (d.c.generation_id, d.c.member_id) == (1, "memberId")
+
+
+# Kafka: testReturnUponRetriableErrorAndExpiredTimer (a retriable JoinGroup error once the
+# poll's timer has run out: no retry within that call; the member is not in the group and
+# rejoins later)
+def test_retriable_join_error_returns_without_a_group(d: Driver) -> None:
+    d.find_coordinator()
+    d.join_request()
+    d.tick(500)
+    assert d.answer(m.JoinGroupRequest, m.JoinGroupResponse(
+        error=E.COORDINATOR_LOAD_IN_PROGRESS, generation_id=-1, member_id="", leader="")) == []
+    assert d.c.state is not MemberState.STABLE and d.c.generation_id == -1
+    assert d.c.rejoin_needed and d.c.join_rid is None and d.c.coordinator_known
 
 
 # Kafka: testLookupCoordinator

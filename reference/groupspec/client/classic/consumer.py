@@ -34,6 +34,21 @@ from groupspec.protocol.topic_id import TopicId
 TP = tuple[str, int]
 
 
+class GroupMembershipOperation(Enum):
+    """CloseOptions.GroupMembershipOperation (KIP-1092): what close does about the group."""
+
+    #: a dynamic member leaves, a static one stays (the behaviour before KIP-1092)
+    DEFAULT = "DEFAULT"
+    #: leave, static members too (the LeaveGroup names the member id alone)
+    LEAVE_GROUP = "LEAVE_GROUP"
+    #: stay, dynamic members too (the session timeout removes the member)
+    REMAIN_IN_GROUP = "REMAIN_IN_GROUP"
+
+
+#: JoinGroupRequest.maybeTruncateReason: a JoinGroup or LeaveGroup reason is cut to this length
+MAX_REASON_LENGTH = 255
+
+
 class MemberState(Enum):
     """AbstractCoordinator.MemberState."""
 
@@ -163,6 +178,12 @@ class Consumer(Consumption):
         #: a fatal error the heartbeat thread or a commit callback recorded; the next poll
         #: raises it (pollHeartbeat, invokeCompletedOffsetCommitCallbacks)
         self.pending_fatal: str | None = None
+        #: the last LeaveGroup sent, and how its future ended (LeaveGroupResponseHandler):
+        #: None while unanswered (or none sent), "NONE" when it succeeded, else the error's
+        #: name, or "IllegalStateException" for an answer naming more than one member. Only
+        #: the caller of maybeLeaveGroup sees it (close and the poll timeout ignore it).
+        self.leave_rid: int | None = None
+        self.leave_outcome: str | None = None
 
     # ------------------------------------------------------------------ helpers
     def _event(self, now: int, kind: str, parts: set[TP] | None = None, detail: str = "") -> None:
@@ -272,8 +293,7 @@ class Consumer(Consumption):
             # static members send nothing; either way the generation is reset.
             # (resetGenerationOnLeaveGroup: the partitions stay assigned, and are lost in the
             # onJoinPrepare of the next poll's rejoin)
-            out += self._maybe_leave(now, "consumer poll timeout has expired")
-            self._reset_generation(keep_member_id=False)
+            out += self.maybe_leave_group(now, "consumer poll timeout has expired")
             return out
         if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
             # No successful heartbeat for a session timeout: check the coordinator
@@ -298,21 +318,55 @@ class Consumer(Consumption):
             self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
         return out
 
-    def _maybe_leave(self, now: int, reason: str) -> list[Outgoing]:
-        """AbstractCoordinator.maybeLeaveGroup: only a dynamic member with a member id, a known
-        coordinator and a state other than UNJOINED sends LeaveGroup."""
-        if (self.config.group_instance_id is not None or self.member_id == m.UNKNOWN_MEMBER_ID
-                or not self.coordinator_known or self.state is _UNJOINED):
+    def maybe_leave_group(self, now: int, reason: str,
+                          membership: GroupMembershipOperation = GroupMembershipOperation.DEFAULT
+                          ) -> list[Outgoing]:
+        """AbstractCoordinator.maybeLeaveGroup: LeaveGroup if the member is in the group and
+        ``membership`` says to leave (:meth:`_maybe_leave`), then the generation and member id
+        are reset whether or not it was sent (resetGenerationOnLeaveGroup)."""
+        self._now = now
+        out = self._maybe_leave(now, reason, membership)
+        self._reset_generation(keep_member_id=False)
+        return out
+
+    def _maybe_leave(self, now: int, reason: str,
+                     membership: GroupMembershipOperation = GroupMembershipOperation.DEFAULT
+                     ) -> list[Outgoing]:
+        """The LeaveGroup of AbstractCoordinator.maybeLeaveGroup (Kafka 4.1.2,
+        shouldSendLeaveGroupRequest): only a member with a member id, a known coordinator and
+        a state other than UNJOINED sends it, and then if ``membership`` is LEAVE_GROUP, or
+        DEFAULT for a dynamic member. Its reason is cut to 255 characters
+        (JoinGroupRequest.maybeTruncateReason)."""
+        if self.member_id == m.UNKNOWN_MEMBER_ID or not self.coordinator_known or self.state is _UNJOINED:
+            return []
+        if not (membership is GroupMembershipOperation.LEAVE_GROUP
+                or (membership is GroupMembershipOperation.DEFAULT and self.config.group_instance_id is None)):
             return []
         self._event(now, "left", detail=reason)
-        return [
-            self._send("LeaveGroup",
-                m.LeaveGroupRequest(
-                    group_id=self.config.group_id,
-                    members=(m.MemberIdentity(self.member_id, None, reason),),
-                ),
-            )
-        ]
+        # Java cuts UTF-16 code units, Python code points: the same for the reasons used here
+        self.leave_rid, req = self._send("LeaveGroup",
+            m.LeaveGroupRequest(
+                group_id=self.config.group_id,
+                members=(m.MemberIdentity(self.member_id, None, reason[:MAX_REASON_LENGTH]),),
+            ),
+        )
+        self.leave_outcome = None
+        return [(self.leave_rid, req)]
+
+    def _on_leave(self, rid: int, resp: m.LeaveGroupResponse) -> None:
+        """AbstractCoordinator.LeaveGroupResponseHandler: an answer naming more than one
+        member fails the future with IllegalStateException; else it ends with
+        LeaveGroupResponse.error(), the top-level error or else the first member error."""
+        if rid != self.leave_rid:
+            return
+        self.leave_rid = None
+        if len(resp.members) > 1:
+            self.leave_outcome = "IllegalStateException"
+            return
+        error = resp.error
+        if error is _NONE:
+            error = next((x.error for x in resp.members if x.error is not _NONE), _NONE)
+        self.leave_outcome = error.name
 
     def _poll(self, now: int, cluster: ClusterView) -> list[Outgoing]:
         """One application poll(): rejoin if needed, process records, auto-commit."""
@@ -587,6 +641,10 @@ class Consumer(Consumption):
     def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
         sent = self.inflight.pop(rid, None)
         self.request_deadline.pop(rid, None)
+        if sent is not None and isinstance(resp, m.LeaveGroupResponse):
+            # answered after close too: close waits for it (awaitPendingRequests)
+            self._on_leave(rid, resp)
+            return []
         if sent is None or self.closed or self.fatal is not None:
             return []
         self._now = now
@@ -982,8 +1040,10 @@ class Consumer(Consumption):
         return False
 
     # ------------------------------------------------------------------ lifecycle
-    def close(self, now: int) -> list[Outgoing]:
-        """KafkaConsumer.close: commit, revoke, and (dynamic members only) LeaveGroup."""
+    def close(self, now: int,
+              membership: GroupMembershipOperation = GroupMembershipOperation.DEFAULT) -> list[Outgoing]:
+        """KafkaConsumer.close(CloseOptions): commit, revoke, and LeaveGroup as ``membership``
+        says (by default: dynamic members only)."""
         out: list[Outgoing] = []
         if self.closed:
             return out
@@ -1001,6 +1061,6 @@ class Consumer(Consumption):
                     or self.state in (_PREPARING, MemberState.COMPLETING_REBALANCE))
             self._event(now, "lost" if lost else "revoked", self.owned, "close")
         self._drop(set(self.owned))
-        out += self._maybe_leave(now, "the consumer is being closed")
+        out += self._maybe_leave(now, "the consumer is being closed", membership)
         self.closed = True
         return out
