@@ -38,7 +38,7 @@ class Driver:
     def __init__(self, *, instance: str | None = None, assignors: tuple[str, ...] = ("range",),
                  auto_commit: bool = True, rebalance_ms: int = REBALANCE_MS,
                  topics: tuple[str, ...] = ("t",), cluster: ClusterView = CLUSTER,
-                 pattern: str | None = None) -> None:
+                 pattern: str | None = None, rack: str | None = None) -> None:
         self.now = 0
         self._rid = 0
         self.cluster = cluster
@@ -46,7 +46,7 @@ class Driver:
             group_id="g", client_id="c", group_instance_id=instance, assignors=assignors,
             topics=() if pattern is not None else topics, pattern=pattern, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=HEARTBEAT_MS,
             max_poll_interval_ms=rebalance_ms, request_timeout_ms=REQUEST_MS,
-            enable_auto_commit=auto_commit)
+            enable_auto_commit=auto_commit, client_rack=rack)
         self.c = Consumer(self.config, 0, self.next_rid)
         #: requests sent and not yet answered, in the order sent
         self.pending: list[tuple[int, m.Request]] = []

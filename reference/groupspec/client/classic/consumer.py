@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
-from groupspec.assignors.base import MemberSubscription, RebalanceProtocol
+from groupspec.assignors.base import MemberSubscription, PartitionRacks, RebalanceProtocol
 from groupspec.assignors.registry import get_assignor
 from groupspec.client.config import ConsumerConfig
 from groupspec.client.consumption import Consumption
@@ -77,12 +77,15 @@ _REJOIN_AT_ONCE = (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION, Error.REBA
 
 @dataclass(frozen=True)
 class ClusterView:
-    """What the consumer's metadata says: topic -> partition count, log end offsets, and
-    (for the consumer protocol, which names topics by id) topic ids."""
+    """What the consumer's metadata says: topic -> partition count, log end offsets, (for
+    the consumer protocol, which names topics by id) topic ids, and (KIP-881) per topic, per
+    partition in partition order, the racks of its replicas (a ``None`` rack: a broker
+    without ``broker.rack``; a topic or partition left out: no replica known)."""
 
     partitions: Mapping[str, int]
     log_end_offsets: Mapping[TP, int] = field(default_factory=dict)
     topic_ids: Mapping[str, TopicId] = field(default_factory=dict)
+    replica_racks: PartitionRacks = field(default_factory=dict)
 
     def topic_id(self, name: str) -> TopicId:
         """The topic's id: from the metadata, else the one :meth:`TopicId.for_name` derives."""
@@ -133,6 +136,11 @@ class Consumer(Consumption):
         self._fixed_subscription: tuple[str, ...] | None = (
             config.subscribed(frozenset()) if config.pattern is None else None)
         self.leader_metadata_snapshot: dict[str, int] | None = None
+        #: client.rack, "" read as none (GroupRebalanceConfig)
+        self.rack: str | None = config.client_rack or None
+        #: with a client rack, the rest of the leader's snapshot (ConsumerCoordinator.
+        #: MetadataSnapshot's PartitionRackInfo): per topic, per partition, its replicas' racks
+        self.leader_rack_snapshot: dict[str, tuple[frozenset[str | None], ...]] = {}
         #: the topics the leader watches: every member's subscription (the group subscription)
         self.leader_topics: tuple[str, ...] = ()
         self.inflight: dict[int, tuple[str, int, str]] = {}  # rid -> (api, generation, member)
@@ -402,12 +410,14 @@ class Consumer(Consumption):
         if (
             self.state is _STABLE
             and self.leader_metadata_snapshot is not None
-            and self._leader_counts(cluster.partitions) != self.leader_metadata_snapshot
+            and (self._leader_counts(cluster.partitions) != self.leader_metadata_snapshot
+                 or (self.rack is not None and self._leader_racks(cluster) != self.leader_rack_snapshot))
         ):
             # ConsumerCoordinator.rejoinNeededOrPending: the leader's assignment snapshot no
-            # longer matches the metadata (a subscribed topic gained partitions).
+            # longer matches the metadata (a subscribed topic gained partitions, or, with a
+            # client rack, a partition's replicas moved to another set of racks: KIP-881).
             if not self.rejoin_needed:
-                self._event(now, "rejoin", detail="leader sees partition counts change")
+                self._event(now, "rejoin", detail="leader sees partition counts or racks change")
             self.rejoin_needed = True
         if self.scheduled_rejoin_ms is not None and now >= self.scheduled_rejoin_ms:
             self.scheduled_rejoin_ms = None
@@ -540,7 +550,8 @@ class Consumer(Consumption):
                 or (self.awaiting_position and self.fetch_rid is None)
                 or self.poll_blocked_until_ms > self.next_poll_ms
                 or cfg.poll_interval_ms <= 0 or cfg.max_poll_interval_ms < cfg.poll_interval_ms
-                or self._fixed_subscription is None or self._fixed_subscription != self.subscription):
+                or self._fixed_subscription is None or self._fixed_subscription != self.subscription
+                or self.rack is not None):  # racks can change without ``partitions`` changing
             return None
         if state is _STABLE:
             if (self.generation_id < 0 or self.rejoin_needed or self.join_rid is not None
@@ -635,7 +646,8 @@ class Consumer(Consumption):
             self.subscription, owned, self.generation_id
         )
         cooperative_owned = owned if self.protocol is RebalanceProtocol.COOPERATIVE else {}
-        return Subscription(self.subscription, user_data, cooperative_owned, self.generation_id).encode()
+        return Subscription(self.subscription, user_data, cooperative_owned, self.generation_id,
+                            self.rack).encode()
 
     # ------------------------------------------------------------------ responses
     def on_response(self, rid: int, resp: m.Response, now: int, cluster: ClusterView) -> list[Outgoing]:
@@ -843,16 +855,33 @@ class Consumer(Consumption):
         # counts of the whole group subscription (own topics included)
         self.leader_topics = tuple(sorted(topics | set(self.subscription)))
         self.leader_metadata_snapshot = self._leader_counts(cluster.partitions)
+        self.leader_rack_snapshot = self._leader_racks(cluster)
         if resp.skip_assignment or not resp.members:
             return ()
         partitions = {t: cluster.partitions[t] for t in sorted(topics) if t in cluster.partitions}
-        result = assignor.assign(partitions, members)
+        # AbstractPartitionAssignor.assign(Cluster, ...): the replicas' racks go with the
+        # partition counts; the assignors use them if members sent racks
+        racks = {t: cluster.replica_racks[t] for t in partitions if t in cluster.replica_racks}
+        result = assignor.assign(partitions, members, racks or None)
         if self.delayed.max_delay_ms > 0:
             result = self._delay_imbalance(now, result, members)
         return tuple(m.SyncGroupAssignment(mid, a.encode()) for mid, a in sorted(result.items()))
 
     def _leader_counts(self, partitions: Mapping[str, int]) -> dict[str, int]:
         return {t: partitions[t] for t in self.leader_topics if t in partitions}
+
+    def _leader_racks(self, cluster: ClusterView) -> dict[str, tuple[frozenset[str | None], ...]]:
+        """ConsumerCoordinator.PartitionRackInfo: with a client rack, the set of racks of
+        each partition's replicas (their order and count do not matter); without, nothing."""
+        if self.rack is None:
+            return {}
+        out = {}
+        for t in self.leader_topics:
+            if t in cluster.partitions:
+                racks = cluster.replica_racks.get(t, ())
+                out[t] = tuple(frozenset(racks[p]) if p < len(racks) else frozenset()
+                               for p in range(cluster.partitions[t]))
+        return out
 
     def _delay_imbalance(
         self, now: int, result: dict[str, Assignment], members: list[MemberSubscription]
