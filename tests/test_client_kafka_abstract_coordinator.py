@@ -4,7 +4,8 @@ Each test names the Kafka test method it ports (clients/src/test/java/org/apache
 clients/consumer/internals/AbstractCoordinatorTest.java); its inputs and expected outcomes
 are taken as facts about the Java client. The client is driven by hand: :class:`Driver`
 plays the coordinator, answering each request the client sends with the response the
-Kafka test prepares, so every request and its order is visible.
+Kafka test prepares, so every request and its order is visible. docs/kafka-tests/
+classic-client.md lists every test method of the Kafka class with its port or why it has none.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ Each test names the Kafka test method it ports (clients/src/test/java/org/apache
 clients/consumer/internals/ConsumerCoordinatorTest.java, run by Kafka for both the EAGER and
 the COOPERATIVE protocol); inputs and expected outcomes are taken as facts about the Java
 client. The driver is the one of tests/test_client_kafka_abstract_coordinator.py.
+docs/kafka-tests/classic-client.md lists every test method of the Kafka class with its port
+or why it has none.
 """
 
 from __future__ import annotations
@@ -1108,6 +1110,7 @@ def test_close_without_a_coordinator_sends_no_commit() -> None:
     assert kinds(d)[-1] == "revoked" and not d.c.owned
 
 
+# Kafka: testCloseNoResponseForCommit (close waits for its commit's answer before LeaveGroup)
 @pytest.mark.xfail(strict=True, reason="docs/deviations.md: Classic client: close (the commit and "
                    "LeaveGroup go out together; close does not wait)")
 def test_close_waits_for_its_commit_before_leaving(d: Driver) -> None:
@@ -1116,6 +1119,9 @@ def test_close_waits_for_its_commit_before_leaving(d: Driver) -> None:
     assert kinds_of(out) == ["OffsetCommitRequest"]  # LeaveGroup only once it is answered
 
 
+# Kafka: testCloseCoordinatorNotKnownWithCommits, testCloseTimeoutCoordinatorUnavailableForCommit,
+# testCloseMaxWaitCoordinatorUnavailableForCommit (close looks the coordinator up to commit,
+# up to its timeout)
 @pytest.mark.xfail(strict=True, reason="docs/deviations.md: Classic client: close (with the "
                    "coordinator unknown, close does not look it up to commit)")
 def test_close_looks_the_coordinator_up_to_commit() -> None:

@@ -29,7 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted((ROOT / "docs" / "kafka-tests").glob("*.md"))
 
-_ROW = re.compile(r"^\| `(?P<kafka>test\w+)` \| (?P<where>[^|]*) \| (?P<note>[^|]*) \|$")
+_ROW = re.compile(r"^\| `(?P<kafka>(?:test|should)\w+)` \| (?P<where>[^|]*) \| (?P<note>[^|]*) \|$")
 _IDS = re.compile(r"`[^`]+`(, `[^`]+`)*")
 _SUMMARY_HEAD = re.compile(r"^\| Kafka test class \| methods \| ported \| not ported \|$")
 _SUMMARY_ROW = re.compile(r"^\| (?P<cls>[^|]+?) \| (?P<n>\d+) \| (?P<p>\d+) \| (?P<np>\d+) \|$")
@@ -81,7 +81,7 @@ def parse(path: Path) -> Doc:
             continue
         m = _ROW.match(line)
         if m is None:
-            if re.match(r"^\| `?test\w+", line):
+            if re.match(r"^\| `?(?:test|should)\w+", line):
                 doc.stray.append(Row(line.split("|")[1].strip(), [], "", no, "not in the layout"))
             continue
         where, note = m["where"].strip(), m["note"].strip()
