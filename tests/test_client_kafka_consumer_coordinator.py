@@ -817,25 +817,107 @@ def test_heartbeat_fenced_is_fatal_and_loses_at_the_next_poll() -> None:
 
 
 # ------------------------------------------------------------------------ subscription
-# Kafka: testOutdatedCoordinatorAssignment (the subscription changes after the JoinGroup: the
-# assignment is checked against the current subscription, SubscriptionState.
-# checkAssignmentMatchedSubscription); here a pattern whose topic is replaced meanwhile
-def test_assignment_is_checked_against_the_current_subscription() -> None:
-    d = Driver(pattern="t.*", cluster=ClusterView({"t2": 1}))
+# Kafka: testOutdatedCoordinatorAssignment (an assignment is checked against the current
+# subscription, SubscriptionState.checkAssignmentMatchedSubscription; the subscription by
+# name is not an input here, a pattern is): for a pattern subscription each assigned topic
+# must match the pattern, whatever the metadata now has. Here the topic joined with is
+# replaced before the SyncGroup answer: its partition still matches and is taken; the next
+# poll rejoins with the new subscription. A topic outside the pattern rejoins at once.
+@pytest.mark.parametrize(("assigned", "taken"), [("t2", True), ("u", False)])
+def test_a_pattern_assignment_is_checked_against_the_pattern(assigned: str, taken: bool) -> None:
+    d = Driver(pattern="t.*", cluster=ClusterView({"t2": 1, "u": 1}))
     d.find_coordinator()
     join = d.join_request()
     assert Subscription.decode(join.protocols[0].metadata).topics == ("t2",)
     d.join_response(generation=1, member="consumer")
-    d.cluster = ClusterView({"t1": 1})  # before the SyncGroup answer: t2 gone, t1 created
-    out = d.sync_response(parts={("t2", 0)})
-    assert not d.c.owned and [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    d.cluster = ClusterView({"t1": 1, "u": 1})  # before the SyncGroup answer: t2 gone, t1 created
+    out = d.sync_response(parts={(assigned, 0)})
+    if not taken:
+        assert not d.c.owned and [type(r).__name__ for r in out] == ["JoinGroupRequest"]
+    else:
+        assert d.c.owned == {("t2", 0)} and not d.c.rejoin_needed
+        assert not any(isinstance(r, m.JoinGroupRequest) for r in out)
+        d.tick(d.config.poll_interval_ms)  # the subscription changed: rejoin
     rejoin = d.sent(m.JoinGroupRequest)[0]
     assert isinstance(rejoin, m.JoinGroupRequest)
     assert Subscription.decode(rejoin.protocols[0].metadata).topics == ("t1",)
     d.join_response(generation=2, member="consumer")
     d.sync_response(parts={("t1", 0)})
     assert d.c.owned == {("t1", 0)} and not d.c.rejoin_needed
-    assert [(e.kind, e.partitions) for e in d.c.events if e.kind == "assigned"] == [("assigned", (("t1", 0),))]
+
+
+# Kafka: testMetadataRefreshDuringRebalance (a pattern leader; the metadata gains topic2 while
+# its SyncGroup is out, and loses it again while the next one is: each assignment is taken,
+# as it matches the pattern, and each subscription change rejoins at the next poll). Kafka's
+# listener also counts the callbacks with no partitions (docs/deviations.md, "rebalance
+# callbacks with no partitions"); the events here are the callbacks with partitions.
+@pytest.mark.parametrize("protocol", ["eager", "cooperative"])
+def test_pattern_leader_rejoins_at_each_poll_that_sees_the_subscription_change(protocol: str) -> None:
+    assignor = ASSIGNOR[protocol]
+    t1p, t2p = ("topic1", 0), ("topic2", 0)
+    one, both = ClusterView({"topic1": 1}), ClusterView({"topic1": 1, "topic2": 1})
+    d = Driver(assignors=(assignor,), pattern=".*", cluster=one, auto_commit=False)
+
+    def rebalance(generation: int, topics: tuple[str, ...], then: ClusterView,
+                  parts: set[tuple[str, int]]) -> None:
+        join = d.join_request()
+        assert Subscription.decode(join.protocols[0].metadata).topics == topics
+        d.join_response(generation=generation, member="leader", leader="leader", protocol=assignor,
+                        members=(member("leader", topics),))
+        sync = d.sent(m.SyncGroupRequest)[0]
+        assert isinstance(sync, m.SyncGroupRequest)
+        assert {a.member_id: pairs(Assignment.decode(a.assignment).partitions)
+                for a in sync.assignments} == {"leader": parts}
+        d.cluster = then  # the metadata changes before the SyncGroup answer
+        d.sync_response(parts=parts, protocol=assignor)
+        # the assignment is taken; the rejoin comes only at the next poll
+        assert d.c.owned == parts and not d.c._rejoin_pending()
+        assert d.c.subscription == topics
+
+    def moved(kind: str) -> list[set[tuple[str, int]]]:
+        return [set(e.partitions) for e in d.c.events if e.kind == kind]
+
+    d.find_coordinator()
+    rebalance(1, ("topic1",), both, {t1p})
+    assert moved("assigned") == [{t1p}] and moved("revoked") == []
+    rebalance(2, ("topic1", "topic2"), one, {t1p, t2p})
+    if protocol == "eager":
+        assert moved("revoked") == [{t1p}] and moved("assigned") == [{t1p}, {t1p, t2p}]
+    else:
+        assert moved("revoked") == [] and moved("assigned") == [{t1p}, {t2p}]
+    rebalance(3, ("topic1",), one, {t1p})
+    if protocol == "eager":
+        assert moved("revoked") == [{t1p}, {t1p, t2p}]
+        assert moved("assigned") == [{t1p}, {t1p, t2p}, {t1p}]
+    else:
+        assert moved("revoked") == [{t2p}] and moved("assigned") == [{t1p}, {t2p}]
+    assert moved("lost") == []
+
+
+# Kafka: testForceMetadataRefreshForPatternSubscriptionDuringRebalance,
+# testForceMetadataDeleteForPatternSubscriptionDuringRebalance (before a pattern member
+# rejoins, ConsumerCoordinator.poll refreshes the metadata and matches the pattern again, so
+# the JoinGroup carries the topics created or deleted meanwhile; a later refresh without a
+# change does not rejoin). The reference's metadata is the one given at each poll, which is
+# what Kafka's forced refresh fetches.
+@pytest.mark.parametrize(("before", "after"), [
+    (("test1",), ("test1", "test2")),
+    (("test1", "test2"), ("test1",)),
+], ids=["created", "deleted"])
+def test_pattern_member_joins_with_the_topics_of_the_fresh_metadata(
+        before: tuple[str, ...], after: tuple[str, ...]) -> None:
+    d = Driver(pattern="test.*", cluster=ClusterView(dict.fromkeys(before, 1)))
+    d.find_coordinator()
+    d.cluster = ClusterView(dict.fromkeys(after, 1))  # the refresh before the JoinGroup
+    join = d.join_request()
+    assert Subscription.decode(join.protocols[0].metadata).topics == after
+    d.join_response(generation=1, member="consumer", leader="leader")
+    sync = d.sent(m.SyncGroupRequest)[0]
+    assert isinstance(sync, m.SyncGroupRequest) and sync.assignments == ()  # a follower
+    d.sync_response(parts={("test1", 0)})
+    assert d.c.subscription == after and d.c.owned == {("test1", 0)}
+    d.tick(d.config.poll_interval_ms)  # the metadata again, unchanged
+    assert not d.c._rejoin_pending()
 
 
 # Kafka: testPatternJoinGroupFollower (the leader assigned a topic the pattern matches but the
@@ -1266,11 +1348,6 @@ def test_leader_assigns_with_the_replica_racks(racks: bool) -> None:
 #   pattern meeting new metadata is, ported above): testUnsubscribeWithValidGeneration,
 #   testUnsubscribeWithInvalidGeneration, testMetadataTopicsDuringSubscriptionChange,
 #   testSubscriptionChangeWithAuthorizationFailure
-# - forced metadata refreshes (the client's metadata is whatever the driver passes, always
-#   current): testMetadataRefreshDuringRebalance,
-#   testForceMetadataRefreshForPatternSubscriptionDuringRebalance,
-#   testForceMetadataDeleteForPatternSubscriptionDuringRebalance (its check against the
-#   current subscription is test_assignment_is_checked_against_the_current_subscription)
 # - rebalance-listener and assignor exceptions, wakeups, metrics, thread safety, the
 #   group-metadata API: testRevokeExceptionThrownFirstNonBlockingSubCallbacks,
 #   testOnAssignmentExceptionThrownFirstNonBlockingSubCallbacks,

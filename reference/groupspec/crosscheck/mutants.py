@@ -111,7 +111,7 @@ def _cooperative_handover_before_revoke() -> contextlib.AbstractContextManager[N
     m = cooperative_sticky.__dict__
 
     def assign(self: Any, partitions_per_topic: Mapping[str, int],
-               members: Sequence[Any]) -> dict[str, Assignment]:
+               members: Sequence[Any], partition_racks: Any = None) -> dict[str, Assignment]:
         m["check_input"](partitions_per_topic, members)
         topics = m["known_subscribed_topics"](partitions_per_topic, members)
         sets: dict[tuple[str, ...], frozenset[str]] = {}

@@ -17,6 +17,7 @@ processed twice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -129,8 +130,8 @@ class Consumer(Consumption):
         self._init_consumption()
         self.events: list[ClientEvent] = []
         self.subscription: tuple[str, ...] = ()
-        #: the subscription when the last SyncGroup answer arrived (onJoinComplete checks it)
-        self.current_subscription: tuple[str, ...] = ()
+        #: subscribe(pattern)'s pattern, which onJoinComplete checks an assignment against
+        self._pattern = re.compile(config.pattern) if config.pattern is not None else None
         #: the topics subscribed to by name (config.subscribed, which does not depend on the
         #: cluster without a pattern), or None for a pattern
         self._fixed_subscription: tuple[str, ...] | None = (
@@ -922,7 +923,6 @@ class Consumer(Consumption):
                 return self._join_if_needed(now, self._current_subscription(cluster))
             self.state = MemberState.STABLE
             self.rejoin_needed = False
-            self.current_subscription = self._current_subscription(cluster)
             out = self._on_join_complete(Assignment.decode(resp.assignment), now)
             self.needs_join_prepare = True
             # joinGroupIfNeeded loops while a rejoin is needed (the cooperative follow-up
@@ -955,10 +955,15 @@ class Consumer(Consumption):
         """ConsumerCoordinator.onJoinComplete."""
         assigned = pairs(assignment.partitions)
         out: list[Outgoing] = []
-        # SubscriptionState.checkAssignmentMatchedSubscription: against the current
-        # subscription (a pattern's, as the metadata now has it), not the one joined with;
-        # a mismatch rejoins, assigning nothing
-        if any(t not in self.current_subscription for t, _ in assigned):
+        # SubscriptionState.checkAssignmentMatchedSubscription: each topic must match the
+        # pattern (whatever the metadata now has), or be one of the topics subscribed to by
+        # name; a mismatch rejoins, assigning nothing
+        pattern = self._pattern
+        if pattern is not None:
+            matched = all(pattern.fullmatch(t) for t, _ in assigned)
+        else:
+            matched = all(t in (self._fixed_subscription or ()) for t, _ in assigned)
+        if not matched:
             self.rejoin_needed = True
             return out
         revoked = self.owned - assigned
