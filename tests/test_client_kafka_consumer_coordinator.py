@@ -235,6 +235,21 @@ def test_static_leader_skipping_assignment_still_watches_metadata() -> None:
     assert d.c.rejoin_needed or d.sent(m.JoinGroupRequest)
 
 
+# Kafka: testOnLeaderElectedShouldSkipAssignment (onLeaderElected with skipAssignment: the
+# leader runs no assignor and sends no assignment, yet is the leader: it keeps the metadata
+# snapshot it watches; the client does not check that it is static)
+def test_leader_told_to_skip_the_assignment_assigns_nothing() -> None:
+    d = Driver(cluster=ClusterView({"t": 1}))
+    d.find_coordinator()
+    d.join_request()
+    d.answer(m.JoinGroupRequest, m.JoinGroupResponse(
+        error=E.NONE, generation_id=1, member_id="consumer", leader="consumer", protocol_name="range",
+        protocol_type="consumer", skip_assignment=True, members=(member("consumer"),)))
+    sync = d.sent(m.SyncGroupRequest)[0]
+    assert isinstance(sync, m.SyncGroupRequest) and sync.assignments == ()
+    assert d.c.leader_metadata_snapshot == {"t": 1}
+
+
 # Kafka: testStaticLeaderRejoinsGroupAndCanDetectMetadataChangesForOtherMembers
 def test_leader_watches_the_topics_of_other_members() -> None:
     d = Driver(instance="i", cluster=ClusterView({"t": 1, "u": 1}))
@@ -1369,7 +1384,5 @@ def test_leader_assigns_with_the_replica_racks(racks: bool) -> None:
 #   subscribed to, breaking the cooperative contract): testPatternJoinGroupLeader,
 #   testPerformAssignmentShouldValidateCooperativeAssignment,
 #   testPerformAssignmentShouldSkipValidateCooperativeAssignmentForBuiltInCooperativeStickyAssignor,
-#   testPerformAssignmentShouldUpdateGroupSubscriptionAfterAssignmentIfNeeded,
-#   testOnLeaderElectedShouldSkipAssignment (the skip itself is
-#   test_static_leader_skipping_assignment_still_watches_metadata)
+#   testPerformAssignmentShouldUpdateGroupSubscriptionAfterAssignmentIfNeeded
 # - close's wait for the LeaveGroup answer, which sends nothing: testCloseNoResponseForLeaveGroup
