@@ -188,9 +188,11 @@ class Consumer(Consumption):
         #: raises it (pollHeartbeat, invokeCompletedOffsetCommitCallbacks)
         self.pending_fatal: str | None = None
         #: the last LeaveGroup sent, and how its future ended (LeaveGroupResponseHandler):
-        #: None while unanswered (or none sent), "NONE" when it succeeded, else the error's
-        #: name, or "IllegalStateException" for an answer naming more than one member. Only
-        #: the caller of maybeLeaveGroup sees it (close and the poll timeout ignore it).
+        #: None while unanswered (or none sent, or lost with the connection, where Kafka's
+        #: future fails with a DisconnectException), "NONE" when it succeeded, else the
+        #: error's name, or "IllegalStateException" for an answer naming more than one
+        #: member. Only the caller of maybeLeaveGroup sees it (close and the poll timeout
+        #: ignore it).
         self.leave_rid: int | None = None
         self.leave_outcome: str | None = None
 
