@@ -19,15 +19,22 @@ if TYPE_CHECKING:
 #: Kafka broker): under ``-n 2 --dist loadgroup`` every test that uses one, directly or through
 #: another fixture, runs on one worker, as one unit (pytest-xdist's ``xdist_group``). A test
 #: that reaches such a fixture through ``request.getfixturevalue`` carries the mark itself
-#: (tests/test_brokers_live.py). Every other test is grouped with its module, so that a module
-#: fixture (a TLC state graph, a cross-check report, a generated collection) is made once: the
-#: suite has some 200 modules, enough to keep two workers busy. A plain ``pytest`` run is serial
-#: and ignores the marks.
+#: (tests/test_brokers_live.py). A test that uses a module-scoped fixture (a TLC state graph,
+#: a cross-check report, a generated collection) is grouped with its module, so that the
+#: fixture is made once; every other test goes to whichever worker is free (the TLC models of
+#: tests/test_spec_models.py, half an hour in all, spread over both). A plain ``pytest`` run is
+#: serial and ignores the marks.
 SHARED_FIXTURES: dict[str, str] = {
     "spark": "spark",
     "kafka_broker": "brokers",
     "tansu_broker": "brokers",
 }
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = getattr(info, "name2fixturedefs", {})
+    return any(d.scope in ("module", "class", "package") for ds in definitions.values() for d in ds)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
@@ -37,7 +44,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             continue
         names = getattr(item, "fixturenames", ())
         group = next((g for f, g in SHARED_FIXTURES.items() if f in names), None)
-        item.add_marker(pytest.mark.xdist_group(group or item.nodeid.split("::")[0]))
+        if group is None and _uses_a_module_fixture(item):
+            group = item.nodeid.split("::")[0]
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
