@@ -25,6 +25,7 @@ from groupspec.protocol.consumer_group_messages import (
 )
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 
@@ -328,6 +329,47 @@ def test_the_last_consumer_protocol_member_leaving_a_mixed_group(policy: str) ->
         return
     g = h.c.state.consumer_groups["g"]
     assert set(g.members) == classic_members and all(x.uses_classic_protocol for x in g.members.values())
+
+
+@pytest.mark.parametrize("upgraded_again", [False, True])
+def test_a_downgrade_leaves_the_consumer_groups_timers_running(upgraded_again: bool) -> None:
+    # convertToClassicGroup cancels none of the consumer group's timers (Kafka keeps them in
+    # the shard's timer by group and member id, consumerGroupSyncKey and the others): the
+    # classic member's sync timeout, armed by its JoinGroup, runs on. Firing while the group
+    # is classic it finds no consumer group and does nothing (consumerGroupFenceMemberOperation);
+    # if a consumer-protocol member upgrades the group first, the new group has it again and
+    # it fences the member, which heartbeats but never syncs
+    h = _mixed_group("bidirectional")
+    g = h.c.state.consumer_groups["g"]
+    k = next(mid for mid in g.members if mid != "a")
+    sync = g.classic_sync_deadlines[k]
+    assert h.hb(member_id="a", member_epoch=-1).error is Error.NONE
+    assert "g" in h.c.state.groups and "g" not in h.c.state.consumer_groups
+    assert h.c.state.detached_consumer_timers["g"].classic_sync_deadlines == {k: sync}
+    if upgraded_again:
+        assert h.join("a").error is Error.NONE
+        g = h.c.state.consumer_groups["g"]
+        assert g.classic_sync_deadlines == {k: sync} and "g" not in h.c.state.detached_consumer_timers
+    classic = h.c.state.groups.get("g")
+    while h.now + 40_000 < sync:  # k heartbeats (and "a"), so no session expires
+        h.advance(40_000)
+        if upgraded_again:
+            assert h.hb(member_id="a", member_epoch=g.members["a"].member_epoch).error is Error.NONE
+        generation = g.members[k].member_epoch if classic is None else classic.generation_id
+        beat = h.send(m.HeartbeatRequest(group_id="g", generation_id=generation, member_id=k))
+        assert isinstance(beat, m.HeartbeatResponse) and beat.error is Error.REBALANCE_IN_PROGRESS
+    h.advance(sync - h.now - 1)
+    if classic is not None:
+        before = (classic.state, set(classic.members), classic.generation_id)
+        h.advance(1)
+        # spent without a trace (its session timer earlier, the same way)
+        assert "g" not in h.c.state.detached_consumer_timers
+        assert (classic.state, set(classic.members), classic.generation_id) == before
+        assert before[:2] == (GroupState.PreparingRebalance, {k})
+        return
+    assert k in g.members and g.classic_join_deadlines[k] > sync
+    h.advance(1)
+    assert set(g.members) == {"a"}
 
 
 def test_a_classic_leave_to_a_consumer_group_removes_the_members_it_names() -> None:

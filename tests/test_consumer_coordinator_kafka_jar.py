@@ -34,7 +34,6 @@ from properties.consumer_kafka_diff import (
     TOOL,
     UPGRADE_SEQUENCES,
     Differ,
-    Mismatch,
     Op,
     check,
 )
@@ -243,21 +242,28 @@ def test_classic_replacements_and_admin_removals_agree_with_kafka(jvm: JvmOracle
     assert check(jvm, ops, policy=policy) == len(ops)
 
 
-@pytest.mark.xfail(strict=True, raises=Mismatch, reason=(
-    "docs/deviations.md 'group.consumer.migration.policy': Kafka leaves the consumer group's "
-    "timers running after a downgrade and they act on the group if it is upgraded again; the "
-    "reference drops them with the group"))
 def test_consumer_timers_outlive_a_downgrade_as_in_kafka(jvm: JvmOracle) -> None:
-    """A mixed group (classic k0 and k1, consumer c0): k0 rejoins (its consumer-group sync
-    timeout armed), c0 leaves (downgrade), c0 joins again (upgrade): Kafka's shard lists k0's
-    sync timeout again (GroupMetadataManager.convertToClassicGroup cancels no consumer timer;
-    consumerGroupSyncKey is per group and member), the reference does not."""
+    """A mixed group (classic k0 and k1, consumer c0): k0 rejoins at t=7100 (its consumer-group
+    sync timeout armed for t=27100), c0 leaves (downgrade), c0 joins again (upgrade). Kafka's
+    GroupMetadataManager.convertToClassicGroup cancels no consumer-group timer and
+    consumerGroupSyncKey is per group and member, so the new consumer group has k0's sync
+    timeout again, and k0, heartbeating but never syncing, is fenced by it at t=27100 (its
+    join timeout, armed by its first heartbeat at t=12100, would be later): every step
+    compared with Kafka 4.1.2's shard (the reference's ConsumerTimers)."""
     up = Op("join", who=0, epoch="zero", full=True, sub=0)
+    beat = Op("classic", who=0, what="beat")
     start = [Op("classic", who=0, what="join", ids="empty"), Op("classic", who=0, what="join"),
              Op("classic", who=1, what="join"), Op("advance", ms=6_100)]
-    ops = [*start, up, Op("classic", who=0, what="join", sub=0),
-           Op("leave", who=0, epoch="leave"), up]
-    check(jvm, ops, policy="bidirectional")
+    ops = [*start, up, Op("advance", ms=1_000), Op("classic", who=0, what="join", sub=0),
+           Op("leave", who=0, epoch="leave"), up,
+           Op("advance", ms=5_000), beat, Op("advance", ms=9_000), beat, Op("advance", ms=5_999), beat]
+    d = Differ(jvm, policy="bidirectional")
+    assert d.run(ops) == len(ops)
+    k0 = d.classic_seen[(0, 0)][0]
+    group = d.ref.state.consumer_groups["g0"]
+    assert k0 in group.members and group.classic_sync_deadlines.get(k0) == 27_100
+    assert d.run([Op("advance", ms=1)]) == 1
+    assert set(d.ref.state.consumer_groups["g0"].members) == {d.seen[(0, 0)].member_id}
 
 
 def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOracle) -> None:

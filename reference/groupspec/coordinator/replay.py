@@ -88,6 +88,9 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         state.offset_order = {}
         # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
         state.regex_tasks = {}
+        # and the timers of gone consumer groups with its timer (the next shard schedules
+        # only its loaded groups' session and rebalance timeouts)
+        state.detached_consumer_timers = {}
         # the next coordinator's GroupMetadataManager starts with no image seen: onLoaded
         # hands it the current one (GroupCoordinatorShard.onLoaded, onNewMetadataImage), which
         # it takes as the last image with new topics, so a group whose regexes were resolved

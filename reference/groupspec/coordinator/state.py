@@ -18,7 +18,7 @@ from groupspec.coordinator.offset_order import OffsetOrder
 if TYPE_CHECKING:
     from groupspec.assignors.server_spec import TopicMetadata
     from groupspec.coordinator.classic.group import Group
-    from groupspec.coordinator.consumer.group import ConsumerGroup
+    from groupspec.coordinator.consumer.group import ConsumerGroup, ConsumerTimers
 
 
 __all__ = ["CommittedOffset", "CoordinatorState", "NotModelled", "RegexTask", "ReplayError"]
@@ -47,6 +47,11 @@ class CoordinatorState:
     detached_offsets: dict[str, dict[tuple[str, int], CommittedOffset]] = field(
         default_factory=dict
     )
+    #: group id -> the timers of its consumer group, gone (a downgrade, a deletion) while
+    #: they run: Kafka's timer keeps them by group and member id, apart from the group; a
+    #: classic group of the id does not see them, the next consumer group of the id takes
+    #: them (ConsumerTimers)
+    detached_consumer_timers: dict[str, ConsumerTimers] = field(default_factory=dict)
     #: group id -> the order Kafka's maps keep its committed offsets in (OffsetMetadataManager
     #: keeps offsets by group id, apart from the group): the order OffsetFetch of all offsets
     #: answers in; kept as offsets are committed and tombstoned

@@ -18,9 +18,11 @@ from enum import Enum
 
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.consumer import heartbeat as consumer
+from groupspec.coordinator.consumer.group import ConsumerGroup, ConsumerTimers
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offsets import expire_offsets
 from groupspec.coordinator.state import CoordinatorState
+from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.group_state import GroupState
 
@@ -72,15 +74,19 @@ def _timers(state: CoordinatorState) -> Iterator[tuple[int, TimerKind, str, str]
             yield g.join_timer.deadline_ms, TimerKind.ExpireJoin, g.group_id, ""
         if g.sync_timer is not None:
             yield g.sync_timer.deadline_ms, TimerKind.ExpireSync, g.group_id, ""
-    for cg in state.consumer_groups.values():
+    # a consumer group's, and those of a consumer group gone (a downgrade, a deletion) that
+    # still run (ConsumerTimers)
+    tables: list[tuple[str, ConsumerGroup | ConsumerTimers]] = [*state.consumer_groups.items()]
+    tables += state.detached_consumer_timers.items()
+    for gid, cg in tables:
         for mid, deadline in cg.session_deadlines.items():
-            yield deadline, TimerKind.ExpireConsumerSession, cg.group_id, mid
+            yield deadline, TimerKind.ExpireConsumerSession, gid, mid
         for mid, rt in cg.rebalance_timers.items():
-            yield rt.deadline_ms, TimerKind.ExpireConsumerRebalance, cg.group_id, mid
+            yield rt.deadline_ms, TimerKind.ExpireConsumerRebalance, gid, mid
         for mid, deadline in cg.classic_join_deadlines.items():
-            yield deadline, TimerKind.ExpireConsumerClassicJoin, cg.group_id, mid
+            yield deadline, TimerKind.ExpireConsumerClassicJoin, gid, mid
         for mid, deadline in cg.classic_sync_deadlines.items():
-            yield deadline, TimerKind.ExpireConsumerClassicSync, cg.group_id, mid
+            yield deadline, TimerKind.ExpireConsumerClassicSync, gid, mid
 
 
 def deadlines(state: CoordinatorState) -> Iterator[int]:
@@ -138,24 +144,47 @@ def due_timers(state: CoordinatorState, now_ms: int) -> list[Expiry]:
     return [e for e in all_timers(state) if e.deadline_ms <= now_ms]
 
 
-def fire(txn: Txn, e: Expiry) -> None:
+_CONSUMER_TIMERS = {
+    TimerKind.ExpireConsumerSession: cr.ConsumerSessionTimerSet,
+    TimerKind.ExpireConsumerRebalance: cr.ConsumerRebalanceTimerSet,
+    TimerKind.ExpireConsumerClassicJoin: cr.ConsumerClassicJoinTimerSet,
+    TimerKind.ExpireConsumerClassicSync: cr.ConsumerClassicSyncTimerSet,
+}
+
+
+def _consumer_deadline(cg: ConsumerGroup | ConsumerTimers, e: Expiry) -> int | None:
     if e.kind is TimerKind.ExpireConsumerSession:
-        cg = txn.state.consumer_groups.get(e.group_id)
-        if cg is not None and cg.session_deadlines.get(e.member_id) == e.deadline_ms:
-            consumer.expire_session(txn, e.group_id, e.member_id)
-        return
+        return cg.session_deadlines.get(e.member_id)
     if e.kind is TimerKind.ExpireConsumerRebalance:
-        cg = txn.state.consumer_groups.get(e.group_id)
-        rt = cg.rebalance_timers.get(e.member_id) if cg is not None else None
-        if rt is not None and rt.deadline_ms == e.deadline_ms:
-            consumer.expire_rebalance(txn, e.group_id, e.member_id, rt.member_epoch)
+        rt = cg.rebalance_timers.get(e.member_id)
+        return None if rt is None else rt.deadline_ms
+    table = cg.classic_sync_deadlines if e.kind is TimerKind.ExpireConsumerClassicSync else cg.classic_join_deadlines
+    return table.get(e.member_id)
+
+
+def _fire_consumer_timer(txn: Txn, e: Expiry) -> None:
+    cg = txn.state.consumer_groups.get(e.group_id)
+    if cg is None:
+        # the timer of a consumer group gone (ConsumerTimers): its callback finds a classic
+        # group or none (consumerGroup(groupId) throws GroupIdNotFoundException) and does
+        # nothing; the timer is spent
+        detached = txn.state.detached_consumer_timers.get(e.group_id)
+        if detached is not None and _consumer_deadline(detached, e) == e.deadline_ms:
+            txn.emit(_CONSUMER_TIMERS[e.kind](e.group_id, e.member_id, None))
         return
-    if e.kind in (TimerKind.ExpireConsumerClassicJoin, TimerKind.ExpireConsumerClassicSync):
-        sync = e.kind is TimerKind.ExpireConsumerClassicSync
-        cg = txn.state.consumer_groups.get(e.group_id)
-        table = (cg.classic_sync_deadlines if sync else cg.classic_join_deadlines) if cg else {}
-        if table.get(e.member_id) == e.deadline_ms:
-            consumer.expire_classic_timer(txn, e.group_id, e.member_id, sync)
+    if _consumer_deadline(cg, e) != e.deadline_ms:
+        return
+    if e.kind is TimerKind.ExpireConsumerSession:
+        consumer.expire_session(txn, e.group_id, e.member_id)
+    elif e.kind is TimerKind.ExpireConsumerRebalance:
+        consumer.expire_rebalance(txn, e.group_id, e.member_id, cg.rebalance_timers[e.member_id].member_epoch)
+    else:
+        consumer.expire_classic_timer(txn, e.group_id, e.member_id, e.kind is TimerKind.ExpireConsumerClassicSync)
+
+
+def fire(txn: Txn, e: Expiry) -> None:
+    if e.kind in _CONSUMER_TIMERS:
+        _fire_consumer_timer(txn, e)
         return
     group = txn.state.groups.get(e.group_id)
     if group is None:

@@ -65,6 +65,44 @@ class RebalanceTimer:
 
 
 @dataclass
+class ConsumerTimers:
+    """The timers of a consumer group id whose group is gone (in memory).
+
+    Kafka's timers are keyed by group and member id (GroupMetadataManager.
+    groupSessionTimeoutKey, groupRebalanceTimeoutKey, consumerGroupJoinKey,
+    consumerGroupSyncKey) and live in the shard's timer, not in the group: removing the group
+    cancels none of them (convertToClassicGroup, a downgrade, cancels none; nor does deleting
+    an emptied group). Each callback looks the group up when it fires
+    (consumerGroupFenceMemberOperation, the rebalance timeout's lambda): a classic group or no
+    group, and it does nothing; a consumer group of that id made since (an upgrade of the
+    classic group, or a new group), and it acts on that group's member of that id. So the
+    timers wait here, keyed as the group's own tables are, until a consumer group of the id
+    is made again and takes them (``consumer/replay.py``); a coordinator failover drops them
+    with the shard's timer."""
+
+    session_deadlines: dict[str, int] = field(default_factory=dict)
+    rebalance_timers: dict[str, RebalanceTimer] = field(default_factory=dict)
+    classic_join_deadlines: dict[str, int] = field(default_factory=dict)
+    classic_sync_deadlines: dict[str, int] = field(default_factory=dict)
+
+    def running(self) -> bool:
+        return bool(self.session_deadlines or self.rebalance_timers or self.classic_join_deadlines
+                    or self.classic_sync_deadlines)
+
+
+def adopt_timers(g: ConsumerGroup, timers: ConsumerTimers | None) -> None:
+    """A consumer group made under an id whose earlier consumer group's timers still run
+    takes them (ConsumerTimers): the same keys in Kafka's timer, so the new group's own
+    scheduling replaces them and its cancellations cancel them."""
+    if timers is None:
+        return
+    g.session_deadlines = dict(timers.session_deadlines)
+    g.rebalance_timers = dict(timers.rebalance_timers)
+    g.classic_join_deadlines = dict(timers.classic_join_deadlines)
+    g.classic_sync_deadlines = dict(timers.classic_sync_deadlines)
+
+
+@dataclass
 class ConsumerGroup:
     group_id: str
     group_epoch: int = 0
@@ -77,7 +115,8 @@ class ConsumerGroup:
     target: dict[str, Assignment] = field(default_factory=dict)
     #: (topic, partition) -> epoch of the member holding it (assigned or being revoked)
     partition_epochs: dict[tuple[TopicId, int], int] = field(default_factory=dict)
-    #: member id -> session deadline (in memory; a replaced member's timer may outlive it)
+    #: member id -> session deadline (in memory; a replaced member's timer may outlive it,
+    #: and all four kinds outlive the group: ConsumerTimers)
     session_deadlines: dict[str, int] = field(default_factory=dict)
     rebalance_timers: dict[str, RebalanceTimer] = field(default_factory=dict)
     #: member id -> deadline of a classic member's join and sync timeouts (in memory)

@@ -53,6 +53,7 @@ from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE
 from groupspec.coordinator.consumer.group import (
     EMPTY_RESOLVED_REGEX,
     ConsumerGroup,
+    adopt_timers,
     computed_preferred_assignor,
     hash_map_order,
     java_hash_order,
@@ -210,12 +211,12 @@ def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record
     if classic is None:
         if not create:
             raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
-        return ConsumerGroup(group_id)
+        return _new_group(txn, group_id)
     if create and classic.state is GroupState.Empty and not classic.members:
         # maybeDeleteEmptyClassicGroup: an empty classic group gives way; its offsets stay
         # with the group id (replay hands them to the consumer group)
         records.extend(_classic_tombstones(classic.group_id, classic.state, txn.now_ms))
-        return ConsumerGroup(group_id)
+        return _new_group(txn, group_id)
     if not create:
         raise ApiError(Error.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
     # validateOnlineUpgrade, its checks in Kafka's order
@@ -232,6 +233,14 @@ def _get_or_create(txn: Txn, group_id: str, create: bool, records: list[r.Record
     from groupspec.coordinator.consumer import migration  # (it imports this module)
 
     return migration.convert_to_consumer_group(txn, classic, records)
+
+
+def _new_group(txn: Txn, group_id: str) -> ConsumerGroup:
+    """A new consumer group, with the timers an earlier consumer group of the id left
+    running (ConsumerTimers; the replay of its records hands them over in the state too)."""
+    group = ConsumerGroup(group_id)
+    adopt_timers(group, txn.state.detached_consumer_timers.get(group_id))
+    return group
 
 
 def _classic_tombstones(group_id: str, state: GroupState, now_ms: int) -> list[r.Record]:
@@ -707,8 +716,9 @@ def fence_members(txn: Txn, group: ConsumerGroup, members: Sequence[ConsumerMemb
     """consumerGroupFenceMembers: remove them, bump the group epoch (with the metadata hash
     of the members that remain) and cancel their timers (cancelTimers: session, rebalance,
     a classic member's join and sync). When only classic members would remain and the
-    policy allows a downgrade (validateOnlineDowngradeWithFencedMembers), Kafka converts
-    the group to a classic group instead (convertToClassicGroup): not modelled."""
+    policy allows a downgrade (validateOnlineDowngradeWithFencedMembers), the group is
+    converted to a classic group instead (convertToClassicGroup), and no timer is cancelled,
+    the fenced members' included (ConsumerTimers)."""
     if not members:
         return
     gone = {m.member_id for m in members}

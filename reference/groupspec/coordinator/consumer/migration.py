@@ -126,6 +126,11 @@ def convert_to_consumer_group(txn: Txn, classic: Group, records: list[r.Record])
     from groupspec.coordinator.replay import apply_record  # (it imports this module's package)
 
     scratch = CoordinatorState()
+    # the timers an earlier consumer group of the id left running (a downgrade cancels
+    # none): the new group takes them, its session timeouts replacing theirs (ConsumerTimers)
+    detached = txn.state.detached_consumer_timers.get(gid)
+    if detached is not None:
+        scratch.detached_consumer_timers[gid] = dataclasses.replace(detached)
     subscriptions = {x.member_id: x for x in created if isinstance(x, cr.ConsumerGroupMemberSubscriptionRecord)}
     for mid in classic_order:
         apply_record(scratch, subscriptions[mid])

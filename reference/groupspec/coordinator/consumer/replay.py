@@ -17,8 +17,10 @@ import dataclasses
 
 from groupspec.coordinator.consumer.group import (
     ConsumerGroup,
+    ConsumerTimers,
     RebalanceTimer,
     ResolvedRegex,
+    adopt_timers,
     assignor_counts,
     subscribed_regexes,
     subscription_counts,
@@ -42,6 +44,7 @@ def _group(state: CoordinatorState, group_id: str, create: bool) -> ConsumerGrou
             raise ConsumerReplayError(f"group {group_id!r} is a classic group")
         g = state.consumer_groups[group_id] = ConsumerGroup(group_id)
         g.offsets = state.detached_offsets.pop(group_id, {})
+        adopt_timers(g, state.detached_consumer_timers.pop(group_id, None))
         state.group_order.put(group_id)
     return g
 
@@ -160,6 +163,11 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
             if g.offsets:
                 # a group that gives way to the other protocol keeps its offsets by id
                 state.detached_offsets[gid] = g.offsets
+            # and its timers run on (ConsumerTimers)
+            timers = ConsumerTimers(g.session_deadlines, g.rebalance_timers, g.classic_join_deadlines,
+                                    g.classic_sync_deadlines)
+            if timers.running():
+                state.detached_consumer_timers[gid] = timers
         case cr.ConsumerGroupMemberSubscriptionRecord(member_id=mid, value=v):
             g = _group(state, gid, v is not None)
             if g is None:
@@ -214,25 +222,21 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                 pending_revocation={},
             ))
         case cr.ConsumerSessionTimerSet(member_id=mid, deadline_ms=d):
-            g = _group(state, gid, False)
-            if g is None:
-                raise ConsumerReplayError(f"ConsumerSessionTimerSet: no consumer group {gid!r}")
-            if d is None:
-                g.session_deadlines.pop(mid, None)
-            else:
-                g.session_deadlines[mid] = d
+            _set_deadline(_timer_tables(state, gid, rec).session_deadlines, mid, d)
+            _drop_spent(state, gid)
         case cr.ConsumerRebalanceTimerSet(member_id=mid, deadline_ms=d, member_epoch=e):
-            g = _group(state, gid, False)
-            if g is None:
-                raise ConsumerReplayError(f"ConsumerRebalanceTimerSet: no consumer group {gid!r}")
+            tables = _timer_tables(state, gid, rec)
             if d is None:
-                g.rebalance_timers.pop(mid, None)
+                tables.rebalance_timers.pop(mid, None)
             else:
-                g.rebalance_timers[mid] = RebalanceTimer(d, e)
+                tables.rebalance_timers[mid] = RebalanceTimer(d, e)
+            _drop_spent(state, gid)
         case cr.ConsumerClassicJoinTimerSet(member_id=mid, deadline_ms=d):
-            _set_deadline(_timer_group(state, gid, rec).classic_join_deadlines, mid, d)
+            _set_deadline(_timer_tables(state, gid, rec).classic_join_deadlines, mid, d)
+            _drop_spent(state, gid)
         case cr.ConsumerClassicSyncTimerSet(member_id=mid, deadline_ms=d):
-            _set_deadline(_timer_group(state, gid, rec).classic_sync_deadlines, mid, d)
+            _set_deadline(_timer_tables(state, gid, rec).classic_sync_deadlines, mid, d)
+            _drop_spent(state, gid)
         case cr.ConsumerGroupRegularExpressionRecord(regular_expression=rx, value=v):
             # GroupMetadataManager.replay(ConsumerGroupRegularExpressionKey, ...): a value
             # creates the group; a tombstone for a missing group is ignored
@@ -257,11 +261,22 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
             raise ConsumerReplayError(f"not a consumer-group record: {type(rec).__name__}")
 
 
-def _timer_group(state: CoordinatorState, gid: str, rec: Record) -> ConsumerGroup:
+def _timer_tables(state: CoordinatorState, gid: str, rec: Record) -> ConsumerGroup | ConsumerTimers:
+    """The tables a timer record changes: the consumer group's, or, with the group gone, its
+    detached timers' (only a timer that fires or is cancelled then; none is armed)."""
     g = _group(state, gid, False)
-    if g is None:
+    if g is not None:
+        return g
+    detached = state.detached_consumer_timers.get(gid)
+    if detached is None or getattr(rec, "deadline_ms", None) is not None:
         raise ConsumerReplayError(f"{type(rec).__name__}: no consumer group {gid!r}")
-    return g
+    return detached
+
+
+def _drop_spent(state: CoordinatorState, gid: str) -> None:
+    detached = state.detached_consumer_timers.get(gid)
+    if detached is not None and not detached.running():
+        del state.detached_consumer_timers[gid]
 
 
 def _set_deadline(table: dict[str, int], member_id: str, deadline_ms: int | None) -> None:
