@@ -14,8 +14,10 @@ from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import apply_record
 from groupspec.coordinator.state import CoordinatorState
+from groupspec.coordinator.timers import TimerKind, all_timers
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -370,6 +372,28 @@ def test_a_downgrade_leaves_the_consumer_groups_timers_running(upgraded_again: b
     assert k in g.members and g.classic_join_deadlines[k] > sync
     h.advance(1)
     assert set(g.members) == {"a"}
+
+
+@pytest.mark.parametrize("downgraded_first", [False, True])
+def test_an_upgraded_classic_groups_join_timer_runs_on(downgraded_first: bool) -> None:
+    # convertToConsumerGroup does not cancel the classic group's join timer
+    # (classicGroupJoinKey(groupId)): firing while the group is a consumer group (or gone) it
+    # finds no classic group and does nothing; a classic group made by a downgrade before it
+    # fires has it as its own (the reference: CoordinatorState.detached_classic_join_timers)
+    c = Coordinator()
+    timer = r.JoinTimer(26_100, False)
+    for rec in (r.GroupCreated("g", 0), r.JoinTimerSet("g", timer), r.StateChanged("g", GroupState.Dead, 10),
+                r.GroupRemoved("g")):
+        apply_record(c.state, rec)
+    assert c.state.detached_classic_join_timers == {"g": timer}
+    assert [(e.deadline_ms, e.kind, e.group_id) for e in all_timers(c.state)] == [
+        (26_100, TimerKind.ExpireJoin, "g")]
+    if downgraded_first:
+        apply_record(c.state, r.ClassicGroupConverted("g", 3, "range", (), 20))
+        assert c.state.groups["g"].join_timer == timer and not c.state.detached_classic_join_timers
+        return
+    c.advance(26_100)
+    assert not c.state.detached_classic_join_timers and not all_timers(c.state) and "g" not in c.state.groups
 
 
 def test_a_classic_leave_to_a_consumer_group_removes_the_members_it_names() -> None:

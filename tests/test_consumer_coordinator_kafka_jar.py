@@ -28,6 +28,7 @@ from groupspec.jvm import JvmOracle
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
 from properties.consumer_kafka_diff import (
     DOWNGRADE_SEQUENCES,
     SEQUENCES,
@@ -264,6 +265,32 @@ def test_consumer_timers_outlive_a_downgrade_as_in_kafka(jvm: JvmOracle) -> None
     assert k0 in group.members and group.classic_sync_deadlines.get(k0) == 27_100
     assert d.run([Op("advance", ms=1)]) == 1
     assert set(d.ref.state.consumer_groups["g0"].members) == {d.seen[(0, 0)].member_id}
+
+
+def test_a_classic_join_timer_outlives_an_upgrade_as_in_kafka(jvm: JvmOracle) -> None:
+    """The reverse: a classic group (k0, k1 static with i3) rebalancing when s3 (i3) joins
+    at t=6100 (its join timer armed for t=26100), so it is upgraded, then k1 takes i3 back
+    with the same subscription (a downgrade with no rebalance: a Stable classic group).
+    convertToConsumerGroup does not cancel classicGroupJoinKey, so Kafka's timer fires on the
+    new classic group (completeClassicGroupJoin by group id): k0, dynamic and not rejoining
+    in a Stable group, is removed, and the timer re-armed (no member joined). Both beat
+    until then; every step compared with Kafka 4.1.2's shard."""
+    beats = [Op("classic", who=0, what="beat"), Op("classic", who=1, what="beat")]
+    ops = [Op("classic", who=0, what="join", ids="empty"), Op("classic", who=0, what="join"),
+           Op("classic", who=1, what="join"), Op("advance", ms=6_100),
+           Op("classic", who=0, what="sync"), Op("classic", who=1, what="sync"),
+           Op("classic", who=0, what="join", sub=0), Op("join", who=3, epoch="zero", full=True, sub=6),
+           Op("classic", who=1, what="join", ids="empty", sub=6), *beats,
+           Op("advance", ms=9_000), *beats, Op("advance", ms=9_000), *beats, Op("advance", ms=1_999)]
+    d = Differ(jvm, policy="bidirectional")
+    assert d.run(ops) == len(ops)
+    k0 = d.classic_seen[(0, 0)][0]
+    group = d.ref.state.groups["g0"]
+    assert group.state is GroupState.Stable and k0 in group.members
+    assert group.join_timer is not None and group.join_timer.deadline_ms == 26_100
+    assert d.run([Op("advance", ms=1), *beats]) == 3  # k0's beat: UNKNOWN_MEMBER_ID in both
+    assert k0 not in group.members and group.state is GroupState.Stable
+    assert group.join_timer is not None and group.join_timer.deadline_ms == 46_100
 
 
 def test_classic_requests_to_a_consumer_group_are_answered_as_kafka(jvm: JvmOracle) -> None:

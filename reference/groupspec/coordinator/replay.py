@@ -74,6 +74,13 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             g.offsets_in_log = True
             _commit_offset(state, g.offsets, rec)
         return
+    if cls is r.JoinTimerSet and rec.group_id not in state.groups:
+        assert isinstance(rec, r.JoinTimerSet)
+        # the join timer of a classic group removed by an upgrade, spent (it fired while the
+        # group is not classic)
+        if rec.timer is not None or state.detached_classic_join_timers.pop(rec.group_id, None) is None:
+            raise ReplayError(f"JoinTimerSet: no classic group {rec.group_id!r}")
+        return
     apply = _GROUP_RECORDS.get(cls)
     if apply is not None:
         apply(_group(state, rec), rec)
@@ -91,6 +98,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         # and the timers of gone consumer groups with its timer (the next shard schedules
         # only its loaded groups' session and rebalance timeouts)
         state.detached_consumer_timers = {}
+        state.detached_classic_join_timers = {}
         # the next coordinator's GroupMetadataManager starts with no image seen: onLoaded
         # hands it the current one (GroupCoordinatorShard.onLoaded, onNewMetadataImage), which
         # it takes as the last image with new topics, so a group whose regexes were resolved
@@ -109,6 +117,10 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             raise ReplayError(f"GroupCreated: group {rec.group_id!r} already exists")
         state.groups[rec.group_id] = Group(rec.group_id, state_timestamp_ms=rec.now_ms)
         state.groups[rec.group_id].offsets = state.detached_offsets.pop(rec.group_id, {})
+        # a join timer an upgraded classic group of the id left running would fire on this
+        # Empty group, where Kafka's completeClassicGroupJoin throws (docs/deviations.md):
+        # not kept
+        state.detached_classic_join_timers.pop(rec.group_id, None)
         state.group_order.put(rec.group_id)
         return
     if isinstance(rec, r.OffsetCommitted | r.OffsetsDeleted) and rec.group_id in state.consumer_groups:
@@ -124,6 +136,9 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
             if g.offsets:
                 # a group that gives way to the other protocol keeps its offsets by id
                 state.detached_offsets[g.group_id] = g.offsets
+            if g.join_timer is not None:
+                # and its join timer runs on (CoordinatorState.detached_classic_join_timers)
+                state.detached_classic_join_timers[g.group_id] = g.join_timer
         case r.OffsetCommitted() | r.OffsetsDeleted():
             _apply_offsets(state, g.offsets, rec)
         case _:
@@ -361,6 +376,9 @@ def _converted(state: CoordinatorState, rec: r.ClassicGroupConverted) -> None:
     g.subscribed_topics = compute_subscribed_topics(g, g.protocol_name)
     g.offsets = state.detached_offsets.pop(rec.group_id, {})
     g.offsets_in_log = bool(g.offsets)  # the consumer group's commits
+    # the join timer of the classic group an earlier upgrade removed, if it still runs: the
+    # same key (classicGroupJoinKey), so this group's own (the downgrade's rebalance) replaces it
+    g.join_timer = state.detached_classic_join_timers.pop(rec.group_id, None)
     state.groups[rec.group_id] = g
     state.group_order.put(rec.group_id)
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from groupspec.assignors.server_spec import TopicMetadata
     from groupspec.coordinator.classic.group import Group
     from groupspec.coordinator.consumer.group import ConsumerGroup, ConsumerTimers
+    from groupspec.protocol.records import JoinTimer
 
 
 __all__ = ["CommittedOffset", "CoordinatorState", "NotModelled", "RegexTask", "ReplayError"]
@@ -52,6 +53,16 @@ class CoordinatorState:
     #: classic group of the id does not see them, the next consumer group of the id takes
     #: them (ConsumerTimers)
     detached_consumer_timers: dict[str, ConsumerTimers] = field(default_factory=dict)
+    #: group id -> the join timer (DelayedJoin) of its classic group, removed (an upgrade)
+    #: while it ran: Kafka's timer keeps it under classicGroupJoinKey(groupId), which
+    #: convertToConsumerGroup does not cancel; its callback (completeClassicGroupJoin by group
+    #: id) does nothing while the group is a consumer group, and completes the join phase of
+    #: a classic group made by a downgrade (ClassicGroupConverted takes it) unless that
+    #: group's own join timer replaces it first. The classic group's other timers cannot act
+    #: on a later classic group (its members' heartbeat timers are rescheduled by the
+    #: downgrade or name members it does not have; DelayedSync's generation and pending-sync
+    #: members never match), so they are not kept
+    detached_classic_join_timers: dict[str, JoinTimer] = field(default_factory=dict)
     #: group id -> the order Kafka's maps keep its committed offsets in (OffsetMetadataManager
     #: keeps offsets by group id, apart from the group): the order OffsetFetch of all offsets
     #: answers in; kept as offsets are committed and tombstoned

@@ -74,6 +74,8 @@ def _timers(state: CoordinatorState) -> Iterator[tuple[int, TimerKind, str, str]
             yield g.join_timer.deadline_ms, TimerKind.ExpireJoin, g.group_id, ""
         if g.sync_timer is not None:
             yield g.sync_timer.deadline_ms, TimerKind.ExpireSync, g.group_id, ""
+    for gid, t in state.detached_classic_join_timers.items():
+        yield t.deadline_ms, TimerKind.ExpireJoin, gid, ""
     # a consumer group's, and those of a consumer group gone (a downgrade, a deletion) that
     # still run (ConsumerTimers)
     tables: list[tuple[str, ConsumerGroup | ConsumerTimers]] = [*state.consumer_groups.items()]
@@ -188,6 +190,11 @@ def fire(txn: Txn, e: Expiry) -> None:
         return
     group = txn.state.groups.get(e.group_id)
     if group is None:
+        detached = txn.state.detached_classic_join_timers.get(e.group_id)
+        if e.kind is TimerKind.ExpireJoin and detached is not None and detached.deadline_ms == e.deadline_ms:
+            # the join timer of a classic group an upgrade removed: completeClassicGroupJoin
+            # finds no classic group (GroupIdNotFoundException) and does nothing
+            txn.emit(r.JoinTimerSet(e.group_id, None))
         return
     if e.kind is TimerKind.ExpireOffsets:
         expire_offsets(txn, group)
