@@ -119,7 +119,12 @@ def earliest_deadline(state: CoordinatorState) -> int | None:
             d = g.sync_timer.deadline_ms
             if best is None or d < best:
                 best = d
-    for cg in state.consumer_groups.values():
+    for t in state.detached_classic_join_timers.values():
+        if best is None or t.deadline_ms < best:
+            best = t.deadline_ms
+    tables: list[ConsumerGroup | ConsumerTimers] = [*state.consumer_groups.values()]
+    tables += state.detached_consumer_timers.values()
+    for cg in tables:
         for d in cg.session_deadlines.values():
             if best is None or d < best:
                 best = d
