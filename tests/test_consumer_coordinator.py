@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 
 from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator import timers
+from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.group import ConsumerGroupState
 from groupspec.coordinator.coordinator import Coordinator
@@ -348,6 +350,10 @@ def test_a_downgrade_leaves_the_consumer_groups_timers_running(upgraded_again: b
     assert h.hb(member_id="a", member_epoch=-1).error is Error.NONE
     assert "g" in h.c.state.groups and "g" not in h.c.state.consumer_groups
     assert h.c.state.detached_consumer_timers["g"].classic_sync_deadlines == {k: sync}
+    # the earliest deadline the coordinator and the replay's shortcuts read counts them
+    assert timers.earliest_deadline(h.c.state) == min(timers.deadlines(h.c.state))
+    assert not h.c.state.consumer_groups
+    assert fast_path.earliest_deadline(h.c.state) == min(timers.deadlines(h.c.state))
     if upgraded_again:
         assert h.join("a").error is Error.NONE
         g = h.c.state.consumer_groups["g"]
