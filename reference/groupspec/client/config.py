@@ -50,14 +50,13 @@ class ConsumerConfig:
     #: group.protocol: "classic" (JoinGroup/SyncGroup) or "consumer" (KIP-848,
     #: ConsumerGroupHeartbeat; the assignors above are then not used: the broker assigns)
     group_protocol: str = "classic"
-    #: client.rack (KIP-881): sent in the classic subscription for the leader's rack-aware
-    #: assignors, and with it the leader watches its partitions' replica racks; None or ""
-    #: is no rack (GroupRebalanceConfig)
-    client_rack: str | None = None
     #: group.remote.assignor: the server-side assignor a consumer-protocol member asks for
     #: (None: the broker's default, the first of group.consumer.assignors)
     remote_assignor: str | None = None
-    #: client.rack: a consumer-protocol member sends it when joining (None: no rack)
+    #: client.rack. Classic protocol (KIP-881): sent in the subscription for the leader's
+    #: rack-aware assignors, and with it the leader watches its partitions' replica racks
+    #: (GroupRebalanceConfig); a consumer-protocol member sends it in its heartbeat while
+    #: joining. None or "" is no rack
     client_rack: str | None = None
 
     def __post_init__(self) -> None:
