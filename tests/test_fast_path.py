@@ -511,6 +511,8 @@ REPLAY_MUTANTS = {
                                        "if False:"),
     "overlapping request ignored": ("_sole_option",
                                     "if len(rem) > 1 and not self.x[rem[1]].sent > ex.received:", "if False:"),
+    "another connection's overlapping request ignored": ("_sole_option",
+                                                         "if xj.event.connection != conn:", "if False:"),
     "missing response ignored": ("_sole_option",
                                  "if e.response is None or self.coordinator_error[i]:", "if False:"),
     "due timer ignored": ("_fast_step", "fast_path.earliest_deadline(state) <= t:", "False:"),
