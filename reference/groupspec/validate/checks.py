@@ -20,6 +20,7 @@ requests were handled in and whatever the broker's configuration.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -315,6 +316,10 @@ class RecordCoverage:
     stopped_line: int | None = None
 
 
+#: a (line, RecordEvent) pair's event, and an event's record
+_EVENT = operator.itemgetter(1)
+_RECORD = operator.attrgetter("record")
+
 #: the records that (re)introduce a group after its coordinator unloaded it
 _RELOADS = (GroupLoaded, GroupCreated)
 
@@ -328,11 +333,13 @@ def _own_unloads(records: list[tuple[int, RecordEvent]]) -> list[tuple[int, Reco
     is its reload (GroupLoaded) or, for a group with nothing persisted, its re-creation
     (GroupCreated); otherwise the unload was another coordinator's, and the group's state
     goes on (GroupMetadataManager onUnloaded / onLoaded act on one coordinator's groups)."""
-    kinds = [type(item[1].record) for item in records]
-    # (isinstance asked once per record class present, not once per record)
-    unload = {k: issubclass(k, CoordinatorUnloaded) for k in set(kinds)}
-    if not any(unload.values()):
+    # (the classes present found without a Python frame per record: most groups have no
+    # unload; isinstance asked once per record class present, not once per record)
+    if not any(issubclass(k, CoordinatorUnloaded)
+               for k in set(map(type, map(_RECORD, map(_EVENT, records))))):
         return list(records)
+    kinds = [type(item[1].record) for item in records]
+    unload = {k: issubclass(k, CoordinatorUnloaded) for k in set(kinds)}
     out: list[tuple[int, RecordEvent]] = []
     # walked backwards: ``reloads`` says whether the next record that is not an unload is
     # the group's reload or re-creation (one pass, not a scan ahead from every unload)
