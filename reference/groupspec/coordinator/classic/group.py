@@ -13,6 +13,7 @@ spec allows every choice there, and this is one of them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.protocol.group_state import GroupState
@@ -228,11 +229,27 @@ def compute_subscribed_topics(group: Group, protocol_name: str | None) -> frozen
         return None
     topics: set[str] = set()
     for m in group.members.values():
-        reader = Reader(m.metadata(protocol_name))
-        try:
-            reader.int16("subscription version")  # read, not checked: parsed as version 0
-            topics.update(reader.string("topic") for _ in range(reader.array_length("topics")))
-            reader.nullable_bytes("user data")
-        except DecodeError:
+        metadata = m.metadata(protocol_name)
+        got = _subscribed_topics(metadata) if type(metadata) is bytes else _parse_topics(metadata)
+        if got is None:
             return None
+        topics.update(got)
     return frozenset(topics)
+
+
+def _parse_topics(metadata: bytes) -> frozenset[str] | None:
+    """One member's subscribed topics as computeSubscribedTopics reads them (None: the
+    metadata does not parse)."""
+    reader = Reader(metadata)
+    try:
+        reader.int16("subscription version")  # read, not checked: parsed as version 0
+        topics = frozenset(reader.string("topic") for _ in range(reader.array_length("topics")))
+        reader.nullable_bytes("user data")
+    except DecodeError:
+        return None
+    return topics
+
+
+#: _parse_topics of each metadata met (a group's members send the same few again at every
+#: rebalance, and the validator replays each generation twice: records and replay)
+_subscribed_topics = lru_cache(maxsize=4096)(_parse_topics)
