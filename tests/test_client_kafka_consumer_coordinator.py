@@ -219,15 +219,22 @@ def test_leader_rejoins_when_a_topic_gains_partitions() -> None:
 
 
 # Kafka: testStaticLeaderRejoinsGroupAndCanTriggersRebalance
-def test_static_leader_skipping_assignment_still_watches_metadata() -> None:
-    d = Driver(instance="i", cluster=ClusterView({"t": 1}))
+def _leader_told_to_skip_the_assignment(instance: str | None) -> Driver:
+    """A leader whose JoinGroup answer says skip_assignment: it has sent a SyncGroup with no
+    assignment (the assignor is not run)."""
+    d = Driver(instance=instance, cluster=ClusterView({"t": 1}))
     d.find_coordinator()
     d.join_request()
     d.answer(m.JoinGroupRequest, m.JoinGroupResponse(
         error=E.NONE, generation_id=1, member_id="consumer", leader="consumer", protocol_name="range",
         protocol_type="consumer", skip_assignment=True, members=(member("consumer"),)))
     sync = d.sent(m.SyncGroupRequest)[0]
-    assert isinstance(sync, m.SyncGroupRequest) and sync.assignments == ()  # the assignor is not run
+    assert isinstance(sync, m.SyncGroupRequest) and sync.assignments == ()
+    return d
+
+
+def test_static_leader_skipping_assignment_still_watches_metadata() -> None:
+    d = _leader_told_to_skip_the_assignment("i")
     d.sync_response(parts={T1P})
     assert not d.c.rejoin_needed
     d.cluster = ClusterView({"t": 2})
@@ -239,14 +246,7 @@ def test_static_leader_skipping_assignment_still_watches_metadata() -> None:
 # leader runs no assignor and sends no assignment, yet is the leader: it keeps the metadata
 # snapshot it watches; the client does not check that it is static)
 def test_leader_told_to_skip_the_assignment_assigns_nothing() -> None:
-    d = Driver(cluster=ClusterView({"t": 1}))
-    d.find_coordinator()
-    d.join_request()
-    d.answer(m.JoinGroupRequest, m.JoinGroupResponse(
-        error=E.NONE, generation_id=1, member_id="consumer", leader="consumer", protocol_name="range",
-        protocol_type="consumer", skip_assignment=True, members=(member("consumer"),)))
-    sync = d.sent(m.SyncGroupRequest)[0]
-    assert isinstance(sync, m.SyncGroupRequest) and sync.assignments == ()
+    d = _leader_told_to_skip_the_assignment(None)
     assert d.c.leader_metadata_snapshot == {"t": 1}
 
 
