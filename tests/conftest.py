@@ -19,9 +19,10 @@ if TYPE_CHECKING:
 #: Kafka broker): under ``-n 2 --dist loadgroup`` every test that uses one, directly or through
 #: another fixture, runs on one worker, as one unit (pytest-xdist's ``xdist_group``). A test
 #: that reaches such a fixture through ``request.getfixturevalue`` carries the mark itself
-#: (tests/test_brokers_live.py). A test that uses a module-scoped fixture (a TLC state graph,
-#: a cross-check report, a generated collection) is grouped with its module, so that the
-#: fixture is made once; every other test goes to whichever worker is free (the TLC models of
+#: (tests/test_brokers_live.py). A test that uses any other fixture wider than a test (a TLC
+#: state graph, a cross-check report, a generated collection, a conformance run of the CLI:
+#: module or session scope) is grouped with its module, so that the fixture is made once and
+#: no two copies of it run at once; every other test goes to whichever worker is free (the TLC models of
 #: tests/test_spec_models.py, half an hour in all, spread over both). A plain ``pytest`` run is
 #: serial and ignores the marks.
 SHARED_FIXTURES: dict[str, str] = {
@@ -34,7 +35,8 @@ SHARED_FIXTURES: dict[str, str] = {
 def _uses_a_module_fixture(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     definitions = getattr(info, "name2fixturedefs", {})
-    return any(d.scope in ("module", "class", "package") for ds in definitions.values() for d in ds)
+    # ours only: pytest's own (tmp_path_factory and the like) have an empty baseid
+    return any(d.scope != "function" and d.baseid for ds in definitions.values() for d in ds)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
