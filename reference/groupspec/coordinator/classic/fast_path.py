@@ -34,6 +34,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from groupspec.coordinator import timers
 from groupspec.coordinator.classic.group import Member
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig
@@ -224,33 +225,8 @@ def commit(state: CoordinatorState, out: Output) -> None:
 
 def earliest_deadline(state: CoordinatorState) -> float:
     """The earliest deadline of :func:`groupspec.coordinator.timers.deadlines` (inf: none),
-    when the state has no consumer group (their timers are not counted here: the caller
-    takes the slow path then); the timers of groups converted away are."""
+    when the state has no consumer group (the caller takes the slow path then); the timers
+    of groups converted away count (:func:`groupspec.coordinator.timers.earliest_deadline`)."""
     assert not state.consumer_groups
-    best = float("inf")
-    for g in state.groups.values():
-        for m in g.members.values():
-            d = m.heartbeat_deadline_ms
-            if d is not None and d < best:
-                best = float(d)
-        for d in g.pending_members.values():
-            if d < best:
-                best = float(d)
-        if g.join_timer is not None and g.join_timer.deadline_ms < best:
-            best = float(g.join_timer.deadline_ms)
-        if g.sync_timer is not None and g.sync_timer.deadline_ms < best:
-            best = float(g.sync_timer.deadline_ms)
-    # the timers a group of the other protocol left running (a conversion cancels none:
-    # CoordinatorState.detached_classic_join_timers, detached_consumer_timers)
-    for t in state.detached_classic_join_timers.values():
-        if t.deadline_ms < best:
-            best = float(t.deadline_ms)
-    for ct in state.detached_consumer_timers.values():
-        for ds in (ct.session_deadlines, ct.classic_join_deadlines, ct.classic_sync_deadlines):
-            for d in ds.values():
-                if d < best:
-                    best = float(d)
-        for rt in ct.rebalance_timers.values():
-            if rt.deadline_ms < best:
-                best = float(rt.deadline_ms)
-    return best
+    best = timers.earliest_deadline(state)
+    return float("inf") if best is None else float(best)
