@@ -17,10 +17,9 @@ import pytest
 from groupspec.client.classic.consumer import (
     ClusterView,
     Consumer,
-    GroupMembershipOperation,
     MemberState,
 )
-from groupspec.client.config import ConsumerConfig
+from groupspec.client.config import ConsumerConfig, GroupMembershipOperation
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs
 from groupspec.protocol.errors import Error

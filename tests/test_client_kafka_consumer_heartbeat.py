@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from groupspec.client.classic.consumer import ClusterView
-from groupspec.client.config import ConsumerConfig
+from groupspec.client.config import ConsumerConfig, GroupMembershipOperation
 from groupspec.client.consumer.consumer import MemberState
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -274,7 +274,7 @@ CLOSE_MATRIX = [(None, "DEFAULT"), (None, "LEAVE_GROUP"), (None, "REMAIN_IN_GROU
 def test_poll_on_leaving(instance: str | None, operation: str) -> None:
     d = Driver(instance=instance)
     d.joined()
-    leaves = d.beats([r for _, r in d.c.close(d.now, membership_operation=operation)])
+    leaves = d.beats([r for _, r in d.c.close(d.now, membership_operation=GroupMembershipOperation(operation))])
     if instance is None and operation == "REMAIN_IN_GROUP":
         assert leaves == [] and d.state() is MemberState.LEAVING
     else:

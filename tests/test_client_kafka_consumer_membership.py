@@ -22,7 +22,7 @@ from __future__ import annotations
 import pytest
 
 from groupspec.client.classic.consumer import ClusterView
-from groupspec.client.config import ConsumerConfig
+from groupspec.client.config import ConsumerConfig, GroupMembershipOperation
 from groupspec.client.consumer.consumer import MemberState
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -704,7 +704,7 @@ def test_fencing_when_state_is_leaving() -> None:
 def test_leave_group_epoch_on_close(instance: str | None, operation: str, epoch: int) -> None:
     d = Driver(instance=instance)
     d.stable()
-    leave = [r for _, r in d.c.close(d.now, membership_operation=operation)
+    leave = [r for _, r in d.c.close(d.now, membership_operation=GroupMembershipOperation(operation))
              if isinstance(r, ConsumerGroupHeartbeatRequest)]
     assert len(leave) == 1 and leave[0].member_epoch == epoch
 

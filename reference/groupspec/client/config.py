@@ -9,12 +9,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from groupspec.assignors.base import RebalanceProtocol
 from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES, get_assignor
 
 #: group.protocol values (ConsumerConfig.GROUP_PROTOCOL_CONFIG)
 GROUP_PROTOCOLS = ("classic", "consumer")
+
+
+class GroupMembershipOperation(Enum):
+    """CloseOptions.GroupMembershipOperation (KIP-1092): what close does about the group, for
+    either protocol's consumer."""
+
+    #: a dynamic member leaves, a static one stays (the behaviour before KIP-1092)
+    DEFAULT = "DEFAULT"
+    #: leave, static members too (the LeaveGroup names the member id alone)
+    LEAVE_GROUP = "LEAVE_GROUP"
+    #: stay, dynamic members too (the session timeout removes the member)
+    REMAIN_IN_GROUP = "REMAIN_IN_GROUP"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from enum import Enum
 
 from groupspec.assignors.base import MemberSubscription, PartitionRacks, RebalanceProtocol
 from groupspec.assignors.registry import get_assignor
-from groupspec.client.config import ConsumerConfig
+from groupspec.client.config import ConsumerConfig, GroupMembershipOperation
 from groupspec.client.consumption import Consumption
 from groupspec.client.delayed_imbalance import DelayedImbalance
 from groupspec.protocol import messages as m
@@ -33,17 +33,6 @@ from groupspec.protocol.errors import Error
 from groupspec.protocol.topic_id import TopicId
 
 TP = tuple[str, int]
-
-
-class GroupMembershipOperation(Enum):
-    """CloseOptions.GroupMembershipOperation (KIP-1092): what close does about the group."""
-
-    #: a dynamic member leaves, a static one stays (the behaviour before KIP-1092)
-    DEFAULT = "DEFAULT"
-    #: leave, static members too (the LeaveGroup names the member id alone)
-    LEAVE_GROUP = "LEAVE_GROUP"
-    #: stay, dynamic members too (the session timeout removes the member)
-    REMAIN_IN_GROUP = "REMAIN_IN_GROUP"
 
 
 #: JoinGroupRequest.maybeTruncateReason: a JoinGroup or LeaveGroup reason is cut to this length

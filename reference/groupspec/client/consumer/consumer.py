@@ -32,7 +32,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from groupspec.client.classic.consumer import ClientEvent, ClusterView
-from groupspec.client.config import ConsumerConfig
+from groupspec.client.config import ConsumerConfig, GroupMembershipOperation
 from groupspec.client.consumption import Consumption
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -458,15 +458,16 @@ class ConsumerProtocolConsumer(Consumption):
         self.next_heartbeat_ms = now + self.heartbeat_interval_ms
         return [(self.heartbeat_rid, req2)]
 
-    def _leave(self, why: str, operation: str = "DEFAULT") -> list[Outgoing]:
+    def _leave(self, why: str,
+               operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT) -> list[Outgoing]:
         static = self.config.group_instance_id is not None
-        if operation == "REMAIN_IN_GROUP" and not static:
+        if operation is GroupMembershipOperation.REMAIN_IN_GROUP and not static:
             # ConsumerHeartbeatRequestManager.shouldSendLeaveHeartbeatNow: a dynamic member
             # closing with REMAIN_IN_GROUP sends no leave heartbeat
             return []
         # ConsumerMembershipManager.leaveGroupEpoch: LEAVE_GROUP makes a static member leave
         # with -1 too (the broker then removes it)
-        epoch = (LEAVE_GROUP_STATIC_MEMBER_EPOCH if static and operation != "LEAVE_GROUP"
+        epoch = (LEAVE_GROUP_STATIC_MEMBER_EPOCH if static and operation is not GroupMembershipOperation.LEAVE_GROUP
                  else LEAVE_GROUP_MEMBER_EPOCH)
         if self.member_epoch <= 0 and self.state in (MemberState.JOINING, MemberState.UNJOINED):
             # not in the group: nothing to leave (leaveGroup on a STALE member completes at
@@ -606,15 +607,14 @@ class ConsumerProtocolConsumer(Consumption):
                                           or (e is Error.STALE_MEMBER_EPOCH and self.member_epoch > 0), now)
 
     # ------------------------------------------------------------------ lifecycle
-    def close(self, now: int, membership_operation: str = "DEFAULT") -> list[Outgoing]:
+    def close(self, now: int,
+              membership_operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT) -> list[Outgoing]:
         """KafkaConsumer.close: commit and revoke (onPartitionsRevoked), then leave. With
         auto-commit the commit is every consumed position (AsyncKafkaConsumer
         .releaseAssignmentAndLeaveGroup -> commitSyncAllConsumed); it goes out with the
         leave heartbeat, not waited for (docs/deviations.md). ``membership_operation`` is
         CloseOptions.GroupMembershipOperation (KIP-1092): DEFAULT, LEAVE_GROUP or
         REMAIN_IN_GROUP (ConsumerMembershipManager.leaveGroupOnClose)."""
-        if membership_operation not in ("DEFAULT", "LEAVE_GROUP", "REMAIN_IN_GROUP"):
-            raise ValueError(f"unknown GroupMembershipOperation {membership_operation!r}")
         out: list[Outgoing] = []
         if self.closed:
             return out
