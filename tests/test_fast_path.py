@@ -507,7 +507,7 @@ def test_each_fast_step_of_the_replay_equals_the_slow_step(injected: list[Path])
 #: the replay's shortcut with one condition or effect dropped: (method, text, replacement)
 REPLAY_MUTANTS = {
     "timer near the request ignored": ("_sole_option",
-                                       "if fast_path.earliest_deadline(state) <= t + self.cfg.slack_ms:",
+                                       "if fast_path.earliest_deadline(state) <= self._read_by(i, t):",
                                        "if False:"),
     "overlapping request ignored": ("_sole_option",
                                     "if len(rem) > 1 and not self.x[rem[1]].sent > ex.received:", "if False:"),

@@ -17,7 +17,12 @@ What is nondeterministic, and how it is handled:
   handles a request at its send time; a coordinator timer (session, rebalance, sync, initial
   delay) falling within ``slack_ms`` of a request may have fired before or after it, and
   both are tried; one due at the clock's own millisecond (armed with no delay by the
-  request just handled) fires first unless deferred. A response the broker sent while the reference would still wait is a
+  request just handled) fires first unless deferred. A loaded broker reads a request long
+  after it was sent, so the interval is used whole: a timer due between the send time plus
+  the slack and the response may have fired first (the "late" alternative; not for a
+  JoinGroup or SyncGroup, whose answer may wait for others), and a member's session
+  deadline set by a request answered long after it was sent may run as much later (the
+  "stretch" alternative). A response the broker sent while the reference would still wait is a
   divergence (rule JoinWaitsForAllMembers, SyncWaitsForLeader).
 - **Broker configuration** the trace does not carry: group.initial.rebalance.delay.ms is
   tried at each of ``initial_delays_ms`` (Kafka's default 3000 first, then 0).
@@ -247,6 +252,11 @@ class _Branch:
     #: members the reference removed when their session expired: member id -> (the expiry's
     #: time, the session timeout), to name the expiry when the broker still knows them
     expired: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: members whose session deadline the broker may have set later than the replay did:
+    #: the request that set it was answered more than the slack after it was sent (a
+    #: loaded broker reads late). (group, member) -> (the deadline the replay set, the
+    #: latest the broker's may be)
+    late_armed: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
 
 
 def _copy_branch(b: _Branch) -> _Branch:
@@ -271,7 +281,10 @@ def _copy_branch(b: _Branch) -> _Branch:
 class _Decision:
     index: int
     #: "normal": fire timers due by the request's time; "defer": leave those within slack
-    #: for after it; "early": handle it up to slack later, after timers due by then
+    #: for after it; "early": handle it up to slack later, after timers due by then;
+    #: "late": handle it at ``at``, a deadline past the slack but before its response
+    #: arrived (the broker read it late), after the timers due by then; "stretch": the
+    #: session deadlines of :meth:`Replayer._stretchable` run past it
     timers: str = "normal"
     #: "handle"; for coordinator errors "failover" or "noise" (or "failover-early": at the
     #: replay's clock rather than the request's send time); for no response "lost"; for
@@ -283,6 +296,8 @@ class _Decision:
     #: a consumer group's pending regex resolution: "complete" just before this request,
     #: "wait" (it completes later); "" when none is pending
     regex: str = ""
+    #: when ``timers`` is "late": the time the request is handled at
+    at: int = 0
 
 
 _new = object.__new__
@@ -294,7 +309,8 @@ def _plain_decision(i: int, how: str, moved: bool) -> _Decision:
     its field dict at once (a frozen dataclass sets each field through
     ``object.__setattr__``; the replay makes one or two per exchange)."""
     d = _new(_Decision)
-    _setattr(d, "__dict__", {"index": i, "timers": "normal", "how": how, "moved": moved, "regex": ""})
+    _setattr(d, "__dict__", {"index": i, "timers": "normal", "how": how, "moved": moved, "regex": "",
+                             "at": 0})
     return d
 
 
@@ -303,6 +319,11 @@ _Link = tuple[_Decision, "_Link | None"]
 
 #: Decisions between two copies of the replay state, while the search is backtracking
 #: (after a failure, until it resynchronises): its choice points are revisited often.
+#: the requests whose response may wait for other members' (JoinGroup, SyncGroup)
+_MAY_PARK = frozenset({"JoinGroup", "SyncGroup"})
+#: the most "late" alternatives a request gets (one per deadline between its send time
+#: plus the slack and its response, nearest first)
+LATE_OPTIONS = 3
 CHECKPOINT_EVERY = 32
 #: The same before the search's first failure since it started or resynchronised: most of
 #: these choice points are never revisited (a conforming stretch of trace), and the few
@@ -875,7 +896,7 @@ class Replayer:
             tuple(sorted(b.introduced)), tuple(sorted(b.last_normal.items())), b.last_failover,
             b.failovers, tuple(sorted((k, v or "") for k, v in b.leaders.items())),
             tuple(sorted(b.leader_open)), tuple(sorted(b.gen_delta.items())), b.open_divergence,
-            self.fallback,
+            tuple(sorted(b.late_armed.items())), self.fallback,
         )
         return hashlib.blake2b(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).digest()
 
@@ -1085,9 +1106,21 @@ class Replayer:
         if state.consumer_groups or state.regex_tasks:
             return None
         t = max(b.clock, self._sent_ms[i])
-        if fast_path.earliest_deadline(state) <= t + self.cfg.slack_ms:
-            return None  # a timer to fire before or after it
+        if fast_path.earliest_deadline(state) <= self._read_by(i, t):
+            return None  # a timer to fire before or after it (_options)
         return self._decision(i, "handle", False)
+
+    def _read_by(self, i: int, t: int) -> int:
+        """The latest time the broker may have read request ``i``, handled at ``t``: the
+        slack after it or, when the response came later, the response's arrival (a loaded
+        broker reads late). Not for a JoinGroup or SyncGroup, whose response may wait for
+        others (a late answer says nothing of when it was read), nor a request without a
+        response (replayed or taken as lost)."""
+        until = t + self.cfg.slack_ms
+        ex = self.x[i]
+        if ex.event.api in _MAY_PARK or ex.event.response is None:
+            return until
+        return max(until, _floor(ex.received))
 
     def _decision(self, i: int, how: str, moved: bool) -> _Decision:
         """``_Decision(i, "normal", how, moved)``, made once per replay."""
@@ -1214,13 +1247,26 @@ class Replayer:
         t = max(b.clock, self._sent_ms[i0])
         s = self.cfg.slack_ms
         state = b.coord.state
-        near = bool(state.consumer_groups) or fast_path.earliest_deadline(state) <= t + s
-        # (no timer due by the first option's time plus the slack: its step is quiet)
+        # the broker read the request at some time before its response arrived: a timer
+        # due up to then may have fired first, however long after the send time that is
+        until = self._read_by(i0, t)
+        near = bool(state.consumer_groups) or fast_path.earliest_deadline(state) <= until
+        # (no timer due by the first option's time plus the slack, nor by its response:
+        # its step is quiet)
         self._options_quiet = not near
         if near and any(t - s < deadline <= t + s for deadline in deadlines(state)):
             how0 = out[0].how
             out.insert(1, _Decision(i0, "defer", how0))
             out.insert(2, _Decision(i0, "early", how0))
+        if near and until > t + s:
+            # read later than the slack allows for (a loaded broker): at each deadline up to
+            # the response, after the timers due by then (the nearest few; tried last)
+            late = sorted({dl for dl in deadlines(state) if t + s < dl <= until})[:LATE_OPTIONS]
+            out.extend(_Decision(i0, "late", out[0].how, at=dl) for dl in late)
+        if b.late_armed and self._stretchable(b, t):
+            # a session deadline due by now, set by a request the broker read late: it
+            # may run past this request (tried last)
+            out.append(_Decision(i0, "stretch", out[0].how))
         tasks = b.coord.state.regex_tasks
         if tasks:
             # the executor's regex resolution ends at a time the wire does not show: before
@@ -1309,14 +1355,65 @@ class Replayer:
         )
 
     def _step(self, b: _Branch, d: _Decision) -> None:
-        if fast_path.ENABLED and self._fast_step(b, d):
+        if not (fast_path.ENABLED and self._fast_step(b, d)):
+            self._slow_step(b, d)
+        if d.how == "handle":
+            self._note_arming(b, d.index)
+
+    def _note_arming(self, b: _Branch, i: int) -> None:
+        """Remember, when request ``i`` (just handled) set its member's session deadline
+        and was answered more than the slack after it was sent, how much later the broker's
+        deadline may be (:attr:`_Branch.late_armed`); forget an earlier note otherwise."""
+        ex = self.x[i]
+        if _floor(ex.received) - self._sent_ms[i] <= self.cfg.slack_ms:
+            if b.late_armed:
+                b.late_armed.pop((ex.event.group_id, getattr(ex.event.request, "member_id", "")), None)
             return
+        e = ex.event
+        mid = getattr(e.request, "member_id", None)
+        if not isinstance(mid, str) or e.response is None:
+            return
+        key = (e.group_id, mid)
+        g = b.coord.state.groups.get(e.group_id)
+        mem = g.members.get(mid) if g is not None else None
+        deadline = mem.heartbeat_deadline_ms if mem is not None else None
+        set_at = deadline - mem.session_timeout_ms if mem is not None and deadline is not None else -1
+        if not self._sent_ms[i] <= set_at <= _floor(ex.received):
+            b.late_armed.pop(key, None)  # not set by this request (or not to a session timeout)
+            return
+        assert deadline is not None
+        b.late_armed[key] = (deadline, deadline + _floor(ex.received) - set_at)
+
+    def _stretchable(self, b: _Branch, t: int) -> list[tuple[tuple[str, str], int]]:
+        """The session deadlines of :attr:`_Branch.late_armed` that would expire by ``t``
+        and that the broker may have set late enough to run past it: each with the latest
+        it may be."""
+        out = []
+        groups = b.coord.state.groups
+        for (gid, mid), (deadline, latest) in b.late_armed.items():
+            g = groups.get(gid)
+            mem = g.members.get(mid) if g is not None else None
+            if (mem is not None and mem.heartbeat_deadline_ms == deadline
+                    and b.clock < deadline <= t < latest):
+                out.append(((gid, mid), latest))
+        return out
+
+    def _slow_step(self, b: _Branch, d: _Decision) -> None:
         ex = self.x[d.index]
         e = ex.event
         s = self.cfg.slack_ms
         t = max(b.clock, self._sent_ms[d.index])
         if d.timers == "early":
             t = max(t, min(t + s, _floor(ex.received)))
+        elif d.timers == "late":
+            t = max(t, d.at)
+        elif d.timers == "stretch":
+            # the request that set these deadlines was read late: the broker's run past this
+            # request (a later one may find them run out, or stretch them again, up to the
+            # latest they may be)
+            for (gid, mid), latest in self._stretchable(b, t):
+                b.coord.state.groups[gid].members[mid].heartbeat_deadline_ms = t + 1
+                b.late_armed[(gid, mid)] = (t + 1, latest)
         if t > ex.received:
             if d.index in self.accept:
                 # resynchronising past it: the request is taken as never handled
