@@ -19,6 +19,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+from groupspec.assignors.server_spec import TopicMetadata
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatTopicPartitions,
+)
+from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace.events import APIS, Header, MetadataEvent, MetadataTopic, WireExchange
+from groupspec.trace.jsonl import event_to_json
+from groupspec.validate import CONFORMING, VIOLATION, validate_bytes
 from groupspec.validate.validator import validate_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,3 +109,78 @@ def test_a_session_set_by_a_request_read_at_once_runs_out_on_time(tmp_path: Path
     # (b expired: a's heartbeat should have been told to rejoin)
     assert (group.violation.rule, group.violation.broker_answered) == (
         "HeartbeatSignalsRebalance", "Heartbeat NONE")
+
+
+# -- a KIP-848 member's session ----------------------------------------------------------
+
+FOO = TopicId(0x51F00)
+#: Kafka's default group.consumer.session.timeout.ms
+CONSUMER_SESSION_MS = 45_000
+
+
+def _consumer_trace(b_last_answered_after_ms: float) -> bytes:
+    """Members a and b of a consumer group (KIP-848) reconcile; b's last heartbeat, sent at
+    T, is read by the broker at T + 600 ms; b then goes silent. The broker (the reference
+    coordinator, its timers fired at each request's time) answers a's heartbeats: at
+    T + session + 300 ms b is still a member, at T + session + 800 ms it has expired and a
+    is given every partition. The recording stamps b's last heartbeat sent at T and
+    answered ``b_last_answered_after_ms`` later."""
+    c = Coordinator()
+    c.set_topics([TopicMetadata(FOO, "foo", 4)])
+    events: list[object] = [Header(source="recorder", minor=2),
+                            MetadataEvent(1, 0.0, (MetadataTopic("foo", FOO, 4),))]
+    epoch = {"a": 0, "b": 0}
+    owned: dict[str, tuple[HeartbeatTopicPartitions, ...]] = {"a": (), "b": ()}
+
+    def hb(member: str, read_at: int, sent: float | None = None, received: float | None = None,
+           **kw: Any) -> ConsumerGroupHeartbeatResponse:
+        n = len(events)
+        req = ConsumerGroupHeartbeatRequest(group_id="g", member_id=member, member_epoch=epoch[member],
+                                            topic_partitions=owned[member], **kw)
+        c.advance(read_at)
+        resp = c.handle(n, req, read_at).response_to(n)
+        assert isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.error is Error.NONE
+        events.append(WireExchange(
+            seq=n, connection=f"{member}#1", client_id=member, api="ConsumerGroupHeartbeat",
+            api_key=APIS["ConsumerGroupHeartbeat"][0], api_version=1, correlation_id=n,
+            group_id="g", sent_ms=float(read_at) if sent is None else sent,
+            received_ms=read_at + 1.0 if received is None else received, request=req, response=resp))
+        epoch[member] = resp.member_epoch
+        if resp.assignment is not None:
+            owned[member] = resp.assignment.topic_partitions
+        return resp
+
+    now = 1000
+    for who in ("a", "b"):
+        now += 100
+        hb(who, now, rebalance_timeout_ms=5000, subscribed_topic_names=("foo",))
+    for _ in range(3):
+        for who in ("a", "b"):
+            now += 100
+            hb(who, now)
+    assert owned["a"] and owned["b"]
+    t = now + 100
+    hb("b", t + 600, sent=float(t), received=t + b_last_answered_after_ms)
+    at = t + 700
+    while at + 5000 < t + CONSUMER_SESSION_MS:
+        at += 5000
+        hb("a", at)
+    still = hb("a", t + CONSUMER_SESSION_MS + 300)
+    assert still.assignment is None  # b is still a member: nothing changes for a
+    gone = hb("a", t + CONSUMER_SESSION_MS + 800)
+    assert gone.member_epoch > still.member_epoch  # b expired: a new epoch for a
+    lines = [event_to_json(e) for e in events]  # type: ignore[arg-type]
+    return "".join(json.dumps(x) + "\n" for x in lines).encode()
+
+
+def test_a_consumer_session_set_by_a_heartbeat_read_late_runs_out_late() -> None:
+    [group] = validate_bytes(_consumer_trace(601.0), "late.jsonl").groups
+    assert group.verdict == CONFORMING, group
+
+
+def test_a_consumer_session_set_by_a_heartbeat_read_at_once_runs_out_on_time() -> None:
+    # answered 1 ms after it was sent: the broker read it by then, so b's session ran out
+    # before a's heartbeat at T + session + 300 ms
+    [group] = validate_bytes(_consumer_trace(1.0), "prompt.jsonl").groups
+    assert group.verdict == VIOLATION, group
+    assert group.violation is not None and group.violation.api == "ConsumerGroupHeartbeat"

@@ -67,7 +67,7 @@ from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
-from groupspec.coordinator.state import NotModelled
+from groupspec.coordinator.state import CoordinatorState, NotModelled
 from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
@@ -431,6 +431,24 @@ def _same_answer(expected: m.Response, actual: m.Response) -> bool:
                 return False
         return True
     return False
+
+
+def _session_deadline(state: CoordinatorState, group_id: str, member_id: str) -> int | None:
+    """A member's session deadline: a classic group's member's, or a consumer group's."""
+    g = state.groups.get(group_id)
+    if g is not None:
+        mem = g.members.get(member_id)
+        return mem.heartbeat_deadline_ms if mem is not None else None
+    cg = state.consumer_groups.get(group_id)
+    return cg.session_deadlines.get(member_id) if cg is not None else None
+
+
+def _set_session_deadline(state: CoordinatorState, group_id: str, member_id: str, at: int) -> None:
+    g = state.groups.get(group_id)
+    if g is not None:
+        g.members[member_id].heartbeat_deadline_ms = at
+    else:
+        state.consumer_groups[group_id].session_deadlines[member_id] = at
 
 
 def _floor(x: float) -> int:
@@ -1355,48 +1373,43 @@ class Replayer:
         )
 
     def _step(self, b: _Branch, d: _Decision) -> None:
+        i = d.index
+        if d.how != "handle" or _floor(self.x[i].received) - self._sent_ms[i] <= self.cfg.slack_ms:
+            if not (fast_path.ENABLED and self._fast_step(b, d)):
+                self._slow_step(b, d)
+            if b.late_armed and d.how == "handle":
+                self._forget_arming(b, i)
+            return
+        # answered more than the slack after it was sent: note whether it set its member's
+        # session deadline, which the broker may then have set as much later
+        e = self.x[i].event
+        mid = getattr(e.request, "member_id", None)
+        key = (e.group_id, mid if isinstance(mid, str) else "")
+        before = _session_deadline(b.coord.state, *key)
+        t = max(b.clock, self._sent_ms[i])
         if not (fast_path.ENABLED and self._fast_step(b, d)):
             self._slow_step(b, d)
-        if d.how == "handle":
-            self._note_arming(b, d.index)
+        after = _session_deadline(b.coord.state, *key)
+        # (a request left parked was read when it came, as far as the replay can tell: its
+        # answer waits for others)
+        if after is not None and after != before and e.response is not None and i not in b.parked:
+            b.late_armed[key] = (after, after + _floor(self.x[i].received) - t)
+        elif b.late_armed:
+            b.late_armed.pop(key, None)
 
-    def _note_arming(self, b: _Branch, i: int) -> None:
-        """Remember, when request ``i`` (just handled) set its member's session deadline
-        and was answered more than the slack after it was sent, how much later the broker's
-        deadline may be (:attr:`_Branch.late_armed`); forget an earlier note otherwise."""
-        ex = self.x[i]
-        if _floor(ex.received) - self._sent_ms[i] <= self.cfg.slack_ms:
-            if b.late_armed:
-                b.late_armed.pop((ex.event.group_id, getattr(ex.event.request, "member_id", "")), None)
-            return
-        e = ex.event
-        mid = getattr(e.request, "member_id", None)
-        if not isinstance(mid, str) or e.response is None:
-            return
-        key = (e.group_id, mid)
-        g = b.coord.state.groups.get(e.group_id)
-        mem = g.members.get(mid) if g is not None else None
-        deadline = mem.heartbeat_deadline_ms if mem is not None else None
-        set_at = deadline - mem.session_timeout_ms if mem is not None and deadline is not None else -1
-        if not self._sent_ms[i] <= set_at <= _floor(ex.received):
-            b.late_armed.pop(key, None)  # not set by this request (or not to a session timeout)
-            return
-        assert deadline is not None
-        b.late_armed[key] = (deadline, deadline + _floor(ex.received) - set_at)
+    def _forget_arming(self, b: _Branch, i: int) -> None:
+        """Request ``i``, answered within the slack, set its member's session deadline when
+        the replay says: any earlier note of a late one is void."""
+        e = self.x[i].event
+        b.late_armed.pop((e.group_id, getattr(e.request, "member_id", "")), None)
 
     def _stretchable(self, b: _Branch, t: int) -> list[tuple[tuple[str, str], int]]:
         """The session deadlines of :attr:`_Branch.late_armed` that would expire by ``t``
         and that the broker may have set late enough to run past it: each with the latest
         it may be."""
-        out = []
-        groups = b.coord.state.groups
-        for (gid, mid), (deadline, latest) in b.late_armed.items():
-            g = groups.get(gid)
-            mem = g.members.get(mid) if g is not None else None
-            if (mem is not None and mem.heartbeat_deadline_ms == deadline
-                    and b.clock < deadline <= t < latest):
-                out.append(((gid, mid), latest))
-        return out
+        state = b.coord.state
+        return [(key, latest) for key, (deadline, latest) in b.late_armed.items()
+                if b.clock < deadline <= t < latest and _session_deadline(state, *key) == deadline]
 
     def _slow_step(self, b: _Branch, d: _Decision) -> None:
         ex = self.x[d.index]
@@ -1411,9 +1424,9 @@ class Replayer:
             # the request that set these deadlines was read late: the broker's run past this
             # request (a later one may find them run out, or stretch them again, up to the
             # latest they may be)
-            for (gid, mid), latest in self._stretchable(b, t):
-                b.coord.state.groups[gid].members[mid].heartbeat_deadline_ms = t + 1
-                b.late_armed[(gid, mid)] = (t + 1, latest)
+            for key, latest in self._stretchable(b, t):
+                _set_session_deadline(b.coord.state, *key, t + 1)
+                b.late_armed[key] = (t + 1, latest)
         if t > ex.received:
             if d.index in self.accept:
                 # resynchronising past it: the request is taken as never handled
