@@ -599,17 +599,32 @@ def test_transition_to_leaving_while_acknowledging_due_to_stale_member() -> None
 
 
 # Kafka: testTransitionToLeavingWhileJoiningDueToStaleMember
-@pytest.mark.xfail(strict=True, reason="docs/deviations.md, KIP-848 client: a member still "
-                   "joining (epoch 0) whose poll timer expires keeps joining in the model; "
-                   "Kafka sends the leave heartbeat (epoch -1) and goes STALE")
 def test_transition_to_leaving_while_joining_due_to_stale_member() -> None:
     d = Driver()
-    d.joining()
+    d.joining()  # the join heartbeat in flight, not answered yet
+    d.c.last_poll_ms = d.now - REBALANCE_TIMEOUT_MS - 1  # the poll timer has expired
     d.c.poll_blocked_until_ms = d.now + 10 * REBALANCE_TIMEOUT_MS
-    d.tick(REBALANCE_TIMEOUT_MS + 1)
+    d.tick()
+    # the leave goes out though the join heartbeat is still in flight
+    # (AbstractHeartbeatRequestManager.poll checks the poll timer first)
+    assert [b.member_epoch for b in d.beats()] == [0, -1]
+    assert d.state() is MemberState.UNJOINED and d.c.owned == set()
+
+
+# Kafka: none (AbstractMembershipManager.leaveGroup: a JOINING member is in the group)
+@pytest.mark.parametrize("answered", [False, True], ids=["join-in-flight", "join-answered-no-epoch"])
+def test_close_while_joining_sends_the_leave_heartbeat(answered: bool) -> None:
+    d = Driver()
+    d.joining()
+    if answered:
+        # answered with an error the member retries: still JOINING at epoch 0
+        d.reply(error=E.COORDINATOR_LOAD_IN_PROGRESS)
+        assert d.state() is MemberState.JOINING and d.c.member_epoch == 0
     d.pending.clear()
-    d.tick(INTERVAL_MS)
-    assert any(b.member_epoch == -1 for b in d.beats())
+    d.pending += d.c.close(d.now)
+    [leave] = d.beats()
+    assert (leave.member_id, leave.member_epoch) == (d.c.member_id, -1)
+    assert d.state() is MemberState.UNSUBSCRIBED
 
 
 # Kafka: testStaleMemberRejoinsWhenTimerResetsNoCallbacks

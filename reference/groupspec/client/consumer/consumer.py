@@ -410,17 +410,21 @@ class ConsumerProtocolConsumer(Consumption):
         return [(self.fetch_rid, req)]
 
     def _heartbeat(self, now: int, cluster: ClusterView) -> list[Outgoing]:
-        if not self.coordinator_known or self.heartbeat_rid is not None:
+        if not self.coordinator_known:
             return []
         if self.state in (MemberState.UNJOINED, MemberState.LEAVING, MemberState.UNSUBSCRIBED):
             return []
-        if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.state is not MemberState.JOINING:
+        if now - self.last_poll_ms > self.config.max_poll_interval_ms:
             # the poll timer expired: leave (epoch -1, or -2 for a static member) and rejoin
-            # on the next poll (ConsumerMembershipManager.transitionToSendingLeaveGroup)
+            # on the next poll (ConsumerMembershipManager.transitionToSendingLeaveGroup). A
+            # joining member leaves too, and a heartbeat in flight does not hold the leave
+            # back: AbstractHeartbeatRequestManager.poll checks the poll timer before both
             self._lose_all("max.poll.interval.ms expired")
             out = self._leave("poll timeout")
             self.state = MemberState.UNJOINED
             return out
+        if self.heartbeat_rid is not None:
+            return []
         due = self.state in (MemberState.JOINING, MemberState.ACKNOWLEDGING) or (
             now >= self.next_heartbeat_ms and now >= self.heartbeat_backoff_until_ms)
         if not due:
@@ -469,9 +473,11 @@ class ConsumerProtocolConsumer(Consumption):
         # with -1 too (the broker then removes it)
         epoch = (LEAVE_GROUP_STATIC_MEMBER_EPOCH if static and operation is not GroupMembershipOperation.LEAVE_GROUP
                  else LEAVE_GROUP_MEMBER_EPOCH)
-        if self.member_epoch <= 0 and self.state in (MemberState.JOINING, MemberState.UNJOINED):
+        if self.state is MemberState.UNJOINED:
             # not in the group: nothing to leave (leaveGroup on a STALE member completes at
-            # once, ConsumerMembershipManagerTest.testLeaveGroupWhenMemberIsStale)
+            # once, ConsumerMembershipManagerTest.testLeaveGroupWhenMemberIsStale). A JOINING
+            # member is in the group (AbstractMembershipManager.isNotInGroup), whether or not
+            # its first heartbeat was answered: it sends the leave heartbeat
             return []
         self._event("left", detail=why)
         req = ConsumerGroupHeartbeatRequest(
