@@ -72,10 +72,10 @@ def test_a_rebalance_answer_before_the_session_ran_out_is_a_violation(tmp_path: 
     assert group.violation.broker_answered == "Heartbeat REBALANCE_IN_PROGRESS"
 
 
-def _commit_read_late(tmp_path: Path, commit_answered_after_ms: float) -> Path:
+def _commit_read_late(tmp_path: Path, commit_answered_after_ms: float, hb_after_ms: float = 124.0) -> Path:
     """b's last OffsetCommit (which sets b's session deadline) answered
-    ``commit_answered_after_ms`` after it was sent, and a's heartbeat sent 124 ms after the
-    deadline the commit's send time gives answered NONE."""
+    ``commit_answered_after_ms`` after it was sent, and a's heartbeat sent ``hb_after_ms``
+    after the deadline the commit's send time gives answered NONE."""
     events: list[dict[str, Any]] = [
         json.loads(line) for line in RECORDING.read_text(encoding="utf-8").splitlines()]
     [commit] = [e for e in events if e.get("seq") == B_LAST_COMMIT]
@@ -83,7 +83,7 @@ def _commit_read_late(tmp_path: Path, commit_answered_after_ms: float) -> Path:
     assert commit["api"] == "OffsetCommit" and commit["client_id"] == "b"
     assert hb["api"] == "Heartbeat" and hb["response"] == {"error": "NONE"}
     commit["received_ms"] = commit["sent_ms"] + commit_answered_after_ms
-    hb["sent_ms"] = commit["sent_ms"] + SESSION_MS + 124.0
+    hb["sent_ms"] = commit["sent_ms"] + SESSION_MS + hb_after_ms
     hb["received_ms"] = hb["sent_ms"] + 1.0
     out = tmp_path / "commit-late.jsonl"
     out.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
@@ -99,6 +99,17 @@ def test_a_session_set_by_a_request_read_late_runs_out_late(tmp_path: Path) -> N
     # up to 600 ms later than the send time says
     [group] = validate_path(_commit_read_late(tmp_path, 600.0)).groups
     assert group.verdict == "conforming", group
+
+
+def test_a_session_set_by_a_request_read_late_runs_out_by_its_response_plus_the_session(
+        tmp_path: Path) -> None:
+    # the commit answered 250 ms after it was sent, a's heartbeat 350 ms after the deadline
+    # its send time gives: however late the broker read the commit, b had expired by then
+    [group] = validate_path(_commit_read_late(tmp_path, 250.0, 350.0)).groups
+    assert group.verdict == "violation", group
+    assert group.violation is not None
+    assert (group.violation.rule, group.violation.broker_answered) == (
+        "HeartbeatSignalsRebalance", "Heartbeat NONE")
 
 
 def test_a_session_set_by_a_request_read_at_once_runs_out_on_time(tmp_path: Path) -> None:
