@@ -317,13 +317,14 @@ def _plain_decision(i: int, how: str, moved: bool) -> _Decision:
 #: The decisions a branch took since its checkpoint, newest first (shared tails).
 _Link = tuple[_Decision, "_Link | None"]
 
-#: Decisions between two copies of the replay state, while the search is backtracking
-#: (after a failure, until it resynchronises): its choice points are revisited often.
 #: the requests whose response may wait for other members' (JoinGroup, SyncGroup)
 _MAY_PARK = frozenset({"JoinGroup", "SyncGroup"})
 #: the most "late" alternatives a request gets (one per deadline between its send time
 #: plus the slack and its response, nearest first)
 LATE_OPTIONS = 3
+
+#: Decisions between two copies of the replay state, while the search is backtracking
+#: (after a failure, until it resynchronises): its choice points are revisited often.
 CHECKPOINT_EVERY = 32
 #: The same before the search's first failure since it started or resynchronised: most of
 #: these choice points are never revisited (a conforming stretch of trace), and the few
@@ -449,6 +450,12 @@ def _set_session_deadline(state: CoordinatorState, group_id: str, member_id: str
         g.members[member_id].heartbeat_deadline_ms = at
     else:
         state.consumer_groups[group_id].session_deadlines[member_id] = at
+
+
+def _member_key(e: WireExchange) -> tuple[str, str]:
+    """(group, member) of a request, the member "" when it names none."""
+    mid = getattr(e.request, "member_id", None)
+    return e.group_id, mid if isinstance(mid, str) else ""
 
 
 def _floor(x: float) -> int:
@@ -1383,10 +1390,9 @@ class Replayer:
         # answered more than the slack after it was sent: note whether it set its member's
         # session deadline, which the broker may then have set as much later
         e = self.x[i].event
-        mid = getattr(e.request, "member_id", None)
-        key = (e.group_id, mid if isinstance(mid, str) else "")
+        key = _member_key(e)
         before = _session_deadline(b.coord.state, *key)
-        t = max(b.clock, self._sent_ms[i])
+        t = self._handled_at(b, d)
         if not (fast_path.ENABLED and self._fast_step(b, d)):
             self._slow_step(b, d)
         after = _session_deadline(b.coord.state, *key)
@@ -1400,8 +1406,7 @@ class Replayer:
     def _forget_arming(self, b: _Branch, i: int) -> None:
         """Request ``i``, answered within the slack, set its member's session deadline when
         the replay says: any earlier note of a late one is void."""
-        e = self.x[i].event
-        b.late_armed.pop((e.group_id, getattr(e.request, "member_id", "")), None)
+        b.late_armed.pop(_member_key(self.x[i].event), None)
 
     def _stretchable(self, b: _Branch, t: int) -> list[tuple[tuple[str, str], int]]:
         """The session deadlines of :attr:`_Branch.late_armed` that would expire by ``t``
@@ -1411,16 +1416,22 @@ class Replayer:
         return [(key, latest) for key, (deadline, latest) in b.late_armed.items()
                 if b.clock < deadline <= t < latest and _session_deadline(state, *key) == deadline]
 
+    def _handled_at(self, b: _Branch, d: _Decision) -> int:
+        """The time step ``d`` handles its request at: the send time (or the replay's clock,
+        if later), up to the slack later when "early", at ``d.at`` when "late"."""
+        t = max(b.clock, self._sent_ms[d.index])
+        if d.timers == "early":
+            return max(t, min(t + self.cfg.slack_ms, _floor(self.x[d.index].received)))
+        if d.timers == "late":
+            return max(t, d.at)
+        return t
+
     def _slow_step(self, b: _Branch, d: _Decision) -> None:
         ex = self.x[d.index]
         e = ex.event
         s = self.cfg.slack_ms
-        t = max(b.clock, self._sent_ms[d.index])
-        if d.timers == "early":
-            t = max(t, min(t + s, _floor(ex.received)))
-        elif d.timers == "late":
-            t = max(t, d.at)
-        elif d.timers == "stretch":
+        t = self._handled_at(b, d)
+        if d.timers == "stretch":
             # the request that set these deadlines was read late: the broker's run past this
             # request (a later one may find them run out, or stretch them again, up to the
             # latest they may be)
