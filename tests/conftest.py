@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -13,6 +14,15 @@ import pytest
 
 if TYPE_CHECKING:
     from groupspec.brokers import KafkaBroker, TansuBroker
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as from a terminal, for the tests that interrupt a real process: a run started in
+    the background by a non-interactive shell has SIGINT ignored, an ignored signal stays
+    ignored across exec, and a Python child then installs no KeyboardInterrupt handler (the
+    interrupted command runs on). A handled signal is reset to its default across exec."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: Session fixtures too costly to set up on both of ci/test's two workers (a Spark JVM, a

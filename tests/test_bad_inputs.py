@@ -226,19 +226,12 @@ def test_ctrl_c_exits_130_without_a_traceback(monkeypatch: pytest.MonkeyPatch, c
     assert "Traceback" not in out + err and "interrupted" in err
 
 
-def _sigint_as_from_a_terminal() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_on_a_real_process(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": f"{REPO / 'reference'}{os.pathsep}{REPO}"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "groupspec", "simulate", "default", "--until", "604800000", "--progress"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path,
-        # as from a terminal: a test run started in the background by a non-interactive shell
-        # has SIGINT ignored, and an ignored signal stays ignored across exec (Python then
-        # installs no KeyboardInterrupt handler and the run goes on)
-        preexec_fn=_sigint_as_from_a_terminal,
+        # (SIGINT reaches it as from a terminal: tests/conftest.py pytest_configure)
     )
     assert proc.stderr is not None
     proc.stderr.read(len("\rsimulated"))  # the run has started (past the imports)
