@@ -121,8 +121,11 @@ def test_kafka_is_conforming_on_every_scenario_with_every_client(kafka_run: tupl
     assert set(got) == {(c, n) for c in CLIENTS for n in NAMES}
     for (client, name), r in got.items():
         earlier = "".join(f"\nearlier attempt: {e['run_error']}" for e in r["earlier"])
+        # the verdict first: a run error beside a violation is not retried, and the
+        # divergences are what a failed CI log must show
+        assert r["verdict"] == "conforming", (
+            f"{name} / {client}: {_why(out / r['trace'], r['validation'])}\nrun error: {r['run_error']}")
         assert r["run_error"] is None, f"{name} / {client}: {r['run_error']}{earlier}"
-        assert r["verdict"] == "conforming", f"{name} / {client}: {_why(out / r['trace'], r['validation'])}"
         [group] = r["validation"]["groups"]
         assert group["exchanges"] > 0
         # the trace on disk says the same when validated again

@@ -87,8 +87,10 @@ def test_kafka_is_conforming_on_every_mixed_scenario(mixed_run: Run) -> None:
     for (client, name), r in got.items():
         where = f"{name} / {client}"
         assert split_client(client)[0] in ("kafka-python", "confluent-kafka")
+        # the verdict first (test_conformance.py says why)
+        assert r["verdict"] == "conforming", (
+            f"{where}: {json.dumps(r['validation'], indent=1)[:4000]}\nrun error: {r['run_error']}")
         assert r["run_error"] is None, f"{where}: {r['run_error']}"
-        assert r["verdict"] == "conforming", f"{where}: {json.dumps(r['validation'], indent=1)[:4000]}"
         [group] = r["validation"]["groups"]
         assert group["exchanges"] > 0
         trace = Path(r["base"]) / r["trace"]
