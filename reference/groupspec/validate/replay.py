@@ -1381,14 +1381,14 @@ class Replayer:
 
     def _step(self, b: _Branch, d: _Decision) -> None:
         i = d.index
-        if d.how != "handle" or _floor(self.x[i].received) - self._sent_ms[i] <= self.cfg.slack_ms:
+        read_late = _floor(self.x[i].received) - self._sent_ms[i] > self.cfg.slack_ms
+        if d.how != "handle" or not (read_late or b.late_armed):
             if not (fast_path.ENABLED and self._fast_step(b, d)):
                 self._slow_step(b, d)
-            if b.late_armed and d.how == "handle":
-                self._forget_arming(b, i)
             return
-        # answered more than the slack after it was sent: note whether it set its member's
-        # session deadline, which the broker may then have set as much later
+        # a request handled: when it was answered more than the slack after it was sent and
+        # set its member's session deadline, the broker may have set that deadline as much
+        # later (noted); otherwise any earlier note for the member is void
         e = self.x[i].event
         key = _member_key(e)
         before = _session_deadline(b.coord.state, *key)
@@ -1398,15 +1398,11 @@ class Replayer:
         after = _session_deadline(b.coord.state, *key)
         # (a request left parked was read when it came, as far as the replay can tell: its
         # answer waits for others)
-        if after is not None and after != before and e.response is not None and i not in b.parked:
+        if (read_late and after is not None and after != before and e.response is not None
+                and i not in b.parked):
             b.late_armed[key] = (after, after + _floor(self.x[i].received) - t)
-        elif b.late_armed:
+        else:
             b.late_armed.pop(key, None)
-
-    def _forget_arming(self, b: _Branch, i: int) -> None:
-        """Request ``i``, answered within the slack, set its member's session deadline when
-        the replay says: any earlier note of a late one is void."""
-        b.late_armed.pop(_member_key(self.x[i].event), None)
 
     def _stretchable(self, b: _Branch, t: int) -> list[tuple[tuple[str, str], int]]:
         """The session deadlines of :attr:`_Branch.late_armed` that would expire by ``t``
