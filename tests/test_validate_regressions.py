@@ -58,6 +58,62 @@ def test_failover_before_a_pending_member_joins_is_conforming(tmp_path: Path) ->
     assert unloads  # the failover happened
 
 
+def _simulated(name: str, tmp_path: Path) -> Path:
+    path = ROOT / "examples" / "validator-false-positives" / name
+    result = simulate(load_scenario_text(path.read_text(encoding="utf-8"), str(path)))
+    trace = tmp_path / "trace.jsonl"
+    with trace.open("w", encoding="utf-8") as out:
+        write_trace(result, out)
+    return trace
+
+
+def _silent_member_rejoins(trace: Path) -> dict[str, object]:
+    """The slow member's first Heartbeat after the failover that the new coordinator
+    answered UNKNOWN_MEMBER_ID (its reloaded session had run out)."""
+    for line in trace.read_text(encoding="utf-8").splitlines():
+        e = json.loads(line)
+        if (e.get("kind") == "exchange" and e["api"] == "Heartbeat" and e["connection"] == "c3#1"
+                and e["response"]["error"] == "UNKNOWN_MEMBER_ID"):
+            return dict(e)
+    raise AssertionError("no UNKNOWN_MEMBER_ID heartbeat from c3")
+
+
+def test_a_reload_before_the_first_coordinator_error_may_expire_a_silent_member(tmp_path: Path) -> None:
+    """Eager range, c3's poll blocked past max.poll.interval.ms, then a coordinator failover
+    at 42,000 ms. c3 hears NOT_COORDINATOR (42,216) but, its poll blocked, looks the new
+    coordinator up only at 52,000, when the session the reload gave it (from the load, at
+    42,000: GroupMetadataManager.onLoaded) has run out: UNKNOWN_MEMBER_ID at 52,008. The
+    replay loaded the group at the first coordinator error (42,216), so c3's session ran to
+    52,216, and it once reported the answer as a HeartbeatAnswer violation: the load may lie
+    anywhere after the last request the old coordinator answered (39,216)."""
+    trace = _simulated("eager-slowpoll-failover.json", tmp_path)
+    hb = _silent_member_rejoins(trace)
+    assert 52_000 <= float(hb["sent_ms"]) < 52_216  # before the session the replay's load gives
+    [group] = validate_path(trace).groups
+    assert group.verdict == "conforming", group.divergences
+    assert any("failover" in n for n in group.notes)
+
+
+def test_a_reload_cannot_precede_the_last_answer_of_the_old_coordinator(tmp_path: Path) -> None:
+    """The control: the same trace with c3's lookup and heartbeat 3.5 s earlier. For its
+    session to have run out by then, the load would have had to come before the heartbeats
+    the old coordinator answered at 39,216: a violation at that heartbeat."""
+    trace = _simulated("eager-slowpoll-failover.json", tmp_path)
+    lines = []
+    for line in trace.read_text(encoding="utf-8").splitlines():
+        e = json.loads(line)
+        if (e.get("kind") == "exchange" and e["connection"] == "c3#1"
+                and e["api"] in ("FindCoordinator", "Heartbeat") and 52_000 <= e["sent_ms"] < 52_100):
+            e["sent_ms"] -= 3500
+            e["received_ms"] -= 3500
+        lines.append(json.dumps(e))
+    trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    hb = _silent_member_rejoins(trace)
+    [group] = validate_path(trace).groups
+    assert group.verdict == "violation"
+    assert ("HeartbeatAnswer", hb["seq"]) in [(d.rule, d.seq) for d in group.divergences]
+
+
 KIP848 = ROOT / "examples" / "validator-false-positives" / "kip848"
 #: the broker the conformance suite starts: consumer groups with 6 s sessions, 1 s heartbeats
 KIP848_BROKER = ["--consumer-session-timeout-ms", "6000", "--consumer-heartbeat-interval-ms", "1000"]

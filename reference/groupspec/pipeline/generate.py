@@ -122,9 +122,6 @@ def group_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...] = 
     ]
     usable = [f for f in faults if f != "static-restart" or protocol == "static"]
     chosen = rng.sample(usable, k=min(len(usable), rng.randint(1, 2)))
-    if "slow-poll" in chosen and "failover" in chosen:
-        # a validator false positive (docs/pipeline.md, "Known limits"): not combined
-        chosen.remove("failover")
     schedule: list[dict[str, Any]] = []
     t = rng.randint(15, 25) * 1000
     for kind in chosen:

@@ -29,7 +29,9 @@ What is nondeterministic, and how it is handled:
 - **Coordinator moves.** NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
   COORDINATOR_LOAD_IN_PROGRESS are always allowed: either the request never reached the
   group's coordinator, or the coordinator failed over (the reference reloads the group from
-  its persisted records, GroupMetadataManager onUnloaded/onLoaded). Both are tried.
+  its persisted records, GroupMetadataManager onUnloaded/onLoaded). Both are tried. The
+  load lies anywhere after the last request the old coordinator answered: the sessions it
+  schedules may run out earlier than a load at the error would make them ("reload-earlier").
 - **Missing responses**: the request is replayed (or, as an alternative, assumed lost) and
   its answer is not checked.
 
@@ -257,6 +259,15 @@ class _Branch:
     #: loaded broker reads late). (group, member) -> (the deadline the replay set, the
     #: latest the broker's may be)
     late_armed: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    #: members whose session deadline the last failover's reload set and nothing has set
+    #: since: (group, member) -> that deadline. The replay loads the group when a
+    #: coordinator error reveals the failover; the broker loaded it at some time after the
+    #: last request it answered before (GroupMetadataManager.onLoaded schedules each
+    #: member's session from the load), so these deadlines may all lie earlier by the same
+    #: amount, up to :attr:`reload_slack`
+    reload_armed: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: how much earlier the reload may still have happened
+    reload_slack: int = 0
 
 
 def _copy_branch(b: _Branch) -> _Branch:
@@ -284,7 +295,9 @@ class _Decision:
     #: for after it; "early": handle it up to slack later, after timers due by then;
     #: "late": handle it at ``at``, a deadline past the slack but before its response
     #: arrived (the broker read it late), after the timers due by then; "stretch": the
-    #: session deadlines of :meth:`Replayer._stretchable` run past it
+    #: session deadlines of :meth:`Replayer._stretchable` run past it; "reload-earlier":
+    #: the last failover's reload happened early enough for a session it set to run out
+    #: by this request (:meth:`Replayer._reload_shift`)
     timers: str = "normal"
     #: "handle"; for coordinator errors "failover" or "noise" (or "failover-early": at the
     #: replay's clock rather than the request's send time); for no response "lost"; for
@@ -921,7 +934,8 @@ class Replayer:
             tuple(sorted(b.introduced)), tuple(sorted(b.last_normal.items())), b.last_failover,
             b.failovers, tuple(sorted((k, v or "") for k, v in b.leaders.items())),
             tuple(sorted(b.leader_open)), tuple(sorted(b.gen_delta.items())), b.open_divergence,
-            tuple(sorted(b.late_armed.items())), self.fallback,
+            tuple(sorted(b.late_armed.items())), tuple(sorted(b.reload_armed.items())), b.reload_slack,
+            self.fallback,
         )
         return hashlib.blake2b(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).digest()
 
@@ -1133,6 +1147,8 @@ class Replayer:
         t = max(b.clock, self._sent_ms[i])
         if fast_path.earliest_deadline(state) <= self._read_by(i, t):
             return None  # a timer to fire before or after it (_options)
+        if b.reload_armed and self._reload_shift(b, t) is not None:
+            return None  # a session the reload set may have run out by now (_options)
         return self._decision(i, "handle", False)
 
     def _read_by(self, i: int, t: int) -> int:
@@ -1214,6 +1230,8 @@ class Replayer:
         for gid, grp in state.groups.items():
             b.leaders[gid] = grp.leader_id
         self.answers.setdefault(ex.seq, []).append(resp)
+        if b.reload_armed:
+            self._settle_reload(b)  # as _step does after a slow step
         return True
 
     def _options(self, b: _Branch) -> list[_Decision]:
@@ -1292,6 +1310,10 @@ class Replayer:
             # a session deadline due by now, set by a request the broker read late: it
             # may run past this request (tried last)
             out.append(_Decision(i0, "stretch", out[0].how))
+        if b.reload_armed and self._reload_shift(b, t) is not None:
+            # a session the last failover's reload set runs out by now if the broker loaded
+            # the group earlier than the replay did (tried last)
+            out.append(_Decision(i0, "reload-earlier", out[0].how))
         tasks = b.coord.state.regex_tasks
         if tasks:
             # the executor's regex resolution ends at a time the wire does not show: before
@@ -1385,6 +1407,8 @@ class Replayer:
         if d.how != "handle" or not (read_late or b.late_armed):
             if not (fast_path.ENABLED and self._fast_step(b, d)):
                 self._slow_step(b, d)
+            if b.reload_armed:
+                self._settle_reload(b)
             return
         # a request handled: when it was answered more than the slack after it was sent and
         # set its member's session deadline, the broker may have set that deadline as much
@@ -1403,6 +1427,29 @@ class Replayer:
             b.late_armed[key] = (after, after + _floor(self.x[i].received) - t)
         else:
             b.late_armed.pop(key, None)
+        if b.reload_armed:
+            self._settle_reload(b)
+
+    def _reload_shift(self, b: _Branch, t: int) -> int | None:
+        """How much earlier the last failover's reload must have happened for a session it
+        set (and nothing has set since) to run out by ``t``: the least such amount within
+        :attr:`_Branch.reload_slack`; None when no such session."""
+        shifts = [dl - t for dl in b.reload_armed.values() if t < dl <= t + b.reload_slack]
+        return min(shifts) if shifts else None
+
+    def _settle_reload(self, b: _Branch) -> None:
+        """After a step: a member whose reload-set session deadline something else changed
+        (its own request, a completed join, its expiry) is no longer the reload's; the
+        reload cannot have happened so early that this deadline had passed by then (it was
+        running, or it ran out now), which bounds how much earlier it may still be."""
+        state = b.coord.state
+        for key, dl in list(b.reload_armed.items()):
+            if _session_deadline(state, *key) != dl:
+                del b.reload_armed[key]
+                b.reload_slack = min(b.reload_slack, max(0, dl - b.clock - 1))
+        if b.reload_slack <= 0:
+            b.reload_armed.clear()
+            b.reload_slack = 0
 
     def _stretchable(self, b: _Branch, t: int) -> list[tuple[tuple[str, str], int]]:
         """The session deadlines of :attr:`_Branch.late_armed` that would expire by ``t``
@@ -1434,6 +1481,15 @@ class Replayer:
             for key, latest in self._stretchable(b, t):
                 _set_session_deadline(b.coord.state, *key, t + 1)
                 b.late_armed[key] = (t + 1, latest)
+        if d.timers == "reload-earlier":
+            # the last failover's reload happened this much earlier: every session it set
+            # and nothing has set since runs out that much sooner, the nearest by now
+            shift = self._reload_shift(b, t)
+            if shift is not None:
+                for key, dl in b.reload_armed.items():
+                    _set_session_deadline(b.coord.state, *key, dl - shift)
+                    b.reload_armed[key] = dl - shift
+                b.reload_slack -= shift
         if t > ex.received:
             if d.index in self.accept:
                 # resynchronising past it: the request is taken as never handled
@@ -1681,10 +1737,28 @@ class Replayer:
 
     def _failover(self, b: _Branch, t: int) -> None:
         t = max(t, b.clock)
+        # the last request the old coordinator answered was read by then (b.clock may be
+        # later: the timers due by this request's time have fired)
+        since = max([b.last_failover, *b.last_normal.values()])
         out = b.coord.failover(t)
         b.clock = t
         b.last_failover = t
         b.failovers += 1
+        # the broker loaded the groups at some time in (since, t]: the sessions the reload
+        # scheduled may run out up to t - since sooner ("reload-earlier")
+        b.reload_armed = {}
+        b.reload_slack = max(0, t - since)
+        if b.reload_slack > 0:
+            state = b.coord.state
+            for gid, g in state.groups.items():
+                for mid, mem in g.members.items():
+                    if mem.heartbeat_deadline_ms is not None:
+                        b.reload_armed[(gid, mid)] = mem.heartbeat_deadline_ms
+            for gid, cg in state.consumer_groups.items():
+                for mid, dl in cg.session_deadlines.items():
+                    b.reload_armed[(gid, mid)] = dl
+        if not b.reload_armed:
+            b.reload_slack = 0
         self._absorb(b, out, t)
 
     def _absorb(self, b: _Branch, out: Output, at: int, by: float | None = None,
