@@ -583,3 +583,18 @@ def test_coordinator_lookup_backs_off_exponentially(d: Driver) -> None:
         d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.COORDINATOR_NOT_AVAILABLE))
         waits.append(d.c.retry_at_ms - d.now)
     assert waits[2] > waits[1] > waits[0]
+
+
+# Not a port (no Kafka test covers it): AbstractCoordinator.HeartbeatThread.run looks the
+# coordinator up itself whenever it is unknown (lookupCoordinator), so a member whose
+# application is stuck between polls finds a moved coordinator and goes on heartbeating.
+@pytest.mark.xfail(strict=True, reason="docs/deviations.md: the classic client's heartbeat "
+                   "thread does not look the coordinator up")
+def test_the_heartbeat_thread_looks_up_a_lost_coordinator_while_the_poll_is_blocked(d: Driver) -> None:
+    d.join(generation=1, member="m")
+    d.c.poll_blocked_until_ms = d.now + 60_000  # the application is stuck in a record's processing
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
+    assert not d.c.coordinator_known
+    d.tick(d.config.retry_backoff_ms)
+    assert d.sent(m.FindCoordinatorRequest)

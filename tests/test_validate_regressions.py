@@ -114,6 +114,36 @@ def test_a_reload_cannot_precede_the_last_answer_of_the_old_coordinator(tmp_path
     assert ("HeartbeatAnswer", hb["seq"]) in [(d.rule, d.seq) for d in group.divergences]
 
 
+def test_a_member_heard_from_since_the_reload_bounds_how_early_it_was(tmp_path: Path) -> None:
+    """The control of the window's narrowing: the same trace with c2's session 9,100 ms
+    (its JoinGroups) and c2 silent from the failover until its heartbeat at 51,216, which
+    the new coordinator answered: the load came after 51,216 - 9,100 = 42,116, too late for
+    c3's session (10,000 ms) to have run out by its heartbeat at 52,008. A violation there."""
+    trace = _simulated("eager-slowpoll-failover.json", tmp_path)
+    events = []
+    for line in trace.read_text(encoding="utf-8").splitlines():
+        e = json.loads(line)
+        if e.get("kind") == "exchange" and e["connection"] == "c2#1":
+            if e["api"] == "JoinGroup":
+                e["request"]["session_timeout_ms"] = 9100
+            if e["api"] in ("Heartbeat", "OffsetCommit") and 42_224 < e["sent_ms"] < 51_216:
+                continue
+        if (e.get("kind") == "record" and str(e["record"].get("member_id", "")).startswith("c2-")
+                and 42_224 < e["at_ms"] < 51_216):
+            continue
+        events.append(e)
+    seq = 0
+    for e in events:
+        if e["kind"] != "header":
+            seq += 1
+            e["seq"] = seq
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    hb = _silent_member_rejoins(trace)
+    [group] = validate_path(trace).groups
+    assert group.verdict == "violation"
+    assert ("HeartbeatAnswer", hb["seq"]) in [(d.rule, d.seq) for d in group.divergences]
+
+
 KIP848 = ROOT / "examples" / "validator-false-positives" / "kip848"
 #: the broker the conformance suite starts: consumer groups with 6 s sessions, 1 s heartbeats
 KIP848_BROKER = ["--consumer-session-timeout-ms", "6000", "--consumer-heartbeat-interval-ms", "1000"]
