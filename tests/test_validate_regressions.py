@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,7 +68,7 @@ def _simulated(name: str, tmp_path: Path) -> Path:
     return trace
 
 
-def _silent_member_rejoins(trace: Path) -> dict[str, object]:
+def _silent_member_rejoins(trace: Path) -> dict[str, Any]:
     """The slow member's first Heartbeat after the failover that the new coordinator
     answered UNKNOWN_MEMBER_ID (its reloaded session had run out)."""
     for line in trace.read_text(encoding="utf-8").splitlines():
