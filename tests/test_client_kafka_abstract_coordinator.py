@@ -588,13 +588,27 @@ def test_coordinator_lookup_backs_off_exponentially(d: Driver) -> None:
 # Not a port (no Kafka test covers it): AbstractCoordinator.HeartbeatThread.run looks the
 # coordinator up itself whenever it is unknown (lookupCoordinator), so a member whose
 # application is stuck between polls finds a moved coordinator and goes on heartbeating.
-@pytest.mark.xfail(strict=True, reason="docs/deviations.md: the classic client's heartbeat "
-                   "thread does not look the coordinator up")
 def test_the_heartbeat_thread_looks_up_a_lost_coordinator_while_the_poll_is_blocked(d: Driver) -> None:
     d.join(generation=1, member="m")
     d.c.poll_blocked_until_ms = d.now + 60_000  # the application is stuck in a record's processing
     d.heartbeat()
     d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
     assert not d.c.coordinator_known
-    d.tick(d.config.retry_backoff_ms)
-    assert d.sent(m.FindCoordinatorRequest)
+    d.tick()
+    assert d.sent(m.FindCoordinatorRequest)  # at once, as the failed heartbeat wakes the thread
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    beat = d.heartbeat()
+    assert (beat.generation_id, beat.member_id) == (1, "m")
+
+
+def test_the_heartbeat_thread_leaves_at_the_poll_timeout_once_it_found_the_coordinator(d: Driver) -> None:
+    """The same member stays stuck past max.poll.interval.ms: the thread, having found the
+    new coordinator, checks the poll timeout and leaves (handlePollTimeoutExpiry)."""
+    d.join(generation=1, member="m")
+    d.c.poll_blocked_until_ms = d.now + 10 * REBALANCE_MS
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
+    d.tick()
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    d.tick(REBALANCE_MS)
+    assert d.sent(m.LeaveGroupRequest)

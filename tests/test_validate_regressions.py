@@ -80,14 +80,16 @@ def _silent_member_rejoins(trace: Path) -> dict[str, Any]:
 
 
 def test_a_reload_before_the_first_coordinator_error_may_expire_a_silent_member(tmp_path: Path) -> None:
-    """Eager range, c3's poll blocked past max.poll.interval.ms, then a coordinator failover
-    at 42,000 ms. c3 hears NOT_COORDINATOR (42,216) but, its poll blocked, looks the new
-    coordinator up only at 52,000, when the session the reload gave it (from the load, at
-    42,000: GroupMetadataManager.onLoaded) has run out: UNKNOWN_MEMBER_ID at 52,008. The
-    replay loaded the group at the first coordinator error (42,216), so c3's session ran to
-    52,216, and it once reported the answer as a HeartbeatAnswer violation: the load may lie
-    anywhere after the last request the old coordinator answered (39,216)."""
-    trace = _simulated("eager-slowpoll-failover.json", tmp_path)
+    """Eager range; c3's process freezes (a GC pause) from 39,500 to 52,100 ms and the
+    coordinator fails over at 42,000, reloading every member's session from then
+    (GroupMetadataManager.onLoaded). c1 and c2 hear NOT_COORDINATOR at 42,216; c3 comes back
+    at 52,100, when its reloaded session has run out: UNKNOWN_MEMBER_ID at 52,108. The
+    replay loaded the group at the first coordinator error, so c3's session ran to 52,216,
+    and it once reported the answer as a HeartbeatAnswer violation (first met as
+    cluster-003-g0037 of seed 4, a slow poll through a failover, before the classic
+    client's heartbeat thread looked a lost coordinator up): the load may lie anywhere
+    after the last request the old coordinator answered (39,216)."""
+    trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
     hb = _silent_member_rejoins(trace)
     assert 52_000 <= float(hb["sent_ms"]) < 52_216  # before the session the replay's load gives
     [group] = validate_path(trace).groups
@@ -99,12 +101,12 @@ def test_a_reload_cannot_precede_the_last_answer_of_the_old_coordinator(tmp_path
     """The control: the same trace with c3's lookup and heartbeat 3.5 s earlier. For its
     session to have run out by then, the load would have had to come before the heartbeats
     the old coordinator answered at 39,216: a violation at that heartbeat."""
-    trace = _simulated("eager-slowpoll-failover.json", tmp_path)
+    trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
     lines = []
     for line in trace.read_text(encoding="utf-8").splitlines():
         e = json.loads(line)
         if (e.get("kind") == "exchange" and e["connection"] == "c3#1"
-                and e["api"] in ("FindCoordinator", "Heartbeat") and 52_000 <= e["sent_ms"] < 52_100):
+                and e["api"] in ("FindCoordinator", "Heartbeat") and 52_000 <= e["sent_ms"] < 52_200):
             e["sent_ms"] -= 3500
             e["received_ms"] -= 3500
         lines.append(json.dumps(e))
@@ -120,7 +122,7 @@ def test_a_member_heard_from_since_the_reload_bounds_how_early_it_was(tmp_path: 
     (its JoinGroups) and c2 silent from the failover until its heartbeat at 51,216, which
     the new coordinator answered: the load came after 51,216 - 9,100 = 42,116, too late for
     c3's session (10,000 ms) to have run out by its heartbeat at 52,008. A violation there."""
-    trace = _simulated("eager-slowpoll-failover.json", tmp_path)
+    trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
     events = []
     for line in trace.read_text(encoding="utf-8").splitlines():
         e = json.loads(line)

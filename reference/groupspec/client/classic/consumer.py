@@ -267,7 +267,10 @@ class Consumer(Consumption):
             t = min(t, min(self.request_deadline.values()))
         if self.coordinator_known and self.state in _HEARTBEATING:
             t = min(t, self.next_heartbeat_ms, self.last_heartbeat_ok_ms + self.config.session_timeout_ms + 1)
-        # Rediscovery and rejoining happen in poll(), so the poll time above covers retry_at_ms.
+        elif not self.coordinator_known and self.state in _HEARTBEATING and self.find_rid is None:
+            # the heartbeat thread's next lookup (the poll's, and rejoining, are covered by
+            # the poll time above)
+            t = min(t, self.retry_at_ms)
         return t
 
     def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
@@ -285,8 +288,16 @@ class Consumer(Consumption):
         """The heartbeat thread: heartbeats while COMPLETING_REBALANCE or STABLE, and the
         poll-timeout check (AbstractCoordinator.HeartbeatThread, pollTimeoutExpired)."""
         out: list[Outgoing] = []
-        if self.state in _NOT_JOINED or not self.coordinator_known:
+        if self.state in _NOT_JOINED:
             # The thread is disabled until a JoinGroup response arrives (MemberState.hasNotJoinedGroup).
+            return out
+        if not self.coordinator_known:
+            # HeartbeatThread.run looks the coordinator up itself while it is unknown
+            # (lookupCoordinator, then a retry.backoff.ms wait), whether or not the
+            # application polls: a member stuck between polls finds a moved coordinator and
+            # goes on heartbeating (and its poll timeout is checked once it is found)
+            if self.find_rid is None and now >= self.retry_at_ms:
+                out.append(self._lookup_coordinator())
             return out
         if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
             # handlePollTimeoutExpiry -> maybeLeaveGroup: dynamic members send LeaveGroup,
@@ -317,6 +328,12 @@ class Consumer(Consumption):
             out.append((self.heartbeat_rid, req))
             self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
         return out
+
+    def _lookup_coordinator(self) -> Outgoing:
+        """AbstractCoordinator.lookupCoordinator: a FindCoordinator for the group (one at a
+        time: the caller checks none is in flight)."""
+        self.find_rid, req = self._send("FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id))
+        return self.find_rid, req
 
     def maybe_leave_group(self, now: int, reason: str,
                           membership: GroupMembershipOperation = GroupMembershipOperation.DEFAULT
@@ -383,9 +400,7 @@ class Consumer(Consumption):
             return out
         if not self.coordinator_known:
             if self.find_rid is None and now >= self.retry_at_ms:
-                self.find_rid, req = self._send("FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id)
-                )
-                out.append((self.find_rid, req))
+                out.append(self._lookup_coordinator())
             # ConsumerCoordinator.poll returns early (no rejoin, no auto-commit), but
             # ClassicKafkaConsumer.poll still fetches: the partitions with a position are read
             out += self._process(now, cluster)
