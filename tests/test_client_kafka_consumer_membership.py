@@ -950,3 +950,66 @@ def test_auto_commit_timer_reset_when_reconciliation_completes() -> None:
     d.poll()
     d.answer_commit()
     assert d.c.next_auto_commit_ms == d.now + 1_000
+
+
+# Not ports (no Kafka test covers them): CoordinatorRequestManager.poll runs on the background
+# thread and looks the coordinator up whenever it is unknown, whether or not the application
+# polls (AsyncKafkaConsumer's network thread polls every request manager).
+def test_the_background_thread_looks_up_a_lost_coordinator_while_the_application_does_not_poll() -> None:
+    d = Driver()
+    d.stable()
+    d.c.poll_blocked_until_ms = d.now + 10 * REBALANCE_TIMEOUT_MS
+    d.pending.clear()
+    d.reply(epoch=1, error=E.NOT_COORDINATOR)
+    assert not d.c.coordinator_known
+    d.tick()
+    assert d.of(m.FindCoordinatorRequest)  # no poll came
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    beat = d.heartbeat_sent()
+    assert (beat.member_id, beat.member_epoch) == (d.c.member_id, 1)
+
+
+def test_a_member_whose_poll_timer_expires_with_the_coordinator_lost_leaves_once_it_is_found() -> None:
+    """AbstractHeartbeatRequestManager.poll skips while the coordinator is unknown; the
+    background lookup finds it (the first lookup times out unanswered, the next one is
+    answered), and the poll timer's leave heartbeat goes out."""
+    d = Driver()
+    d.stable()
+    d.c.poll_blocked_until_ms = d.now + 10 * REBALANCE_TIMEOUT_MS
+    d.pending.clear()
+    d.reply(epoch=1, error=E.NOT_COORDINATOR)
+    d.tick()
+    assert d.of(m.FindCoordinatorRequest)
+    d.pending.clear()  # lost: the request times out
+    lookups = 0
+    for _ in range(400):
+        if [b for b in d.beats() if b.member_epoch < 0]:
+            break
+        if d.of(m.FindCoordinatorRequest):
+            lookups += 1
+            d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+        if d.beats():
+            d.reply(epoch=1)
+        deadline = d.c.next_deadline()
+        assert deadline is not None
+        d.tick(max(deadline - d.now, 1))
+    [leave] = [b for b in d.beats() if b.member_epoch < 0]
+    assert leave.member_epoch == -1 and lookups == 1
+    assert d.now - d.c.last_poll_ms > REBALANCE_TIMEOUT_MS
+
+
+def test_a_failed_lookup_backs_off_exponentially() -> None:
+    """RequestState.onFailedAttempt: retry.backoff.ms after the answer, doubling with each
+    further failure in a row (ExponentialBackoff, without its jitter)."""
+    d = Driver()
+    d.tick()
+    waits = []
+    for _ in range(3):
+        d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.COORDINATOR_NOT_AVAILABLE))
+        answered = d.now
+        while not d.of(m.FindCoordinatorRequest):
+            deadline = d.c.next_deadline()
+            assert deadline is not None
+            d.tick(max(deadline - d.now, 1))
+        waits.append(d.now - answered)
+    assert waits == [BACKOFF_MS, 2 * BACKOFF_MS, 4 * BACKOFF_MS]

@@ -118,6 +118,10 @@ class ConsumerProtocolConsumer(Consumption):
         self.request_deadline: dict[int, int] = {}
         self.heartbeat_rid: int | None = None
         self.find_rid: int | None = None
+        #: CoordinatorRequestManager's RequestState: when its last FindCoordinator was
+        #: answered (None: never) and how many failed in a row since one succeeded
+        self.find_answered_ms: int | None = None
+        self.find_failures = 0
         self.fetch_rid: int | None = None
         self.heartbeat_interval_ms = config.heartbeat_interval_ms
         self.next_heartbeat_ms = now_ms
@@ -232,6 +236,8 @@ class ConsumerProtocolConsumer(Consumption):
             times.append(r.retry_at_ms)
         if self.coordinator_known and self.heartbeat_rid is None:
             times.append(max(self.next_heartbeat_ms, self.heartbeat_backoff_until_ms))
+        if not self.coordinator_known and self.find_rid is None:
+            times.append(self._next_lookup_ms())
         return min(times)
 
     def tick(self, now: int, cluster: ClusterView) -> list[Outgoing]:
@@ -253,6 +259,9 @@ class ConsumerProtocolConsumer(Consumption):
                     self.fetch_rid = None
                 if rid == self.find_rid:
                     self.find_rid = None
+                    # RequestState.onFailedAttempt: the lookup backs off
+                    self.find_answered_ms = now
+                    self.find_failures += 1
                 self.auto_commit_rids.discard(rid)
                 r = self.reconciliation
                 if r is not None and rid == r.commit_rid:
@@ -262,8 +271,29 @@ class ConsumerProtocolConsumer(Consumption):
         out += self._retry_reconcile_commit(now)
         if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
             out += self._poll(now, cluster)
+        out += self._lookup_coordinator(now)
         out += self._heartbeat(now, cluster)
         return out
+
+    def _next_lookup_ms(self) -> int:
+        """When CoordinatorRequestManager may send its next FindCoordinator (RequestState
+        canSendRequest): at once before any was answered, else retry.backoff.ms after the
+        last answer, doubling (up to retry.backoff.max.ms) with each further failure in a
+        row (onFailedAttempt takes the backoff of the attempts before it; ExponentialBackoff
+        without its jitter, as the heartbeat's)."""
+        if self.find_answered_ms is None:
+            return 0
+        backoff: int = min(self.config.retry_backoff_ms << max(0, self.find_failures - 1), RETRY_BACKOFF_MAX_MS)
+        return self.find_answered_ms + backoff
+
+    def _lookup_coordinator(self, now: int) -> list[Outgoing]:
+        """CoordinatorRequestManager.poll, run by the background thread whether or not the
+        application polls: a FindCoordinator whenever the coordinator is unknown, none is
+        in flight and the backoff has passed."""
+        if self.coordinator_known or self.find_rid is not None or now < self._next_lookup_ms():
+            return []
+        self.find_rid, req = self._send("FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id))
+        return [(self.find_rid, req)]
 
     def _poll(self, now: int, cluster: ClusterView) -> list[Outgoing]:
         """One application poll(): callbacks of a pending reconciliation, then records."""
@@ -271,11 +301,7 @@ class ConsumerProtocolConsumer(Consumption):
         self.last_poll_ms = now
         self.next_poll_ms = now + self.config.poll_interval_ms
         if not self.coordinator_known:
-            if self.find_rid is None:
-                self.find_rid, req = self._send("FindCoordinator",
-                                                m.FindCoordinatorRequest(key=self.config.group_id))
-                out.append((self.find_rid, req))
-            return out
+            return out  # the background thread looks it up (_lookup_coordinator)
         if self.state is MemberState.UNJOINED:
             # a member that left after a poll timeout rejoins on the next poll
             self._to_joining()
@@ -497,6 +523,9 @@ class ConsumerProtocolConsumer(Consumption):
         if isinstance(resp, m.FindCoordinatorResponse):
             self.find_rid = None
             self.coordinator_known = resp.error is Error.NONE
+            # RequestState.onSuccessfulAttempt / onFailedAttempt
+            self.find_answered_ms = now
+            self.find_failures = 0 if self.coordinator_known else self.find_failures + 1
             return []
         if isinstance(resp, ConsumerGroupHeartbeatResponse):
             if rid == self.heartbeat_rid:
