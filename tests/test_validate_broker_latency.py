@@ -195,3 +195,49 @@ def test_a_consumer_session_set_by_a_heartbeat_read_at_once_runs_out_on_time() -
     [group] = validate_bytes(_consumer_trace(1.0), "prompt.jsonl").groups
     assert group.verdict == VIOLATION, group
     assert group.violation is not None and group.violation.api == "ConsumerGroupHeartbeat"
+
+
+def _join_read_late(tmp_path: Path, sent_before_ms: float, answered_after_ms: float) -> Path:
+    """The recording with one more exchange: b (killed after its heartbeat at ...108,960,
+    its session 6 s) rejoins with its member id, sent ``sent_before_ms`` before
+    ...115,000 (the recording's epoch milliseconds, shortened) and answered
+    UNKNOWN_MEMBER_ID ``answered_after_ms`` after it; the replay's deadline for b's session
+    is ...115,075."""
+    events: list[dict[str, Any]] = [
+        json.loads(line) for line in RECORDING.read_text(encoding="utf-8").splitlines()]
+    [first, join] = [e for e in events if e.get("seq") in (16, 20)]  # b's two first JoinGroups
+    assert (first["response"]["error"], join["response"]["error"]) == ("MEMBER_ID_REQUIRED", "NONE")
+    base = 1795466115000.0
+    rejoin = json.loads(json.dumps(join))
+    rejoin["request"]["member_id"] = join["response"]["member_id"]
+    rejoin["sent_ms"], rejoin["received_ms"] = base - sent_before_ms, base + answered_after_ms
+    rejoin["correlation_id"] = 1 + max(e["correlation_id"] for e in events
+                                       if e.get("kind") == "exchange" and e["connection"] == join["connection"])
+    rejoin["response"] = {**first["response"], "error": "UNKNOWN_MEMBER_ID",
+                          "member_id": join["response"]["member_id"]}
+    at = next(i for i, e in enumerate(events) if e.get("kind") == "exchange" and e["sent_ms"] > rejoin["sent_ms"])
+    events.insert(at, rejoin)
+    for seq, e in enumerate(events):
+        e["seq"] = seq
+    out = tmp_path / "join-read-late.jsonl"
+    out.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return out
+
+
+def test_a_join_read_late_finds_its_member_expired(tmp_path: Path) -> None:
+    """A JoinGroup answered with an error was answered when it was read: any time of its
+    interval. b's rejoin sent 150 ms before its session ran out and answered 125 ms after
+    it: a loaded broker read it late and found b gone (UNKNOWN_MEMBER_ID). The replay used
+    to handle a JoinGroup at most the slack after its send time (a's heartbeat sent within
+    its interval moved it only 3 ms short of the expiry) and reported JoinCompletion."""
+    [group] = validate_path(_join_read_late(tmp_path, 150.0, 200.0)).groups
+    assert group.verdict == "conforming", group.divergences
+
+
+def test_a_join_answered_before_its_member_could_have_expired_is_a_violation(tmp_path: Path) -> None:
+    # the control: answered at 115,060, before b's session can have run out
+    path = _join_read_late(tmp_path, 150.0, 60.0)
+    [group] = validate_path(path).groups
+    assert group.verdict == "violation"
+    assert [(d.rule, d.broker_answered) for d in group.divergences][:1] == [
+        ("JoinCompletion", "JoinGroup UNKNOWN_MEMBER_ID")]

@@ -20,7 +20,7 @@ What is nondeterministic, and how it is handled:
   request just handled) fires first unless deferred. A loaded broker reads a request long
   after it was sent, so the interval is used whole: a timer due between the send time plus
   the slack and the response may have fired first (the "late" alternative; not for a
-  JoinGroup or SyncGroup, whose answer may wait for others), and a member's session
+  JoinGroup or SyncGroup answered NONE, whose answer may wait for others), and a member's session
   deadline set by a request answered long after it was sent may run as much later (the
   "stretch" alternative). A response the broker sent while the reference would still wait is a
   divergence (rule JoinWaitsForAllMembers, SyncWaitsForLeader).
@@ -1154,14 +1154,15 @@ class Replayer:
     def _read_by(self, i: int, t: int) -> int:
         """The latest time the broker may have read request ``i``, handled at ``t``: the
         slack after it or, when the response came later, the response's arrival (a loaded
-        broker reads late). Not for a JoinGroup or SyncGroup, whose response may wait for
-        others (a late answer says nothing of when it was read), nor a request without a
+        broker reads late). Not for a JoinGroup or SyncGroup answered NONE, whose answer
+        may have waited for others (a late answer says nothing of when it was read; an
+        error one may too, but the alternatives it gets are few), nor a request without a
         response (replayed or taken as lost)."""
         until = t + self.cfg.slack_ms
-        ex = self.x[i]
-        if ex.event.api in _MAY_PARK or ex.event.response is None:
+        resp = self.x[i].event.response
+        if resp is None or (self.x[i].event.api in _MAY_PARK and main_error(resp) is _NONE):
             return until
-        return max(until, _floor(ex.received))
+        return max(until, _floor(self.x[i].received))
 
     def _decision(self, i: int, how: str, moved: bool) -> _Decision:
         """``_Decision(i, "normal", how, moved)``, made once per replay."""
