@@ -1159,10 +1159,11 @@ class Replayer:
         error one may too, but the alternatives it gets are few), nor a request without a
         response (replayed or taken as lost)."""
         until = t + self.cfg.slack_ms
-        resp = self.x[i].event.response
-        if resp is None or (self.x[i].event.api in _MAY_PARK and main_error(resp) is _NONE):
+        ex = self.x[i]
+        resp = ex.event.response
+        if resp is None or (ex.event.api in _MAY_PARK and main_error(resp) is _NONE):
             return until
-        return max(until, _floor(self.x[i].received))
+        return max(until, _floor(ex.received))
 
     def _decision(self, i: int, how: str, moved: bool) -> _Decision:
         """``_Decision(i, "normal", how, moved)``, made once per replay."""
@@ -1747,19 +1748,18 @@ class Replayer:
         b.failovers += 1
         # the broker loaded the groups at some time in (since, t]: the sessions the reload
         # scheduled may run out up to t - since sooner ("reload-earlier")
-        b.reload_armed = {}
-        b.reload_slack = max(0, t - since)
-        if b.reload_slack > 0:
+        armed: dict[tuple[str, str], int] = {}
+        if t > since:
             state = b.coord.state
             for gid, g in state.groups.items():
                 for mid, mem in g.members.items():
                     if mem.heartbeat_deadline_ms is not None:
-                        b.reload_armed[(gid, mid)] = mem.heartbeat_deadline_ms
+                        armed[(gid, mid)] = mem.heartbeat_deadline_ms
             for gid, cg in state.consumer_groups.items():
                 for mid, dl in cg.session_deadlines.items():
-                    b.reload_armed[(gid, mid)] = dl
-        if not b.reload_armed:
-            b.reload_slack = 0
+                    armed[(gid, mid)] = dl
+        b.reload_armed = armed
+        b.reload_slack = t - since if armed else 0
         self._absorb(b, out, t)
 
     def _absorb(self, b: _Branch, out: Output, at: int, by: float | None = None,

@@ -296,9 +296,7 @@ class Consumer(Consumption):
             # (lookupCoordinator, then a retry.backoff.ms wait), whether or not the
             # application polls: a member stuck between polls finds a moved coordinator and
             # goes on heartbeating (and its poll timeout is checked once it is found)
-            if self.find_rid is None and now >= self.retry_at_ms:
-                out.append(self._lookup_coordinator())
-            return out
+            return self._lookup_coordinator(now)
         if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
             # handlePollTimeoutExpiry -> maybeLeaveGroup: dynamic members send LeaveGroup,
             # static members send nothing; either way the generation is reset.
@@ -329,11 +327,14 @@ class Consumer(Consumption):
             self.next_heartbeat_ms = now + self.config.heartbeat_interval_ms
         return out
 
-    def _lookup_coordinator(self) -> Outgoing:
-        """AbstractCoordinator.lookupCoordinator: a FindCoordinator for the group (one at a
-        time: the caller checks none is in flight)."""
+    def _lookup_coordinator(self, now: int) -> list[Outgoing]:
+        """AbstractCoordinator.lookupCoordinator, from the poll or the heartbeat thread: a
+        FindCoordinator for the group unless one is in flight or a failed one's backoff
+        runs."""
+        if self.find_rid is not None or now < self.retry_at_ms:
+            return []
         self.find_rid, req = self._send("FindCoordinator", m.FindCoordinatorRequest(key=self.config.group_id))
-        return self.find_rid, req
+        return [(self.find_rid, req)]
 
     def maybe_leave_group(self, now: int, reason: str,
                           membership: GroupMembershipOperation = GroupMembershipOperation.DEFAULT
@@ -399,8 +400,7 @@ class Consumer(Consumption):
             self._lose_all(now, self.fatal)
             return out
         if not self.coordinator_known:
-            if self.find_rid is None and now >= self.retry_at_ms:
-                out.append(self._lookup_coordinator())
+            out += self._lookup_coordinator(now)
             # ConsumerCoordinator.poll returns early (no rejoin, no auto-commit), but
             # ClassicKafkaConsumer.poll still fetches: the partitions with a position are read
             out += self._process(now, cluster)
