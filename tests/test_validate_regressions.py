@@ -12,7 +12,7 @@ import pytest
 
 from groupspec.protocol.records import CoordinatorUnloaded
 from groupspec.sim.render import write_trace
-from groupspec.sim.runner import simulate
+from groupspec.sim.runner import SimulationResult, simulate
 from groupspec.sim.scenario import load_scenario_text
 from groupspec.trace.events import RecordEvent
 from groupspec.validate.validator import validate_path
@@ -20,16 +20,26 @@ from groupspec.validate.validator import validate_path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _validate_scenario(name: str, tmp_path: Path) -> tuple[str, int]:
+def _simulated(name: str, tmp_path: Path) -> tuple[SimulationResult, Path]:
+    """The scenario ``examples/validator-false-positives/<name>`` simulated, and its trace
+    written as JSON Lines."""
     path = ROOT / "examples" / "validator-false-positives" / name
     result = simulate(load_scenario_text(path.read_text(encoding="utf-8"), str(path)))
     trace = tmp_path / "trace.jsonl"
     with trace.open("w", encoding="utf-8") as out:
         write_trace(result, out)
+    return result, trace
+
+
+def _unloads(result: SimulationResult) -> int:
+    return sum(1 for e in result.trace
+               if isinstance(e, RecordEvent) and isinstance(e.record, CoordinatorUnloaded))
+
+
+def _validate_scenario(name: str, tmp_path: Path) -> tuple[str, int]:
+    result, trace = _simulated(name, tmp_path)
     [group] = validate_path(trace).groups
-    unloads = [e for e in result.trace
-               if isinstance(e, RecordEvent) and isinstance(e.record, CoordinatorUnloaded)]
-    return group.verdict, len(unloads)
+    return group.verdict, _unloads(result)
 
 
 def test_static_cooperative_slow_poll_and_failover_is_conforming(tmp_path: Path) -> None:
@@ -45,32 +55,15 @@ def test_failover_before_a_pending_member_joins_is_conforming(tmp_path: Path) ->
     coordinator before the others hear of the move. The replay used to place the failover
     at the others' NOT_COORDINATOR answers, after the pending id was made, so the reload
     lost it and the member's JoinGroup looked unknown (JoinUnknownMember)."""
-    path = ROOT / "examples" / "validator-false-positives" / "eager-pause-failover.json"
-    scenario = load_scenario_text(path.read_text(encoding="utf-8"), str(path))
-    result = simulate(scenario)
-    trace = tmp_path / "trace.jsonl"
-    with trace.open("w", encoding="utf-8") as out:
-        write_trace(result, out)
-    report = validate_path(trace)
-    [group] = report.groups
+    result, trace = _simulated("eager-pause-failover.json", tmp_path)
+    [group] = validate_path(trace).groups
     assert group.verdict == "conforming", group
-    unloads = [e for e in result.trace
-               if isinstance(e, RecordEvent) and isinstance(e.record, CoordinatorUnloaded)]
-    assert unloads  # the failover happened
-
-
-def _simulated(name: str, tmp_path: Path) -> Path:
-    path = ROOT / "examples" / "validator-false-positives" / name
-    result = simulate(load_scenario_text(path.read_text(encoding="utf-8"), str(path)))
-    trace = tmp_path / "trace.jsonl"
-    with trace.open("w", encoding="utf-8") as out:
-        write_trace(result, out)
-    return trace
+    assert _unloads(result)  # the failover happened
 
 
 def _silent_member_rejoins(trace: Path) -> dict[str, Any]:
-    """The slow member's first Heartbeat after the failover that the new coordinator
-    answered UNKNOWN_MEMBER_ID (its reloaded session had run out)."""
+    """c3's first Heartbeat after the failover that the new coordinator answered
+    UNKNOWN_MEMBER_ID (its reloaded session had run out)."""
     for line in trace.read_text(encoding="utf-8").splitlines():
         e = json.loads(line)
         if (e.get("kind") == "exchange" and e["api"] == "Heartbeat" and e["connection"] == "c3#1"
@@ -89,7 +82,7 @@ def test_a_reload_before_the_first_coordinator_error_may_expire_a_silent_member(
     cluster-003-g0037 of seed 4, a slow poll through a failover, before the classic
     client's heartbeat thread looked a lost coordinator up): the load may lie anywhere
     after the last request the old coordinator answered (39,216)."""
-    trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
+    _, trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
     hb = _silent_member_rejoins(trace)
     assert 52_000 <= float(hb["sent_ms"]) < 52_216  # before the session the replay's load gives
     [group] = validate_path(trace).groups
@@ -101,7 +94,7 @@ def test_a_reload_cannot_precede_the_last_answer_of_the_old_coordinator(tmp_path
     """The control: the same trace with c3's lookup and heartbeat 3.5 s earlier. For its
     session to have run out by then, the load would have had to come before the heartbeats
     the old coordinator answered at 39,216: a violation at that heartbeat."""
-    trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
+    _, trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
     lines = []
     for line in trace.read_text(encoding="utf-8").splitlines():
         e = json.loads(line)
@@ -122,7 +115,7 @@ def test_a_member_heard_from_since_the_reload_bounds_how_early_it_was(tmp_path: 
     (its JoinGroups) and c2 silent from the failover until its heartbeat at 51,216, which
     the new coordinator answered: the load came after 51,216 - 9,100 = 42,116, too late for
     c3's session (10,000 ms) to have run out by its heartbeat at 52,008. A violation there."""
-    trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
+    _, trace = _simulated("eager-pause-through-a-failover.json", tmp_path)
     events = []
     for line in trace.read_text(encoding="utf-8").splitlines():
         e = json.loads(line)
