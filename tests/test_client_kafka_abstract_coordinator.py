@@ -610,5 +610,27 @@ def test_the_heartbeat_thread_leaves_at_the_poll_timeout_once_it_found_the_coord
     d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
     d.tick()
     d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
-    d.tick(REBALANCE_MS)
-    assert d.sent(m.LeaveGroupRequest)
+    while not d.sent(m.LeaveGroupRequest):
+        assert d.now < 2 * REBALANCE_MS, "no LeaveGroup at the poll timeout"
+        d.tick(HEARTBEAT_MS)
+        if d.sent(m.HeartbeatRequest):  # answered: the session stays alive while the poll is stuck
+            d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NONE))
+    assert d.c.last_poll_ms + REBALANCE_MS < d.now <= d.c.last_poll_ms + REBALANCE_MS + HEARTBEAT_MS
+
+
+def test_the_heartbeat_thread_checks_the_session_before_the_poll_timeout(d: Driver) -> None:
+    """Not a port. A process paused past both its session and its poll timeout: the thread's
+    first turn finds the session run out and looks the coordinator up (HeartbeatThread.run
+    checks sessionTimeoutExpired before pollTimeoutExpired); the poll-timeout LeaveGroup
+    follows only once the coordinator is found."""
+    d.join(generation=1, member="m")
+    d.c.poll_blocked_until_ms = d.now + 10 * REBALANCE_MS
+    d.pending.clear()
+    d.tick(REBALANCE_MS + 1)  # nothing ran in between: both timers have expired
+    assert d.kinds() == ["FindCoordinatorRequest"]
+    assert not d.c.coordinator_known and d.c.generation_id == 1
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    d.tick()
+    leaves = d.sent(m.LeaveGroupRequest)
+    assert len(leaves) == 1 and isinstance(leaves[0], m.LeaveGroupRequest)
+    assert leaves[0].members[0].member_id == "m"

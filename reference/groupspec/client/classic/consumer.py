@@ -297,17 +297,23 @@ class Consumer(Consumption):
             # application polls: a member stuck between polls finds a moved coordinator and
             # goes on heartbeating (and its poll timeout is checked once it is found)
             return self._lookup_coordinator(now)
+        # HeartbeatThread.run checks the session before the poll timeout: when both have run
+        # out (a process paused past both), the coordinator is looked up first and the
+        # poll-timeout leave waits until it is found
+        if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
+            # No successful heartbeat for a session timeout: check the coordinator
+            # (HeartbeatThread.run, "session timed out without receiving a heartbeat response").
+            self._coordinator_lost(now, "no heartbeat response for a session timeout")
+            if self.state in _NOT_JOINED:
+                return out  # a join or sync failed with it: the thread is disabled
+            # the thread's next turn, at once (markCoordinatorUnknown waits for nothing)
+            return self._lookup_coordinator(now)
         if now - self.last_poll_ms > self.config.max_poll_interval_ms and self.generation_id >= 0:
             # handlePollTimeoutExpiry -> maybeLeaveGroup: dynamic members send LeaveGroup,
             # static members send nothing; either way the generation is reset.
             # (resetGenerationOnLeaveGroup: the partitions stay assigned, and are lost in the
             # onJoinPrepare of the next poll's rejoin)
             out += self.maybe_leave_group(now, "consumer poll timeout has expired")
-            return out
-        if now - self.last_heartbeat_ok_ms > self.config.session_timeout_ms:
-            # No successful heartbeat for a session timeout: check the coordinator
-            # (HeartbeatThread.run, "session timed out without receiving a heartbeat response").
-            self._coordinator_lost(now, "no heartbeat response for a session timeout")
             return out
         if (
             self.state in _HEARTBEATING
