@@ -115,6 +115,11 @@ def register(sub: Any) -> None:
     ge.add_argument("--seed", type=int_in(-(2**63), 2**63 - 1), default=1, metavar="S")
     ge.add_argument("--clusters", type=int_in(1, MAX_CLUSTERS), metavar="C", help="files to write (default: one per ~25,000 events)")
     ge.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
+    # (groupspec.pipeline.generate.GROUP_PROTOCOLS, not imported to build the parser)
+    ge.add_argument("--group-protocol", choices=("classic", "consumer", "both"), default="classic",
+                    help="the members' protocol: classic (JoinGroup/SyncGroup, the default), consumer "
+                         "(KIP-848, a server-side assignor drawn per group), or both (each group one "
+                         "or the other)")
     ge.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
     ge.add_argument("--no-spark", action="store_true", help="generate in this process, without Spark")
     ge.set_defaults(func=run_generate_command)
@@ -275,7 +280,8 @@ def run_generate_command(args: argparse.Namespace) -> int:
     out = output_dir(args.out, "--out")
     spark_master(args.master)
     try:
-        plan_clusters(args.events, out, args.inject_violations, args.seed, args.format, args.clusters)
+        plan_clusters(args.events, out, args.inject_violations, args.seed, args.format, args.clusters,
+                      group_protocol=args.group_protocol)
     except ValueError as e:
         return report(e)
     show = _progress_printer()
@@ -286,7 +292,7 @@ def run_generate_command(args: argparse.Namespace) -> int:
     spark, stop = (None, False) if args.no_spark else _session(args.master, "groupspec-generate")
     try:
         c = generate(args.events, out, args.inject_violations, args.seed, args.format, args.clusters,
-                     spark=spark, progress=progress)
+                     spark=spark, progress=progress, group_protocol=args.group_protocol)
     finally:
         if spark is not None and stop:
             spark.stop()

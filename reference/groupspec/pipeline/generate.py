@@ -5,7 +5,9 @@ A collection is a directory of trace files (format v1, Parquet or JSON Lines), o
 (:mod:`groupspec.sim`) with its own random shape and fault schedule: eager, cooperative or
 static members, 2-4 members, one or two topics, and faults drawn from :data:`FAULTS` (crash,
 clean close and rejoin, GC pause, slow poll, scale-out, static restart, coordinator
-failover). A cluster's groups are merged into one file in time order, as one recorder in
+failover). The members speak the classic protocol, or KIP-848's (``group_protocol``
+"consumer": the same shapes and faults, the broker assigning with a server-side assignor
+drawn per group), or each group either (:data:`GROUP_PROTOCOLS`). A cluster's groups are merged into one file in time order, as one recorder in
 front of the cluster would have written them: seq numbers are renumbered and connection
 names get the group id as a prefix (each simulator run numbers its own connections).
 
@@ -15,10 +17,13 @@ and kind (:data:`VIOLATION_KINDS`):
 
 - ``stale_commit``: an OffsetCommit the broker accepted now carries the generation before
   the one the member had joined (a JoinGroup response of the newer generation was received
-  before the commit was sent): StaleCommitAccepted.
+  before the commit was sent): StaleCommitAccepted. In a consumer group (KIP-848): the
+  member epoch it held before the one a heartbeat answer had given it: CommitMemberEpoch.
 - ``double_owner``: a member's SyncGroup result also holds a partition another member was
   handed in the same generation: OneOwnerPerGenerationInv (or, where the replay sees it
-  first, SyncPropagatesLeaderAssignment).
+  first, SyncPropagatesLeaderAssignment). In a consumer group: a heartbeat answer's
+  assignment also holds a partition another member was assigned and still holds:
+  ConsumerReconciliation.
 
 Everything is deterministic in the seed. With a SparkSession each cluster is one Spark task
 that writes its own file (on a cluster, ``out`` must be storage the executors share);
@@ -42,12 +47,15 @@ from itertools import count, repeat
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
+from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES
 from groupspec.gc_pause import paused_gc
+from groupspec.protocol import consumer_group_messages as cm
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
 from groupspec.sim.runner import simulate, simulate_trace
-from groupspec.sim.scenario import parse_scenario
+from groupspec.sim.scenario import apply_overrides, parse_scenario
 from groupspec.trace import events as ev
 from groupspec.trace.codec import field_names, to_json, type_hints
 from groupspec.trace.columnar_write import write_events
@@ -59,9 +67,19 @@ FAULTS: tuple[str, ...] = ("crash", "close-rejoin", "pause", "slow-poll", "scale
 
 #: injected violation kind -> the rules a verdict may name for it
 VIOLATION_KINDS: dict[str, tuple[str, ...]] = {
-    "stale_commit": ("StaleCommitAccepted", "CommitGenerationCheck"),
-    "double_owner": ("OneOwnerPerGenerationInv", "SyncPropagatesLeaderAssignment"),
+    "stale_commit": ("StaleCommitAccepted", "CommitGenerationCheck", "CommitMemberEpoch"),
+    "double_owner": ("OneOwnerPerGenerationInv", "SyncPropagatesLeaderAssignment", "ConsumerReconciliation"),
 }
+
+#: the members' group protocol: classic (JoinGroup/SyncGroup), consumer (KIP-848,
+#: ConsumerGroupHeartbeat), or each group one or the other at even odds
+GROUP_PROTOCOLS: tuple[str, ...] = ("classic", "consumer", "both")
+
+#: a generated consumer group's session and heartbeat interval (the broker's
+#: group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms), those its
+#: classic groups' members ask for, so that a fault lasts as long against either protocol
+CONSUMER_SESSION_MS = 10_000
+CONSUMER_HEARTBEAT_MS = 3_000
 
 #: events per cluster file when the caller does not choose
 DEFAULT_EVENTS_PER_CLUSTER = 25_000
@@ -79,6 +97,8 @@ class ClusterPlan:
     fmt: str
     #: only these fault patterns
     faults: tuple[str, ...] = FAULTS
+    #: one of :data:`GROUP_PROTOCOLS`
+    group_protocol: str = "classic"
 
 
 @dataclass(frozen=True)
@@ -105,8 +125,38 @@ class ClusterResult:
 
 
 # ---------------------------------------------------------------- one group's scenario
-def group_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS) -> dict[str, Any]:
-    """A random scenario (simulator JSON) for one group."""
+def group_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS,
+                   group_protocol: str = "classic") -> dict[str, Any]:
+    """A random scenario (simulator JSON) for one group, its members speaking
+    ``group_protocol`` (one of :data:`GROUP_PROTOCOLS`). A classic group draws nothing more
+    from ``rng`` than it did before there was a choice (the same seed, the same groups)."""
+    scenario = _classic_scenario(group_id, rng, faults)
+    if group_protocol == "classic" or (group_protocol == "both" and rng.random() < 0.5):
+        return scenario
+    return _as_consumer_group(scenario, rng)
+
+
+def _as_consumer_group(scenario: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The scenario with every member on the consumer protocol (KIP-848): the same members,
+    static or not, topics and faults; the broker assigns, with a server-side assignor drawn
+    here, and its consumer-group session and heartbeat interval are the classic members'."""
+    out: dict[str, Any] = apply_overrides(scenario, group_protocol="consumer")
+    # the broker assigns from its own view of the topics: in a file of many groups, each
+    # consumer group has topics of its own (the classic groups' "orders" differ in size)
+    out["topics"] = {f"{scenario['group_id']}.{name}": n for name, n in scenario["topics"].items()}
+    remote = rng.choice(SERVER_ASSIGNOR_NAMES)
+    out["defaults"]["remote_assignor"] = remote
+    out["defaults"].pop("assignors", None)
+    out["coordinator"]["consumer_group_session_timeout_ms"] = CONSUMER_SESSION_MS
+    out["coordinator"]["consumer_group_heartbeat_interval_ms"] = CONSUMER_HEARTBEAT_MS
+    static = any(x.get("static") for x in out["members"])
+    faults = scenario["description"].partition(", faults ")[2]
+    out["description"] = (f"generated group {scenario['group_id']}: consumer{' static' if static else ''} "
+                          f"{remote} (server-side), faults {faults}")
+    return out
+
+
+def _classic_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...]) -> dict[str, Any]:
     protocol = rng.choice(("eager", "cooperative", "static"))
     assignor = {"eager": rng.choice(("range", "roundrobin")), "cooperative": "cooperative-sticky",
                 "static": rng.choice(("range", "cooperative-sticky"))}[protocol]
@@ -169,19 +219,21 @@ def group_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...] = 
     }
 
 
-def simulate_group(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS) -> list[ev.Event]:
+def simulate_group(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS,
+                   group_protocol: str = "classic") -> list[ev.Event]:
     """One group's events (no header), connections prefixed with the group id."""
     # a lean run leaves out the v1.1 consumption (Fetch) events and the requests still
     # unanswered when the run stopped: the collection stays what it was (answered
     # group-protocol exchanges); see simulate_group_reference for the events it must equal
-    scenario = parse_scenario(group_scenario(group_id, rng, faults), group_id)
+    scenario = parse_scenario(group_scenario(group_id, rng, faults, group_protocol), group_id)
     return simulate_trace(scenario, connection_prefix=f"{group_id}/")
 
 
-def simulate_group_reference(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS) -> list[ev.Event]:
+def simulate_group_reference(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS,
+                             group_protocol: str = "classic") -> list[ev.Event]:
     """:func:`simulate_group` the long way, kept for comparison (tests/test_generate_fast.py):
     a full simulator run, its trace filtered and its connections renamed afterwards."""
-    scenario = parse_scenario(group_scenario(group_id, rng, faults), group_id)
+    scenario = parse_scenario(group_scenario(group_id, rng, faults, group_protocol), group_id)
     out: list[ev.Event] = []
     for e in simulate(scenario).trace:
         if isinstance(e, ev.FetchEvent) or (isinstance(e, ev.WireExchange) and e.response is None):
@@ -216,14 +268,48 @@ def _stale_commit(events: list[ev.Event], rng: random.Random) -> tuple[int, list
                 and e.request.generation_id >= 2
                 and any(r < e.sent_ms and g == e.request.generation_id for r, g in joined)):
             candidates.append(i)
+    # (a consumer group's commits: a classic group has none of these, and draws as before)
+    older = _consumer_older_epochs(events)
+    candidates += older
     if not candidates:
         return None
     i = rng.choice(candidates)
     e = events[i]
     assert isinstance(e, ev.WireExchange) and isinstance(e.request, m.OffsetCommitRequest)
     g = e.request.generation_id
+    was = older.get(i)
+    if was is not None:
+        new = dataclasses.replace(e, request=dataclasses.replace(e.request, generation_id=was))
+        return i, [*events[:i], new, *events[i + 1:]], (
+            f"accepted OffsetCommit from {e.request.member_id} now says member epoch {was} (was {g}), "
+            "the epoch it held before")
     new = dataclasses.replace(e, request=dataclasses.replace(e.request, generation_id=g - 1))
     return i, [*events[:i], new, *events[i + 1:]], f"accepted OffsetCommit from {e.request.member_id} now says generation {g - 1} (was {g})"
+
+
+def _consumer_older_epochs(events: list[ev.Event]) -> dict[int, int]:
+    """A consumer group's accepted OffsetCommits (index -> the epoch to put in): each carries
+    a member epoch a heartbeat answer had given its member before it was sent, and the
+    member had held an older one before that (the greatest such is returned)."""
+    given: dict[str, list[tuple[float, int]]] = {}  # member id -> (received, epoch) answered
+    out: dict[int, int] = {}
+    for i, e in enumerate(events):
+        if type(e) is not ev.WireExchange:
+            continue
+        resp = e.response
+        if isinstance(resp, cm.ConsumerGroupHeartbeatResponse):
+            if resp.error is Error.NONE and resp.member_id and resp.member_epoch > 0:
+                given.setdefault(resp.member_id, []).append((e.received_ms or 0.0, resp.member_epoch))
+            continue
+        req = e.request
+        if (isinstance(req, m.OffsetCommitRequest) and isinstance(resp, m.OffsetCommitResponse)
+                and resp.partitions and all(p.error is Error.NONE for p in resp.partitions)):
+            held = [g for r, g in given.get(req.member_id, []) if r < e.sent_ms]
+            if req.generation_id in held:
+                before = [g for g in held if g < req.generation_id]
+                if before:
+                    out[i] = max(before)
+    return out
 
 
 def _double_owner(events: list[ev.Event], rng: random.Random) -> tuple[int, list[ev.Event], str] | None:
@@ -245,10 +331,14 @@ def _double_owner(events: list[ev.Event], rng: random.Random) -> tuple[int, list
             if other != key and extra:
                 candidates.append((i, extra[0], other))
         seen.setdefault(gen, []).append((key, mine))
-    if not candidates:
+    # (a consumer group's heartbeat answers: a classic group has none, and draws as before)
+    consumer = _consumer_double_owners(events)
+    if not candidates and not consumer:
         return None
-    i, tp, other = rng.choice(candidates)
+    i, tp, other = rng.choice([*candidates, *consumer])
     e = events[i]
+    if isinstance(e, ev.WireExchange) and isinstance(e.response, cm.ConsumerGroupHeartbeatResponse):
+        return _give_consumer_partition(events, i, e, e.response, tp, other)
     assert isinstance(e, ev.WireExchange) and isinstance(e.response, m.SyncGroupResponse)
     assert isinstance(e.request, m.SyncGroupRequest)
     a = Assignment.decode(e.response.assignment)
@@ -258,6 +348,60 @@ def _double_owner(events: list[ev.Event], rng: random.Random) -> tuple[int, list
     return i, [*events[:i], new, *events[i + 1:]], (
         f"SyncGroup result of {e.request.member_id} (generation {e.request.generation_id}) also "
         f"holds {tp[0]}-{tp[1]}, handed to {other}")
+
+
+#: a member's heartbeat answer ends its membership with these (the member is gone)
+_CONSUMER_GONE = (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH)
+
+
+def _consumer_double_owners(events: list[ev.Event]) -> list[tuple[int, tuple[Any, int], str]]:
+    """(index, partition, other member) for a consumer group's accepted heartbeat answers
+    carrying an assignment: a partition the other member's last assignment holds and this
+    one's does not (the other member still in the group: no leave, no fencing since)."""
+    holds: dict[str, set[tuple[Any, int]]] = {}  # member id -> its last assignment
+    out: list[tuple[int, tuple[Any, int], str]] = []
+    for i, e in enumerate(events):
+        if type(e) is not ev.WireExchange:
+            continue
+        req, resp = e.request, e.response
+        if not isinstance(req, cm.ConsumerGroupHeartbeatRequest) or \
+                not isinstance(resp, cm.ConsumerGroupHeartbeatResponse):
+            continue
+        member = resp.member_id or req.member_id
+        if resp.error in _CONSUMER_GONE or (resp.error is Error.NONE and req.member_epoch < 0):
+            holds.pop(member, None)
+            continue
+        if resp.error is not Error.NONE or resp.assignment is None:
+            continue
+        mine = {(tp.topic_id, p) for tp in resp.assignment.topic_partitions for p in tp.partitions}
+        for other, theirs in holds.items():
+            extra = sorted(theirs - mine)
+            if other != member and extra:
+                out.append((i, extra[0], other))
+        holds[member] = mine
+    return out
+
+
+def _give_consumer_partition(events: list[ev.Event], i: int, e: ev.WireExchange,
+                             resp: cm.ConsumerGroupHeartbeatResponse, tp: tuple[Any, int],
+                             other: str) -> tuple[int, list[ev.Event], str]:
+    """Event ``i`` (an accepted heartbeat answer with an assignment) with partition ``tp``
+    added to the assignment."""
+    assert resp.assignment is not None
+    held = {(t.topic_id, p) for t in resp.assignment.topic_partitions for p in t.partitions}
+    by_topic: dict[Any, list[int]] = {}
+    for tid, p in sorted(held | {tp}):
+        by_topic.setdefault(tid, []).append(p)
+    assignment = cm.HeartbeatAssignment(tuple(
+        cm.HeartbeatTopicPartitions(tid, tuple(ps)) for tid, ps in by_topic.items()))
+    new = dataclasses.replace(e, response=dataclasses.replace(resp, assignment=assignment))
+    names = {TopicId.for_name(n): n for x in events if type(x) is ev.WireExchange
+             and isinstance(x.request, cm.ConsumerGroupHeartbeatRequest)
+             for n in x.request.subscribed_topic_names or ()}
+    topic = names.get(tp[0], str(tp[0]))
+    return i, [*events[:i], new, *events[i + 1:]], (
+        f"ConsumerGroupHeartbeat answer to {resp.member_id} (epoch {resp.member_epoch}) also "
+        f"holds {topic}-{tp[1]}, assigned to {other}")
 
 
 _INJECTORS: dict[str, Callable[[list[ev.Event], random.Random], tuple[int, list[ev.Event], str] | None]] = {
@@ -332,6 +476,25 @@ def _renumber_in_place(e: ev.Event, seq: int) -> ev.Event:
     return e
 
 
+def _take_images(events: list[ev.Event], gi: int, topics: list[ev.MetadataTopic],
+                 image_at: tuple[int, int] | None) -> tuple[list[ev.Event], tuple[int, int] | None]:
+    """Group ``gi``'s events without its metadata images, their topics added to ``topics``;
+    the first image of the file is kept (its place returned) to become the file's. A
+    generated group's topics never change (every image is at the run's start, and its topic
+    names are its own)."""
+    out: list[ev.Event] = []
+    for e in events:
+        if type(e) is ev.MetadataEvent:
+            assert e.at_ms == 0, "a generated group's topics change"
+            topics.extend(t for t in e.topics if t not in topics)
+            if image_at is None:
+                image_at = (gi, len(out))
+                out.append(e)
+            continue
+        out.append(e)
+    return out, image_at
+
+
 def generate_cluster(plan: ClusterPlan) -> ClusterResult:
     """Simulate the cluster's groups, inject its violations, write its file."""
     # the cluster's events are many small frozen dataclasses in no reference cycle (nor are
@@ -347,9 +510,16 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
     total = 0
     pending = list(plan.inject)
     changed: dict[int, tuple[int, str, str]] = {}  # group index -> (event index, kind, detail)
+    # KIP-848 groups: the broker's topics, one image for the file (a metadata event is the
+    # whole image: one per group would leave the last group's topics only); kept where the
+    # first consumer group's run put its own, (group index, event index)
+    topics: list[ev.MetadataTopic] = []
+    image_at: tuple[int, int] | None = None
     while total < plan.target_events or pending:
         gid = f"{plan.cluster}-g{len(groups):04d}"
-        events = simulate_group(gid, rng, plan.faults)
+        events = simulate_group(gid, rng, plan.faults, plan.group_protocol)
+        if plan.group_protocol != "classic":
+            events, image_at = _take_images(events, len(groups), topics, image_at)
         if pending and len(groups) % 2 == 0:
             # every other group may carry a violation; a group that cannot is left alone
             hit = inject(pending[0], events, rng)
@@ -363,6 +533,17 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
             raise RuntimeError(f"{plan.cluster}: no group to inject {pending[0]} into")
     header = ev.Header(source="groupspec pipeline generate", cluster=plan.cluster,
                        note=f"{len(groups)} generated groups, seed {plan.seed}")
+    if plan.group_protocol != "classic":
+        # the consumer groups' session and heartbeat interval are the broker's, which the
+        # wire does not show (trace v1.2); a classic collection's header is as it was
+        header = dataclasses.replace(header, minor=2, broker_config={
+            "group.consumer.session.timeout.ms": CONSUMER_SESSION_MS,
+            "group.consumer.heartbeat.interval.ms": CONSUMER_HEARTBEAT_MS})
+    if image_at is not None:
+        gi, ei = image_at
+        image = groups[gi][ei]
+        assert isinstance(image, ev.MetadataEvent)
+        groups[gi][ei] = dataclasses.replace(image, topics=tuple(sorted(topics, key=lambda t: t.name)))
     merged: list[ev.Event] = [header]
     injected: list[Injected] = []
     suffix = "parquet" if plan.fmt == "parquet" else "jsonl"
@@ -666,7 +847,8 @@ def write_trace_file(events: list[ev.Event], path: str, fmt: str) -> None:
 
 # ---------------------------------------------------------------- the collection
 def plan_clusters(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt: str = "parquet",
-                  clusters: int | None = None, faults: tuple[str, ...] = FAULTS) -> list[ClusterPlan]:
+                  clusters: int | None = None, faults: tuple[str, ...] = FAULTS,
+                  group_protocol: str = "classic") -> list[ClusterPlan]:
     """Split ``events`` over clusters (about :data:`DEFAULT_EVENTS_PER_CLUSTER` each) and
     the violations over the clusters, kinds taking turns."""
     if events < 1:
@@ -675,6 +857,8 @@ def plan_clusters(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt:
         raise ValueError("--inject-violations: must be >= 0")
     if fmt not in ("parquet", "jsonl"):
         raise ValueError(f"--format: parquet or jsonl, not {fmt!r}")
+    if group_protocol not in GROUP_PROTOCOLS:
+        raise ValueError(f"--group-protocol: {', '.join(GROUP_PROTOCOLS)}, not {group_protocol!r}")
     n = clusters or max(1, math.ceil(events / DEFAULT_EVENTS_PER_CLUSTER))
     kinds = list(VIOLATION_KINDS)
     rng = random.Random(seed)
@@ -685,7 +869,7 @@ def plan_clusters(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt:
         per[i % n].append(kind)
     return [
         ClusterPlan(f"cluster-{i:03d}", i, seed, events // n + (1 if i < events % n else 0),
-                    tuple(per[i]), str(out), fmt, faults)
+                    tuple(per[i]), str(out), fmt, faults, group_protocol)
         for i in range(n)
     ]
 
@@ -704,10 +888,11 @@ class Collection:
     def injected(self) -> list[Injected]:
         return [i for c in self.clusters for i in c.injected]
 
-    def manifest(self, seed: int) -> dict[str, Any]:
+    def manifest(self, seed: int, group_protocol: str = "classic") -> dict[str, Any]:
         return {
             "generator": "groupspec pipeline generate",
             "seed": seed,
+            "group_protocol": group_protocol,
             "events": self.events,
             "groups": sum(c.groups for c in self.clusters),
             "clusters": [{"cluster": c.cluster, "source": c.source, "events": c.events, "groups": c.groups}
@@ -720,12 +905,12 @@ class Collection:
 def generate(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt: str = "parquet",
              clusters: int | None = None, spark: Any = None,
              progress: Callable[[int, int], None] | None = None,
-             faults: tuple[str, ...] = FAULTS) -> Collection:
+             faults: tuple[str, ...] = FAULTS, group_protocol: str = "classic") -> Collection:
     """Write a collection of about ``events`` events (at least that many) to ``out`` and its
     ``manifest.json``; with ``spark``, one Spark task per cluster."""
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    plans = plan_clusters(events, out, inject_k, seed, fmt, clusters, faults)
+    plans = plan_clusters(events, out, inject_k, seed, fmt, clusters, faults, group_protocol)
     results: list[ClusterResult] = []
     if spark is None:
         for i, plan in enumerate(plans):
@@ -736,7 +921,7 @@ def generate(events: int, out: Path, inject_k: int = 0, seed: int = 1, fmt: str 
         results = _on_spark(spark, plans, progress)
     results.sort(key=lambda c: c.cluster)
     collection = Collection(out, results, time.perf_counter() - t0)
-    (out / "manifest.json").write_text(json.dumps(collection.manifest(seed), indent=1) + "\n", encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps(collection.manifest(seed, group_protocol), indent=1) + "\n", encoding="utf-8")
     return collection
 
 
