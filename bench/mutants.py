@@ -501,7 +501,7 @@ def _resets_on_stale_heartbeat_error(mut: Client) -> type[Consumer]:
                 mut.hits += 1
                 super().on_response(rid, resp, now, cluster)
                 self._lose_all(now, resp.error.name)
-                self._reset_generation(keep_member_id=False)
+                self._reset_on_error("Heartbeat", resp.error, keep_member_id=False)
                 return []
             return super().on_response(rid, resp, now, cluster)
     return Buggy
@@ -648,11 +648,11 @@ def _join_prepare_once(mut: Client) -> type[Consumer]:
         not lose its partitions (ConsumerCoordinator.onJoinPrepare's path for a reset
         generation): it kept consuming them and reported them owned in its next JoinGroup."""
 
-        def _reset_generation(self, keep_member_id: bool) -> None:
+        def _reset_generation(self, keep_member_id: bool, reason: str) -> None:
             # the reference sets needs_join_prepare again here (resetStateAndRejoin, the
             # fix); the bug left it as onJoinComplete last set it
             prepared = not self.needs_join_prepare
-            super()._reset_generation(keep_member_id)
+            super()._reset_generation(keep_member_id, reason)
             if prepared:
                 self.needs_join_prepare = False
                 if self.owned:

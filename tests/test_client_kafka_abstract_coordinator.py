@@ -565,12 +565,28 @@ def test_retriable_join_error_is_retried_after_the_retry_backoff(d: Driver) -> N
 
 
 # Kafka: testRejoinReason
-@pytest.mark.xfail(strict=True, reason="docs/deviations.md: the classic client does not set the "
-                   "JoinGroup reason (KIP-800)")
 def test_join_group_carries_the_rejoin_reason(d: Driver) -> None:
-    d.join(generation=5, member="memberId")
-    d.c.rejoin_needed = True  # requestRejoin("Manual test trigger")
+    d.find_coordinator()
+    assert d.join_request().reason == ""  # the first join: no reason yet
+    d.join_response(generation=5, member="memberId")
+    d.sync_response(parts=set())
+    d.c._request_rejoin("Manual test trigger")
     assert d.join_request().reason == "Manual test trigger"
+    # a failed JoinGroup: the exception's simple name
+    d.answer(m.JoinGroupRequest, m.JoinGroupResponse(error=E.UNKNOWN_MEMBER_ID, generation_id=-1,
+                                                     member_id="", leader="", protocol_name=None))
+    assert d.join_request().reason == "rebalance failed due to UnknownMemberIdException"
+    d.join_response(generation=6, member="memberId")
+    d.sync_response(parts=set())
+    assert d.c.rejoin_reason == ""  # cleared by a completed rebalance
+    # SyncGroupResponseHandler raises REBALANCE_IN_PROGRESS; the reason is cut to 255 characters
+    d.c._request_rejoin("x" * 300)
+    d.join_response(generation=7, member="memberId")
+    d.sync_response(E.REBALANCE_IN_PROGRESS)
+    assert d.join_request().reason == "rebalance failed due to RebalanceInProgressException"
+    d.answer(m.JoinGroupRequest, m.JoinGroupResponse(error=E.MEMBER_ID_REQUIRED, generation_id=-1,
+                                                     member_id="m-2", leader="", protocol_name=None))
+    assert d.join_request().reason == "need to re-join with the given member-id: m-2"
 
 
 # Kafka: testCoordinatorDiscoveryExponentialBackoff

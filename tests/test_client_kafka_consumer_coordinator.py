@@ -608,7 +608,7 @@ def test_rebalance_whose_generation_is_reset_during_sync_rejoins_at_once(protoco
     assert d.sent(m.SyncGroupRequest)
     # the member leaves meanwhile (the heartbeat thread's maybeLeaveGroup)
     d._take(d.c._maybe_leave(d.now, "Clear generation data."))
-    d.c._reset_generation(keep_member_id=False)
+    d.c._reset_generation(keep_member_id=False, reason="consumer pro-actively leaving the group")
     out = d.sync_response(parts={T1P}, protocol=assignor)
     assert [type(r).__name__ for r in out] == ["JoinGroupRequest"]
     d.join_response(generation=42, member="consumer-42", protocol=assignor)

@@ -54,8 +54,11 @@ from tests.test_trace_columnar import EVENTS, INJECTED
 #: answer comes instead of at the next poll (three groups; only the lookups' times and the
 #: correlation ids after them move, every API's count as before); re-pinned when the generator
 #: learned KIP-848 groups: the manifest names the group protocol and each kind's rules include
-#: the consumer-group ones, the cluster files byte for byte as before (checked when re-pinning)
-PINNED = "082476ed44d66c5f23ff198c62b59633cf66ac7acb8633f10d712f1efad4c093"
+#: the consumer-group ones, the cluster files byte for byte as before (checked when re-pinning);
+#: re-pinned when the classic client sent Kafka's rejoin reason in its JoinGroups (KIP-800):
+#: only the JoinGroup requests' reason field changed (None -> "" or the requestRejoin reason),
+#: every other field of every line as before (checked when re-pinning)
+PINNED = "a5e47be110b2470acb6e83baa0436c7aaedbb5d383773e5d3f930c2d00ca0674"
 
 
 def _digest(out: Path) -> str:

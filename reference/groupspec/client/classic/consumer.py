@@ -64,6 +64,38 @@ _REBALANCING = Error.REBALANCE_IN_PROGRESS
 #: round again at once, without the retry backoff
 _REJOIN_AT_ONCE = (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION, Error.REBALANCE_IN_PROGRESS,
                    Error.MEMBER_ID_REQUIRED)
+#: ApiKeys names, as resetStateOnResponseError's reason prints them
+_API_KEY_NAMES = {"JoinGroup": "JOIN_GROUP", "SyncGroup": "SYNC_GROUP", "Heartbeat": "HEARTBEAT",
+                  "OffsetCommit": "OFFSET_COMMIT"}
+#: the simple name of the exception Errors.exception() makes (common/protocol/Errors.java)
+_EXCEPTION_NAMES = {
+    Error.COORDINATOR_LOAD_IN_PROGRESS: "CoordinatorLoadInProgressException",
+    Error.COORDINATOR_NOT_AVAILABLE: "CoordinatorNotAvailableException",
+    Error.NOT_COORDINATOR: "NotCoordinatorException",
+    Error.ILLEGAL_GENERATION: "IllegalGenerationException",
+    Error.INCONSISTENT_GROUP_PROTOCOL: "InconsistentGroupProtocolException",
+    Error.INVALID_GROUP_ID: "InvalidGroupIdException",
+    Error.UNKNOWN_MEMBER_ID: "UnknownMemberIdException",
+    Error.INVALID_SESSION_TIMEOUT: "InvalidSessionTimeoutException",
+    Error.REBALANCE_IN_PROGRESS: "RebalanceInProgressException",
+    Error.GROUP_AUTHORIZATION_FAILED: "GroupAuthorizationException",
+    Error.UNSUPPORTED_VERSION: "UnsupportedVersionException",
+    Error.MEMBER_ID_REQUIRED: "MemberIdRequiredException",
+    Error.GROUP_MAX_SIZE_REACHED: "GroupMaxSizeReachedException",
+    Error.FENCED_INSTANCE_ID: "FencedInstanceIdException",
+}
+#: the errors JoinGroupResponseHandler and SyncGroupResponseHandler raise as themselves; any
+#: other fails the future with a KafkaException ("Unexpected error ...")
+_JOIN_RAISES = frozenset({
+    Error.COORDINATOR_LOAD_IN_PROGRESS, Error.UNKNOWN_MEMBER_ID, Error.COORDINATOR_NOT_AVAILABLE,
+    Error.NOT_COORDINATOR, Error.FENCED_INSTANCE_ID, Error.INCONSISTENT_GROUP_PROTOCOL,
+    Error.INVALID_SESSION_TIMEOUT, Error.INVALID_GROUP_ID, Error.GROUP_AUTHORIZATION_FAILED,
+    Error.GROUP_MAX_SIZE_REACHED, Error.UNSUPPORTED_VERSION, Error.MEMBER_ID_REQUIRED,
+    Error.REBALANCE_IN_PROGRESS})
+_SYNC_RAISES = frozenset({
+    Error.GROUP_AUTHORIZATION_FAILED, Error.REBALANCE_IN_PROGRESS, Error.FENCED_INSTANCE_ID,
+    Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION, Error.COORDINATOR_NOT_AVAILABLE,
+    Error.NOT_COORDINATOR, Error.INCONSISTENT_GROUP_PROTOCOL})
 
 @dataclass(frozen=True)
 class ClusterView:
@@ -113,6 +145,9 @@ class Consumer(Consumption):
         self.generation_id, self.member_id = NO_GENERATION
         self.protocol_name: str | None = None
         self.rejoin_needed = True
+        #: AbstractCoordinator.rejoinReason: the short reason of the last requestRejoin, sent
+        #: in the next JoinGroup (v8+, KIP-800); "" at first and after a completed rebalance
+        self.rejoin_reason = ""
         self.coordinator_known = False
         self.fatal: str | None = None
         self.closed = False
@@ -202,14 +237,33 @@ class Consumer(Consumption):
             self._note_sent(rid, req)
         return rid, req
 
-    def _reset_generation(self, keep_member_id: bool) -> None:
-        """AbstractCoordinator.resetStateAndGeneration (+ the lost-partitions path)."""
+    def _reset_generation(self, keep_member_id: bool, reason: str) -> None:
+        """AbstractCoordinator.resetStateAndRejoin: resetStateAndGeneration (+ the
+        lost-partitions path), then requestRejoin(``reason``)."""
         member = self.member_id if keep_member_id else m.UNKNOWN_MEMBER_ID
         self.generation_id, self.member_id = -1, member
         self.protocol_name = None
         self.state = MemberState.UNJOINED
-        self.rejoin_needed = True
+        self._request_rejoin(reason)
         self.needs_join_prepare = True  # resetStateAndRejoin
+
+    def _reset_on_error(self, api: str, error: Error, keep_member_id: bool) -> None:
+        """AbstractCoordinator.resetStateOnResponseError: the reason names the error and
+        the API as Kafka's enums print them (``encountered ILLEGAL_GENERATION from HEARTBEAT
+        response``)."""
+        self._reset_generation(keep_member_id, f"encountered {error.name} from {_API_KEY_NAMES[api]} response")
+
+    def _request_rejoin(self, reason: str) -> None:
+        """AbstractCoordinator.requestRejoin(shortReason): the reason the next JoinGroup
+        carries."""
+        self.rejoin_reason = reason
+        self.rejoin_needed = True
+
+    def _rebalance_failed(self, exception: str) -> None:
+        """AbstractCoordinator.joinGroupIfNeeded, its JoinGroup or SyncGroup future failed
+        with ``exception`` (a simple class name): requestRejoin("rebalance failed due to "
+        + it), which replaces what the response handler asked."""
+        self._request_rejoin(f"rebalance failed due to {exception}")
 
     def _lose_all(self, now: int, why: str) -> None:
         """onPartitionsLost: ownership is gone and nothing is committed."""
@@ -350,7 +404,7 @@ class Consumer(Consumption):
         are reset whether or not it was sent (resetGenerationOnLeaveGroup)."""
         self._now = now
         out = self._maybe_leave(now, reason, membership)
-        self._reset_generation(keep_member_id=False)
+        self._reset_generation(keep_member_id=False, reason="consumer pro-actively leaving the group")
         return out
 
     def _maybe_leave(self, now: int, reason: str,
@@ -416,12 +470,12 @@ class Consumer(Consumption):
         subscription = self._fixed_subscription
         if subscription is None:  # a pattern: what it matches among the topics that exist
             subscription = self.config.subscribed(frozenset(cluster.partitions))
-        if subscription != self.subscription and self.state is not _UNJOINED:
-            if not self.rejoin_needed:
-                self._event(now, "rejoin", detail=f"subscription changed to {', '.join(subscription)}")
-            self.rejoin_needed = True
+        if subscription != self.subscription and self.state is not _UNJOINED and not self.rejoin_needed:
+            self._event(now, "rejoin", detail=f"subscription changed to {', '.join(subscription)}")
+            self._request_rejoin("subscription has changed")  # requestRejoinIfNecessary
         if (
             self.state is _STABLE
+            and not self.rejoin_needed
             and self.leader_metadata_snapshot is not None
             and (self._leader_counts(cluster.partitions) != self.leader_metadata_snapshot
                  or (self.rack is not None and self._leader_racks(cluster) != self.leader_rack_snapshot))
@@ -429,9 +483,8 @@ class Consumer(Consumption):
             # ConsumerCoordinator.rejoinNeededOrPending: the leader's assignment snapshot no
             # longer matches the metadata (a subscribed topic gained partitions, or, with a
             # client rack, a partition's replicas moved to another set of racks: KIP-881).
-            if not self.rejoin_needed:
-                self._event(now, "rejoin", detail="leader sees partition counts or racks change")
-            self.rejoin_needed = True
+            self._event(now, "rejoin", detail="leader sees partition counts or racks change")
+            self._request_rejoin("cached metadata has changed")  # requestRejoinIfNecessary
         if self.scheduled_rejoin_ms is not None and now >= self.scheduled_rejoin_ms:
             self.scheduled_rejoin_ms = None
             if self.state is _STABLE:
@@ -648,6 +701,8 @@ class Consumer(Consumption):
                 rebalance_timeout_ms=self.config.max_poll_interval_ms,
                 client_id=self.config.client_id,
                 version=self.config.join_group_version,
+                # the reason field is on the wire from v8 (JoinGroupRequest.maybeTruncateReason)
+                reason=self.rejoin_reason[:MAX_REASON_LENGTH] if self.config.join_group_version >= 8 else None,
             ),
         )
         out.append((self.join_rid, req))
@@ -739,7 +794,8 @@ class Consumer(Consumption):
         if self.join_rid is not None or self.sync_rid is not None:
             self.retry_at_ms = now + self.config.retry_backoff_ms
             self.state = MemberState.UNJOINED
-            self.rejoin_needed = True
+            # the request in flight fails with DisconnectException (ConsumerNetworkClient)
+            self._rebalance_failed("DisconnectException")
         for rid in [r for r, (api, _, _) in self.inflight.items() if api != "FindCoordinator"]:
             api, _, _ = self.inflight.pop(rid)
             self.request_deadline.pop(rid, None)
@@ -836,7 +892,7 @@ class Consumer(Consumption):
             # JoinGroupResponseHandler: reset only if the generation the request carried is
             # still ours (testJoinGroupUnknownMemberResponseWithOldGeneration)
             if self._generation_unchanged(sent):
-                self._reset_generation(keep_member_id=False)
+                self._reset_on_error("JoinGroup", e, keep_member_id=False)
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
             self._coordinator_lost(now, f"JoinGroup: {e.name}")
             self.retry_at_ms = now + self.config.retry_backoff_ms
@@ -847,7 +903,11 @@ class Consumer(Consumption):
             self._event(now, "fatal", detail=f"JoinGroup: {e.name}")
         elif e not in _REJOIN_AT_ONCE:
             self.retry_at_ms = now + self.config.retry_backoff_ms
-        self.rejoin_needed = True
+        if e is Error.MEMBER_ID_REQUIRED:
+            # the handler's own reason; joinGroupIfNeeded adds none for MemberIdRequiredException
+            self._request_rejoin(f"need to re-join with the given member-id: {resp.member_id}")
+        else:
+            self._rebalance_failed(_EXCEPTION_NAMES[e] if e in _JOIN_RAISES else "KafkaException")
         if e in _REJOIN_AT_ONCE:
             # joinGroupIfNeeded goes round again without backing off
             return self._join_if_needed(now, self._current_subscription(cluster))
@@ -931,10 +991,11 @@ class Consumer(Consumption):
                 # the generation or state changed while the SyncGroup was out: the handler
                 # raises ILLEGAL_GENERATION and joinGroupIfNeeded rejoins at once
                 # (testPrepareJoinAndRejoinAfterFailedRebalance)
-                self.rejoin_needed = True
+                self._rebalance_failed("IllegalGenerationException")
                 return self._join_if_needed(now, self._current_subscription(cluster))
             self.state = MemberState.STABLE
             self.rejoin_needed = False
+            self.rejoin_reason = ""
             out = self._on_join_complete(Assignment.decode(resp.assignment), now)
             self.needs_join_prepare = True
             # joinGroupIfNeeded loops while a rejoin is needed (the cooperative follow-up
@@ -947,7 +1008,7 @@ class Consumer(Consumption):
             # still ours (testSyncGroupUnknownMemberResponseWithOldGeneration,
             # testSyncGroupIllegalGenerationResponseWithOldGeneration)
             if self._generation_unchanged(sent):
-                self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+                self._reset_on_error("SyncGroup", e, keep_member_id=e is Error.ILLEGAL_GENERATION)
             else:
                 self.state = MemberState.UNJOINED
         elif e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
@@ -958,7 +1019,7 @@ class Consumer(Consumption):
             self.fatal = e.name
             self._lose_all(now, e.name)
             self._event(now, "fatal", detail="SyncGroup: FENCED_INSTANCE_ID")
-        self.rejoin_needed = True
+        self._rebalance_failed(_EXCEPTION_NAMES[e] if e in _SYNC_RAISES else "KafkaException")
         if e in _REJOIN_AT_ONCE:
             return self._join_if_needed(now, self._current_subscription(cluster))
         return []
@@ -976,7 +1037,7 @@ class Consumer(Consumption):
         else:
             matched = all(t in (self._fixed_subscription or ()) for t, _ in assigned)
         if not matched:
-            self.rejoin_needed = True
+            self._request_rejoin("received assignment does not match the current subscription")
             return out
         revoked = self.owned - assigned
         if revoked:
@@ -986,7 +1047,7 @@ class Consumer(Consumption):
                 out += self._commit(revoked)
             self._event(now, "revoked", revoked, "cooperative revocation")
             self._drop(revoked)
-            self.rejoin_needed = True
+            self._request_rejoin("need to revoke partitions and re-join")
         if self.config.pattern is not None:
             # ConsumerCoordinator.maybeUpdateJoinedSubscription: a pattern's joined
             # subscription takes in the topics the leader assigned (they match the pattern),
@@ -1021,7 +1082,7 @@ class Consumer(Consumption):
             return
         if e is _REBALANCING:
             if self.state is _STABLE:
-                self.rejoin_needed = True
+                self._request_rejoin("group is already rebalancing")
             return
         if e in (Error.COORDINATOR_NOT_AVAILABLE, Error.NOT_COORDINATOR):
             self._coordinator_lost(now, f"Heartbeat: {e.name}")
@@ -1034,7 +1095,7 @@ class Consumer(Consumption):
             # and a rejoin requested; the partitions stay assigned (and fetched) until the
             # next poll's onJoinPrepare loses them (ConsumerCoordinator.onJoinPrepare, no
             # generation: invokePartitionsLost)
-            self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+            self._reset_on_error("Heartbeat", e, keep_member_id=e is Error.ILLEGAL_GENERATION)
             if e is Error.FENCED_INSTANCE_ID and self.pending_fatal is None:
                 # the heartbeat thread fails (HeartbeatThread: heartbeatThread.failed) and
                 # the next poll raises it (AbstractCoordinator.pollHeartbeat)
@@ -1051,7 +1112,7 @@ class Consumer(Consumption):
         self._forget_sent(rid)
         if e is Error.REBALANCE_IN_PROGRESS:
             # rejoin, the generation is kept (testCommitOffsetRebalanceInProgress)
-            self.rejoin_needed = True
+            self._request_rejoin("offset commit failed since group is already rebalancing")
             self._event(now, "rebalance_in_progress", detail="OffsetCommit")
         elif e in (Error.UNKNOWN_MEMBER_ID, Error.ILLEGAL_GENERATION):
             if not self._generation_unchanged(sent) and self.state is MemberState.PREPARING_REBALANCE:
@@ -1059,7 +1120,7 @@ class Consumer(Consumption):
             else:
                 # resetStateOnResponseError: the partitions are lost at the next onJoinPrepare
                 self._event(now, "commit_failed", detail=f"CommitFailedException: {e.name}")
-                self._reset_generation(keep_member_id=e is Error.ILLEGAL_GENERATION)
+                self._reset_on_error("OffsetCommit", e, keep_member_id=e is Error.ILLEGAL_GENERATION)
         elif e is Error.FENCED_INSTANCE_ID:
             # nothing is reset; fatal only if the generation is still the one committed with
             # (testCommitOffsetFencedInstanceWithRebalancingGeneration / ...WithNewGeneration)
