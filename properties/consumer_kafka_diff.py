@@ -540,10 +540,7 @@ class Differ:
             k_recs: list[Any] = []
             r_recs: list[Any] = []
         else:
-            # the tombstone of the deprecated subscription-metadata record (Kafka writes it
-            # when it deletes a group; the reference has no such record: docs/deviations.md)
-            k_recs = [self._kafka_record(x) for x in kafka["records"]
-                      if x[0] != "ConsumerGroupPartitionMetadataKey"]
+            k_recs = [self._kafka_record(x) for x in kafka["records"]]
             r_recs = [y for x in out.records for y in self._ref_records(x)]
             if op.kind in ("advance", "delete", "offset_delete"):
                 # timers and the periodic cleanup (or a DeleteGroups) of several groups in one
@@ -653,6 +650,8 @@ class Differ:
                 return ("target", gid, mid, None if v is None else _tupled(_record_parts(v.topic_partitions)))
             case cr.ConsumerGroupTargetAssignmentEpochRecord(value=v):
                 return ("target_epoch", gid, None if v is None else v.assignment_epoch)
+            case cr.ConsumerGroupSubscriptionMetadataRecord(value=v):
+                return ("subscription_metadata", gid, None if v is None else "value")
             case cr.ConsumerGroupCurrentAssignmentRecord(member_id=mid, value=v):
                 if v is None:
                     return ("current", gid, mid, None)

@@ -294,7 +294,8 @@ def test_empty_consumer_group_gives_way_to_a_classic_join_with_its_offsets() -> 
     first = h.send(m.JoinGroupRequest(group_id="g", member_id="", protocols=proto))
     assert isinstance(first, m.JoinGroupResponse) and first.error is Error.MEMBER_ID_REQUIRED
     kinds = [type(r).__name__ for r in h.records[before:]]
-    assert kinds[:2] == ["ConsumerGroupTargetAssignmentEpochRecord", "ConsumerGroupEpochRecord"]
+    assert kinds[:3] == ["ConsumerGroupTargetAssignmentEpochRecord", "ConsumerGroupSubscriptionMetadataRecord",
+                         "ConsumerGroupEpochRecord"]
     assert "GroupCreated" in kinds and kinds[-1] == "GroupMetadataPersisted"
     assert "g" not in h.c.state.consumer_groups
     assert h.c.state.groups["g"].offsets[("foo", 0)].committed_offset == 5

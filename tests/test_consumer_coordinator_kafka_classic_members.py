@@ -662,8 +662,8 @@ def test_last_consumer_protocol_member_leaving_consumer_group() -> None:
     assert got[4] == cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None)
     assert sorted(map(repr, got[5:7])) == sorted(map(repr, [
         cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M1, None), cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M2, None)]))
-    assert got[7] == cr.ConsumerGroupEpochRecord(GROUP, None)
-    [persisted] = got[8:]
+    assert got[7:9] == [cr.ConsumerGroupSubscriptionMetadataRecord(GROUP, None), cr.ConsumerGroupEpochRecord(GROUP, None)]
+    [persisted] = got[9:]
     assert isinstance(persisted, r.GroupMetadataPersisted)
     snap = persisted.snapshot
     assert (snap.protocol_type, snap.generation_id, snap.protocol_name, snap.leader_id) == ("consumer", 10, "range", M1)
@@ -778,6 +778,7 @@ def test_last_consumer_protocol_member_leaving_consumer_group_by_admin_api(assig
         [cr.ConsumerGroupTargetAssignmentRecord(GROUP, x, None) for x in everyone],
         [cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None)],
         [cr.ConsumerGroupMemberSubscriptionRecord(GROUP, x, None) for x in everyone],
+        [cr.ConsumerGroupSubscriptionMetadataRecord(GROUP, None)],
         [cr.ConsumerGroupEpochRecord(GROUP, None)],
         got[-1:],
     ], records)

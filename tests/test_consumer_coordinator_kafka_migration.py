@@ -171,8 +171,9 @@ def test_classic_group_join_with_empty_consumer_group() -> None:
     ctx.replay(epoch_record(10, 0), target_epoch_record(0))
     resp, records = Classic(ctx).join(ps=(cr.ClassicProtocol("range", Subscription(("foo",)).encode()),))
     assert resp.error is Error.MEMBER_ID_REQUIRED
-    assert records_of_kind(records)[:2] == [
-        cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None), cr.ConsumerGroupEpochRecord(GROUP, None)]
+    assert records_of_kind(records)[:3] == [
+        cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None),
+        cr.ConsumerGroupSubscriptionMetadataRecord(GROUP, None), cr.ConsumerGroupEpochRecord(GROUP, None)]
     assert GROUP in ctx.state.groups and GROUP not in ctx.state.consumer_groups
 
 
@@ -405,7 +406,7 @@ def _assert_downgraded(ctx: Context, records: Sequence[Record], generation: int,
         [cr.ConsumerGroupTargetAssignmentRecord(GROUP, M1, None), cr.ConsumerGroupTargetAssignmentRecord(GROUP, M2, None)],
         [cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None)],
         [cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M1, None), cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M2, None)],
-        # (the subscription metadata tombstone: no such record kind here, docs/deviations.md)
+        [cr.ConsumerGroupSubscriptionMetadataRecord(GROUP, None)],
         [cr.ConsumerGroupEpochRecord(GROUP, None)],
     ]
     at = 0
@@ -510,6 +511,7 @@ def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_membe
         [cr.ConsumerGroupTargetAssignmentRecord(GROUP, M1, None), cr.ConsumerGroupTargetAssignmentRecord(GROUP, new2, None)],
         [cr.ConsumerGroupTargetAssignmentEpochRecord(GROUP, None)],
         [cr.ConsumerGroupMemberSubscriptionRecord(GROUP, M1, None), cr.ConsumerGroupMemberSubscriptionRecord(GROUP, new2, None)],
+        [cr.ConsumerGroupSubscriptionMetadataRecord(GROUP, None)],
         [cr.ConsumerGroupEpochRecord(GROUP, None)],
     ])
     persisted = got[-1]

@@ -111,10 +111,9 @@ def test_consumer_group_delete() -> None:
     resp = out.response_to(1)
     assert isinstance(resp, DeleteGroupsResponse)
     assert [(x.group_id, x.error) for x in resp.results] == [("group-id", Error.NONE)]
-    # Kafka also writes the tombstone of the ConsumerGroupPartitionMetadata record between
-    # these two, a record kind the reference does not have (docs/deviations.md)
     assert persisted(out.records) == [
         cr.ConsumerGroupTargetAssignmentEpochRecord("group-id", None),
+        cr.ConsumerGroupSubscriptionMetadataRecord("group-id", None),
         cr.ConsumerGroupEpochRecord("group-id", None),
     ]
     assert "group-id" not in ctx.state.consumer_groups
@@ -128,6 +127,7 @@ def test_consumer_group_maybe_delete() -> None:
     expire_consumer_offsets(t, ctx.group("group-id"))  # maybeDeleteGroup, no offsets
     assert persisted(t.out.records) == [
         cr.ConsumerGroupTargetAssignmentEpochRecord("group-id", None),
+        cr.ConsumerGroupSubscriptionMetadataRecord("group-id", None),
         cr.ConsumerGroupEpochRecord("group-id", None),
     ]
 
@@ -280,36 +280,35 @@ def test_replay_consumer_group_metadata_tombstone() -> None:
     assert "foo" not in ctx.state.consumer_groups
 
 
-_NO_PARTITION_METADATA = (
-    "docs/deviations.md 'Consumer group subscription-metadata record': the reference has no "
-    "ConsumerGroupPartitionMetadata record kind, neither its value nor its tombstone")
+def _partition_metadata(*topics: tuple[TopicId, str, int]) -> cr.ConsumerGroupPartitionMetadataValue:
+    """A 4.0 ConsumerGroupPartitionMetadataValue naming ``topics`` (id, name, partitions)."""
+    return cr.ConsumerGroupPartitionMetadataValue(tuple(
+        cr.TopicMetadata(tid, name, n, ()) for tid, name, n in topics))
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=_NO_PARTITION_METADATA)
 def test_replay_consumer_group_partition_metadata() -> None:
     """testReplayConsumerGroupPartitionMetadata: the group is created, flagged as having one."""
     ctx = Context()
-    record = cr.ConsumerGroupPartitionMetadataRecord  # type: ignore[attr-defined]
-    ctx.replay(record("foo", ()))
-    assert ctx.group("foo")
+    ctx.replay(cr.ConsumerGroupSubscriptionMetadataRecord("foo", _partition_metadata()))
+    assert ctx.group("foo").has_subscription_metadata_record
 
 
 # Kafka: testReplayConsumerGroupPartitionMetadataWithNullValue (GroupCoordinatorShardTest)
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=_NO_PARTITION_METADATA)
 def test_replay_consumer_group_partition_metadata_tombstone() -> None:
     """testReplayConsumerGroupPartitionMetadataTombstone: no-op for a missing group."""
     ctx = Context()
-    ctx.replay(cr.ConsumerGroupPartitionMetadataRecord("foo", None))  # type: ignore[attr-defined]
+    ctx.replay(cr.ConsumerGroupSubscriptionMetadataRecord("foo", None))
     assert "foo" not in ctx.state.consumer_groups
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=_NO_PARTITION_METADATA)
 def test_replay_consumer_group_partition_metadata_tombstone_with_existent_group() -> None:
     """testReplayConsumerGroupPartitionMetadataTombstoneWithExistentGroup."""
     ctx = Context()
     ctx.replay(*builder_records("foo", 10))
-    ctx.replay(cr.ConsumerGroupPartitionMetadataRecord("foo", None))  # type: ignore[attr-defined]
-    assert "foo" in ctx.state.consumer_groups
+    ctx.replay(cr.ConsumerGroupSubscriptionMetadataRecord("foo", _partition_metadata()))
+    assert ctx.group("foo").has_subscription_metadata_record
+    ctx.replay(cr.ConsumerGroupSubscriptionMetadataRecord("foo", None))
+    assert "foo" in ctx.state.consumer_groups and not ctx.group("foo").has_subscription_metadata_record
 
 
 def test_replay_consumer_group_target_assignment_member() -> None:
@@ -474,7 +473,6 @@ def test_group_ids_by_topics(assignor: MockAssignor) -> None:
     assert by_topic() == (set(), set(), set())
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=_NO_PARTITION_METADATA)
 def test_subscription_upgrade_to_metadata_hash(assignor: MockAssignor) -> None:
     """testSubscriptionUpgradeToMetadataHash: a group with a 4.0 subscription-metadata record
     is moved to the metadata hash (and the record tombstoned) at its next heartbeat."""
@@ -487,7 +485,24 @@ def test_subscription_upgrade_to_metadata_hash(assignor: MockAssignor) -> None:
     records.insert(2, cr.ConsumerGroupTargetAssignmentRecord("fooup", "m", cr.ConsumerGroupTargetAssignmentMemberValue(
         (cr.RecordTopicPartitions(foo, tuple(range(6))),))))
     ctx.replay(*records)
-    ctx.replay(cr.ConsumerGroupPartitionMetadataRecord("fooup", ((foo, "foo", 6),)))  # type: ignore[attr-defined]
+    ctx.replay(cr.ConsumerGroupSubscriptionMetadataRecord("fooup", _partition_metadata((foo, "foo", 6))))
+    assignor.prepare({"m": {foo: (0, 1, 2, 3, 4, 5)}})
+    resp, out = ctx.heartbeat(group_id="fooup", member_id="m", member_epoch=10)
+    assert (resp.member_id, resp.member_epoch, resp.heartbeat_interval_ms) == ("m", 11, 5000)
+    # the epoch bumped to the metadata hash, the old record tombstoned after it
+    written = persisted(out)
+    assert [type(x) for x in written] == [
+        cr.ConsumerGroupEpochRecord, cr.ConsumerGroupSubscriptionMetadataRecord,
+        cr.ConsumerGroupTargetAssignmentEpochRecord, cr.ConsumerGroupCurrentAssignmentRecord]
+    epoch, tombstone = written[0], written[1]
+    assert isinstance(epoch, cr.ConsumerGroupEpochRecord) and epoch.value is not None
+    assert epoch.value.epoch == 11 and epoch.value.metadata_hash != 0
+    assert tombstone == cr.ConsumerGroupSubscriptionMetadataRecord("fooup", None)
+    assert not ctx.group("fooup").has_subscription_metadata_record
+    # once tombstoned, a later refresh writes none
+    ctx.group("fooup").metadata_refresh_epoch = None
+    _, out = ctx.heartbeat(group_id="fooup", member_id="m", member_epoch=11)
+    assert not any(isinstance(x, cr.ConsumerGroupSubscriptionMetadataRecord) for x in out)
 
 
 def test_consumer_group_dynamic_configs(assignor: MockAssignor) -> None:

@@ -69,7 +69,8 @@ def test_an_empty_consumer_group_without_offsets_is_deleted_by_the_periodic_clea
     out = coord.advance(60_000)
     assert "g" not in coord.state.consumer_groups
     assert [x for x in out.records if x.persisted] == [
-        cr.ConsumerGroupTargetAssignmentEpochRecord("g", None), cr.ConsumerGroupEpochRecord("g", None)]
+        cr.ConsumerGroupTargetAssignmentEpochRecord("g", None),
+        cr.ConsumerGroupSubscriptionMetadataRecord("g", None), cr.ConsumerGroupEpochRecord("g", None)]
 
 
 def test_a_consumer_groups_offsets_of_unsubscribed_topics_expire_after_the_retention() -> None:

@@ -54,6 +54,7 @@ def test_both_deletions_write_kafkas_tombstones(jvm: JvmOracle) -> None:
     assert regex_order != REGEXES  # the map's order, not the put order
     expected_group = [cr.ConsumerGroupTargetAssignmentEpochRecord("g", None),
                       *(cr.ConsumerGroupRegularExpressionRecord("g", rx, None) for rx in regex_order),
+                      cr.ConsumerGroupSubscriptionMetadataRecord("g", None),
                       cr.ConsumerGroupEpochRecord("g", None)]
 
     c = Coordinator()

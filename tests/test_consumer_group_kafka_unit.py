@@ -828,14 +828,14 @@ def tombstone_group() -> Group:
 
 
 def expected_tombstones(member_ids: list[str]) -> list[list[Record]]:
-    """Kafka's groups of records, less the SubscriptionMetadata tombstone (the deprecated
-    record the reference never writes: docs/deviations.md)."""
+    """Kafka's groups of records (ConsumerGroupTest.testCreateGroupTombstoneRecords)."""
     return [
         [cr.ConsumerGroupCurrentAssignmentRecord("foo", m, None) for m in member_ids],
         [cr.ConsumerGroupTargetAssignmentRecord("foo", m, None) for m in member_ids],
         [cr.ConsumerGroupTargetAssignmentEpochRecord("foo", None)],
         [cr.ConsumerGroupMemberSubscriptionRecord("foo", m, None) for m in member_ids],
         [cr.ConsumerGroupRegularExpressionRecord("foo", "foo*", None)],
+        [cr.ConsumerGroupSubscriptionMetadataRecord("foo", None)],
         [cr.ConsumerGroupEpochRecord("foo", None)],
     ]
 

@@ -203,6 +203,18 @@ class ConsumerGroupMemberSubscriptionRecord(Record):
 
 
 @dataclass(frozen=True)
+class ConsumerGroupSubscriptionMetadataRecord(Record):
+    """The deprecated subscription-metadata record (``ConsumerGroupPartitionMetadataKey``):
+    4.1 writes no value any more, only the tombstone (``None``,
+    ``newConsumerGroupSubscriptionMetadataTombstoneRecord``) when it deletes a group and
+    when it refreshes the metadata of a group whose log still holds a value from an older
+    version; replaying a value marks the group as holding one."""
+
+    persisted: ClassVar[bool] = True
+    value: ConsumerGroupPartitionMetadataValue | None
+
+
+@dataclass(frozen=True)
 class ConsumerGroupTargetAssignmentRecord(Record):
     """``newConsumerGroupTargetAssignmentRecord`` (``ConsumerGroupTargetAssignmentMemberKey``)."""
 
@@ -292,6 +304,7 @@ class ConsumerRegexResolutionScheduled(Record):
 CONSUMER_GROUP_RECORDS: tuple[type[Record], ...] = (
     ConsumerGroupEpochRecord,
     ConsumerGroupMemberSubscriptionRecord,
+    ConsumerGroupSubscriptionMetadataRecord,
     ConsumerGroupTargetAssignmentRecord,
     ConsumerGroupTargetAssignmentEpochRecord,
     ConsumerGroupCurrentAssignmentRecord,

@@ -148,6 +148,9 @@ class ConsumerGroup:
     #: log); None: never since this group object was built (``DeadlineAndEpoch.EMPTY``).
     #: Not compared: it is no fact the records carry
     metadata_refresh_epoch: int | None = field(default=None, compare=False)
+    #: ConsumerGroup.hasSubscriptionMetadataRecord: the log holds a subscription-metadata
+    #: value (an older version's), whose tombstone the next metadata refresh writes
+    has_subscription_metadata_record: bool = False
 
     # ------------------------------------------------------------------ derived
     @property
@@ -299,9 +302,8 @@ class ConsumerGroup:
 def group_tombstones(group: ConsumerGroup, replaced: tuple[str, str] | None = None) -> list[Record]:
     """ConsumerGroup.createGroupTombstoneRecords: every member's current assignment, then
     every member's target, the target epoch, every member's subscription (each in the
-    members map's order), each resolved regex (in its map's order), the group epoch. Kafka
-    also tombstones the deprecated subscription-metadata record, which the reference never
-    writes (docs/deviations.md). ``replaced`` (leaving, joining):
+    members map's order), each resolved regex (in its map's order), the deprecated
+    subscription metadata, the group epoch. ``replaced`` (leaving, joining):
     createGroupTombstoneRecordsWithReplacedMember, the joining member's id in the leaving
     one's place (a classic static member replacing the last consumer-protocol one)."""
     gid = group.group_id
@@ -314,6 +316,7 @@ def group_tombstones(group: ConsumerGroup, replaced: tuple[str, str] | None = No
     out += [cr.ConsumerGroupMemberSubscriptionRecord(gid, mid, None) for mid in order]
     out += [cr.ConsumerGroupRegularExpressionRecord(gid, rx, None)
             for rx in group.resolved_regex_order.order()]
+    out.append(cr.ConsumerGroupSubscriptionMetadataRecord(gid, None))
     out.append(cr.ConsumerGroupEpochRecord(gid, None))
     return out
 

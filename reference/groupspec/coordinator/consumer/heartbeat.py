@@ -436,6 +436,10 @@ def subscribe_and_reconcile(txn: Txn, group: ConsumerGroup, member: ConsumerMemb
                 group.group_id, cr.ConsumerGroupMetadataValue(epoch=group_epoch,
                                                               metadata_hash=metadata_hash)))
         refreshed.append(group_epoch)
+        if group.has_subscription_metadata_record:
+            # updateSubscriptionMetadata, after setMetadataRefreshDeadline: an older version's
+            # subscription-metadata value is tombstoned
+            records.append(cr.ConsumerGroupSubscriptionMetadataRecord(group.group_id, None))
 
     # 2. the target assignment
     if downgrade:

@@ -185,6 +185,12 @@ def apply_consumer_record(state: CoordinatorState, rec: Record) -> None:
                     "assignments were"
                 )
             _remove_member(g, mid)
+        case cr.ConsumerGroupSubscriptionMetadataRecord(value=v):
+            # replay(ConsumerGroupPartitionMetadataKey, ...): a value creates the group; a
+            # tombstone for a group that does not exist is ignored (GroupIdNotFoundException)
+            g = _group(state, gid, v is not None)
+            if g is not None:
+                g.has_subscription_metadata_record = v is not None
         case cr.ConsumerGroupTargetAssignmentRecord(member_id=mid, value=v):
             g = _group(state, gid, v is not None)
             if g is None:

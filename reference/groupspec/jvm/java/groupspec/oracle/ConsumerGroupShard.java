@@ -25,6 +25,7 @@ import org.apache.kafka.coordinator.group.generated.ConsumerGroupMemberMetadataK
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupMemberMetadataValue;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupMetadataKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupMetadataValue;
+import org.apache.kafka.coordinator.group.generated.ConsumerGroupPartitionMetadataKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupRegularExpressionKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupRegularExpressionValue;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupTargetAssignmentMemberKey;
@@ -269,6 +270,14 @@ public final class ConsumerGroupShard extends ShardTool {
                     }
                 } else {
                     o.addNull();
+                }
+            } else if (key instanceof ConsumerGroupPartitionMetadataKey k) {
+                // the deprecated subscription metadata: 4.1 writes only its tombstone
+                o.add("subscription_metadata").add(k.groupId());
+                if (value == null) {
+                    o.addNull();
+                } else {
+                    o.add("value");
                 }
             } else if (key instanceof ConsumerGroupTargetAssignmentMemberKey k) {
                 o.add("target").add(k.groupId()).add(k.memberId());
