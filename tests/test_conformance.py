@@ -179,8 +179,7 @@ def test_kafka_scenarios_exercise_what_they_say(kafka_run: tuple[Path, dict[str,
                 # librdkafka may notice its expired session first and refuse it itself
                 # (the run's notes and b's commits in the message: this has failed once, on
                 # a loaded machine, and passed when run again)
-                seen = [(e.sent_ms, e.request.generation_id,  # type: ignore[union-attr]
-                         None if e.response is None else main_error(e.response).name)
+                seen = [(e.sent_ms, e.request.generation_id, main_error(e.response))  # type: ignore[union-attr]
                         for e in by_api.get("OffsetCommit", []) if e.client_id == "b"]
                 why = f"{where}: notes {r['notes']}; joins completed {completed}; b's commits {seen}"
                 assert stale or any("committed as a zombie" in n and "accepted" not in n
