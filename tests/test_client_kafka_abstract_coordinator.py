@@ -632,6 +632,10 @@ def test_the_heartbeat_thread_leaves_at_the_poll_timeout_once_it_found_the_coord
         if d.sent(m.HeartbeatRequest):  # answered: the session stays alive while the poll is stuck
             d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NONE))
     assert d.c.last_poll_ms + REBALANCE_MS < d.now <= d.c.last_poll_ms + REBALANCE_MS + HEARTBEAT_MS
+    # handlePollTimeoutExpiry's reason, as Kafka writes it (its full stop included)
+    [leave] = d.sent(m.LeaveGroupRequest)
+    assert isinstance(leave, m.LeaveGroupRequest)
+    assert leave.members[0].reason == "consumer poll timeout has expired."
 
 
 def test_the_heartbeat_thread_checks_the_session_before_the_poll_timeout(d: Driver) -> None:

@@ -367,7 +367,7 @@ class Consumer(Consumption):
             # static members send nothing; either way the generation is reset.
             # (resetGenerationOnLeaveGroup: the partitions stay assigned, and are lost in the
             # onJoinPrepare of the next poll's rejoin)
-            out += self.maybe_leave_group(now, "consumer poll timeout has expired")
+            out += self.maybe_leave_group(now, "consumer poll timeout has expired.")
             return out
         if (
             self.state in _HEARTBEATING
