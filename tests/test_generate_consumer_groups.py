@@ -14,11 +14,11 @@ import pytest
 from groupspec.pipeline.generate import (
     FAULTS,
     GROUP_PROTOCOLS,
-    VIOLATION_KINDS,
     generate,
     group_scenario,
     plan_clusters,
 )
+from groupspec.pipeline.inject import VIOLATION_KINDS
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace.events import Event, Header, MetadataEvent, WireExchange
 from groupspec.validate import validate_path

@@ -13,7 +13,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from groupspec.pipeline.generate import VIOLATION_KINDS, generate
+from groupspec.pipeline.generate import generate
+from groupspec.pipeline.inject import VIOLATION_KINDS
 from groupspec.pipeline.validate_job import exit_status, run_validate
 from groupspec.pipeline.validate_rows import check_rows, scan_file
 from groupspec.trace.parquet import TEXT, jsonl_to_parquet
