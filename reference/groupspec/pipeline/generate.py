@@ -7,9 +7,10 @@ static members, 2-4 members, one or two topics, and faults drawn from :data:`FAU
 clean close and rejoin, GC pause, slow poll, scale-out, static restart, coordinator
 failover). The members speak the classic protocol, or KIP-848's (``group_protocol``
 "consumer": the same shapes and faults, the broker assigning with a server-side assignor
-drawn per group), or each group either (:data:`GROUP_PROTOCOLS`). A cluster's groups are merged into one file in time order, as one recorder in
-front of the cluster would have written them: seq numbers are renumbered and connection
-names get the group id as a prefix (each simulator run numbers its own connections).
+drawn per group), or each group either (:data:`GROUP_PROTOCOLS`). A cluster's groups are
+merged into one file in time order, as one recorder in front of the cluster would have
+written them: seq numbers are renumbered and connection names get the group id as a prefix
+(each simulator run numbers its own connections).
 
 ``inject`` protocol violations are put into as many groups (at most one per group), each
 at a known event (:mod:`groupspec.pipeline.inject` says which kinds and how), and listed in
@@ -38,8 +39,10 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline.inject import VIOLATION_KINDS, inject
+from groupspec.sim.render import broker_config
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import apply_overrides, parse_scenario
 from groupspec.trace import events as ev
@@ -55,11 +58,11 @@ FAULTS: tuple[str, ...] = ("crash", "close-rejoin", "pause", "slow-poll", "scale
 #: ConsumerGroupHeartbeat), or each group one or the other at even odds
 GROUP_PROTOCOLS: tuple[str, ...] = ("classic", "consumer", "both")
 
-#: a generated consumer group's session and heartbeat interval (the broker's
-#: group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms), those its
-#: classic groups' members ask for, so that a fault lasts as long against either protocol
-CONSUMER_SESSION_MS = 10_000
-CONSUMER_HEARTBEAT_MS = 3_000
+#: every generated group's session timeout and heartbeat interval: what a classic member asks
+#: for, and a consumer group's broker settings (group.consumer.session.timeout.ms and
+#: group.consumer.heartbeat.interval.ms), so that a fault lasts as long against either protocol
+SESSION_MS = 10_000
+HEARTBEAT_MS = 3_000
 
 #: events per cluster file when the caller does not choose
 DEFAULT_EVENTS_PER_CLUSTER = 25_000
@@ -110,16 +113,17 @@ def group_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...] = 
     """A random scenario (simulator JSON) for one group, its members speaking
     ``group_protocol`` (one of :data:`GROUP_PROTOCOLS`). A classic group draws nothing more
     from ``rng`` than it did before there was a choice (the same seed, the same groups)."""
-    scenario = _classic_scenario(group_id, rng, faults)
+    scenario, chosen = _classic_scenario(group_id, rng, faults)
     if group_protocol == "classic" or (group_protocol == "both" and rng.random() < 0.5):
         return scenario
-    return _as_consumer_group(scenario, rng)
+    return _as_consumer_group(scenario, chosen, rng)
 
 
-def _as_consumer_group(scenario: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def _as_consumer_group(scenario: dict[str, Any], chosen: list[str], rng: random.Random) -> dict[str, Any]:
     """The scenario with every member on the consumer protocol (KIP-848): the same members,
     static or not, topics and faults; the broker assigns, with a server-side assignor drawn
-    here, and its consumer-group session and heartbeat interval are the classic members'."""
+    here, and its consumer-group session and heartbeat interval are the classic members'
+    (``chosen``: the scenario's fault patterns, for its description)."""
     out: dict[str, Any] = apply_overrides(scenario, group_protocol="consumer")
     # the broker assigns from its own view of the topics: in a file of many groups, each
     # consumer group has topics of its own (the classic groups' "orders" differ in size)
@@ -127,16 +131,17 @@ def _as_consumer_group(scenario: dict[str, Any], rng: random.Random) -> dict[str
     remote = rng.choice(SERVER_ASSIGNOR_NAMES)
     out["defaults"]["remote_assignor"] = remote
     out["defaults"].pop("assignors", None)
-    out["coordinator"]["consumer_group_session_timeout_ms"] = CONSUMER_SESSION_MS
-    out["coordinator"]["consumer_group_heartbeat_interval_ms"] = CONSUMER_HEARTBEAT_MS
+    out["coordinator"]["consumer_group_session_timeout_ms"] = SESSION_MS
+    out["coordinator"]["consumer_group_heartbeat_interval_ms"] = HEARTBEAT_MS
     static = any(x.get("static") for x in out["members"])
-    faults = scenario["description"].partition(", faults ")[2]
     out["description"] = (f"generated group {scenario['group_id']}: consumer{' static' if static else ''} "
-                          f"{remote} (server-side), faults {faults}")
+                          f"{remote} (server-side), faults {', '.join(chosen)}")
     return out
 
 
-def _classic_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...]) -> dict[str, Any]:
+def _classic_scenario(group_id: str, rng: random.Random,
+                      faults: tuple[str, ...]) -> tuple[dict[str, Any], list[str]]:
+    """The classic group's scenario, and the fault patterns it drew."""
     protocol = rng.choice(("eager", "cooperative", "static"))
     assignor = {"eager": rng.choice(("range", "roundrobin")), "cooperative": "cooperative-sticky",
                 "static": rng.choice(("range", "cooperative-sticky"))}[protocol]
@@ -190,13 +195,13 @@ def _classic_scenario(group_id: str, rng: random.Random, faults: tuple[str, ...]
         "until_ms": until,
         "topics": topics,
         "defaults": {"assignors": [assignor],
-                     "session_timeout_ms": 10000, "heartbeat_interval_ms": 3000,
+                     "session_timeout_ms": SESSION_MS, "heartbeat_interval_ms": HEARTBEAT_MS,
                      "max_poll_interval_ms": 30000, "auto_commit_interval_ms": 5000},
         "members": members,
         "coordinator": {"group_initial_rebalance_delay_ms": rng.choice((0, 3000))},
         "network": {"delay_ms": rng.randint(1, 5)},
         "faults": schedule,
-    }
+    }, chosen
 
 
 def simulate_group(group_id: str, rng: random.Random, faults: tuple[str, ...] = FAULTS,
@@ -284,9 +289,9 @@ def _renumber_in_place(e: ev.Event, seq: int) -> ev.Event:
     return e
 
 
-def _take_images(events: list[ev.Event], gi: int, topics: list[ev.MetadataTopic],
+def _take_images(events: list[ev.Event], gi: int, topics: dict[str, ev.MetadataTopic],
                  image_at: tuple[int, int] | None) -> tuple[list[ev.Event], tuple[int, int] | None]:
-    """Group ``gi``'s events without its metadata images, their topics added to ``topics``;
+    """Group ``gi``'s events without its metadata images, their topics added to ``topics`` (by name);
     the first image of the file is kept (its place returned) to become the file's. A
     generated group's topics never change (every image is at the run's start, and its topic
     names are its own)."""
@@ -294,7 +299,7 @@ def _take_images(events: list[ev.Event], gi: int, topics: list[ev.MetadataTopic]
     for e in events:
         if type(e) is ev.MetadataEvent:
             assert e.at_ms == 0, "a generated group's topics change"
-            topics.extend(t for t in e.topics if t not in topics)
+            topics.update((t.name, t) for t in e.topics)
             if image_at is None:
                 image_at = (gi, len(out))
                 out.append(e)
@@ -321,7 +326,7 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
     # KIP-848 groups: the broker's topics, one image for the file (a metadata event is the
     # whole image: one per group would leave the last group's topics only); kept where the
     # first consumer group's run put its own, (group index, event index)
-    topics: list[ev.MetadataTopic] = []
+    topics: dict[str, ev.MetadataTopic] = {}
     image_at: tuple[int, int] | None = None
     while total < plan.target_events or pending:
         gid = f"{plan.cluster}-g{len(groups):04d}"
@@ -344,14 +349,13 @@ def _generate_cluster(plan: ClusterPlan) -> ClusterResult:
     if plan.group_protocol != "classic":
         # the consumer groups' session and heartbeat interval are the broker's, which the
         # wire does not show (trace v1.2); a classic collection's header is as it was
-        header = dataclasses.replace(header, minor=2, broker_config={
-            "group.consumer.session.timeout.ms": CONSUMER_SESSION_MS,
-            "group.consumer.heartbeat.interval.ms": CONSUMER_HEARTBEAT_MS})
+        header = dataclasses.replace(header, minor=2, broker_config=broker_config(CoordinatorConfig(
+            consumer_group_session_timeout_ms=SESSION_MS, consumer_group_heartbeat_interval_ms=HEARTBEAT_MS)))
     if image_at is not None:
         gi, ei = image_at
         image = groups[gi][ei]
         assert isinstance(image, ev.MetadataEvent)
-        groups[gi][ei] = dataclasses.replace(image, topics=tuple(sorted(topics, key=lambda t: t.name)))
+        groups[gi][ei] = dataclasses.replace(image, topics=tuple(topics[name] for name in sorted(topics)))
     merged: list[ev.Event] = [header]
     injected: list[Injected] = []
     suffix = "parquet" if plan.fmt == "parquet" else "jsonl"

@@ -24,6 +24,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from groupspec.coordinator.consumer.member import from_heartbeat, to_heartbeat
 from groupspec.protocol import consumer_group_messages as cm
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, from_pairs, pairs
@@ -181,12 +182,10 @@ def _give_consumer_partition(events: list[ev.Event], i: int, e: ev.WireExchange,
     """Event ``i`` (an accepted heartbeat answer with an assignment) with partition ``tp``
     added to the assignment."""
     assert resp.assignment is not None
-    held = {(t.topic_id, p) for t in resp.assignment.topic_partitions for p in t.partitions}
-    by_topic: dict[Any, list[int]] = {}
-    for tid, p in sorted(held | {tp}):
-        by_topic.setdefault(tid, []).append(p)
-    assignment = cm.HeartbeatAssignment(tuple(
-        cm.HeartbeatTopicPartitions(tid, tuple(ps)) for tid, ps in by_topic.items()))
+    held = from_heartbeat(resp.assignment.topic_partitions)
+    tid, p = tp
+    held[tid] = held.get(tid, frozenset()) | {p}
+    assignment = cm.HeartbeatAssignment(to_heartbeat(dict(sorted(held.items()))))
     new = dataclasses.replace(e, response=dataclasses.replace(resp, assignment=assignment))
     names = {TopicId.for_name(n): n for x in events if type(x) is ev.WireExchange
              and isinstance(x.request, cm.ConsumerGroupHeartbeatRequest)
