@@ -297,7 +297,8 @@ def test_a_current_commit_error_before_the_stale_heartbeat_justifies_the_reset()
         g.commit(19_990, "m1", 2, ("t", 0), answer=commit_error)
         g.x(m.HeartbeatRequest(group_id="g", generation_id=1, member_id="m1"),
             m.HeartbeatResponse(error=E.ILLEGAL_GENERATION), 20_000, 20_005)
-        g.join(20_500, "m1", 3, "range", set(), -1, req_member="")
+        # the generation reset, the member id kept (ILLEGAL_GENERATION: KAFKA-13419)
+        g.join(20_500, "m1", 3, "range", set(), -1, req_member="m1")
         return g
 
     assert group(E.ILLEGAL_GENERATION).rules() == []
@@ -333,6 +334,92 @@ def test_a_restart_after_a_stale_heartbeat_error_is_not_a_reset() -> None:
     g = stale_heartbeat_then_rejoin("")
     last = g.exchanges[-1]
     g.exchanges[-1] = Exchange(last.line, dataclasses.replace(last.event, connection="a#2"))
+    assert g.rules() == []
+
+
+def rejoin_after(answer: Error, api: str = "Heartbeat", rejoin_member: str = "", connection: str = "a",
+                 topics: tuple[str, ...] = ("t",), instance: str | None = None, assignor: str = "range") -> Group:
+    """m1 in generation 1; then ``api`` (Heartbeat, SyncGroup, OffsetCommit or JoinGroup of
+    generation 1) is answered ``answer``, and m1 rejoins as ``rejoin_member`` from client
+    ``connection``'s connection (``a``: the same one)."""
+    g = member_in_generation_1({("t", 0)})
+    if api == "Heartbeat":
+        g.heartbeat(3_000, "m1", 1, answer)
+    elif api == "OffsetCommit":
+        g.commit(3_000, "m1", 1, ("t", 0), answer=answer)
+    elif api == "SyncGroup":
+        g.x(m.SyncGroupRequest(group_id="g", generation_id=1, member_id="m1"),
+            m.SyncGroupResponse(error=answer), 3_000, 3_005)
+    else:
+        meta = Subscription(("t",), None, from_pairs(set()), 1).encode()
+        g.x(m.JoinGroupRequest(group_id="g", member_id="m1", protocols=(m.JoinGroupProtocol(name="range", metadata=meta),)),
+            m.JoinGroupResponse(error=answer, member_id="m1"), 3_000, 3_005)
+    meta = Subscription(topics, None, from_pairs(set()), -1).encode()
+    g.x(m.JoinGroupRequest(group_id="g", member_id=rejoin_member, group_instance_id=instance,
+                           protocols=(m.JoinGroupProtocol(name=assignor, metadata=meta),)),
+        m.JoinGroupResponse(error=E.MEMBER_ID_REQUIRED, member_id="m2"), 3_100, 3_105)
+    if connection != "a":
+        last = g.exchanges[-1]
+        g.exchanges[-1] = Exchange(last.line, dataclasses.replace(last.event, connection=f"{connection}#1"))
+    return g
+
+
+@pytest.mark.parametrize("api", ["Heartbeat", "SyncGroup", "OffsetCommit"])
+def test_kafka_13419_illegal_generation_keeps_the_member_id(api: str) -> None:
+    """KAFKA-13419 (fixed in 3.2.0): ILLEGAL_GENERATION resets the generation only
+    (AbstractCoordinator.resetStateOnResponseError, shouldResetMemberId false), so the
+    rejoin carries the member id; the buggy client rejoined without it."""
+    assert rejoin_after(E.ILLEGAL_GENERATION, api, rejoin_member="m1").rules() == []
+    assert rejoin_after(E.ILLEGAL_GENERATION, api).rules() == ["ClientKeepsMemberId"]
+
+
+@pytest.mark.parametrize("answer", [E.REBALANCE_IN_PROGRESS, E.COORDINATOR_LOAD_IN_PROGRESS])
+def test_kafka_13214_a_retriable_join_error_keeps_the_member_id(answer: Error) -> None:
+    """KAFKA-13214 (fixed in 2.7.2, 2.8.1, 3.0.0): a retriable JoinGroup error keeps the
+    member id; judged on the connection it came on."""
+    assert rejoin_after(answer, "JoinGroup", rejoin_member="m1").rules() == []
+    assert rejoin_after(answer, "JoinGroup").rules() == ["ClientKeepsMemberId"]
+
+
+def test_a_member_id_is_dropped_lawfully() -> None:
+    """UNKNOWN_MEMBER_ID (Heartbeat, SyncGroup, OffsetCommit, JoinGroup) or a LeaveGroup
+    drops the id; a new connection (a restart, or the Java client's reconnect after a
+    coordinator change) is not judged, nor are static members, Kafka Streams (its consumer
+    leaves without a LeaveGroup), nor a rejoin to other topics (unsubscribe while
+    unjoined sends nothing)."""
+    for api in ("Heartbeat", "SyncGroup", "OffsetCommit", "JoinGroup"):
+        assert rejoin_after(E.UNKNOWN_MEMBER_ID, api).rules() == [], api
+    assert rejoin_after(E.ILLEGAL_GENERATION, connection="b").rules() == []
+    assert rejoin_after(E.ILLEGAL_GENERATION, instance="i1").rules() == []
+    assert rejoin_after(E.ILLEGAL_GENERATION, assignor="stream").rules() == []
+    assert rejoin_after(E.ILLEGAL_GENERATION, topics=("t", "u")).rules() == []
+    left = member_in_generation_1({("t", 0)})
+    left.x(m.LeaveGroupRequest(group_id="g", members=(m.MemberIdentity("m1"),)), m.LeaveGroupResponse(error=E.NONE),
+           3_000, 3_005)
+    left.join(3_100, "m2", 2, req_member="")
+    assert left.rules() == []
+
+
+def test_a_member_id_given_by_member_id_required_is_used() -> None:
+    """KIP-394: the id MEMBER_ID_REQUIRED gives is the next JoinGroup's
+    (JoinGroupResponseHandler sets it and rejoins)."""
+    def group(second: str) -> Group:
+        g = Group()
+        meta = Subscription(("t",), None, from_pairs(set()), -1).encode()
+        for at, member in ((0, ""), (10, second)):
+            g.x(m.JoinGroupRequest(group_id="g", member_id=member, protocols=(m.JoinGroupProtocol(name="range", metadata=meta),)),
+                m.JoinGroupResponse(error=E.MEMBER_ID_REQUIRED, member_id="m1"), at, at + 5)
+        return g
+
+    assert group("m1").rules() == []
+    assert group("").rules() == ["ClientKeepsMemberId"]
+
+
+def test_an_id_the_process_was_not_given_is_not_judged() -> None:
+    """A tool that sends other members' ids (the wire fuzzer) holds no id of its own."""
+    g = Group()
+    g.heartbeat(0, "someone-else", 1, E.ILLEGAL_GENERATION)
+    g.join(100, "m2", 1, req_member="")
     assert g.rules() == []
 
 

@@ -28,6 +28,11 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
   answering a heartbeat sent with an older generation than the member now has is ignored
   (HeartbeatResponseHandler, generationUnchanged; KAFKA-9823): the member does not rejoin
   with its member id or generation reset because of it.
+- **ClientKeepsMemberId**: a dynamic member keeps its member id through ILLEGAL_GENERATION
+  (resetStateOnResponseError with shouldResetMemberId false; KAFKA-13419), REBALANCE_IN_PROGRESS
+  and coordinator errors (markCoordinatorUnknown; KAFKA-13214): only UNKNOWN_MEMBER_ID,
+  FENCED_INSTANCE_ID or leaving the group (resetGenerationOnLeaveGroup) drops it. Judged on
+  one connection (see :func:`keeps_member_id`).
 - **ClientStopsWhenFenced**: after such an error for its current member id and generation,
   the member resets them (resetStateOnResponseError) and never heartbeats or commits with
   that pair again.
@@ -502,6 +507,147 @@ def _reported_generation(mine: list[Exchange], before: Exchange) -> int:
     return gen
 
 
+# ------------------------------------------------------------------ member id kept
+#: JoinGroup answers that give the member the id they carry (AbstractCoordinator's
+#: JoinGroupResponseHandler: a completed join, or KIP-394's MEMBER_ID_REQUIRED)
+_GIVES_ID = (_NONE, Error.MEMBER_ID_REQUIRED)
+_INF = float("inf")
+#: Kafka Streams' embedded consumer names its protocol so; it runs with
+#: internal.leave.group.on.close false, so maybeLeaveGroup (a poll timeout, unsubscribe)
+#: drops its member id without a LeaveGroup
+_STREAMS_PROTOCOL = "stream"
+
+
+def keeps_member_id(xs: list[Exchange], f: _Facts, judged: frozenset[int] | set[int] = frozenset()
+                    ) -> list[ClientFinding]:
+    """ClientKeepsMemberId over ``xs`` (in send order), read from ``f = _facts(xs)``; the
+    JoinGroups of seqs ``judged`` are left out (ClientIgnoresStaleErrors named them: a reset
+    on an error meant for an older generation).
+
+    Judged per connection (a TCP connection belongs to one process, and the Java client
+    opens a new one after a coordinator change, markCoordinatorUnknown disconnecting; a
+    restart opens new ones too): a JoinGroup without a member id and without a
+    group.instance.id, sent on a connection where the process already held member id M
+    (given to it by a JoinGroup answer, and carried by its last request on that connection
+    or given by an answer received on it since), is
+    a finding unless by then the process sent a LeaveGroup naming M or had an answer
+    UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID to a request carrying M (on any of its
+    connections). Not judged: static members (maybeLeaveGroup resets their id without a
+    LeaveGroup), Kafka Streams' consumers (see :data:`_STREAMS_PROTOCOL`), and a rejoin whose
+    subscription names other topics than the member's last JoinGroup on the connection (an
+    application that unsubscribed while unjoined, when maybeLeaveGroup sends nothing)."""
+    out: list[ClientFinding] = []
+    for cid, mine in f.by_client.items():
+        # most processes send one JoinGroup without a member id, the first on its connection
+        seen: set[str] = set()
+        suspect = False
+        for x in mine:
+            conn = x.event.connection
+            req = x.event.request
+            if (type(req) is m.JoinGroupRequest and not req.member_id and req.group_instance_id is None
+                    and conn in seen):
+                suspect = True
+                break
+            seen.add(conn)
+        if suspect:
+            out += [c for c in _member_id_drops(cid, mine, f) if c.seq not in judged]
+    return out
+
+
+def _member_id_drops(cid: str, mine: list[Exchange], f: _Facts) -> list[ClientFinding]:
+    out: list[ClientFinding] = []
+    # per connection, in time order: (time, 0 for an answer / 1 for a request, exchange)
+    marks: dict[str, list[tuple[float, int, int, Exchange]]] = {}
+    #: the member ids the coordinator gave this process, and when it first did: a request
+    #: carrying an id not yet given to it (a tool sending other members' ids, a recording
+    #: that starts mid-way) is not judged, nor is an id given to a static member
+    given: dict[str, float] = {}
+    static: set[str] = set()
+    for x in mine:
+        at = marks.setdefault(x.event.connection, [])
+        at.append((x.sent, 1, x.seq, x))
+        resp = x.event.response
+        if (type(resp) is m.JoinGroupResponse and resp.member_id and resp.error in _GIVES_ID
+                and x.event.received_ms is not None):
+            at.append((x.received, 0, x.seq, x))
+            if x.received < given.get(resp.member_id, _INF):
+                given[resp.member_id] = x.received
+            if getattr(x.event.request, "group_instance_id", None) is not None:
+                static.add(resp.member_id)
+    for conn_marks in marks.values():
+        conn_marks.sort(key=lambda t: (t[0], t[1], t[2]))
+        held = ""
+        since: Exchange | None = None  # where the process showed ``held`` on this connection
+        topics: tuple[str, ...] | None = None
+        for _, is_request, _, x in conn_marks:
+            req = x.event.request
+            if not is_request:
+                resp = x.event.response
+                assert isinstance(resp, m.JoinGroupResponse)
+                held, since = resp.member_id, x
+                continue
+            if isinstance(req, m.LeaveGroupRequest):
+                if any(mi.member_id == held for mi in req.members):
+                    held, since = "", None
+                continue
+            member = getattr(req, "member_id", None)
+            if not isinstance(req, m.JoinGroupRequest):
+                if isinstance(member, str) and member:
+                    held, since = (member, x) if given.get(member, _INF) <= x.sent else ("", None)
+                continue
+            subs = _subscriptions(req)
+            now_topics = tuple(sorted(subs[0][1].topics)) if subs else None
+            last_topics, topics = topics, now_topics
+            if req.member_id or req.group_instance_id is not None:
+                held, since = (req.member_id, x) if given.get(req.member_id, _INF) <= x.sent else ("", None)
+                continue
+            if (held and since is not None and held not in static
+                    and not any(p.name == _STREAMS_PROTOCOL for p in req.protocols)
+                    and (last_topics is None or now_topics is None or last_topics == now_topics)
+                    and not _gave_up(held, x, mine, f)):
+                out.append(_finding(
+                    x, "ClientKeepsMemberId", "JoinGroup without a member id",
+                    f"a rejoin as {held}: only UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID or leaving the group "
+                    "drops a member id",
+                    f"{cid} held member id {held} on connection {x.event.connection} "
+                    f"({since.event.api} seq {since.seq}){_last_error(held, x, mine, f)}; "
+                    "no LeaveGroup or UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID answer for it came before "
+                    f"this JoinGroup at {x.sent:.0f} ms",
+                ))
+            held, since = "", None
+    return out
+
+
+def _gave_up(member: str, join: Exchange, mine: list[Exchange], f: _Facts) -> bool:
+    """Whether the process left as ``member`` or was told it is unknown or fenced by the
+    time ``join`` was sent."""
+    for z in mine:
+        req = z.event.request
+        if isinstance(req, m.LeaveGroupRequest):
+            if z.sent <= join.sent and any(mi.member_id == member for mi in req.members):
+                return True
+        elif (z.received <= join.sent and getattr(req, "member_id", None) == member
+              and f.error(z) in (_UNKNOWN_MEMBER_ID, _FENCED_INSTANCE_ID)):
+            return True
+    return False
+
+
+def _last_error(member: str, join: Exchange, mine: list[Exchange], f: _Facts) -> str:
+    """The last error answering a request carrying ``member`` before ``join`` (text)."""
+    last: Exchange | None = None
+    for z in mine:
+        err = f.error(z)
+        if (err is not None and err is not _NONE and z.received <= join.sent
+                and getattr(z.event.request, "member_id", None) == member
+                and (last is None or z.received >= last.received)):
+            last = z
+    if last is None:
+        return ""
+    err = f.error(last)
+    assert err is not None
+    return f"; its last error was {err.name} answering {last.event.api} seq {last.seq} at {last.received:.0f} ms"
+
+
 # ------------------------------------------------------------------ heartbeat cadence
 def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     """HeartbeatKeepsSessionAlive over ``xs`` (in send order), read from ``f = _facts(xs)``:
@@ -658,12 +804,14 @@ def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientF
     (unused yet: the rules need only the exchanges' own answers)."""
     xs = sorted(g.exchanges, key=_SENT_SEQ)
     f = _facts(xs)
+    stale = ignores_stale_errors(xs, f)
     out = (
         fetches_owned_only(g, f)
         + commits_owned_only(xs, f)
         + reported_ownership(xs, f)
         + stops_when_fenced(xs, f)
-        + ignores_stale_errors(xs, f)
+        + stale
+        + keeps_member_id(xs, f, judged={c.seq for c in stale})
         + heartbeat_cadence(xs, f)
     )
     return sorted(out, key=lambda c: (c.seq, c.rule.name))

@@ -227,6 +227,12 @@ RULES: dict[str, Rule] = {
            "an error answering a heartbeat of an older generation than the member's does not reset its "
            "generation or member id (KAFKA-9823)",
            f"{AC} (HeartbeatResponseHandler, generationUnchanged)"),
+        _r("ClientKeepsMemberId",
+           "a dynamic member rejoins with the member id it holds: only UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID "
+           "or leaving the group drops it, never ILLEGAL_GENERATION, a rebalance or a coordinator error "
+           "(KAFKA-13419, KAFKA-13214)",
+           f"{AC} (resetStateAndGeneration, resetStateOnResponseError, resetGenerationOnLeaveGroup, "
+           "JoinGroupResponseHandler)"),
         _r("ClientStopsWhenFenced",
            "after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID for its current member id and "
            "generation, a member no longer heartbeats or commits with them",
