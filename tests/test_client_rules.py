@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs
 from groupspec.protocol.errors import Error
 from groupspec.sim.runner import simulate
@@ -421,6 +422,42 @@ def test_an_id_the_process_was_not_given_is_not_judged() -> None:
     g.heartbeat(0, "someone-else", 1, E.ILLEGAL_GENERATION)
     g.join(100, "m2", 1, req_member="")
     assert g.rules() == []
+
+
+def consumer_member(*steps: tuple[float, int, Error, int]) -> Group:
+    """A consumer-protocol member m1's heartbeats: (sent at, member epoch, answer, epoch answered)."""
+    g = Group()
+    for at, epoch, answer, answered in steps:
+        g.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=epoch),
+            ConsumerGroupHeartbeatResponse(error=answer, member_id="m1", member_epoch=answered,
+                                           heartbeat_interval_ms=3_000), at, at + 5)
+    return g
+
+
+def test_kafka_16251_a_fenced_consumer_rejoins_at_epoch_zero() -> None:
+    """KAFKA-16251 (fixed in 3.8.0): after FENCED_MEMBER_EPOCH the member stops
+    heartbeating until its lost-partitions callback ends, then joins at epoch 0
+    (AbstractMembershipManager.transitionToFenced, resetEpoch); the buggy client went on
+    with the fenced epoch."""
+    joined = [(0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5)]
+    for fence in (E.FENCED_MEMBER_EPOCH, E.UNKNOWN_MEMBER_ID):
+        assert consumer_member(*joined, (6_000, 5, fence, -1), (6_500, 0, E.NONE, 7), (9_500, 7, E.NONE, 7)).rules() == []
+        bad = consumer_member(*joined, (6_000, 5, fence, -1), (9_000, 5, fence, -1), (12_000, 0, E.NONE, 7))
+        assert bad.rules() == ["ConsumerClientRejoinsAtZero"]
+    # a heartbeat within the slack of the answer is not judged
+    assert consumer_member(*joined, (6_000, 5, E.FENCED_MEMBER_EPOCH, -1), (6_100, 5, E.FENCED_MEMBER_EPOCH, -1),
+                           (7_000, 0, E.NONE, 7)).rules() == []
+
+
+def test_kafka_19335_a_consumer_that_left_rejoins_at_epoch_zero() -> None:
+    """KAFKA-19335 (fixed in 4.1): after its leave (epoch -1) the member's rejoin carries
+    epoch 0; the buggy client sent -1 again (a late answer's epoch overwrote it)."""
+    joined = [(0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5), (4_000, -1, E.NONE, -1)]
+    assert consumer_member(*joined, (8_000, 0, E.NONE, 7)).rules() == []
+    assert consumer_member(*joined, (8_000, -1, E.UNKNOWN_MEMBER_ID, -1)).rules() == ["ConsumerClientRejoinsAtZero"]
+    # a leave that failed (the coordinator moved) says nothing of where the member is
+    failed = [(0, 0, E.NONE, 5), (4_000, -1, E.NOT_COORDINATOR, -1)]
+    assert consumer_member(*failed, (8_000, -1, E.NONE, -1)).rules() == []
 
 
 def test_heartbeat_cadence_slower_than_the_session() -> None:

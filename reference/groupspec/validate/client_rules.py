@@ -36,6 +36,9 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
 - **ClientStopsWhenFenced**: after such an error for its current member id and generation,
   the member resets them (resetStateOnResponseError) and never heartbeats or commits with
   that pair again.
+- **ConsumerClientRejoinsAtZero** (KIP-848): a member fenced (FENCED_MEMBER_EPOCH,
+  UNKNOWN_MEMBER_ID) or that left rejoins at epoch 0, never with its old epoch
+  (KAFKA-16251) nor as a leave (KAFKA-19335); AbstractMembershipManager.
 - **HeartbeatKeepsSessionAlive**: the heartbeat interval is below the session timeout
   (Heartbeat.java refuses anything else), so gaps between a member's session-refreshing
   requests longer than its session timeout come from pauses; the same process showing
@@ -57,6 +60,7 @@ from operator import attrgetter
 from typing import Any, TypeGuard
 
 from groupspec.protocol import messages as m
+from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest
 from groupspec.protocol.consumer_protocol import Subscription, pairs
 from groupspec.protocol.errors import Error
 from groupspec.trace.events import FetchEvent
@@ -648,6 +652,68 @@ def _last_error(member: str, join: Exchange, mine: list[Exchange], f: _Facts) ->
     return f"; its last error was {err.name} answering {last.event.api} seq {last.seq} at {last.received:.0f} ms"
 
 
+# ------------------------------------------------------------------ KIP-848 member epochs
+#: answers that put a consumer-protocol member out of the group (transitionToFenced)
+_OUT_OF_GROUP = (Error.FENCED_MEMBER_EPOCH, _UNKNOWN_MEMBER_ID)
+
+
+def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
+    """ConsumerClientRejoinsAtZero over ``xs``: per member id, its ConsumerGroupHeartbeats
+    and their answers in time order (an answer before a request sent in its millisecond).
+    FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID puts the member out of the group
+    (AbstractMembershipManager.transitionToFenced: FENCED, resetEpoch to 0, no heartbeat
+    while FENCED, shouldSkipHeartbeat), and so does its leave (epoch -1 or -2) answered NONE
+    (UNSUBSCRIBED; a new subscription rejoins through transitionToJoining, resetEpoch). Out
+    of the group its next heartbeat more than :data:`SLACK_MS` later is a join, epoch 0: a
+    positive epoch after fencing is KAFKA-16251 (heartbeats with the fenced epoch while the
+    lost-partitions callback ran), any other epoch after leaving KAFKA-19335 (the rejoin
+    sent as a leave, epoch -1). A leave after fencing is let be (the Java client sends none,
+    AbstractMembershipManager.leaveGroup, but another client's close may)."""
+    mine: dict[str, list[tuple[float, int, int, Exchange]]] = {}
+    for x in xs:
+        req = x.event.request
+        if type(req) is not ConsumerGroupHeartbeatRequest or not req.member_id:
+            continue
+        marks = mine.setdefault(req.member_id, [])
+        marks.append((x.sent, 1, x.seq, x))
+        if x.event.response is not None:
+            marks.append((x.received, 0, x.seq, x))
+    out: list[ClientFinding] = []
+    for member, marks in mine.items():
+        if len(marks) < 3:
+            continue  # a join and its answer: nothing to judge after
+        marks.sort(key=lambda t: (t[0], t[1], t[2]))
+        why: Exchange | None = None  # the answer that put the member out of the group
+        for at, is_request, _, x in marks:
+            req = x.event.request
+            assert isinstance(req, ConsumerGroupHeartbeatRequest)
+            if not is_request:
+                err = getattr(x.event.response, "error", None)
+                if err in _OUT_OF_GROUP or (err is _NONE and req.member_epoch < 0):
+                    why = x
+                continue
+            epoch = req.member_epoch
+            if epoch == 0 or why is None:
+                why = None if epoch == 0 else why
+                continue
+            if at <= why.received + SLACK_MS:
+                continue
+            left = why.event.request.member_epoch < 0  # type: ignore[union-attr]
+            if left or epoch > 0:
+                answer = getattr(why.event.response, "error", None)
+                how = (f"its leave (epoch {why.event.request.member_epoch}, seq {why.seq}) was answered NONE"  # type: ignore[union-attr]
+                       if left else f"{answer.name if isinstance(answer, Error) else answer} answered its "
+                       f"heartbeat seq {why.seq} at {why.received:.0f} ms")
+                out.append(_finding(
+                    x, "ConsumerClientRejoinsAtZero", f"ConsumerGroupHeartbeat as {member} at epoch {epoch}",
+                    "a join at epoch 0 (the member is out of the group)",
+                    f"{how}; the next heartbeat, sent at {x.sent:.0f} ms, carries epoch {epoch}"
+                    + (" (KAFKA-19335)" if left else " (KAFKA-16251)"),
+                ))
+                why = None  # one finding per time out of the group
+    return out
+
+
 # ------------------------------------------------------------------ heartbeat cadence
 def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     """HeartbeatKeepsSessionAlive over ``xs`` (in send order), read from ``f = _facts(xs)``:
@@ -812,6 +878,7 @@ def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientF
         + stops_when_fenced(xs, f)
         + stale
         + keeps_member_id(xs, f, judged={c.seq for c in stale})
+        + rejoins_at_epoch_zero(xs)
         + heartbeat_cadence(xs, f)
     )
     return sorted(out, key=lambda c: (c.seq, c.rule.name))

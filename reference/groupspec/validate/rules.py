@@ -237,6 +237,12 @@ RULES: dict[str, Rule] = {
            "after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID for its current member id and "
            "generation, a member no longer heartbeats or commits with them",
            f"{AC} (HeartbeatResponseHandler, resetStateOnResponseError); {CC} (OffsetCommitResponseHandler)"),
+        _r("ConsumerClientRejoinsAtZero",
+           "a consumer-protocol member out of the group (fenced with FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, "
+           "or after its leave) rejoins at epoch 0: no heartbeat with its fenced epoch (KAFKA-16251), no rejoin "
+           "sent as a leave (KAFKA-19335)",
+           "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractMembershipManager.java "
+           "(transitionToFenced, resetEpoch, shouldSkipHeartbeat, transitionToJoining)"),
         _r("HeartbeatKeepsSessionAlive",
            "a member heartbeats often enough to keep its session: gaps longer than its session timeout "
            "again and again are its heartbeat cadence, not a pause",
