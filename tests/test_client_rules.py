@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from groupspec.protocol import messages as m
-from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs
 from groupspec.protocol.errors import Error
 from groupspec.sim.runner import simulate
