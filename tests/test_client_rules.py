@@ -431,7 +431,11 @@ def consumer_member(*steps: tuple[float, int, Error, int]) -> Group:
     """A consumer-protocol member m1's heartbeats: (sent at, member epoch, answer, epoch answered)."""
     g = Group()
     for at, epoch, answer, answered in steps:
-        g.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=epoch),
+        join = epoch == 0  # a full request, as a join must be
+        g.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=epoch,
+                                          rebalance_timeout_ms=30_000 if join else -1,
+                                          subscribed_topic_names=("t",) if join else None,
+                                          topic_partitions=() if join else None),
             ConsumerGroupHeartbeatResponse(error=answer, member_id="m1", member_epoch=answered,
                                            heartbeat_interval_ms=3_000), at, at + 5)
     return g
@@ -461,6 +465,21 @@ def test_kafka_19335_a_consumer_that_left_rejoins_at_epoch_zero() -> None:
     # a leave that failed (the coordinator moved) says nothing of where the member is
     failed = [(0, 0, E.NONE, 5), (4_000, -1, E.NOT_COORDINATOR, -1)]
     assert consumer_member(*failed, (8_000, -1, E.NONE, -1)).rules() == []
+
+
+def test_kafka_16190_a_join_is_a_full_request() -> None:
+    """KAFKA-16190 (fixed in 3.8.0): the rejoin after fencing left out the fields sent only
+    when changed; a join at epoch 0 must carry them (the coordinator answers
+    INVALID_REQUEST), and a heartbeat needs its member id."""
+    assert consumer_member((0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5)).rules() == []
+    g = consumer_member((0, 0, E.NONE, 5), (3_000, 5, E.FENCED_MEMBER_EPOCH, 0))
+    g.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=30_000),
+        ConsumerGroupHeartbeatResponse(error=E.INVALID_REQUEST, member_epoch=0, heartbeat_interval_ms=0), 6_000, 6_005)
+    g.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="", member_epoch=7),
+        ConsumerGroupHeartbeatResponse(error=E.INVALID_REQUEST, member_epoch=0, heartbeat_interval_ms=0), 6_100, 6_105)
+    [join, anonymous] = [f for f in client_findings(GroupTrace("g", g.exchanges)) if f.rule.name == "ConsumerClientRequestValid"]
+    assert "TopicPartitions must be empty when (re-)joining." in join.detail
+    assert "MemberId can't be empty." in anonymous.detail
 
 
 def test_heartbeat_cadence_slower_than_the_session() -> None:

@@ -39,6 +39,8 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
 - **ConsumerClientRejoinsAtZero** (KIP-848): a member fenced (FENCED_MEMBER_EPOCH,
   UNKNOWN_MEMBER_ID) or that left rejoins at epoch 0, never with its old epoch
   (KAFKA-16251) nor as a leave (KAFKA-19335); AbstractMembershipManager.
+- **ConsumerClientRequestValid** (KIP-848): a ConsumerGroupHeartbeat carries what its epoch
+  requires (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid; KAFKA-16190).
 - **HeartbeatKeepsSessionAlive**: the heartbeat interval is below the session timeout
   (Heartbeat.java refuses anything else), so gaps between a member's session-refreshing
   requests longer than its session timeout come from pauses; the same process showing
@@ -59,6 +61,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, TypeGuard
 
+from groupspec.coordinator.consumer.heartbeat import request_error
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest
 from groupspec.protocol.consumer_protocol import Subscription, pairs
@@ -714,6 +717,32 @@ def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
     return out
 
 
+def heartbeats_valid(xs: list[Exchange]) -> list[ClientFinding]:
+    """ConsumerClientRequestValid over ``xs``: each ConsumerGroupHeartbeat judged by the
+    checks the coordinator service makes before it looks at any group
+    (:func:`groupspec.coordinator.consumer.heartbeat.request_error`,
+    GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid). One the broker
+    must refuse as INVALID_REQUEST is the client's deviation, whatever the broker answered
+    (the replay judges the answer): the Java client sends every field its epoch requires
+    (a join at epoch 0 is a full request: KAFKA-16190). An unknown server assignor
+    (UNSUPPORTED_ASSIGNOR) is a setting the broker lacks, not judged here."""
+    out: list[ClientFinding] = []
+    for x in xs:
+        req = x.event.request
+        if type(req) is not ConsumerGroupHeartbeatRequest:
+            continue
+        bad = request_error(req, ())
+        if bad is None or bad.error is not Error.INVALID_REQUEST:
+            continue
+        out.append(_finding(
+            x, "ConsumerClientRequestValid",
+            f"ConsumerGroupHeartbeat as {req.member_id or '(no member id)'} at epoch {req.member_epoch}",
+            "a request with every field its epoch requires",
+            f"the coordinator must refuse it as INVALID_REQUEST: {bad.message}",
+        ))
+    return out
+
+
 # ------------------------------------------------------------------ heartbeat cadence
 def heartbeat_cadence(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     """HeartbeatKeepsSessionAlive over ``xs`` (in send order), read from ``f = _facts(xs)``:
@@ -879,6 +908,7 @@ def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientF
         + stale
         + keeps_member_id(xs, f, judged={c.seq for c in stale})
         + rejoins_at_epoch_zero(xs)
+        + heartbeats_valid(xs)
         + heartbeat_cadence(xs, f)
     )
     return sorted(out, key=lambda c: (c.seq, c.rule.name))

@@ -243,6 +243,12 @@ RULES: dict[str, Rule] = {
            "sent as a leave (KAFKA-19335)",
            "clients/src/main/java/org/apache/kafka/clients/consumer/internals/AbstractMembershipManager.java "
            "(transitionToFenced, resetEpoch, shouldSkipHeartbeat, transitionToJoining)"),
+        _r("ConsumerClientRequestValid",
+           "a consumer-protocol member's heartbeat carries what its epoch requires (a member id, a full "
+           "request at epoch 0, an instance id to leave as static): none the coordinator must refuse as "
+           "INVALID_REQUEST (KAFKA-16190)",
+           f"{GCS} (throwIfConsumerGroupHeartbeatRequestIsInvalid); "
+           "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerHeartbeatRequestManager.java"),
         _r("HeartbeatKeepsSessionAlive",
            "a member heartbeats often enough to keep its session: gaps longer than its session timeout "
            "again and again are its heartbeat cadence, not a pause",
