@@ -539,7 +539,8 @@ def keeps_member_id(xs: list[Exchange], f: _Facts, judged: frozenset[int] | set[
     or given by an answer received on it since), is
     a finding unless by then the process sent a LeaveGroup naming M or had an answer
     UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID to a request carrying M (on any of its
-    connections). Not judged: static members (maybeLeaveGroup resets their id without a
+    connections). Not judged: a member whose session had run out (see
+    :func:`_session_ran_out`), static members (maybeLeaveGroup resets their id without a
     LeaveGroup), Kafka Streams' consumers (see :data:`_STREAMS_PROTOCOL`), and a rejoin whose
     subscription names other topics than the member's last JoinGroup on the connection (an
     application that unsubscribed while unjoined, when maybeLeaveGroup sends nothing)."""
@@ -611,7 +612,8 @@ def _member_id_drops(cid: str, mine: list[Exchange], f: _Facts) -> list[ClientFi
             if (held and since is not None and held not in static
                     and not any(p.name == _STREAMS_PROTOCOL for p in req.protocols)
                     and (last_topics is None or now_topics is None or last_topics == now_topics)
-                    and not _gave_up(held, x, mine, f)):
+                    and not _gave_up(held, x, mine, f)
+                    and not _session_ran_out(held, x, mine)):
                 out.append(_finding(
                     x, "ClientKeepsMemberId", "JoinGroup without a member id",
                     f"a rejoin as {held}: only UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID or leaving the group "
@@ -637,6 +639,28 @@ def _gave_up(member: str, join: Exchange, mine: list[Exchange], f: _Facts) -> bo
               and f.error(z) in (_UNKNOWN_MEMBER_ID, _FENCED_INSTANCE_ID)):
             return True
     return False
+
+
+def _session_ran_out(member: str, join: Exchange, mine: list[Exchange]) -> bool:
+    """Whether ``member``'s session had run out by the time ``join`` was sent: longer than
+    the session timeout of its last JoinGroup since an answer without error to a request
+    that carried it (or the JoinGroup answer that gave it). The coordinator has removed such a member (session expiry), and a
+    client may drop the id (librdkafka does on its own session timeout; the Java client
+    rejoins with it and is told UNKNOWN_MEMBER_ID): not KAFKA-13419's loss of a live id."""
+    last_ok = None
+    session = None
+    for z in mine:
+        if z.sent >= join.sent:
+            break
+        req = z.event.request
+        if isinstance(req, m.JoinGroupRequest):
+            session = req.session_timeout_ms
+        resp = z.event.response
+        if z.received <= join.sent and (last_ok is None or z.received > last_ok) and (
+                (getattr(req, "member_id", None) == member and getattr(resp, "error", None) is _NONE)
+                or (type(resp) is m.JoinGroupResponse and resp.member_id == member and resp.error in _GIVES_ID)):
+            last_ok = z.received
+    return last_ok is None or session is None or join.sent - last_ok > session
 
 
 def _last_error(member: str, join: Exchange, mine: list[Exchange], f: _Facts) -> str:
