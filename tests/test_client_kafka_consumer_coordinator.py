@@ -278,8 +278,9 @@ def test_join_disconnect_rediscovers_and_joins_again(d: Driver) -> None:
 
 
 # ------------------------------------------------------------------------ leaving
-# Kafka: testLeaveGroupOnClose
-def test_leave_group_on_close(d: Driver) -> None:
+# Kafka: testLeaveGroupOnClose (ConsumerCoordinatorTest's coordinator has auto-commit off)
+def test_leave_group_on_close() -> None:
+    d = Driver(auto_commit=False)
     stable(d, {T1P})
     out = d._take(d.c.close(d.now))
     leaves = [r for r in out if isinstance(r, m.LeaveGroupRequest)]
@@ -312,13 +313,17 @@ def test_pending_member_with_a_member_id_leaves_on_close(d: Driver) -> None:
     assert len(leaves) == 1 and leaves[0].members[0].member_id == "consumer-id"
 
 
-# Kafka: testCloseDynamicAssignment (gracefulCloseTest): commit, then LeaveGroup
+# Kafka: testCloseDynamicAssignment (gracefulCloseTest): commit, then LeaveGroup once the
+# commit is answered
 def test_close_commits_then_leaves(d: Driver) -> None:
     stable(d, {T1P})
     out = d._take(d.c.close(d.now))
-    assert [type(r).__name__ for r in out] == ["OffsetCommitRequest", "LeaveGroupRequest"]
+    assert [type(r).__name__ for r in out] == ["OffsetCommitRequest"]
     commit = out[0]
     assert isinstance(commit, m.OffsetCommitRequest) and commit.group_id == "g"
+    assert not d.c.closed and d.c.owned == {T1P}  # onLeavePrepare comes after the commit
+    leave = d.answer(m.OffsetCommitRequest, commit_response(commit))
+    assert kinds_of(leave) == ["LeaveGroupRequest"] and d.c.closed and not d.c.owned
 
 
 # ------------------------------------------------------------------------ commits
@@ -1182,7 +1187,9 @@ def test_static_member_close_commits_and_does_not_leave() -> None:
 # Kafka: testHeartbeatThreadClose (after close the heartbeat thread is gone)
 def test_nothing_is_sent_after_close(d: Driver) -> None:
     stable(d, {T1P})
-    d._take(d.c.close(d.now))
+    [commit] = d._take(d.c.close(d.now))
+    d.answer(m.OffsetCommitRequest, commit_response(commit))
+    assert d.c.closed
     assert d.tick(HEARTBEAT_MS) == [] and d.tick(SESSION_MS) == [] and d.c.next_deadline() is None
 
 
@@ -1211,23 +1218,28 @@ def test_close_without_a_coordinator_sends_no_commit() -> None:
     d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
     d.pending.clear()
     assert not any(isinstance(r, m.OffsetCommitRequest) for r in d._take(d.c.close(d.now)))
-    assert kinds(d)[-1] == "revoked" and not d.c.owned
+    assert d.c.owned  # close looks the coordinator up to commit, within its timeout
+    d.tick(d.config.close_timeout_ms)
+    assert d.c.closed and kinds(d)[-1] == "revoked" and not d.c.owned
 
 
-# Kafka: testCloseNoResponseForCommit (close waits for its commit's answer before LeaveGroup)
-@pytest.mark.xfail(strict=True, reason="docs/deviations.md: Classic client: close (the commit and "
-                   "LeaveGroup go out together; close does not wait)")
+# Kafka: testCloseNoResponseForCommit (close waits for its commit's answer, up to the close
+# timeout, before LeaveGroup)
 def test_close_waits_for_its_commit_before_leaving(d: Driver) -> None:
     stable(d, {T1P})
     out = d._take(d.c.close(d.now))
     assert kinds_of(out) == ["OffsetCommitRequest"]  # LeaveGroup only once it is answered
+    assert not any(isinstance(r, m.LeaveGroupRequest) for r in d.tick(HEARTBEAT_MS))
+    assert not d.c.closed
+    # no answer within the close timeout (the request timeout, as long, disconnects the
+    # coordinator first): close ends, and with no coordinator sends no LeaveGroup
+    out = d.tick(d.config.close_timeout_ms)
+    assert d.c.closed and not any(isinstance(r, m.LeaveGroupRequest) for r in out)
 
 
 # Kafka: testCloseCoordinatorNotKnownWithCommits, testCloseTimeoutCoordinatorUnavailableForCommit,
 # testCloseMaxWaitCoordinatorUnavailableForCommit (close looks the coordinator up to commit,
 # up to its timeout)
-@pytest.mark.xfail(strict=True, reason="docs/deviations.md: Classic client: close (with the "
-                   "coordinator unknown, close does not look it up to commit)")
 def test_close_looks_the_coordinator_up_to_commit() -> None:
     d = Driver()
     stable(d, {T1P})
@@ -1235,6 +1247,44 @@ def test_close_looks_the_coordinator_up_to_commit() -> None:
     d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
     d.pending.clear()
     assert kinds_of(d._take(d.c.close(d.now))) == ["FindCoordinatorRequest"]
+    out = d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=0, host="h", port=1))
+    assert kinds_of(out) == ["OffsetCommitRequest"]
+
+
+# Kafka: testCloseTimeoutCoordinatorUnavailableForCommit (the coordinator is never found:
+# close gives up at its timeout, and without a coordinator sends no LeaveGroup)
+def test_close_gives_up_on_a_coordinator_not_found() -> None:
+    d = Driver()
+    stable(d, {T1P})
+    d.heartbeat()
+    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
+    d.pending.clear()
+    d._take(d.c.close(d.now))
+    for _ in range(5):
+        if d.sent(m.FindCoordinatorRequest):
+            d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.COORDINATOR_NOT_AVAILABLE))
+        d.tick(d.config.retry_backoff_ms)
+    assert not d.c.closed and d.sent(m.FindCoordinatorRequest)
+    out = d.tick(d.config.close_timeout_ms)
+    assert d.c.closed and not any(isinstance(r, m.OffsetCommitRequest | m.LeaveGroupRequest) for r in out)
+
+
+# Kafka: commitOffsetsSync (a retriable failure is sent again after the backoff, within the
+# close timeout; one it throws ends the commit and close goes on to leave)
+# (UNKNOWN_MEMBER_ID resets the member id: maybeLeaveGroup then has no member to leave as)
+@pytest.mark.parametrize("error, then", [(E.COORDINATOR_LOAD_IN_PROGRESS, None),
+                                         (E.REBALANCE_IN_PROGRESS, ["LeaveGroupRequest"]),
+                                         (E.UNKNOWN_MEMBER_ID, [])])
+def test_close_sends_its_commit_again_after_a_retriable_failure(error: Error, then: list[str] | None) -> None:
+    d = Driver()
+    stable(d, {T1P})
+    [commit] = d._take(d.c.close(d.now))
+    out = d.answer(m.OffsetCommitRequest, commit_response(commit, error))
+    if then is None:
+        assert out == [] and not d.c.closed
+        assert kinds_of(d.tick(d.config.retry_backoff_ms)) == ["OffsetCommitRequest"]
+    else:
+        assert kinds_of(out) == then and d.c.closed
 
 
 # ------------------------------------------------------------------------ racks (KIP-881)
@@ -1356,7 +1406,7 @@ def test_leader_assigns_with_the_replica_racks(racks: bool) -> None:
 #   testNoCoordinatorDiscoveryIfPartitionAwaitingReset,
 #   testCommitOffsetShouldNotSetInstanceIdIfMemberIdIsUnknown
 # - the application's commitSync (the modelled application commits asynchronously; only
-#   close commits synchronously, see the close xfails above): testCommitOffsetSyncNotCoordinator,
+#   close commits synchronously, see the close tests above): testCommitOffsetSyncNotCoordinator,
 #   testCommitOffsetSyncCoordinatorNotAvailable, testCommitOffsetSyncCoordinatorDisconnected,
 #   testRetryCommitUnknownTopicOrPartition, testCommitOffsetMetadataSync,
 #   testCommitOffsetRequestSyncWithFencedInstanceIdException,

@@ -57,6 +57,9 @@ class ConsumerConfig:
     poll_interval_ms: int = 100
     max_poll_records_per_partition: int = 50
     join_group_version: int = 9
+    #: close()'s timeout (KafkaConsumer.DEFAULT_CLOSE_TIMEOUT_MS): how long close waits for
+    #: its commit (and the coordinator to commit to) before it leaves the group
+    close_timeout_ms: int = 30_000
     #: KIP-415 scheduled.rebalance.max.delay.ms (Connect's option; 0 = off): as leader, hold
     #: a departed member's partitions back this long (client/delayed_imbalance.py)
     scheduled_rebalance_max_delay_ms: int = 0

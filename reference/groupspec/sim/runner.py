@@ -223,6 +223,9 @@ class Simulation:
         #: members still connected to the broker that hosted the coordinator before a
         #: failover: it answers them NOT_COORDINATOR until they look the coordinator up again
         self.stale_connections: set[str] = set()
+        #: members whose close is under way (the classic client commits, then leaves): they
+        #: stay alive, ticked and answered, until their consumer is closed
+        self.closing: set[str] = set()
         self.timeline: list[TimelineEntry] = []
         self.trace: list[ev.Event] = []
         self.violations: list[str] = []
@@ -835,8 +838,14 @@ class Simulation:
             out = mem.consumer.close(self.now)
             self._drain_events(mem.consumer, mem)
             self._send_all(mem.spec.name, out)
+            if getattr(mem.consumer, "closing", None) is not None:
+                self.closing.add(mem.spec.name)  # waiting for its commit
+            else:
+                mem.alive = False
+        elif f.kind == "join" and mem is not None and (not mem.alive or mem.spec.name in self.closing):
+            # a new process of the member; one still closing is killed first
+            self.closing.discard(mem.spec.name)
             mem.alive = False
-        elif f.kind == "join" and mem is not None and not mem.alive:
             self._start_member(mem)
         elif f.kind == "failover":
             self._coordinator_output(self.coordinator.failover(self.now))
@@ -1084,6 +1093,10 @@ class Simulation:
                     self._deliver_to_member(msg)
             for mem in self.members.values():
                 self._tick_member(mem)
+            if self.closing:
+                for name in [n for n in self.closing if getattr(self.members[n].consumer, "closed", True)]:
+                    self.closing.discard(name)
+                    self.members[name].alive = False
             if not self.lean:
                 self._check()
             if self.progress is not None and self.now - last_progress >= 10_000:

@@ -151,6 +151,14 @@ class Consumer(Consumption):
         self.coordinator_known = False
         self.fatal: str | None = None
         self.closed = False
+        #: set by close() until the member has left: ConsumerCoordinator.close commits
+        #: synchronously first (within the close timeout), then leaves (see :meth:`close`)
+        self.closing: GroupMembershipOperation | None = None
+        self.close_deadline_ms = 0
+        #: the close's own commit: "todo" (to send, or to send again after a retriable
+        #: failure), "sent" (waiting for its answer) or "done"
+        self.close_commit = "done"
+        self.close_commit_rid: int | None = None
         self._init_consumption()
         self.events: list[ClientEvent] = []
         self.subscription: tuple[str, ...] = ()
@@ -314,8 +322,14 @@ class Consumer(Consumption):
         # the earliest of: the next poll, a scheduled rejoin, a request's timeout, and (once
         # joined) the next heartbeat and the session check; kept as a running minimum (the
         # simulator asks every step)
-        t = max(self.next_poll_ms, self.poll_blocked_until_ms)
-        if self.scheduled_rejoin_ms is not None and self.scheduled_rejoin_ms < t:
+        if self.closing is not None:
+            # the close timeout, and the backoff before its commit goes out (again)
+            t = self.close_deadline_ms
+            if self.close_commit == "todo" and self.find_rid is None and self.retry_at_ms < t:
+                t = self.retry_at_ms
+        else:
+            t = max(self.next_poll_ms, self.poll_blocked_until_ms)
+        if self.scheduled_rejoin_ms is not None and self.scheduled_rejoin_ms < t and self.closing is None:
             t = self.scheduled_rejoin_ms
         if self.request_deadline:
             t = min(t, min(self.request_deadline.values()))
@@ -334,6 +348,8 @@ class Consumer(Consumption):
         if self.request_deadline:
             self._expire_requests(now)
         out = self._heartbeat_thread(now)
+        if self.closing is not None:
+            return out + self._close_step(now)  # the application is in close(): no poll
         if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
             out += self._poll(now, cluster)
         return out
@@ -610,7 +626,7 @@ class Consumer(Consumption):
         timeout cannot come: the member polls)."""
         cfg = self.config
         state = self.state
-        if (self.closed or self.fatal is not None or self.pending_fatal is not None
+        if (self.closed or self.closing is not None or self.fatal is not None or self.pending_fatal is not None
                 or not self.coordinator_known
                 or self.scheduled_rejoin_ms is not None or self.pending_revocation
                 or (self.awaiting_position and self.fetch_rid is None)
@@ -736,7 +752,19 @@ class Consumer(Consumption):
                 self.last_heartbeat_ok_ms = now
             else:
                 self.retry_at_ms = now + self.config.retry_backoff_ms
-            return []
+            return self._close_step(now) if self.closing is not None else []
+        if self.closing is not None and isinstance(resp, m.OffsetCommitResponse) and rid == self.close_commit_rid:
+            # commitOffsetsSync: done on success or a failure it throws (close logs it and
+            # goes on); a retriable failure is sent again after the backoff
+            self.close_commit_rid = None
+            if self._on_commit(rid, resp, sent, now):
+                self.close_commit = "todo"
+                self.retry_at_ms = now + self.config.retry_backoff_ms
+            else:
+                self.close_commit = "done"
+            return self._close_step(now)
+        if self.closing is not None and isinstance(resp, m.JoinGroupResponse | m.SyncGroupResponse):
+            return []  # no poll runs the rebalance on while close waits
         if isinstance(resp, m.JoinGroupResponse):
             return self._on_join(rid, resp, sent, now, cluster)
         if isinstance(resp, m.SyncGroupResponse):
@@ -765,7 +793,8 @@ class Consumer(Consumption):
                 if self.fatal is None and now >= self.retry_at_ms:
                     return self._join_if_needed(now, self._current_subscription(cluster),
                                                 self.prepare_commit_generation)
-            return []
+            # close waits for the auto-commits in flight (pendingAsyncCommits)
+            return self._close_step(now) if self.closing is not None else []
         if isinstance(resp, m.OffsetFetchResponse):
             if rid == self.fetch_rid:
                 self.fetch_rid = None
@@ -1149,25 +1178,71 @@ class Consumer(Consumption):
     # ------------------------------------------------------------------ lifecycle
     def close(self, now: int,
               membership: GroupMembershipOperation = GroupMembershipOperation.DEFAULT) -> list[Outgoing]:
-        """KafkaConsumer.close(CloseOptions): commit, revoke, and LeaveGroup as ``membership``
-        says (by default: dynamic members only)."""
-        out: list[Outgoing] = []
-        if self.closed:
-            return out
+        """KafkaConsumer.close(CloseOptions) -> ConsumerCoordinator.close: a synchronous
+        commit first (maybeAutoCommitOffsetsSync: every consumed position, in a stable
+        generation; without auto-commit, the application's last commitSync), looking the
+        coordinator up first if it is unknown and sending it again after a retriable failure
+        (commitOffsetsSync), waiting for its answer and for auto-commits in flight
+        (pendingAsyncCommits), all within the close timeout; then AbstractCoordinator.close:
+        onLeavePrepare (the partitions revoked or lost) and LeaveGroup as ``membership`` says
+        (by default: dynamic members only). Until then the member is :attr:`closing`: its
+        application polls no more, its heartbeat thread still runs (closeHeartbeatThread
+        comes after the commit), and :meth:`tick` and :meth:`on_response` move the close on.
+        The retry backoff is fixed, as elsewhere in this client (docs/deviations.md)."""
+        if self.closed or self.closing is not None:
+            return []
         self._now = now
-        # ConsumerCoordinator.close: maybeAutoCommitOffsetsSync (every consumed position, in a
-        # stable generation); without auto-commit, the application's last commit. With the
-        # coordinator unknown, commitOffsetsSync would first look it up within the close
-        # timeout, which this one-input close cannot wait for: no commit (docs/deviations.md)
-        if self.coordinator_known:
-            out += (self._auto_commit()[1] if self.config.enable_auto_commit
-                    else self._commit(set(self.owned)))
+        self.closing = membership
+        self.close_deadline_ms = now + self.config.close_timeout_ms
+        self.close_commit = "todo"
+        return self._close_step(now)
+
+    def _close_step(self, now: int) -> list[Outgoing]:
+        """Move a close on at ``now``: its commit, then the leave once nothing it waits
+        for is left."""
+        out: list[Outgoing] = []
+        expired = now >= self.close_deadline_ms
+        if self.close_commit == "sent" and self.close_commit_rid not in self.inflight:
+            # failed with the connection (markCoordinatorUnknown): retriable
+            self.close_commit_rid, self.close_commit = None, "todo"
+        if self.close_commit == "todo" and not expired and not self.config.enable_auto_commit \
+                and not self.coordinator_known:
+            # without auto-commit close commits nothing itself; the modelled application's
+            # last commit goes out only to a coordinator it knows
+            self.close_commit = "done"
+        if self.close_commit == "todo" and not expired:
+            if not self.coordinator_known:
+                # commitOffsetsSync -> coordinatorUnknownAndUnreadySync: look it up first
+                return self._lookup_coordinator(now)
+            if now < self.retry_at_ms:
+                return out  # the backoff after a retriable failure (timer.sleep)
+            if self.config.enable_auto_commit:
+                rid, sent = self._auto_commit()
+                # a synchronous commit, not one of the auto-commits close waits for below
+                if rid is not None:
+                    self.auto_commit_rids.discard(rid)
+            else:
+                sent = self._commit(set(self.owned))
+                rid = sent[0][0] if sent else None
+            if rid is None:
+                self.close_commit = "done"  # nothing to commit, or no stable generation
+            else:
+                self.close_commit_rid, self.close_commit = rid, "sent"
+                return sent
+        if not expired and (self.close_commit == "sent" or self.auto_commit_rids):
+            return out  # client.poll(future, timer); pendingAsyncCommits
+        return self._finish_close(now)
+
+    def _finish_close(self, now: int) -> list[Outgoing]:
+        """AbstractCoordinator.close after the commit: onLeavePrepare and maybeLeaveGroup."""
+        membership = self.closing or GroupMembershipOperation.DEFAULT
         if self.owned:
             # onLeavePrepare: lost without a generation or during a rebalance, else revoked
             lost = (self.generation_id < 0 or self.member_id == m.UNKNOWN_MEMBER_ID
                     or self.state in (_PREPARING, MemberState.COMPLETING_REBALANCE))
             self._event(now, "lost" if lost else "revoked", self.owned, "close")
         self._drop(set(self.owned))
-        out += self._maybe_leave(now, "the consumer is being closed", membership)
+        out = self._maybe_leave(now, "the consumer is being closed", membership)
         self.closed = True
+        self.closing = None
         return out
