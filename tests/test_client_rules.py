@@ -71,7 +71,7 @@ class Group:
                                  protocols=(m.JoinGroupProtocol(name=assignor, metadata=meta),),
                                  session_timeout_ms=session)
         self.x(req, m.JoinGroupResponse(error=E.NONE, generation_id=gen, protocol_type="consumer",
-                                        protocol_name=assignor, leader=member, member_id=member), at, at + 5, client)
+                                        protocol_name=assignor, leader="the-leader", member_id=member), at, at + 5, client)
 
     def sync(self, at: float, member: str, gen: int, parts: set[tuple[str, int]], client: str = "a") -> None:
         self.x(m.SyncGroupRequest(group_id="g", generation_id=gen, member_id=member),
@@ -431,6 +431,33 @@ def test_an_id_the_process_was_not_given_is_not_judged() -> None:
     g.heartbeat(0, "someone-else", 1, E.ILLEGAL_GENERATION)
     g.join(100, "m2", 1, req_member="")
     assert g.rules() == []
+
+
+def leader_then(*steps: str) -> Group:
+    """m1 told it leads generation 1, then ``steps`` (sync, leave, join), 100 ms apart."""
+    g = Group()
+    meta = Subscription(("t",), None, from_pairs(set()), -1).encode()
+    join = m.JoinGroupRequest(group_id="g", member_id="m1", protocols=(m.JoinGroupProtocol(name="range", metadata=meta),))
+    g.x(join, m.JoinGroupResponse(error=E.NONE, generation_id=1, protocol_type="consumer", protocol_name="range",
+                                  leader="m1", member_id="m1"), 0, 5)
+    for i, step in enumerate(steps, start=1):
+        if step == "sync":
+            g.sync(100 * i, "m1", 1, {("t", 0)})
+        elif step == "leave":
+            g.x(m.LeaveGroupRequest(group_id="g", members=(m.MemberIdentity("m1"),)), m.LeaveGroupResponse(error=E.NONE),
+                100 * i, 100 * i + 5)
+        else:
+            g.x(join, m.JoinGroupResponse(error=E.REBALANCE_IN_PROGRESS), 100 * i, 100 * i + 5)
+    return g
+
+
+def test_kafka_13406_a_leader_syncs_before_it_rejoins() -> None:
+    """KAFKA-13406 (fixed in 2.8.2, 3.0.1, 3.1.0): the leader's own check of its cooperative
+    assignment threw, so it rejoined without SyncGroup, generation after generation; Kafka's
+    JoinGroupResponseHandler runs onLeaderElected, which sends SyncGroup, first."""
+    assert leader_then("sync", "join").rules() == []
+    assert leader_then("leave", "join").rules() == []
+    assert leader_then("join").rules() == ["LeaderSyncsItsGeneration"]
 
 
 def consumer_member(*steps: tuple[float, int, Error, int]) -> Group:

@@ -36,6 +36,8 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
 - **ClientStopsWhenFenced**: after such an error for its current member id and generation,
   the member resets them (resetStateOnResponseError) and never heartbeats or commits with
   that pair again.
+- **LeaderSyncsItsGeneration**: a member told it leads generation G sends SyncGroup G
+  before it rejoins (JoinGroupResponseHandler -> onLeaderElected; KAFKA-13406).
 - **ConsumerClientRejoinsAtZero** (KIP-848): a member fenced (FENCED_MEMBER_EPOCH,
   UNKNOWN_MEMBER_ID) or that left rejoins at epoch 0, never with its old epoch
   (KAFKA-16251) nor as a leave (KAFKA-19335); AbstractMembershipManager.
@@ -679,6 +681,49 @@ def _last_error(member: str, join: Exchange, mine: list[Exchange], f: _Facts) ->
     return f"; its last error was {err.name} answering {last.event.api} seq {last.seq} at {last.received:.0f} ms"
 
 
+# ------------------------------------------------------------------ the leader's SyncGroup
+def leader_syncs(xs: list[Exchange]) -> list[ClientFinding]:
+    """LeaderSyncsItsGeneration over ``xs`` (in send order): a member told it leads
+    generation G (a JoinGroup answered NONE whose leader is its own member id) sends SyncGroup
+    G before its next JoinGroup on that connection: AbstractCoordinator's
+    JoinGroupResponseHandler runs onLeaderElected (the assignment, then SyncGroup) before
+    anything else can rejoin; KAFKA-13406's leader failed its own assignment's validation
+    and rejoined instead, again and again. Not judged: a member that sent a LeaveGroup
+    meanwhile (the answer then finds it unjoined: UnjoinedGroupException), or whose next
+    request on that connection is a LeaveGroup (close, the poll timeout)."""
+    by_conn: dict[str, list[Exchange]] = {}
+    for x in xs:
+        t = type(x.event.request)
+        if t is m.JoinGroupRequest or t is m.SyncGroupRequest or t is m.LeaveGroupRequest:
+            by_conn.setdefault(x.event.connection, []).append(x)
+    out: list[ClientFinding] = []
+    for mine in by_conn.values():
+        for i, x in enumerate(mine):
+            resp = x.event.response
+            if (type(resp) is not m.JoinGroupResponse or resp.error is not _NONE or not resp.member_id
+                    or resp.leader != resp.member_id):
+                continue
+            later = [y for y in mine[i + 1:] if y.sent >= x.received]
+            if any(type(y.event.request) is m.LeaveGroupRequest and y.sent < x.received for y in mine[i + 1:]):
+                continue
+            if not later:
+                continue
+            y = later[0]
+            req = y.event.request
+            if type(req) is m.SyncGroupRequest and req.generation_id == resp.generation_id:
+                continue
+            if type(req) is not m.JoinGroupRequest:
+                continue  # a LeaveGroup, or a SyncGroup of another generation (judged elsewhere)
+            out.append(_finding(
+                y, "LeaderSyncsItsGeneration", "JoinGroup before the leader's SyncGroup",
+                f"SyncGroup of generation {resp.generation_id} with the leader's assignment",
+                f"JoinGroup seq {x.seq} made {resp.member_id} leader of generation {resp.generation_id} at "
+                f"{x.received:.0f} ms; its next JoinGroup went out at {y.sent:.0f} ms with no SyncGroup between "
+                "(KAFKA-13406)",
+            ))
+    return out
+
+
 # ------------------------------------------------------------------ KIP-848 member epochs
 #: answers that put a consumer-protocol member out of the group (transitionToFenced)
 _OUT_OF_GROUP = (Error.FENCED_MEMBER_EPOCH, _UNKNOWN_MEMBER_ID)
@@ -931,6 +976,7 @@ def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientF
         + stops_when_fenced(xs, f)
         + stale
         + keeps_member_id(xs, f, judged={c.seq for c in stale})
+        + leader_syncs(xs)
         + rejoins_at_epoch_zero(xs)
         + heartbeats_valid(xs)
         + heartbeat_cadence(xs, f)

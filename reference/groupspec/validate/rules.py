@@ -237,6 +237,10 @@ RULES: dict[str, Rule] = {
            "after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID for its current member id and "
            "generation, a member no longer heartbeats or commits with them",
            f"{AC} (HeartbeatResponseHandler, resetStateOnResponseError); {CC} (OffsetCommitResponseHandler)"),
+        _r("LeaderSyncsItsGeneration",
+           "a member told it leads a generation sends that generation's SyncGroup, with its assignment, "
+           "before it rejoins (KAFKA-13406: a leader that failed its own assignment rejoined again and again)",
+           f"{AC} (JoinGroupResponseHandler, onLeaderElected)"),
         _r("ConsumerClientRejoinsAtZero",
            "a consumer-protocol member out of the group (fenced with FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, "
            "or after its leave) rejoins at epoch 0: no heartbeat with its fenced epoch (KAFKA-16251), no rejoin "
