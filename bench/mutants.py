@@ -660,6 +660,28 @@ def _join_prepare_once(mut: Client) -> type[Consumer]:
     return Buggy
 
 
+def _leader_rejoins_without_sync(mut: Client) -> type[Consumer]:
+    class Buggy(Consumer):
+        """KAFKA-13406 (fixed in 2.8.2, 3.0.1 and 3.1.0; clients/src/main/java/org/apache/
+        kafka/clients/consumer/internals/ConsumerCoordinator.java, validateCooperativeAssignment):
+        the leader's check of its own assignment threw, so onLeaderElected failed before the
+        SyncGroup went out and the next poll rejoined, generation after generation."""
+
+        def _on_join(self, rid: int, resp: m.JoinGroupResponse, sent: tuple[str, int, str], now: int,
+                     cluster: ClusterView) -> list[Outgoing]:
+            if rid == self.join_rid and resp.error is E.NONE and resp.leader and resp.leader == resp.member_id:
+                mut.hits += 1
+                self.join_rid = None
+                self.generation_id, self.member_id = resp.generation_id, resp.member_id
+                self.protocol_name = resp.protocol_name
+                self.state = MemberState.UNJOINED
+                self._rebalance_failed("IllegalStateException")
+                self.retry_at_ms = now + self.config.retry_backoff_ms
+                return []
+            return super()._on_join(rid, resp, sent, now, cluster)
+    return Buggy
+
+
 def _leader(change: Callable[[Client, Consumer, m.JoinGroupResponse, ClusterView, int], tuple[m.SyncGroupAssignment, ...] | None]) -> ConsumerPatch:
     def make(mut: Client) -> type[Consumer]:
         class Buggy(Consumer):
@@ -874,6 +896,9 @@ def all_mutants() -> list[Mutant]:
                "KAFKA-12983: after its member id is reset during a rebalance a cooperative member rejoins without "
                "onJoinPrepare: it keeps consuming the partitions it lost and reports them owned",
                protocols=("cooperative",), patterns=(("pause-before-rejoin",),), make=_join_prepare_once),
+        Client("kafka-13406-leader-rejoins-without-sync", "client", "LeaderSyncsItsGeneration",
+               "KAFKA-13406: the leader's assignment fails its own check: no SyncGroup, it rejoins, again and again",
+               make=_leader_rejoins_without_sync),
         Client("leader-ignores-revoke-first", "client", "CooperativeRevokeFirst",
                "a cooperative leader moves partitions in one step (an eager assignor's output)",
                protocols=("cooperative",), make=_leader(_eager_assignor_in_cooperative)),

@@ -101,3 +101,11 @@ def _unmutated_trace(data: dict[str, object], seed: int) -> tuple[bytes, str]:
     sc = parse_scenario(data, f"seed-{seed}")
     result = Simulation(sc).run()
     return oracle_eval.wire_trace(result.trace, broker_config(sc.coordinator)), f"seed-{seed}"
+
+
+def test_kafka_13406_a_leader_that_never_syncs_is_named() -> None:
+    """KAFKA-13406's leader (its assignment fails its own check, it rejoins with no
+    SyncGroup) on a plain seed: the client rule LeaderSyncsItsGeneration names it."""
+    mutant = {m.name: m for m in all_mutants()}["kafka-13406-leader-rejoins-without-sync"]
+    run = oracle_eval.run_one(mutant, 3, 0)
+    assert run.hits > 0 and run.verdict == "violation" and run.rule == "LeaderSyncsItsGeneration", run
