@@ -107,6 +107,22 @@ class Driver(ClientDriver):
             error=error, member_id=self.c.member_id, member_epoch=epoch if error is E.NONE else -1,
             heartbeat_interval_ms=INTERVAL_MS if error is E.NONE else 0, assignment=hb))
 
+    def close(self, **kw: GroupMembershipOperation) -> list[m.Request]:
+        """close(), its commit (AsyncKafkaConsumer.commitSyncAllConsumed) answered at once:
+        every request the member sent, the commit first."""
+        out = self.c.close(self.now, **kw)
+        self.pending += out
+        sent = [r for _, r in out]
+        for rid, r in out:
+            if isinstance(r, m.OffsetCommitRequest):
+                self.pending.remove((rid, r))
+                more = self.c.on_response(rid, m.OffsetCommitResponse(partitions=tuple(
+                    m.OffsetCommitPartitionResponse(topic=p.topic, partition=p.partition, error=E.NONE)
+                    for p in r.partitions)), self.now, self.cluster)
+                self.pending += more
+                sent += [x for _, x in more]
+        return sent
+
     def answer_commit(self, error: Error = E.NONE) -> None:
         req = self.commits()[0]
         self.answer(m.OffsetCommitRequest, m.OffsetCommitResponse(partitions=tuple(
@@ -453,15 +469,36 @@ def test_leave_group_when_member_owns_assignment() -> None:
     d.stable()
     d.owning([0, 1])
     consumed = d.consumed(("topic1", 0), ("topic1", 1))
-    out = [r for _, r in d.c.close(d.now)]
-    # AsyncKafkaConsumer.releaseAssignmentAndLeaveGroup: with auto-commit, every consumed
-    # position is committed first (commitSyncAllConsumed)
+    out = d.close()
+    # AsyncKafkaConsumer.close -> autoCommitOnClose: with auto-commit, every consumed
+    # position is committed first (commitSyncAllConsumed); the leave follows its answer
     assert isinstance(out[0], m.OffsetCommitRequest) and out[0].partitions == consumed
     # testLeaveGroupReleasesAssignmentAndResetsEpochToSendLeaveGroup: the assignment is
     # released (onPartitionsRevoked) and the leave heartbeat goes out
     assert d.c.owned == set() and d.events("revoked") == [(("topic1", 0), ("topic1", 1))]
     assert [type(r) for r in out][-1] is ConsumerGroupHeartbeatRequest
     assert out[-1].member_epoch == -1  # type: ignore[union-attr]
+
+
+# AsyncKafkaConsumer.close: autoCommitOnClose (commitSyncAllConsumed) waits for the commit,
+# within the close timer, before runRebalanceCallbacksOnClose and leaveGroupOnClose; a
+# retriable failure is sent again, the coordinator looked up first if it was lost
+def test_close_waits_for_its_commit_before_the_leave() -> None:
+    d = Driver()
+    d.stable()
+    d.owning([0])
+    d.consumed(("topic1", 0))
+    out = d.c.close(d.now)
+    d.pending += out
+    assert [type(r) for _, r in out] == [m.OffsetCommitRequest] and d.c.owned and not d.c.closed
+    d.answer_commit(E.NOT_COORDINATOR)
+    assert not d.c.closed and not d.c.coordinator_known and d.of(m.FindCoordinatorRequest)
+    d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=1))
+    again = [r for r in d.tick(d.config.retry_backoff_ms) if not isinstance(r, ConsumerGroupHeartbeatRequest)]
+    assert [type(r) for r in again] == [m.OffsetCommitRequest]  # after the retry backoff
+    d.answer_commit()
+    assert d.c.closed and not d.c.owned and d.events("revoked") == [(("topic1", 0),)]
+    assert [r.member_epoch for r in d.beats()][-1] == -1
 
 
 # Kafka: testLeaveGroupWhenStateIsReconciling
@@ -471,7 +508,7 @@ def test_leave_group_when_state_is_reconciling() -> None:
     d.owning([0])
     d.reply(epoch=3, assignment={})
     d.poll()  # the reconciliation waits on its commit
-    out = [r for _, r in d.c.close(d.now)]
+    out = d.close()
     assert any(isinstance(r, ConsumerGroupHeartbeatRequest) and r.member_epoch == -1 for r in out)
     assert d.c.owned == set() and d.c.reconciliation is None
     d.answer_commit()
@@ -704,7 +741,7 @@ def test_fencing_when_state_is_leaving() -> None:
     d.stable()
     d.owning([0])
     d.heartbeat_sent()  # a heartbeat in flight
-    leaves = [r for _, r in d.c.close(d.now) if isinstance(r, ConsumerGroupHeartbeatRequest)]
+    leaves = [r for r in d.close() if isinstance(r, ConsumerGroupHeartbeatRequest)]
     assert len(leaves) == 1 and d.events("revoked") == [(("topic1", 0),)]
     d.reply(epoch=2, error=E.FENCED_MEMBER_EPOCH)  # answers the earlier heartbeat
     assert d.events("lost") == [] and d.state() is MemberState.UNSUBSCRIBED
@@ -744,7 +781,7 @@ def test_leave_group_when_member_already_leaving() -> None:
     d = Driver()
     d.stable()
     d.owning([0])
-    first = [r for _, r in d.c.close(d.now)]
+    first = d.close()
     assert len([r for r in first if isinstance(r, ConsumerGroupHeartbeatRequest)]) == 1
     assert d.c.close(d.now) == []  # before the leave is answered
     assert d.events("revoked") == [(("topic1", 0),)]  # once
@@ -756,7 +793,7 @@ def test_fatal_failure_when_member_already_left() -> None:
     d = Driver()
     d.stable()
     d.owning([0])
-    d.pending += d.c.close(d.now)
+    d.close()
     d.answer(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse(
         error=E.GROUP_AUTHORIZATION_FAILED, member_id=d.c.member_id, member_epoch=-1,
         heartbeat_interval_ms=0))

@@ -108,6 +108,15 @@ class ConsumerProtocolConsumer(Consumption):
         self.member_epoch = 0
         self.state = MemberState.JOINING
         self.closed = False
+        #: set by close() until the member has left: AsyncKafkaConsumer.close commits first
+        #: (autoCommitOnClose -> commitSyncAllConsumed), within the close timer (see :meth:`close`)
+        self.closing: GroupMembershipOperation | None = None
+        self.close_deadline_ms = 0
+        #: the close's commit: "todo" (to send, or again after a retriable failure), "sent"
+        #: (waiting for its answer) or "done"
+        self.close_commit = "done"
+        self.close_commit_rid: int | None = None
+        self.close_retry_at_ms = 0
         self.fatal: str | None = None
         self.coordinator_known = False
         self._init_consumption()
@@ -229,7 +238,13 @@ class ConsumerProtocolConsumer(Consumption):
     def next_deadline(self) -> int | None:
         if self.closed or self.fatal is not None:
             return None
-        times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
+        if self.closing is not None:
+            # the close timer, and the backoff before its commit goes out again
+            times = [self.close_deadline_ms]
+            if self.close_commit == "todo":
+                times.append(self.close_retry_at_ms)
+        else:
+            times = [max(self.next_poll_ms, self.poll_blocked_until_ms)]
         times.extend(self.request_deadline.values())
         r = self.reconciliation
         if r is not None and r.retry_at_ms is not None and self.coordinator_known:
@@ -268,6 +283,11 @@ class ConsumerProtocolConsumer(Consumption):
                     # a TimeoutException: retriable
                     self._reconcile_commit_failed(r, True, now)
                 self.coordinator_known = False
+        if self.closing is not None:
+            # the application is in close(): no poll; the background thread heartbeats on
+            out += self._lookup_coordinator(now)
+            out += self._heartbeat(now, cluster)
+            return out + self._close_step(now)
         out += self._retry_reconcile_commit(now)
         if now >= self.poll_blocked_until_ms and now >= self.next_poll_ms:
             out += self._poll(now, cluster)
@@ -526,7 +546,18 @@ class ConsumerProtocolConsumer(Consumption):
             # RequestState.onSuccessfulAttempt / onFailedAttempt
             self.find_answered_ms = now
             self.find_failures = 0 if self.coordinator_known else self.find_failures + 1
-            return []
+            return self._close_step(now) if self.closing is not None else []
+        if self.closing is not None and isinstance(resp, m.OffsetCommitResponse) and rid == self.close_commit_rid:
+            # CommitRequestManager.commitSync: a retriable failure is sent again after the
+            # backoff, within the close timer; any other ends the commit (close logs it)
+            self._on_commit(rid, resp, now)
+            self.close_commit_rid = None
+            errors = resp.errors() - {Error.NONE}
+            if errors and errors <= _RECONCILE_COMMIT_RETRIED:
+                self.close_commit, self.close_retry_at_ms = "todo", now + self.config.retry_backoff_ms
+            else:
+                self.close_commit = "done"
+            return self._close_step(now)
         if isinstance(resp, ConsumerGroupHeartbeatResponse):
             if rid == self.heartbeat_rid:
                 self.heartbeat_rid = None
@@ -644,22 +675,61 @@ class ConsumerProtocolConsumer(Consumption):
     # ------------------------------------------------------------------ lifecycle
     def close(self, now: int,
               membership_operation: GroupMembershipOperation = GroupMembershipOperation.DEFAULT) -> list[Outgoing]:
-        """KafkaConsumer.close: commit and revoke (onPartitionsRevoked), then leave. With
-        auto-commit the commit is every consumed position (AsyncKafkaConsumer
-        .releaseAssignmentAndLeaveGroup -> commitSyncAllConsumed); it goes out with the
-        leave heartbeat, not waited for (docs/deviations.md). ``membership_operation`` is
-        CloseOptions.GroupMembershipOperation (KIP-1092): DEFAULT, LEAVE_GROUP or
-        REMAIN_IN_GROUP (ConsumerMembershipManager.leaveGroupOnClose)."""
-        out: list[Outgoing] = []
-        if self.closed:
-            return out
+        """KafkaConsumer.close -> AsyncKafkaConsumer.close: with auto-commit, every consumed
+        position committed synchronously first (autoCommitOnClose -> commitSyncAllConsumed:
+        the coordinator looked up if unknown, a retriable failure sent again after the
+        backoff, within the close timer, min(close timeout, request.timeout.ms)); without
+        auto-commit, the modelled application's last commitSync; then the revocation
+        (runRebalanceCallbacksOnClose: onPartitionsRevoked) and the leave heartbeat
+        (leaveGroupOnClose; no FindCoordinator after stopFindCoordinatorOnClose).
+        ``membership_operation`` is CloseOptions.GroupMembershipOperation (KIP-1092):
+        DEFAULT, LEAVE_GROUP or REMAIN_IN_GROUP (ConsumerMembershipManager.leaveGroupOnClose).
+        Until the commit is done the member is :attr:`closing`; :meth:`tick` and
+        :meth:`on_response` move the close on. A commit needs a member epoch here
+        (docs/deviations.md)."""
+        if self.closed or self.closing is not None:
+            return []
         self._now = now
-        if self.config.enable_auto_commit:
-            if self.member_epoch > 0:
-                out += self._commit_offsets(self._all_consumed(self.owned))
-        else:
-            out += self._commit(set(self.owned))
         self.reconciliation = None
+        self.closing = membership_operation
+        self.close_deadline_ms = now + min(self.config.close_timeout_ms, self.config.request_timeout_ms)
+        self.close_retry_at_ms = now
+        if self.fatal is not None:
+            # a FATAL member takes no more input here: its commit goes out, not waited for
+            out = ((self._commit_offsets(self._all_consumed(self.owned)) if self.member_epoch > 0 else [])
+                   if self.config.enable_auto_commit else self._commit(set(self.owned)))
+            return out + self._finish_close(now)
+        self.close_commit = "todo"
+        return self._close_step(now)
+
+    def _close_step(self, now: int) -> list[Outgoing]:
+        """Move a close on at ``now``: its commit, then the revocation and the leave."""
+        expired = now >= self.close_deadline_ms
+        if self.close_commit == "sent" and self.close_commit_rid not in self.inflight:
+            self.close_commit_rid, self.close_commit = None, "todo"  # failed with the connection
+        if self.close_commit == "todo" and not expired:
+            if self.member_epoch <= 0:
+                self.close_commit = "done"
+            elif not self.coordinator_known:
+                return self._lookup_coordinator(now)
+            elif now < self.close_retry_at_ms:
+                return []
+            else:
+                out = (self._commit_offsets(self._all_consumed(self.owned)) if self.config.enable_auto_commit
+                       else self._commit(set(self.owned)))
+                if out:
+                    self.close_commit_rid, self.close_commit = out[0][0], "sent"
+                    return out
+                self.close_commit = "done"
+        if self.close_commit == "sent" and not expired:
+            return []
+        return self._finish_close(now)
+
+    def _finish_close(self, now: int) -> list[Outgoing]:
+        """After the close's commit: onPartitionsRevoked, then the leave heartbeat."""
+        membership_operation = self.closing or GroupMembershipOperation.DEFAULT
+        self.closing = None
+        out: list[Outgoing] = []
         if self.owned:
             self._event("revoked", self.owned, "close")
         self._drop(set(self.owned))
@@ -679,3 +749,4 @@ class ConsumerProtocolConsumer(Consumption):
             # (UNJOINED) member has left already and stays so (testLeaveGroupWhenMemberIsStale)
             self.state = MemberState.LEAVING
         return out
+
