@@ -425,6 +425,24 @@ def test_a_member_id_given_by_member_id_required_is_used() -> None:
     assert group("").rules() == ["ClientKeepsMemberId"]
 
 
+def test_a_reset_on_a_stale_unknown_member_id_is_not_this_rules() -> None:
+    """librdkafka (Kafka 4.1.2 recorded, zombie-commit): a heartbeat without a member id
+    still in flight as it rejoins is answered UNKNOWN_MEMBER_ID in the millisecond
+    MEMBER_ID_REQUIRED gives it an id, and it rejoins without that id. A reset on an error
+    meant for an older id: not a loss without a word."""
+    def group(error: Error) -> Group:
+        g = Group()
+        meta = Subscription(("t",), None, from_pairs(set()), -1).encode()
+        join = m.JoinGroupRequest(group_id="g", member_id="", protocols=(m.JoinGroupProtocol(name="range", metadata=meta),))
+        g.x(m.HeartbeatRequest(group_id="g", generation_id=2, member_id=""), m.HeartbeatResponse(error=error), 0, 9.9)
+        g.x(join, m.JoinGroupResponse(error=E.MEMBER_ID_REQUIRED, member_id="m1"), 1, 10)
+        g.x(join, m.JoinGroupResponse(error=E.MEMBER_ID_REQUIRED, member_id="m2"), 11, 12)
+        return g
+
+    assert group(E.UNKNOWN_MEMBER_ID).rules() == []
+    assert group(E.REBALANCE_IN_PROGRESS).rules() == ["ClientKeepsMemberId"]
+
+
 def test_an_id_the_process_was_not_given_is_not_judged() -> None:
     """A tool that sends other members' ids (the wire fuzzer) holds no id of its own."""
     g = Group()
@@ -495,6 +513,20 @@ def test_kafka_19335_a_consumer_that_left_rejoins_at_epoch_zero() -> None:
     joined = [(0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5), (4_000, -1, E.NONE, -1)]
     assert consumer_member(*joined, (8_000, 0, E.NONE, 7)).rules() == []
     assert consumer_member(*joined, (8_000, -1, E.UNKNOWN_MEMBER_ID, -1)).rules() == ["ConsumerClientRejoinsAtZero"]
+    # the Java client rejoins as soon as its leave is sent: the leave's answer, after the
+    # join went out, says nothing of the member (Kafka 4.1.2 recorded, slow-revocation)
+    overlapped = consumer_member((0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5))
+    overlapped.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=-1),
+                 ConsumerGroupHeartbeatResponse(error=E.UNKNOWN_MEMBER_ID, member_epoch=0, heartbeat_interval_ms=0),
+                 4_000, 4_010)
+    overlapped.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=30_000,
+                                               subscribed_topic_names=("t",), topic_partitions=()),
+                 ConsumerGroupHeartbeatResponse(error=E.NONE, member_id="m1", member_epoch=7, heartbeat_interval_ms=3_000),
+                 4_004, 4_020)
+    overlapped.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=7),
+                 ConsumerGroupHeartbeatResponse(error=E.NONE, member_id="m1", member_epoch=7, heartbeat_interval_ms=3_000),
+                 7_000, 7_005)
+    assert overlapped.rules() == []
     # a leave that failed (the coordinator moved) says nothing of where the member is
     failed = [(0, 0, E.NONE, 5), (4_000, -1, E.NOT_COORDINATOR, -1)]
     assert consumer_member(*failed, (8_000, -1, E.NONE, -1)).rules() == []
@@ -560,6 +592,17 @@ def test_no_client_finding_on_kafka_recordings(path: Path) -> None:
     for g in grouped.groups.values():
         assert client_findings(g) == []
     assert validate_path(path).worst() == "conforming"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples" / "validator-false-positives" / "client-rules").glob("*.jsonl")),
+                         ids=lambda p: p.name)
+def test_real_clients_the_new_rules_once_misjudged(path: Path) -> None:
+    """Kafka 4.1.2 with real clients (the conformance suite, 2026-11-28): librdkafka
+    resetting on a stale UNKNOWN_MEMBER_ID as it rejoins (zombie-commit), and the Java
+    KIP-848 client rejoining while its leave is in flight (slow-revocation). Both were
+    called client violations by the first ClientKeepsMemberId and ConsumerClientRejoinsAtZero."""
+    grouped = group_trace(load_path(path))
+    assert grouped.groups and all(client_findings(g) == [] for g in grouped.groups.values())
 
 
 def test_kafka_recordings_carry_fetches_for_the_rules() -> None:

@@ -588,13 +588,14 @@ def _member_id_drops(cid: str, mine: list[Exchange], f: _Facts) -> list[ClientFi
         conn_marks.sort(key=lambda t: (t[0], t[1], t[2]))
         held = ""
         since: Exchange | None = None  # where the process showed ``held`` on this connection
+        held_at = 0.0  # when
         topics: tuple[str, ...] | None = None
         for _, is_request, _, x in conn_marks:
             req = x.event.request
             if not is_request:
                 resp = x.event.response
                 assert isinstance(resp, m.JoinGroupResponse)
-                held, since = resp.member_id, x
+                held, since, held_at = resp.member_id, x, x.received
                 continue
             if isinstance(req, m.LeaveGroupRequest):
                 if any(mi.member_id == held for mi in req.members):
@@ -603,18 +604,22 @@ def _member_id_drops(cid: str, mine: list[Exchange], f: _Facts) -> list[ClientFi
             member = getattr(req, "member_id", None)
             if not isinstance(req, m.JoinGroupRequest):
                 if isinstance(member, str) and member:
+                    if member != held:
+                        held_at = x.sent
                     held, since = (member, x) if given.get(member, _INF) <= x.sent else ("", None)
                 continue
             subs = _subscriptions(req)
             now_topics = tuple(sorted(subs[0][1].topics)) if subs else None
             last_topics, topics = topics, now_topics
             if req.member_id or req.group_instance_id is not None:
+                if req.member_id != held:
+                    held_at = x.sent
                 held, since = (req.member_id, x) if given.get(req.member_id, _INF) <= x.sent else ("", None)
                 continue
             if (held and since is not None and held not in static
                     and not any(p.name == _STREAMS_PROTOCOL for p in req.protocols)
                     and (last_topics is None or now_topics is None or last_topics == now_topics)
-                    and not _gave_up(held, x, mine, f)
+                    and not _gave_up(held, held_at, x, mine, f)
                     and not _session_ran_out(held, x, mine)):
                 out.append(_finding(
                     x, "ClientKeepsMemberId", "JoinGroup without a member id",
@@ -629,16 +634,20 @@ def _member_id_drops(cid: str, mine: list[Exchange], f: _Facts) -> list[ClientFi
     return out
 
 
-def _gave_up(member: str, join: Exchange, mine: list[Exchange], f: _Facts) -> bool:
+def _gave_up(member: str, held_at: float, join: Exchange, mine: list[Exchange], f: _Facts) -> bool:
     """Whether the process left as ``member`` or was told it is unknown or fenced by the
-    time ``join`` was sent."""
+    time ``join`` was sent; or was told UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID for another
+    request of its around the time it came to hold ``member`` (``held_at``, within the
+    slack) or since: a client resetting on an error meant for an older id (librdkafka does,
+    for a heartbeat still in flight as it rejoins) resets on a stale error, which is
+    ClientIgnoresStaleErrors' to judge, not a loss without a word."""
     for z in mine:
         req = z.event.request
         if isinstance(req, m.LeaveGroupRequest):
             if z.sent <= join.sent and any(mi.member_id == member for mi in req.members):
                 return True
-        elif (z.received <= join.sent and getattr(req, "member_id", None) == member
-              and f.error(z) in (_UNKNOWN_MEMBER_ID, _FENCED_INSTANCE_ID)):
+        elif (z.received <= join.sent and f.error(z) in (_UNKNOWN_MEMBER_ID, _FENCED_INSTANCE_ID)
+              and (getattr(req, "member_id", None) == member or z.received >= held_at - SLACK_MS)):
             return True
     return False
 
@@ -756,26 +765,31 @@ def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
             continue  # a join and its answer: nothing to judge after
         marks.sort(key=lambda t: (t[0], t[1], t[2]))
         why: Exchange | None = None  # the answer that put the member out of the group
+        joined_at = -_INF  # when the member last sent a join (epoch 0)
         for at, is_request, _, x in marks:
             req = x.event.request
             assert isinstance(req, ConsumerGroupHeartbeatRequest)
             if not is_request:
+                # an answer to a request sent before the member's last join says nothing of
+                # it now (the Java client rejoins as soon as it has sent its leave)
                 err = getattr(x.event.response, "error", None)
-                if err in _OUT_OF_GROUP or (err is _NONE and req.member_epoch < 0):
+                if x.sent >= joined_at and (err in _OUT_OF_GROUP or (err is _NONE and req.member_epoch < 0)):
                     why = x
                 continue
             epoch = req.member_epoch
-            if epoch == 0 or why is None:
-                why = None if epoch == 0 else why
+            if epoch == 0:
+                why, joined_at = None, at
+                continue
+            if why is None:
                 continue
             if at <= why.received + SLACK_MS:
                 continue
             left = why.event.request.member_epoch < 0  # type: ignore[union-attr]
             if left or epoch > 0:
                 answer = getattr(why.event.response, "error", None)
-                how = (f"its leave (epoch {why.event.request.member_epoch}, seq {why.seq}) was answered NONE"  # type: ignore[union-attr]
-                       if left else f"{answer.name if isinstance(answer, Error) else answer} answered its "
-                       f"heartbeat seq {why.seq} at {why.received:.0f} ms")
+                name = answer.name if isinstance(answer, Error) else str(answer)
+                how = (f"its leave (epoch {why.event.request.member_epoch}, seq {why.seq}) was answered {name}"  # type: ignore[union-attr]
+                       if left else f"{name} answered its heartbeat seq {why.seq} at {why.received:.0f} ms")
                 out.append(_finding(
                     x, "ConsumerClientRejoinsAtZero", f"ConsumerGroupHeartbeat as {member} at epoch {epoch}",
                     "a join at epoch 0 (the member is out of the group)",
