@@ -1198,11 +1198,17 @@ def test_nothing_is_sent_after_close(d: Driver) -> None:
 @pytest.mark.parametrize("error", [E.NOT_COORDINATOR, E.COORDINATOR_NOT_AVAILABLE])
 def test_close_without_a_coordinator_or_commits_sends_nothing(error: Error) -> None:
     d = Driver(auto_commit=False)
+    coordinator_lost_when_stable(d, error)
+    assert d._take(d.c.close(d.now)) == [] and d.c.closed
+
+
+def coordinator_lost_when_stable(d: Driver, error: Error = E.NOT_COORDINATOR) -> None:
+    """The member is stable with t1p, then a heartbeat answered ``error`` loses the
+    coordinator; nothing is pending."""
     stable(d, {T1P})
     d.heartbeat()
     d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=error))
     d.pending.clear()
-    assert d._take(d.c.close(d.now)) == [] and d.c.closed
 
 
 # Kafka: testCloseNoResponseForCommit, testCloseMaxWaitCoordinatorUnavailableForCommit,
@@ -1213,10 +1219,7 @@ def test_close_without_a_coordinator_or_commits_sends_nothing(error: Error) -> N
 # while the coordinator is unknown: no OffsetCommit goes to a coordinator not found)
 def test_close_without_a_coordinator_sends_no_commit() -> None:
     d = Driver(cluster=BUSY)
-    stable(d, {T1P})
-    d.heartbeat()
-    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
-    d.pending.clear()
+    coordinator_lost_when_stable(d)
     assert not any(isinstance(r, m.OffsetCommitRequest) for r in d._take(d.c.close(d.now)))
     assert d.c.owned  # close looks the coordinator up to commit, within its timeout
     d.tick(d.config.close_timeout_ms)
@@ -1242,10 +1245,7 @@ def test_close_waits_for_its_commit_before_leaving(d: Driver) -> None:
 # up to its timeout)
 def test_close_looks_the_coordinator_up_to_commit() -> None:
     d = Driver()
-    stable(d, {T1P})
-    d.heartbeat()
-    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
-    d.pending.clear()
+    coordinator_lost_when_stable(d)
     assert kinds_of(d._take(d.c.close(d.now))) == ["FindCoordinatorRequest"]
     out = d.answer(m.FindCoordinatorRequest, m.FindCoordinatorResponse(error=E.NONE, node_id=0, host="h", port=1))
     assert kinds_of(out) == ["OffsetCommitRequest"]
@@ -1255,10 +1255,7 @@ def test_close_looks_the_coordinator_up_to_commit() -> None:
 # close gives up at its timeout, and without a coordinator sends no LeaveGroup)
 def test_close_gives_up_on_a_coordinator_not_found() -> None:
     d = Driver()
-    stable(d, {T1P})
-    d.heartbeat()
-    d.answer(m.HeartbeatRequest, m.HeartbeatResponse(error=E.NOT_COORDINATOR))
-    d.pending.clear()
+    coordinator_lost_when_stable(d)
     d._take(d.c.close(d.now))
     for _ in range(5):
         if d.sent(m.FindCoordinatorRequest):
