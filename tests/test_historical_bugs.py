@@ -1,0 +1,89 @@
+"""Historical Kafka broker bugs (docs/historical-bugs-backlog.md) written into real Kafka
+4.1.2 recordings: each test changes the answer the fixed broker gave into the one the buggy
+broker gave, and the oracle must name it, on the broker's side, at that line, with the
+rule that decides it; the recording as it is stays conforming. (The client bugs are named
+by the client rules: tests/test_client_rules.py, one test per KAFKA issue.)"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupspec.conformance.runner import validation_config
+from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.validate.replay import ReplayConfig
+from groupspec.validate.validator import validate_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSIC = ROOT / "examples" / "conformance" / "kafka-4.1.2"
+KIP848 = ROOT / "examples" / "validator-false-positives" / "kip848"
+#: the broker settings the KIP-848 recordings were made with (tests/test_validate_regressions.py)
+KIP848_CONFIG = ReplayConfig(coordinator=dataclasses.replace(
+    CoordinatorConfig(), consumer_group_session_timeout_ms=6000, consumer_group_heartbeat_interval_ms=1000))
+
+Edit = Callable[[dict[str, Any], list[dict[str, Any]]], None]
+
+
+def _broker_findings(path: Path, line: int, edit: Edit | None, config: ReplayConfig) -> list[tuple[int, str]]:
+    """The broker-side divergences of ``path`` with line ``line`` changed by ``edit`` (given
+    that line's event and every line's, all parsed)."""
+    events = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    if edit is not None:
+        edit(events[line - 1], events)
+    raw = "".join(json.dumps(e) + "\n" for e in events).encode()
+    report = validate_bytes(raw, path.name, config)
+    return [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"]
+
+
+def _kafka_7610(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # KIP-394 skipped: the new member's JoinGroup v5 is admitted at once (the answer its
+    # second JoinGroup got, line 8)
+    e["response"] = events[7]["response"]
+
+
+def _kafka_8500(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # the restarted static member is handed its old member id (line 12's) back
+    e["response"]["member_id"] = events[11]["response"]["member_id"]
+
+
+def _kafka_16367_extra(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # a partial heartbeat (owned partitions only, nothing changed) answered with the
+    # assignment all the same (line 7's)
+    e["response"]["assignment"] = events[6]["response"]["assignment"]
+
+
+def _kafka_16367_missing(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # a join (epoch 0) answered without its assignment
+    e["response"]["assignment"] = None
+
+
+def _kafka_16147(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # a joining member handed partitions another member (b, line 7) still holds
+    mine, theirs = e["response"]["assignment"], events[6]["response"]["assignment"]
+    e["response"]["assignment"] = {"topic_partitions": mine["topic_partitions"] + theirs["topic_partitions"]}
+
+
+CASES = [
+    # (bug, recording, line changed, change, the broker finding expected first)
+    ("KAFKA-7610", CLASSIC / "cooperative-sticky--confluent-kafka.jsonl", 7, _kafka_7610, "JoinMemberIdRequired"),
+    ("KAFKA-8500", CLASSIC / "static-membership--kafka-python.jsonl", 38, _kafka_8500, "MemberIdFresh"),
+    ("KAFKA-16367-extra", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 10, _kafka_16367_extra,
+     "ConsumerReconciliation"),
+    ("KAFKA-16367-missing", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16367_missing,
+     "ConsumerReconciliation"),
+    ("KAFKA-16147", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16147, "ConsumerReconciliation"),
+]
+
+
+@pytest.mark.parametrize(("bug", "path", "line", "edit", "rule"), CASES, ids=[c[0] for c in CASES])
+def test_a_historical_broker_bug_in_a_real_recording_is_named(
+        bug: str, path: Path, line: int, edit: Edit, rule: str) -> None:
+    config = KIP848_CONFIG if path.parent == KIP848 else validation_config("kafka")
+    assert _broker_findings(path, line, None, config) == [], f"{path.name} as recorded"
+    found = _broker_findings(path, line, edit, config)
+    assert found[:1] == [(line, rule)], (bug, found)
