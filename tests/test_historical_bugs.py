@@ -22,6 +22,7 @@ from groupspec.validate.validator import validate_bytes
 ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = ROOT / "examples" / "conformance" / "kafka-4.1.2"
 KIP848 = ROOT / "examples" / "validator-false-positives" / "kip848"
+MIXED = ROOT / "examples" / "validator-false-positives" / "mixed"
 #: the broker settings the KIP-848 recordings were made with (tests/test_validate_regressions.py)
 KIP848_CONFIG = ReplayConfig(coordinator=dataclasses.replace(
     CoordinatorConfig(), consumer_group_session_timeout_ms=6000, consumer_group_heartbeat_interval_ms=1000))
@@ -68,6 +69,17 @@ def _kafka_16147(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
     e["response"]["assignment"] = {"topic_partitions": mine["topic_partitions"] + theirs["topic_partitions"]}
 
 
+def _pr_16145(answer: str) -> Edit:
+    def edit(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        # a classic member's OffsetCommit v8 in a consumer group made stale (generation 1,
+        # the member holds 3), answered as the broker before PR #16145 did: Kafka 4.1.2
+        # answers ILLEGAL_GENERATION, the error a classic client understands
+        e["request"]["generation_id"] = 1
+        for p in e["response"]["partitions"]:
+            p["error"] = answer
+    return edit
+
+
 CASES = [
     # (bug, recording, line changed, change, the broker finding expected first)
     ("KAFKA-7610", CLASSIC / "cooperative-sticky--confluent-kafka.jsonl", 7, _kafka_7610, "JoinMemberIdRequired"),
@@ -77,13 +89,16 @@ CASES = [
     ("KAFKA-16367-missing", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16367_missing,
      "ConsumerReconciliation"),
     ("KAFKA-16147", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16147, "ConsumerReconciliation"),
+    *((f"PR-16145-{answer}", MIXED / "classic-members-commit-v8-in-a-consumer-group-kafka-4.1.2.jsonl", 97,
+       _pr_16145(answer), "CommitGenerationCheck") for answer in ("STALE_MEMBER_EPOCH", "UNSUPPORTED_VERSION")),
 ]
 
 
 @pytest.mark.parametrize(("bug", "path", "line", "edit", "rule"), CASES, ids=[c[0] for c in CASES])
 def test_a_historical_broker_bug_in_a_real_recording_is_named(
         bug: str, path: Path, line: int, edit: Edit, rule: str) -> None:
-    config = KIP848_CONFIG if path.parent == KIP848 else validation_config("kafka")
+    config = (KIP848_CONFIG if path.parent == KIP848
+              else validation_config("kafka", "mixed") if path.parent == MIXED else validation_config("kafka"))
     assert _broker_findings(path, line, None, config) == [], f"{path.name} as recorded"
     found = _broker_findings(path, line, edit, config)
     assert found[:1] == [(line, rule)], (bug, found)
