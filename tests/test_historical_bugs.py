@@ -69,6 +69,12 @@ def _kafka_16147(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
     e["response"]["assignment"] = {"topic_partitions": mine["topic_partitions"] + theirs["topic_partitions"]}
 
 
+def _kafka_16249(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # b acknowledged the revocation asked at line 13 (it reports 2 partitions, not 3): the
+    # buggy broker keeps its epoch (1) and goes on asking; Kafka 4.1.2 moves it to epoch 2
+    e["response"]["member_epoch"] = e["request"]["member_epoch"]
+
+
 def _pr_16145(answer: str) -> Edit:
     def edit(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
         # a classic member's OffsetCommit v8 in a consumer group made stale (generation 1,
@@ -89,6 +95,7 @@ CASES = [
     ("KAFKA-16367-missing", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16367_missing,
      "ConsumerReconciliation"),
     ("KAFKA-16147", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16147, "ConsumerReconciliation"),
+    ("KAFKA-16249", KIP848 / "member-order-tie-break-kafka-4.1.2.jsonl", 16, _kafka_16249, "ConsumerReconciliation"),
     *((f"PR-16145-{answer}", MIXED / "classic-members-commit-v8-in-a-consumer-group-kafka-4.1.2.jsonl", 97,
        _pr_16145(answer), "CommitGenerationCheck") for answer in ("STALE_MEMBER_EPOCH", "UNSUPPORTED_VERSION")),
 ]
