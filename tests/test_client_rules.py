@@ -443,6 +443,25 @@ def test_a_reset_on_a_stale_unknown_member_id_is_not_this_rules() -> None:
     assert group(E.REBALANCE_IN_PROGRESS).rules() == ["ClientKeepsMemberId"]
 
 
+def test_an_id_given_to_a_static_member_is_not_judged() -> None:
+    """A static member's id is reset without a LeaveGroup on a poll timeout
+    (maybeLeaveGroup): an id a JoinGroup with a group.instance.id got is not judged, even
+    when the next JoinGroup on the connection leaves the instance id out (a tool mixing
+    them, the wire fuzzer)."""
+    def group(instance: str | None) -> Group:
+        g = Group()
+        meta = Subscription(("t",), None, from_pairs(set()), -1).encode()
+        g.x(m.JoinGroupRequest(group_id="g", member_id="", group_instance_id=instance,
+                               protocols=(m.JoinGroupProtocol(name="range", metadata=meta),)),
+            m.JoinGroupResponse(error=E.NONE, generation_id=1, protocol_name="range", leader="x", member_id="m1"), 0, 5)
+        g.sync(10, "m1", 1, {("t", 0)})
+        g.join(3_000, "m2", 2, req_member="")
+        return g
+
+    assert group("i1").rules() == []
+    assert group(None).rules() == ["ClientKeepsMemberId"]
+
+
 def test_an_id_the_process_was_not_given_is_not_judged() -> None:
     """A tool that sends other members' ids (the wire fuzzer) holds no id of its own."""
     g = Group()
@@ -512,7 +531,16 @@ def test_kafka_19335_a_consumer_that_left_rejoins_at_epoch_zero() -> None:
     epoch 0; the buggy client sent -1 again (a late answer's epoch overwrote it)."""
     joined = [(0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5), (4_000, -1, E.NONE, -1)]
     assert consumer_member(*joined, (8_000, 0, E.NONE, 7)).rules() == []
-    assert consumer_member(*joined, (8_000, -1, E.UNKNOWN_MEMBER_ID, -1)).rules() == ["ConsumerClientRejoinsAtZero"]
+    # the buggy rejoin: a JOINING member's full request, with the leave's epoch
+    bad = consumer_member(*joined)
+    bad.x(ConsumerGroupHeartbeatRequest(group_id="g", member_id="m1", member_epoch=-1, rebalance_timeout_ms=30_000,
+                                        subscribed_topic_names=("t",), topic_partitions=()),
+          ConsumerGroupHeartbeatResponse(error=E.UNKNOWN_MEMBER_ID, member_epoch=0, heartbeat_interval_ms=0),
+          8_000, 8_005)
+    assert bad.rules() == ["ConsumerClientRejoinsAtZero"]
+    # a bare leave again (unsubscribe, then close) is let be; a positive epoch is not
+    assert consumer_member(*joined, (8_000, -1, E.UNKNOWN_MEMBER_ID, -1)).rules() == []
+    assert consumer_member(*joined, (8_000, 5, E.UNKNOWN_MEMBER_ID, -1)).rules() == ["ConsumerClientRejoinsAtZero"]
     # the Java client rejoins as soon as its leave is sent: the leave's answer, after the
     # join went out, says nothing of the member (Kafka 4.1.2 recorded, slow-revocation)
     overlapped = consumer_member((0, 0, E.NONE, 5), (3_000, 5, E.NONE, 5))

@@ -747,9 +747,11 @@ def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
     (UNSUBSCRIBED; a new subscription rejoins through transitionToJoining, resetEpoch). Out
     of the group its next heartbeat more than :data:`SLACK_MS` later is a join, epoch 0: a
     positive epoch after fencing is KAFKA-16251 (heartbeats with the fenced epoch while the
-    lost-partitions callback ran), any other epoch after leaving KAFKA-19335 (the rejoin
-    sent as a leave, epoch -1). A leave after fencing is let be (the Java client sends none,
-    AbstractMembershipManager.leaveGroup, but another client's close may)."""
+    lost-partitions callback ran), a positive one after leaving too, and a leave epoch
+    carrying what a join carries (a rebalance timeout, a subscription) KAFKA-19335 (the
+    rejoin sent as a leave, epoch -1). A bare leave after fencing or after leaving is let
+    be (the Java client sends none, AbstractMembershipManager.leaveGroup, but another
+    client's unsubscribe and close may send two)."""
     mine: dict[str, list[tuple[float, int, int, Exchange]]] = {}
     for x in xs:
         req = x.event.request
@@ -785,7 +787,11 @@ def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
             if at <= why.received + SLACK_MS:
                 continue
             left = why.event.request.member_epoch < 0  # type: ignore[union-attr]
-            if left or epoch > 0:
+            # after a leave, a leave again is let be unless it carries what a join does
+            # (KAFKA-19335's rejoin: a JOINING member's full request with the leave's epoch)
+            joining = (req.rebalance_timeout_ms != -1 or req.subscribed_topic_names is not None
+                       or req.subscribed_topic_regex is not None)
+            if epoch > 0 or (left and joining):
                 answer = getattr(why.event.response, "error", None)
                 name = answer.name if isinstance(answer, Error) else str(answer)
                 how = (f"its leave (epoch {why.event.request.member_epoch}, seq {why.seq}) was answered {name}"  # type: ignore[union-attr]
