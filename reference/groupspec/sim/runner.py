@@ -223,7 +223,7 @@ class Simulation:
         #: members still connected to the broker that hosted the coordinator before a
         #: failover: it answers them NOT_COORDINATOR until they look the coordinator up again
         self.stale_connections: set[str] = set()
-        #: members whose close is under way (the classic client commits, then leaves): they
+        #: members whose close is under way (either client commits, then leaves): they
         #: stay alive, ticked and answered, until their consumer is closed
         self.closing: set[str] = set()
         self.timeline: list[TimelineEntry] = []
