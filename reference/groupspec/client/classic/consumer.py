@@ -329,8 +329,8 @@ class Consumer(Consumption):
                 t = self.retry_at_ms
         else:
             t = max(self.next_poll_ms, self.poll_blocked_until_ms)
-        if self.scheduled_rejoin_ms is not None and self.scheduled_rejoin_ms < t and self.closing is None:
-            t = self.scheduled_rejoin_ms
+            if self.scheduled_rejoin_ms is not None and self.scheduled_rejoin_ms < t:
+                t = self.scheduled_rejoin_ms
         if self.request_deadline:
             t = min(t, min(self.request_deadline.values()))
         if self.coordinator_known and self.state in _HEARTBEATING:
@@ -1205,30 +1205,30 @@ class Consumer(Consumption):
         if self.close_commit == "sent" and self.close_commit_rid not in self.inflight:
             # failed with the connection (markCoordinatorUnknown): retriable
             self.close_commit_rid, self.close_commit = None, "todo"
-        if self.close_commit == "todo" and not expired and not self.config.enable_auto_commit \
-                and not self.coordinator_known:
-            # without auto-commit close commits nothing itself; the modelled application's
-            # last commit goes out only to a coordinator it knows
-            self.close_commit = "done"
         if self.close_commit == "todo" and not expired:
             if not self.coordinator_known:
-                # commitOffsetsSync -> coordinatorUnknownAndUnreadySync: look it up first
-                return self._lookup_coordinator(now)
-            if now < self.retry_at_ms:
+                if self.config.enable_auto_commit:
+                    # commitOffsetsSync -> coordinatorUnknownAndUnreadySync: look it up first
+                    return self._lookup_coordinator(now)
+                # without auto-commit close commits nothing itself; the modelled
+                # application's last commit goes out only to a coordinator it knows
+                self.close_commit = "done"
+            elif now < self.retry_at_ms:
                 return out  # the backoff after a retriable failure (timer.sleep)
-            if self.config.enable_auto_commit:
-                rid, sent = self._auto_commit()
-                # a synchronous commit, not one of the auto-commits close waits for below
-                if rid is not None:
-                    self.auto_commit_rids.discard(rid)
             else:
-                sent = self._commit(set(self.owned))
-                rid = sent[0][0] if sent else None
-            if rid is None:
-                self.close_commit = "done"  # nothing to commit, or no stable generation
-            else:
-                self.close_commit_rid, self.close_commit = rid, "sent"
-                return sent
+                if self.config.enable_auto_commit:
+                    rid, sent = self._auto_commit()
+                    # a synchronous commit, not one of the auto-commits close waits for below
+                    if rid is not None:
+                        self.auto_commit_rids.discard(rid)
+                else:
+                    sent = self._commit(set(self.owned))
+                    rid = sent[0][0] if sent else None
+                if rid is None:
+                    self.close_commit = "done"  # nothing to commit, or no stable generation
+                else:
+                    self.close_commit_rid, self.close_commit = rid, "sent"
+                    return sent
         if not expired and (self.close_commit == "sent" or self.auto_commit_rids):
             return out  # client.poll(future, timer); pendingAsyncCommits
         return self._finish_close(now)

@@ -696,9 +696,7 @@ class ConsumerProtocolConsumer(Consumption):
         self.close_retry_at_ms = now
         if self.fatal is not None:
             # a FATAL member takes no more input here: its commit goes out, not waited for
-            out = ((self._commit_offsets(self._all_consumed(self.owned)) if self.member_epoch > 0 else [])
-                   if self.config.enable_auto_commit else self._commit(set(self.owned)))
-            return out + self._finish_close(now)
+            return self._close_commit() + self._finish_close(now)
         self.close_commit = "todo"
         return self._close_step(now)
 
@@ -715,8 +713,7 @@ class ConsumerProtocolConsumer(Consumption):
             elif now < self.close_retry_at_ms:
                 return []
             else:
-                out = (self._commit_offsets(self._all_consumed(self.owned)) if self.config.enable_auto_commit
-                       else self._commit(set(self.owned)))
+                out = self._close_commit()
                 if out:
                     self.close_commit_rid, self.close_commit = out[0][0], "sent"
                     return out
@@ -724,6 +721,15 @@ class ConsumerProtocolConsumer(Consumption):
         if self.close_commit == "sent" and not expired:
             return []
         return self._finish_close(now)
+
+    def _close_commit(self) -> list[Outgoing]:
+        """The close's commit (none without a member epoch): every consumed position with
+        auto-commit (commitSyncAllConsumed), else the modelled application's last commit."""
+        if self.member_epoch <= 0:
+            return []
+        if self.config.enable_auto_commit:
+            return self._commit_offsets(self._all_consumed(self.owned))
+        return self._commit(set(self.owned))
 
     def _finish_close(self, now: int) -> list[Outgoing]:
         """After the close's commit: onPartitionsRevoked, then the leave heartbeat."""
@@ -749,4 +755,3 @@ class ConsumerProtocolConsumer(Consumption):
             # (UNJOINED) member has left already and stays so (testLeaveGroupWhenMemberIsStale)
             self.state = MemberState.LEAVING
         return out
-
