@@ -58,7 +58,7 @@ unused yet) and returns findings; the validator appends them to the group's verd
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, TypeGuard
@@ -564,33 +564,49 @@ def keeps_member_id(xs: list[Exchange], f: _Facts, judged: frozenset[int] | set[
     return out
 
 
+def _timeline(xs: Iterable[Exchange], answer: Callable[[Exchange], bool]) -> list[tuple[bool, Exchange]]:
+    """``xs`` as their process lived them: each request at its send time and, where
+    ``answer`` says so, its answer at its receive time (an answer before a request of the
+    same instant, then by seq); True marks a request."""
+    marks: list[tuple[float, int, int, Exchange]] = []
+    for x in xs:
+        marks.append((x.sent, 1, x.seq, x))
+        if answer(x):
+            marks.append((x.received, 0, x.seq, x))
+    marks.sort(key=lambda t: (t[0], t[1], t[2]))
+    return [(is_request == 1, x) for _, is_request, _, x in marks]
+
+
+def _gives_id(x: Exchange) -> bool:
+    """Whether ``x`` is a JoinGroup answered with a member id for the member to use."""
+    resp = x.event.response
+    return (type(resp) is m.JoinGroupResponse and bool(resp.member_id) and resp.error in _GIVES_ID
+            and x.event.received_ms is not None)
+
+
 def _member_id_drops(cid: str, mine: list[Exchange], f: _Facts) -> list[ClientFinding]:
     out: list[ClientFinding] = []
-    # per connection, in time order: (time, 0 for an answer / 1 for a request, exchange)
-    marks: dict[str, list[tuple[float, int, int, Exchange]]] = {}
     #: the member ids the coordinator gave this process, and when it first did: a request
     #: carrying an id not yet given to it (a tool sending other members' ids, a recording
     #: that starts mid-way) is not judged, nor is an id given to a static member
     given: dict[str, float] = {}
     static: set[str] = set()
+    by_conn: dict[str, list[Exchange]] = {}
     for x in mine:
-        at = marks.setdefault(x.event.connection, [])
-        at.append((x.sent, 1, x.seq, x))
-        resp = x.event.response
-        if (type(resp) is m.JoinGroupResponse and resp.member_id and resp.error in _GIVES_ID
-                and x.event.received_ms is not None):
-            at.append((x.received, 0, x.seq, x))
+        by_conn.setdefault(x.event.connection, []).append(x)
+        if _gives_id(x):
+            resp = x.event.response
+            assert isinstance(resp, m.JoinGroupResponse)
             if x.received < given.get(resp.member_id, _INF):
                 given[resp.member_id] = x.received
             if getattr(x.event.request, "group_instance_id", None) is not None:
                 static.add(resp.member_id)
-    for conn_marks in marks.values():
-        conn_marks.sort(key=lambda t: (t[0], t[1], t[2]))
+    for conn_xs in by_conn.values():
         held = ""
         since: Exchange | None = None  # where the process showed ``held`` on this connection
         held_at = 0.0  # when
         topics: tuple[str, ...] | None = None
-        for _, is_request, _, x in conn_marks:
+        for is_request, x in _timeline(conn_xs, _gives_id):
             req = x.event.request
             if not is_request:
                 resp = x.event.response
@@ -738,6 +754,10 @@ def leader_syncs(xs: list[Exchange]) -> list[ClientFinding]:
 _OUT_OF_GROUP = (Error.FENCED_MEMBER_EPOCH, _UNKNOWN_MEMBER_ID)
 
 
+def _answered(x: Exchange) -> bool:
+    return x.event.response is not None
+
+
 def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
     """ConsumerClientRejoinsAtZero over ``xs``: per member id, its ConsumerGroupHeartbeats
     and their answers in time order (an answer before a request sent in its millisecond).
@@ -752,23 +772,19 @@ def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
     rejoin sent as a leave, epoch -1). A bare leave after fencing or after leaving is let
     be (the Java client sends none, AbstractMembershipManager.leaveGroup, but another
     client's unsubscribe and close may send two)."""
-    mine: dict[str, list[tuple[float, int, int, Exchange]]] = {}
+    mine: dict[str, list[Exchange]] = {}
     for x in xs:
         req = x.event.request
-        if type(req) is not ConsumerGroupHeartbeatRequest or not req.member_id:
-            continue
-        marks = mine.setdefault(req.member_id, [])
-        marks.append((x.sent, 1, x.seq, x))
-        if x.event.response is not None:
-            marks.append((x.received, 0, x.seq, x))
+        if type(req) is ConsumerGroupHeartbeatRequest and req.member_id:
+            mine.setdefault(req.member_id, []).append(x)
     out: list[ClientFinding] = []
-    for member, marks in mine.items():
-        if len(marks) < 3:
+    for member, beats in mine.items():
+        timeline = _timeline(beats, _answered)
+        if len(timeline) < 3:
             continue  # a join and its answer: nothing to judge after
-        marks.sort(key=lambda t: (t[0], t[1], t[2]))
         why: Exchange | None = None  # the answer that put the member out of the group
         joined_at = -_INF  # when the member last sent a join (epoch 0)
-        for at, is_request, _, x in marks:
+        for is_request, x in timeline:
             req = x.event.request
             assert isinstance(req, ConsumerGroupHeartbeatRequest)
             if not is_request:
@@ -780,11 +796,11 @@ def rejoins_at_epoch_zero(xs: list[Exchange]) -> list[ClientFinding]:
                 continue
             epoch = req.member_epoch
             if epoch == 0:
-                why, joined_at = None, at
+                why, joined_at = None, x.sent
                 continue
             if why is None:
                 continue
-            if at <= why.received + SLACK_MS:
+            if x.sent <= why.received + SLACK_MS:
                 continue
             left = why.event.request.member_epoch < 0  # type: ignore[union-attr]
             # after a leave, a leave again is let be unless it carries what a join does
