@@ -48,6 +48,12 @@ CLUSTER = ClusterView({"topic1": 3, "topic2": 1, "topic3": 6},
 TP = tuple[str, int]
 
 
+def commit_answer(req: m.OffsetCommitRequest, error: Error = E.NONE) -> m.OffsetCommitResponse:
+    """An OffsetCommit answer giving every partition of ``req`` the same ``error``."""
+    return m.OffsetCommitResponse(partitions=tuple(
+        m.OffsetCommitPartitionResponse(topic=p.topic, partition=p.partition, error=error) for p in req.partitions))
+
+
 class Driver(ClientDriver):
     def __init__(self, *, auto_commit: bool = True, instance: str | None = None,
                  auto_commit_interval_ms: int = 5_000, assignor: str | None = None,
@@ -116,18 +122,13 @@ class Driver(ClientDriver):
         for rid, r in out:
             if isinstance(r, m.OffsetCommitRequest):
                 self.pending.remove((rid, r))
-                more = self.c.on_response(rid, m.OffsetCommitResponse(partitions=tuple(
-                    m.OffsetCommitPartitionResponse(topic=p.topic, partition=p.partition, error=E.NONE)
-                    for p in r.partitions)), self.now, self.cluster)
+                more = self.c.on_response(rid, commit_answer(r), self.now, self.cluster)
                 self.pending += more
                 sent += [x for _, x in more]
         return sent
 
     def answer_commit(self, error: Error = E.NONE) -> None:
-        req = self.commits()[0]
-        self.answer(m.OffsetCommitRequest, m.OffsetCommitResponse(partitions=tuple(
-            m.OffsetCommitPartitionResponse(topic=p.topic, partition=p.partition, error=error)
-            for p in req.partitions)))
+        self.answer(m.OffsetCommitRequest, commit_answer(self.commits()[0], error))
 
     def answer_fetch(self) -> None:
         req = self.of(m.OffsetFetchRequest)[0]
