@@ -335,6 +335,34 @@ def test_a_group_described_before_its_first_record_commits_may_be_dead() -> None
     assert [(g.violation.line, g.violation.rule) for g in late.groups if g.violation] == [(11, "LeaveGroupAnswer")]
 
 
+def test_a_group_described_after_its_first_join_phase_may_still_be_dead() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz with group.max.size 2, seed 107): a JoinGroup v3
+    (no member id required) created g0 and completed its first join phase at once (line 3,
+    generation 1, initial delay 0); a DescribeGroups 4 ms after that answer (line 6)
+    described g0 Dead, without members. The group's first record (the empty group's
+    metadata, GroupMetadataManager.classicGroupJoin for a new group) had not committed, and
+    completing the join phase writes none. Allowed within the slack of that write; the
+    same answer 300 ms later is named."""
+    import json
+
+    from groupspec.conformance.runner import validation_config
+    from groupspec.validate.validator import validate_bytes
+
+    path = ROOT / "examples" / "validator-false-positives" / "describe-dead-after-first-join-kafka-4.1.2.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    report = validate_bytes("\n".join(lines).encode(), path.name, validation_config("kafka"))
+    assert [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"] == []
+    ev = json.loads(lines[5])
+    assert ev["api"] == "DescribeGroups" and ev["response"]["groups"][0]["group_state"] == "Dead"
+    assert json.loads(lines[2])["response"]["generation_id"] == 1
+    ev["sent_ms"] += 300
+    ev["received_ms"] += 300
+    lines[5] = json.dumps(ev)
+    late = validate_bytes("\n".join(lines).encode(), "late", validation_config("kafka"))
+    assert (6, "DescribeGroupAnswer") in [(d.line, d.rule) for g in late.groups for d in g.divergences
+                                          if d.side == "broker"]
+
+
 def test_partitions_the_api_layer_refused_in_a_commit_are_not_judged() -> None:
     """Apache Kafka 4.1.2 recorded (wire_fuzz, seed 601): an OffsetCommit naming a partition
     the topic does not have (line 68) got UNKNOWN_TOPIC_OR_PARTITION for it from KafkaApis,

@@ -16,7 +16,7 @@ import signal
 import sys
 from typing import IO, Any
 
-from groupspec.cli.inputs import fail, output_file
+from groupspec.cli.inputs import broker_config_arg, fail, output_file
 from groupspec.recorder.proxy import Recorder, parse_address
 from groupspec.trace.jsonl import TraceWriter
 
@@ -46,6 +46,9 @@ def register(sub: Any) -> None:
                    help="forward Metadata/FindCoordinator responses untouched too")
     p.add_argument("--cluster", metavar="NAME", help="cluster name for the trace header and events")
     p.add_argument("--note", help="free text for the trace header")
+    p.add_argument("--broker-config", type=broker_config_arg, action="append", default=[], metavar="NAME=VALUE",
+                   help="a setting of the upstream broker, by Kafka's name, written into the trace header "
+                        "for the validator (repeatable; the settings it models: groupspec validate --help)")
     p.add_argument("-q", "--quiet", action="store_true", help="no connection log on stderr")
     p.set_defaults(func=run)
 
@@ -58,6 +61,7 @@ async def _record(args: argparse.Namespace, out: IO[str]) -> int:
         source="recorder",
         cluster=args.cluster,
         note=args.note or f"recorded by groupspec record from {args.upstream}",
+        broker_config={name: int(value) for name, value in args.broker_config},
     )
     writer.flush()
 

@@ -8,15 +8,16 @@ import dataclasses
 import sys
 from typing import Any
 
-from groupspec.cli.inputs import fail, int_in, output_file
+from groupspec.cli.inputs import broker_config_arg, fail, int_in, output_file
 from groupspec.coordinator.config import (
+    BROKER_SETTINGS,
     GROUP_CONFIG_NAMES,
     MIGRATION_POLICIES,
-    CoordinatorConfig,
     GroupConfig,
 )
 from groupspec.validate import ReplayConfig, TraceInputError, exit_code, validate_path
 from groupspec.validate.report import render_json, render_text
+from groupspec.validate.validator import with_broker_config
 from groupspec.validate.verdict import FileReport
 
 #: the largest --slack-ms / --initial-delay-ms: an int32 of milliseconds, as Kafka's configs
@@ -74,6 +75,11 @@ def register(sub: Any) -> None:
                    help="group.consumer.migration.policy of the broker: "
                         f"{', '.join(MIGRATION_POLICIES)} (default Kafka's, bidirectional). "
                         "Online upgrades and downgrades are judged as Kafka makes them")
+    p.add_argument("--broker-config", type=broker_config_arg, action="append", default=[],
+                   metavar="NAME=VALUE",
+                   help="a broker setting, by Kafka's name, that the wire does not show (repeatable): "
+                        f"{', '.join(BROKER_SETTINGS)}. Default: the trace header's, else Kafka's "
+                        "defaults; the flags above win over it")
     p.add_argument("--group-config", type=group_config_arg, action="append", default=[],
                    metavar="GROUP:NAME=VALUE[,NAME=VALUE]",
                    help="a group's dynamic settings on the broker (kafka-configs --entity-type "
@@ -104,11 +110,19 @@ def group_config_arg(text: str) -> tuple[str, dict[str, str]]:
 group_config_arg.__name__ = "group config"
 
 
+
 def run(args: argparse.Namespace) -> int:
     delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
     if args.report:  # before the work
         output_file(args.report, "--report")
-    coordinator = CoordinatorConfig()
+    try:
+        base = with_broker_config(ReplayConfig(initial_delays_ms=delays), dict(args.broker_config), keep=False)
+    except ValueError as e:
+        return fail("--broker-config", str(e))
+    if args.initial_delay_ms:  # --initial-delay-ms wins over --broker-config's delay
+        base = dataclasses.replace(base, initial_delays_ms=delays)
+    delays = base.initial_delays_ms
+    coordinator = base.coordinator
     if args.consumer_session_timeout_ms is not None:
         coordinator = dataclasses.replace(coordinator, consumer_group_session_timeout_ms=args.consumer_session_timeout_ms)
     if args.consumer_heartbeat_interval_ms is not None:

@@ -43,6 +43,9 @@ from groupspec.protocol.errors import Error
 from groupspec.recorder.frames import decode_response
 from groupspec.recorder.schema import encode_body, spec_for
 
+#: the broker settings ``--group-max-size`` gives (classic and consumer groups)
+MAX_SIZE_SETTINGS = ("group.max.size", "group.consumer.max.size")
+
 #: api keys and the versions sent (Kafka 4 removed JoinGroup v0-v1, OffsetCommit v0-v1 and
 #: OffsetFetch v0, KIP-896; OffsetCommit and OffsetFetch v10 name topics by id, which the
 #: reference's messages do not carry)
@@ -607,9 +610,12 @@ class SequenceResult:
 
 
 def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int = 60,
-                 broker: str = "kafka", group_protocol: str = "classic") -> SequenceResult:
+                 broker: str = "kafka", group_protocol: str = "classic",
+                 broker_config: Mapping[str, int] | None = None) -> SequenceResult:
     """Record one sequence through a fresh recorder and judge the recording (classic groups,
-    or consumer groups with ``group_protocol="consumer"``)."""
+    or consumer groups with ``group_protocol="consumer"``). ``broker_config``: settings the
+    broker runs with (Kafka's names), written into the recording's header, from which the
+    validator takes them."""
     from groupspec.conformance.runner import prepare_topics, validation_config
     from groupspec.recorder import BackgroundRecorder
     from groupspec.validate import validate_path
@@ -626,6 +632,7 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
     trace = out_dir / f"wire-fuzz-{group_protocol}-{seed}.jsonl"
     with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
         upstream, out, cluster=broker, note=f"groupspec wire fuzz, seed {seed}",
+        broker_config=dict(broker_config or {}),
     ) as rec:
         host, _, port = rec.address.rpartition(":")
         fz = (ConsumerFuzzer(host, int(port), rng, groups, topics) if group_protocol == "consumer"
@@ -658,12 +665,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ops", type=int, default=60, help="steps per sequence (default 60)")
     p.add_argument("--seed", type=int, default=None, help="the first sequence's seed (default: random)")
     p.add_argument("--out", type=Path, default=Path("wire-fuzz"), help="where the recordings go")
+    p.add_argument("--group-max-size", type=int, default=None, metavar="N",
+                   help="start the broker with group.max.size and group.consumer.max.size N (the "
+                        "fuzzer's four connections then meet GROUP_MAX_SIZE_REACHED; with --broker "
+                        "HOST:PORT, the size that broker runs with)")
     a = p.parse_args(argv)
+    if a.group_max_size is not None and a.group_max_size < 1:
+        p.error(f"--group-max-size: at least 1, got {a.group_max_size}")
+    sizes = {} if a.group_max_size is None else {name: a.group_max_size for name in MAX_SIZE_SETTINGS}
     first = a.seed if a.seed is not None else random.randrange(1 << 30)
     if a.broker == "kafka":
         from groupspec.brokers import KafkaBroker
 
-        ctx: Any = KafkaBroker()
+        ctx: Any = KafkaBroker(properties={k: str(v) for k, v in sizes.items()})
     else:
         ctx = None
     broker = ctx.start() if ctx is not None else None
@@ -677,7 +691,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for k in range(a.sequences):
             settings = a.settings or ("groupspec" if broker is not None else "kafka-defaults")
             r = run_sequence(upstream, first + k, a.out, a.ops, "kafka" if settings == "groupspec" else a.broker,
-                             a.group_protocol)
+                             a.group_protocol, sizes)
             worst = sorted(set(r.verdicts.values()))
             print(f"seed {r.seed}: {worst}, {len(r.violations)} group(s) with a broker divergence, "
                   f"{r.client_findings} client divergence(s) ({r.trace})", flush=True)

@@ -8,6 +8,7 @@ is Stable (their assignment always); DeleteGroups needs an Empty group (NON_EMPT
 
 from __future__ import annotations
 
+from groupspec.coordinator.classic.group import Group as ClassicGroup
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offsets import delete_consumer_group, delete_group
 from groupspec.coordinator.service_order import service_order
@@ -49,40 +50,41 @@ def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> Non
 
 
 def handle_describe_groups(txn: Txn, request_id: int, req: DescribeGroupsRequest) -> None:
-    out = []
-    for gid in service_order(req.groups, txn.config.offsets_topic_num_partitions):
-        g = txn.state.groups.get(gid)
-        if g is None or g.state is S.Dead:
-            # GroupMetadataManager.describeGroups: an unknown group is described as Dead, and
-            # from v6 on with GROUP_ID_NOT_FOUND; older versions carry no error.
-            # (GroupCoordinatorService.describeGroups answers INVALID_GROUP_ID only for a null
-            # id, which the wire cannot carry from a client; "" reaches the shard.)
-            error = (
-                Error.GROUP_ID_NOT_FOUND
-                if req.version >= DESCRIBE_GROUPS_GROUP_ID_NOT_FOUND_MIN_VERSION
-                else Error.NONE
-            )
-            out.append(DescribedGroup(error, gid, S.Dead.value, "", ""))
-            continue
-        stable = g.state is S.Stable
-        members = tuple(
-            DescribedGroupMember(
-                m.member_id,
-                m.group_instance_id,
-                m.info.client_id,
-                m.info.client_host,
-                # Metadata only when Stable: ClassicGroupMember.describeNoMetadata keeps the
-                # assignment (the Scala summaryNoMetadata blanked both; Java is the target).
-                m.metadata(g.protocol_name) if stable else b"",
-                m.assignment,
-            )
-            for m in g.members.values()
-        )
-        protocol = g.protocol_name if (stable and g.protocol_name is not None) else ""
-        out.append(
-            DescribedGroup(Error.NONE, gid, g.state.value, g.protocol_type or "", protocol, members)
-        )
+    out = [described_group(txn.state.groups.get(gid), gid, req.version)
+           for gid in service_order(req.groups, txn.config.offsets_topic_num_partitions)]
     txn.respond(request_id, DescribeGroupsResponse(groups=tuple(out)))
+
+
+def described_group(g: ClassicGroup | None, gid: str, version: int) -> DescribedGroup:
+    """GroupMetadataManager.describeGroups' entry for classic group ``gid`` (``g``; None:
+    no such group) at DescribeGroups ``version``."""
+    if g is None or g.state is S.Dead:
+        # GroupMetadataManager.describeGroups: an unknown group is described as Dead, and
+        # from v6 on with GROUP_ID_NOT_FOUND; older versions carry no error.
+        # (GroupCoordinatorService.describeGroups answers INVALID_GROUP_ID only for a null
+        # id, which the wire cannot carry from a client; "" reaches the shard.)
+        error = (
+            Error.GROUP_ID_NOT_FOUND
+            if version >= DESCRIBE_GROUPS_GROUP_ID_NOT_FOUND_MIN_VERSION
+            else Error.NONE
+        )
+        return DescribedGroup(error, gid, S.Dead.value, "", "")
+    stable = g.state is S.Stable
+    members = tuple(
+        DescribedGroupMember(
+            m.member_id,
+            m.group_instance_id,
+            m.info.client_id,
+            m.info.client_host,
+            # Metadata only when Stable: ClassicGroupMember.describeNoMetadata keeps the
+            # assignment (the Scala summaryNoMetadata blanked both; Java is the target).
+            m.metadata(g.protocol_name) if stable else b"",
+            m.assignment,
+        )
+        for m in g.members.values()
+    )
+    protocol = g.protocol_name if (stable and g.protocol_name is not None) else ""
+    return DescribedGroup(Error.NONE, gid, g.state.value, g.protocol_type or "", protocol, members)
 
 
 def handle_delete_groups(txn: Txn, request_id: int, req: DeleteGroupsRequest) -> None:

@@ -8,6 +8,7 @@ ValueError naming the setting.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: ConsumerGroupMigrationPolicy's values -> (upgrade enabled, downgrade enabled)
@@ -55,6 +56,26 @@ class GroupConfig:
             except ValueError:
                 raise ValueError(f"group config {name}: not an integer: {text!r}") from None
         return cls(**values)
+
+
+#: Kafka's names of the broker settings the reference models (GroupCoordinatorConfig,
+#: OffsetConfig) -> (CoordinatorConfig's field, the factor from Kafka's unit to the field's:
+#: offsets.retention.minutes is held in milliseconds). What a trace header's
+#: ``broker_config`` and ``groupspec validate --broker-config`` may set; other settings
+#: change nothing the reference answers.
+BROKER_SETTINGS: dict[str, tuple[str, int]] = {
+    "group.min.session.timeout.ms": ("group_min_session_timeout_ms", 1),
+    "group.max.session.timeout.ms": ("group_max_session_timeout_ms", 1),
+    "group.initial.rebalance.delay.ms": ("group_initial_rebalance_delay_ms", 1),
+    "group.max.size": ("group_max_size", 1),
+    "offsets.retention.minutes": ("offsets_retention_ms", 60_000),
+    "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", 1),
+    "offset.metadata.max.bytes": ("offset_metadata_max_bytes", 1),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", 1),
+    "group.consumer.session.timeout.ms": ("consumer_group_session_timeout_ms", 1),
+    "group.consumer.heartbeat.interval.ms": ("consumer_group_heartbeat_interval_ms", 1),
+    "group.consumer.max.size": ("consumer_group_max_size", 1),
+}
 
 
 @dataclass(frozen=True)
@@ -187,6 +208,38 @@ class CoordinatorConfig:
         does not set is the broker's again); None removes them."""
         rest = tuple((gid, gc) for gid, gc in self.group_configs if gid != group_id)
         return dataclasses.replace(self, group_configs=rest if config is None else (*rest, (group_id, config)))
+
+    def with_broker_settings(self, settings: Mapping[str, object], keep: bool = False) -> CoordinatorConfig:
+        """This configuration with broker settings by Kafka's names (:data:`BROKER_SETTINGS`;
+        ``{"group.max.size": 3}``, values ints or their text). With ``keep``, a setting this
+        configuration already gives (not Kafka's default) is kept: a value given on the
+        command line wins over a trace header's. An unknown name, a value that is not an
+        integer, or an impossible configuration raises ValueError naming the setting."""
+        default = CoordinatorConfig()
+        changes: dict[str, int] = {}
+        for name, value in settings.items():
+            if name not in BROKER_SETTINGS:
+                raise ValueError(f"unknown broker setting {name!r}; known: {', '.join(BROKER_SETTINGS)}")
+            field, factor = BROKER_SETTINGS[name]
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise ValueError(f"broker setting {name}: not an integer: {value!r}")
+            try:
+                number = int(value)
+            except ValueError:
+                raise ValueError(f"broker setting {name}: not an integer: {value!r}") from None
+            if keep and getattr(self, field) != getattr(default, field):
+                continue
+            changes[field] = number * factor
+        if not changes:
+            return self
+        try:
+            return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+        except ValueError as e:
+            names = {f: n for n, (f, factor) in BROKER_SETTINGS.items() if factor == 1}
+            text = str(e)
+            for field_name, kafka_name in names.items():
+                text = text.replace(field_name, kafka_name)
+            raise ValueError(f"broker settings: {text}") from None
 
     @property
     def online_upgrade_enabled(self) -> bool:

@@ -527,9 +527,11 @@ class BackgroundRecorder:
         source: str = RECORDER_SOURCE,
         cluster: str | None = None,
         note: str | None = None,
+        broker_config: dict[str, int] | None = None,
         **options: Any,
     ) -> None:
-        self.writer = TraceWriter(out, source=source, cluster=cluster, note=note) if out else None
+        self.writer = (TraceWriter(out, source=source, cluster=cluster, note=note, broker_config=broker_config)
+                       if out else None)
         self.recorder = Recorder(upstream, self.writer, listen=listen, cluster=cluster, **options)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="groupspec-recorder", daemon=True)

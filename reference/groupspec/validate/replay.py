@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator import kafka_apis
+from groupspec.coordinator.admin import described_group
 from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
@@ -78,7 +79,12 @@ from groupspec.protocol.consumer_group_messages import (
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
-from groupspec.protocol.records import LeaderChanged, StaticMemberReplaced
+from groupspec.protocol.records import (
+    GroupLoaded,
+    HeartbeatScheduled,
+    LeaderChanged,
+    StaticMemberReplaced,
+)
 from groupspec.trace.events import MetadataEvent, WireExchange
 from groupspec.validate.compare import (
     Mismatch,
@@ -228,6 +234,18 @@ class _IdInUse(Exception):
     pass
 
 
+#: the most states of a group ``_note_views`` keeps between two of its written records
+_MAX_READ_VIEWS = 64
+_HEARTBEAT_SCHEDULED = HeartbeatScheduled
+_GROUP_LOADED = GroupLoaded
+
+
+def _described_alike(version: int, ours: m.DescribedGroup, theirs: m.DescribedGroup) -> bool:
+    """The broker's entry ``theirs`` is the reference's ``ours`` at DescribeGroups ``version``."""
+    return compare(version, m.DescribeGroupsResponse(groups=(ours,)),
+                   m.DescribeGroupsResponse(groups=(theirs,))) is None
+
+
 @dataclass
 class _Branch:
     coord: Coordinator
@@ -268,6 +286,11 @@ class _Branch:
     reload_armed: dict[tuple[str, str], int] = field(default_factory=dict)
     #: how much earlier the reload may still have happened
     reload_slack: int = 0
+    #: per classic group, how a read at the shard's last committed write may describe it:
+    #: the group as described (version 0; None: unknown, Dead) after each change, each with
+    #: the time until which a read may still see it (None: until the group's next written
+    #: record). See ``Replayer._note_views``
+    read_views: dict[str, list[tuple[m.DescribedGroup | None, int | None]]] = field(default_factory=dict)
 
 
 def _copy_branch(b: _Branch) -> _Branch:
@@ -1227,6 +1250,13 @@ class Replayer:
         b.processed.append(i)
         coord._last_now_ms = t
         fast_path.take(state, e.request, decided, t)
+        if e.api == "OffsetCommit":
+            views = b.read_views.get(e.group_id)
+            if views is not None and len(views) > 1:
+                # the commit's offsets are written: the group as it is now is committed
+                # (the shortcut changes nothing a description shows)
+                self._written(views, t)
+                views[-1] = (views[-1][0], None)
         b.clock = t
         b.last_normal[e.connection] = t
         for gid, grp in state.groups.items():
@@ -1627,31 +1657,87 @@ class Replayer:
                 b.introduced.add(joined)
         self._absorb(b, out, t, by=ex.received, trigger=d.index)
 
+    def _note_views(self, b: _Branch, out: Output, at: int) -> None:
+        """Keep ``b.read_views`` for the classic groups ``out`` (made at ``at``) changed.
+        Kafka's reads (DescribeGroups) see the shard's state at its last committed write
+        (GroupCoordinatorService.describeGroups schedules a read operation, which
+        CoordinatorRuntime runs at the last committed offset). A write is committed some
+        time after it is made (the append's linger, group.coordinator.append.linger.ms,
+        then the log's commit), and answers may go out before that (a new group's first
+        JoinGroup answer, GroupMetadataManager.classicGroupJoin appending the group's first
+        record). An operation that writes no record (a JoinGroup that completes a join
+        phase, completeClassicGroupJoin for a group not Empty; a member removed while the
+        group prepares a rebalance) changes the group in memory only, and a read sees the
+        change once a later write on the same __consumer_offsets partition has committed,
+        which may be another group's, which a group's replay does not see. So a read may see
+        the group as it was after any change since its last written record, and, for the
+        slack after that write, as it was before it."""
+        groups = b.coord.state.groups
+        changed: dict[str, bool] = {}
+        for rec in out.records:
+            if type(rec) is _HEARTBEAT_SCHEDULED:
+                continue
+            gid = rec.group_id
+            changed[gid] = changed.get(gid, False) or rec.persisted or type(rec) is _GROUP_LOADED
+        for gid, wrote in changed.items():
+            g = groups.get(gid)
+            if g is None and gid in b.coord.state.consumer_groups:
+                b.read_views.pop(gid, None)
+                continue
+            view = described_group(g, gid, 0)
+            views = b.read_views.get(gid)
+            if views is None:
+                views = b.read_views[gid] = [(None, None)]
+            if wrote:
+                self._written(views, at)
+                if views and views[-1][0] == view:
+                    views[-1] = (view, None)
+                else:
+                    views.append((view, None))
+            elif views[-1][0] != view:
+                views.append((view, None))
+                if len(views) > _MAX_READ_VIEWS:
+                    del views[0]
+
+    def _written(self, views: list[tuple[m.DescribedGroup | None, int | None]], at: int) -> None:
+        """A record of the group was written at ``at``: what reads could see of it until
+        then they see until the write has committed (the slack), and no longer."""
+        until = at + self.cfg.slack_ms
+        views[:] = [(v, until if u is None else u) for v, u in views if u is None or u >= at]
+
     def _allow_uncommitted_groups(self, b: _Branch, rid: int, out: Output,
                                   actual: m.DescribeGroupsResponse, t: int) -> None:
-        """A group just created may be described Dead. Kafka answers a JoinGroup that creates
-        a group before the group's first record is committed (a new member's
-        MEMBER_ID_REQUIRED completes its answer inside the write:
-        GroupMetadataManager.classicGroupJoinNewMember), and describeGroups reads the groups
-        at the last committed offset, so for the append's linger a DescribeGroups sent after
-        that answer does not find the group yet. The reference commits at once; where the
-        broker described Dead, without members, a group the reference has Empty at
-        generation 0 without members and created at most the slack before, the broker's
-        entry is taken as the reference's (recorded against Kafka 4.1.2 by the wire fuzzer)."""
-        dead = {g.group_id: g for g in actual.groups if g.group_state == "Dead" and not g.members}
-        if not dead:
+        """A group may be described as it was at the shard's last committed write
+        (``_note_views``): where the broker's entry for a group differs from the reference's
+        and equals the reference's description of one of the states a read at ``t`` may see
+        (those since the group's last written record, and for the slack after a write those
+        before it; Dead, as an unknown group, before its first), the broker's entry is taken
+        as the reference's. Recorded against Kafka 4.1.2 by the wire fuzzer: a group
+        described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
+        JoinGroup v3 completed the group's first join phase."""
+        if not b.read_views:
             return
-        groups = b.coord.state.groups
+        req = self.x[rid].event.request
+        assert isinstance(req, m.DescribeGroupsRequest)
+        version = req.version
+        broker = {g.group_id: g for g in actual.groups}
         for k, (r_id, r) in enumerate(out.responses):
             if r_id != rid or not isinstance(r, m.DescribeGroupsResponse):
                 continue
             described = list(r.groups)
             for j, d in enumerate(described):
-                g = groups.get(d.group_id)
-                if (d.group_id in dead and g is not None and g.state is GroupState.Empty
-                        and g.generation_id == 0 and not g.members
-                        and t - g.state_timestamp_ms <= self.cfg.slack_ms):
-                    described[j] = dead[d.group_id]
+                theirs = broker.get(d.group_id)
+                views = b.read_views.get(d.group_id)
+                if theirs is None or views is None or len(views) < 2 or _described_alike(version, d, theirs):
+                    continue
+                for view, until in views[:-1]:
+                    if until is not None and until < t:
+                        continue
+                    candidate = (described_group(None, d.group_id, version) if view is None
+                                 else dataclasses.replace(view, error=d.error))
+                    if _described_alike(version, candidate, theirs):
+                        described[j] = theirs
+                        break
             out.responses[k] = (r_id, dataclasses.replace(r, groups=tuple(described)))
 
     def _overdue(self, parked: Exchange, t: int) -> bool:
@@ -1768,6 +1854,8 @@ class Replayer:
         ``by``: the latest time the broker can have produced them: the received time of the
         request ``trigger`` that completed them, or (no trigger) the timers' time."""
         self._adopt_leader(b, out, at)
+        if out.records:
+            self._note_views(b, out, at)
         for k, (rid, resp) in enumerate(out.responses):
             if rid not in b.parked:
                 continue

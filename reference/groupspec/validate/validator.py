@@ -13,15 +13,15 @@ import dataclasses
 import operator
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.config import BROKER_SETTINGS
 from groupspec.gc_pause import paused_gc
 from groupspec.protocol import messages as m
 from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, MetadataEvent, RecordEvent
 from groupspec.validate import checks, client_rules
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
+from groupspec.validate.problems import InputProblem
 from groupspec.validate.replay import (
     Failure,
     ReplayConfig,
@@ -55,28 +55,30 @@ def validate_bytes(raw: bytes, source: str = "<trace>", config: ReplayConfig | N
     return validate_loaded(load_bytes(raw, source), config)
 
 
-#: broker settings a trace header may carry -> the reference's CoordinatorConfig fields
-BROKER_CONFIG_FIELDS = {
-    "group.consumer.session.timeout.ms": "consumer_group_session_timeout_ms",
-    "group.consumer.heartbeat.interval.ms": "consumer_group_heartbeat_interval_ms",
-}
+#: the broker setting the replay takes as its one initial rebalance delay (not a
+#: CoordinatorConfig field: the replay tries each of ReplayConfig.initial_delays_ms)
+INITIAL_DELAY = "group.initial.rebalance.delay.ms"
 
 
-def with_broker_config(config: ReplayConfig, settings: Mapping[str, int]) -> ReplayConfig:
-    """``config`` with the broker settings a trace names (unknown names are ignored: they
-    change nothing the reference models); a setting ``config`` already gives (not Kafka's
-    default) is kept."""
-    default = CoordinatorConfig()
-    changes: dict[str, Any] = {
-        BROKER_CONFIG_FIELDS[k]: int(v) for k, v in settings.items()
-        if k in BROKER_CONFIG_FIELDS and int(v) > 0
-        # a value given on the command line (not the default) wins over the trace's
-        and getattr(config.coordinator, BROKER_CONFIG_FIELDS[k]) == getattr(default, BROKER_CONFIG_FIELDS[k])
-    }
-    if not changes:
-        return config
-    return dataclasses.replace(config, coordinator=dataclasses.replace(config.coordinator, **changes))
-
+def with_broker_config(config: ReplayConfig, settings: Mapping[str, object], keep: bool = True) -> ReplayConfig:
+    """``config`` with broker settings by Kafka's names (a trace header's ``broker_config``,
+    or ``groupspec validate --broker-config``): those the reference models
+    (:data:`groupspec.coordinator.config.BROKER_SETTINGS`) go into the coordinator's
+    configuration; group.initial.rebalance.delay.ms becomes the one delay the replay tries.
+    Other names are ignored: they change nothing the reference answers. With ``keep``, a
+    setting ``config`` already gives (not Kafka's default, or delays other than the
+    default ones) is kept: a value given on the command line wins over the trace's. An
+    impossible configuration raises ValueError naming the setting."""
+    known = {k: v for k, v in settings.items() if k in BROKER_SETTINGS}
+    delay = known.pop(INITIAL_DELAY, None) if INITIAL_DELAY in settings else None
+    coordinator = config.coordinator.with_broker_settings(known, keep=keep)
+    if coordinator is not config.coordinator:
+        config = dataclasses.replace(config, coordinator=coordinator)
+    if delay is not None and not (keep and config.initial_delays_ms != ReplayConfig.initial_delays_ms):
+        value = int(config.coordinator.with_broker_settings({INITIAL_DELAY: delay})
+                    .group_initial_rebalance_delay_ms)
+        config = dataclasses.replace(config, initial_delays_ms=(value,))
+    return config
 
 #: a Located's event
 _EVENT = operator.itemgetter(1)
@@ -101,7 +103,14 @@ def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfi
         # the broker's periodic expiry check runs at instants a recording does not show
         config = dataclasses.replace(config or ReplayConfig(), offsets_check_phase_known=False)
     if header is not None and header.broker_config:
-        config = with_broker_config(config or ReplayConfig(), header.broker_config)
+        try:
+            config = with_broker_config(config or ReplayConfig(), header.broker_config)
+        except ValueError as e:
+            # judged with the other settings; the report names the header's line
+            line = next(x.line for x in loaded.events if x.event is header)
+            if not any(p.line == line and p.kind == "bad_event" for p in loaded.problems):
+                loaded.problems.append(InputProblem("bad_event", loaded.source, line,
+                                                    f"header broker_config: {e}"))
     metadata = (tuple(sorted((x.event for x in loaded.events if isinstance(x.event, MetadataEvent)),
                              key=lambda e: (e.at_ms, e.seq)))
                 if any(issubclass(k, MetadataEvent) for k in kinds) else ())

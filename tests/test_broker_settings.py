@@ -1,0 +1,139 @@
+"""Broker settings the wire does not show (group.max.size, the session bounds, offsets
+retention, ...): by Kafka's names in a trace header's ``broker_config`` or on
+``groupspec validate --broker-config``, and judged as Kafka 4.1.2 applies them.
+
+The recordings under examples/validator-false-positives/group-max-size were made against a
+real Kafka 4.1.2 broker started with group.max.size and group.consumer.max.size 2
+(``python -m groupspec.conformance.wire_fuzz --group-max-size 2``, seeds 101, 104, 200);
+the recorder wrote the settings into their headers."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupspec.cli.main import main
+from groupspec.conformance.runner import validation_config
+from groupspec.coordinator.config import BROKER_SETTINGS, CoordinatorConfig
+from groupspec.validate import validate_path
+from groupspec.validate.replay import ReplayConfig
+from groupspec.validate.validator import validate_bytes, with_broker_config
+from groupspec.validate.verdict import GroupVerdict
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_SIZE = ROOT / "examples" / "validator-false-positives" / "group-max-size"
+PENDING = MAX_SIZE / "classic-pending-members-kafka-4.1.2.jsonl"
+STATIC = MAX_SIZE / "classic-static-joins-a-full-group-kafka-4.1.2.jsonl"
+CONSUMER = MAX_SIZE / "consumer-kafka-4.1.2.jsonl"
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _raw(events: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(e) + "\n" for e in events).encode()
+
+
+def _broker_side(report_groups: Iterable[GroupVerdict]) -> list[tuple[int, str]]:
+    return [(d.line, d.rule) for g in report_groups for d in g.divergences if d.side == "broker"]
+
+
+def test_settings_by_kafka_names_with_units_and_clear_errors() -> None:
+    c = CoordinatorConfig().with_broker_settings({"group.max.size": "3", "offsets.retention.minutes": 2,
+                                                  "group.consumer.max.size": 5})
+    assert (c.group_max_size, c.offsets_retention_ms, c.consumer_group_max_size) == (3, 120_000, 5)
+    with pytest.raises(ValueError, match=r"unknown broker setting 'group\.max\.sizes'"):
+        CoordinatorConfig().with_broker_settings({"group.max.sizes": 3})
+    with pytest.raises(ValueError, match=r"group\.max\.size: not an integer: 'three'"):
+        CoordinatorConfig().with_broker_settings({"group.max.size": "three"})
+    # an impossible configuration names Kafka's settings, not the reference's fields
+    with pytest.raises(ValueError, match=r"group.min.session.timeout.ms \(60000\) > group.max.session.timeout.ms"):
+        CoordinatorConfig().with_broker_settings({"group.min.session.timeout.ms": 60_000,
+                                                  "group.max.session.timeout.ms": 30_000})
+    # every name maps to a field of the configuration
+    fields = {f.name for f in dataclasses.fields(CoordinatorConfig)}
+    assert {f for f, _ in BROKER_SETTINGS.values()} <= fields
+
+
+def test_header_settings_give_way_to_the_command_line_and_name_the_initial_delay() -> None:
+    given = ReplayConfig(coordinator=CoordinatorConfig(group_max_size=5))
+    merged = with_broker_config(given, {"group.max.size": 2, "group.consumer.max.size": 2,
+                                        "group.initial.rebalance.delay.ms": 0, "num.partitions": 3})
+    assert (merged.coordinator.group_max_size, merged.coordinator.consumer_group_max_size) == (5, 2)
+    assert merged.initial_delays_ms == (0,)  # the one delay the broker runs with
+    delays = ReplayConfig(initial_delays_ms=(100,))
+    assert with_broker_config(delays, {"group.initial.rebalance.delay.ms": 0}).initial_delays_ms == (100,)
+
+
+def test_an_impossible_header_setting_is_a_bad_event_at_the_header() -> None:
+    events = _lines(PENDING)
+    events[0]["broker_config"] = {"group.max.size": 0}
+    report = validate_bytes(_raw(events), "bad-header")
+    [problem] = [p for p in report.problems if p.kind == "bad_event"]
+    assert problem.line == 1 and "group.max.size must be >= 1, got 0" in problem.message
+    assert report.groups  # the groups are still judged (with Kafka's default size)
+
+
+def test_cli_broker_config_is_checked_and_applied(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["validate", "--broker-config", "group.max.size=x", str(PENDING)]) == 2
+    assert "group.max.size: not an integer" in capsys.readouterr().err
+    assert main(["validate", "--broker-config", "group.maxsize=2", str(PENDING)]) == 2
+    assert "unknown broker setting 'group.maxsize'" in capsys.readouterr().err
+    events = _lines(PENDING)
+    events[0]["broker_config"] = {}
+    stripped = tmp_path / "no-header-settings.jsonl"
+    stripped.write_bytes(_raw(events))
+    # without the header's group.max.size Kafka's default admits everyone: the broker's
+    # GROUP_MAX_SIZE_REACHED answers are violations; given on the command line, conforming
+    # on the broker's side (the fuzzer's own client findings stay)
+    assert main(["validate", "--initial-delay-ms", "0", "--format", "json", str(stripped)]) == 1
+    assert '"side": "broker"' in capsys.readouterr().out
+    main(["validate", "--initial-delay-ms", "0", "--broker-config", "group.max.size=2", "--format", "json",
+          str(stripped)])
+    assert '"side": "broker"' not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", [PENDING, STATIC, CONSUMER], ids=lambda p: p.stem)
+def test_kafka_group_max_size_recordings_conform(path: Path) -> None:
+    """Kafka 4.1.2 with group.max.size 2: pending members (MEMBER_ID_REQUIRED) count
+    towards the size (KAFKA-9885's fix), a static member's first join of a full group is
+    refused (GroupMetadataManager.acceptJoiningMember reads the request's member id, empty
+    for a new static member), and a consumer group refuses a third member's joining
+    heartbeat. The reference agrees on every answer."""
+    protocol = "consumer" if path is CONSUMER else "classic"
+    events = _lines(path)
+    assert events[0]["broker_config"] == {"group.max.size": 2, "group.consumer.max.size": 2}
+    assert any((e.get("response") or {}).get("error") == "GROUP_MAX_SIZE_REACHED"
+               for e in events)
+    report = validate_path(path, validation_config("kafka", protocol))
+    assert _broker_side(report.groups) == []
+    # the same answers from a broker of Kafka's default size are violations, from the first
+    # GROUP_MAX_SIZE_REACHED on
+    first = next(no for no, e in enumerate(events, 1)
+                 if (e.get("response") or {}).get("error") == "GROUP_MAX_SIZE_REACHED")
+    events[0]["broker_config"] = {}
+    default = validate_bytes(_raw(events), path.name, validation_config("kafka", protocol))
+    assert first in {no for no, _ in _broker_side(default.groups)}
+
+
+def test_kafka_9885_a_pending_member_admitted_beyond_the_size_is_named() -> None:
+    """KAFKA-9885 (docs/historical-bugs-backlog.md entry 9): the buggy broker counted only
+    full members, so a member pending after MEMBER_ID_REQUIRED rejoined a full group with
+    its id and was admitted. Line 23 of the recording is that rejoin (wf-c2, pending since
+    line 13), which Kafka 4.1.2 refused; answered as the buggy broker did, the oracle names
+    it GroupMaxSize on the broker's side."""
+    events = _lines(PENDING)
+    join = events[22]
+    assert join["api"] == "JoinGroup" and join["response"]["error"] == "GROUP_MAX_SIZE_REACHED"
+    member = join["request"]["member_id"]
+    assert member and events[12]["response"]["member_id"] == member
+    join["response"] = {**join["response"], "error": "NONE", "generation_id": 2,
+                        "member_id": member, "leader": member, "protocol_name": "range", "members": []}
+    report = validate_bytes(_raw(events), PENDING.name, validation_config("kafka"))
+    assert (23, "GroupMaxSize") in _broker_side(report.groups)
