@@ -157,6 +157,22 @@ def test_kafka_answers_an_offset_fetch_before_a_join_sent_earlier() -> None:
     assert _kafka_broker_side("offset-fetch-before-a-concurrent-join-kafka-4.1.2.jsonl") == []
 
 
+def test_kafka_describes_a_group_without_a_join_still_being_written() -> None:
+    """Apache Kafka 4.1.2 recorded by the wire fuzzer (consumer groups, group.consumer.max.size
+    2, seed 203): a member's joining heartbeat (line 49) sent 6 ms before a describe (line 48)
+    was answered 2 ms after it; the describe shows the group without the member (epoch 6, not
+    7). Kafka read the group at the last committed offset while the join's records were
+    being written; the replay, having handled the join first (it was sent first), takes the
+    group as it was before that write for a read sent before the write's answer."""
+    name = "describe-before-a-join-commits-kafka-4.1.2.jsonl"
+    lines = [json.loads(x) for x in (KIP848 / name).read_text(encoding="utf-8").splitlines()]
+    describe, join = lines[47], lines[48]
+    assert describe["api"] == "ConsumerGroupDescribe" and describe["response"]["groups"][0]["group_epoch"] == 6
+    assert join["request"]["member_epoch"] == 0 and join["response"]["member_epoch"] == 7
+    assert join["sent_ms"] < describe["sent_ms"] < join["received_ms"]
+    assert _kafka_broker_side(name) == []
+
+
 def test_the_mismatch_names_the_first_group_that_differs() -> None:
     def group(gid: str, epoch: int) -> DescribedGroup:
         return DescribedGroup(error=Error.NONE, group_id=gid, group_state="Stable", group_epoch=epoch,

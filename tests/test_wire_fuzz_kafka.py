@@ -12,11 +12,12 @@ start fails the test. About 15 s a sequence."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from groupspec.brokers import KafkaBroker
-from groupspec.conformance.wire_fuzz import run_sequence
+from groupspec.conformance.wire_fuzz import MAX_SIZE_SETTINGS, run_sequence
 
 #: sequences in CI, and their first seed (GROUPSPEC_WIRE_FUZZ_SEQUENCES / _SEED to widen)
 SEQUENCES = int(os.environ.get("GROUPSPEC_WIRE_FUZZ_SEQUENCES", "3"))
@@ -56,3 +57,22 @@ def test_fuzzed_consumer_group_requests_are_recorded_and_judged(
     for answer in ("ConsumerGroupHeartbeat v0", "ConsumerGroupHeartbeat v1", "-> NONE"):
         assert answer in log, f"nothing like {answer!r} in {SEQUENCES} sequences"
     assert any(a in log for a in ("FENCED_MEMBER_EPOCH", "UNKNOWN_MEMBER_ID", "UNRELEASED_INSTANCE_ID"))
+
+
+def test_fuzzed_requests_against_a_broker_with_a_small_group_size(tmp_path: Path) -> None:
+    """``--group-max-size``: a broker of its own runs with group.max.size and
+    group.consumer.max.size 2, each recording's header carries them, and four connections
+    meet GROUP_MAX_SIZE_REACHED (classic seeds 101 and 104 met it 7 and 4 times when they
+    were recorded, consumer seed 200 22 times: examples/validator-false-positives/group-max-size)."""
+    sizes = {name: 2 for name in MAX_SIZE_SETTINGS}
+    with KafkaBroker(properties={k: str(v) for k, v in sizes.items()}) as broker:
+        results = [run_sequence((broker.host, broker.port), seed, tmp_path, ops=40, group_protocol=protocol,
+                                broker_config=sizes)
+                   for seed, protocol in ((101, "classic"), (104, "classic"), (200, "consumer"))]
+    for r in results:
+        header = json.loads(r.trace.read_text(encoding="utf-8").splitlines()[0])
+        assert header["broker_config"] == sizes
+        assert len(r.verdicts) >= r.groups
+    logs = ["\n".join(r.log) for r in results]
+    assert "GROUP_MAX_SIZE_REACHED" in logs[0] + logs[1]
+    assert "GROUP_MAX_SIZE_REACHED" in logs[2]

@@ -60,6 +60,7 @@ import math
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator import kafka_apis
@@ -67,6 +68,7 @@ from groupspec.coordinator.admin import described_group
 from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.consumer.describe import describe_group as describe_consumer_group
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
@@ -74,8 +76,15 @@ from groupspec.coordinator.state import CoordinatorState, NotModelled
 from groupspec.coordinator.timers import Expiry, TimerKind, deadlines
 from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+)
+from groupspec.protocol.consumer_group_messages import DescribedGroup as ConsumerDescribedGroup
+from groupspec.protocol.consumer_group_records import (
+    ConsumerRebalanceTimerSet,
+    ConsumerSessionTimerSet,
 )
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
@@ -83,6 +92,8 @@ from groupspec.protocol.records import (
     GroupLoaded,
     HeartbeatScheduled,
     LeaderChanged,
+    OffsetCommitted,
+    OffsetsDeleted,
     StaticMemberReplaced,
 )
 from groupspec.trace.events import MetadataEvent, WireExchange
@@ -236,14 +247,23 @@ class _IdInUse(Exception):
 
 #: the most states of a group ``_note_views`` keeps between two of its written records
 _MAX_READ_VIEWS = 64
-_HEARTBEAT_SCHEDULED = HeartbeatScheduled
 _GROUP_LOADED = GroupLoaded
 
 
-def _described_alike(version: int, ours: m.DescribedGroup, theirs: m.DescribedGroup) -> bool:
-    """The broker's entry ``theirs`` is the reference's ``ours`` at DescribeGroups ``version``."""
-    return compare(version, m.DescribeGroupsResponse(groups=(ours,)),
-                   m.DescribeGroupsResponse(groups=(theirs,))) is None
+#: how a read may describe a group: a DescribeGroups entry, or a ConsumerGroupDescribe one
+_View = m.DescribedGroup | ConsumerDescribedGroup
+#: the reads that describe groups
+_DESCRIBE_REQUESTS = frozenset({m.DescribeGroupsRequest, ConsumerGroupDescribeRequest})
+#: records that only set a timer: no read shows them, and they are not written
+_TIMERS_ONLY = frozenset({HeartbeatScheduled, ConsumerSessionTimerSet, ConsumerRebalanceTimerSet})
+#: written records that change nothing a description of the group shows
+_UNDESCRIBED = frozenset({OffsetCommitted, OffsetsDeleted})
+
+
+def _alike(kind: type, version: int, ours: Any, theirs: Any) -> bool:
+    """The broker's entry ``theirs`` is the reference's ``ours`` in a response of type
+    ``kind`` (DescribeGroupsResponse, ConsumerGroupDescribeResponse) at ``version``."""
+    return compare(version, kind(groups=(ours,)), kind(groups=(theirs,))) is None
 
 
 @dataclass
@@ -290,7 +310,7 @@ class _Branch:
     #: the group as described (version 0; None: unknown, Dead) after each change, each with
     #: the time until which a read may still see it (None: until the group's next written
     #: record). See ``Replayer._note_views``
-    read_views: dict[str, list[tuple[m.DescribedGroup | None, int | None]]] = field(default_factory=dict)
+    read_views: dict[str, list[tuple[_View | None, float | None]]] = field(default_factory=dict)
 
 
 def _copy_branch(b: _Branch) -> _Branch:
@@ -575,6 +595,8 @@ class Replayer:
         #: (None: none), the evidence that the connection stayed open
         self._open_until = pre.open_until
         self._sent_ms = pre.sent_ms
+        #: the trace describes groups: the replay keeps how reads may see them (_note_views)
+        self._describes = any(type(ex.event.request) in _DESCRIBE_REQUESTS for ex in exchanges)
         #: the plain decisions (timers "normal", no regex resolution) made so far, by
         #: (index, how, moved): a decision is immutable, and most are made again and again
         self._decisions: dict[tuple[int, str, bool], _Decision] = {}
@@ -1251,12 +1273,9 @@ class Replayer:
         coord._last_now_ms = t
         fast_path.take(state, e.request, decided, t)
         if e.api == "OffsetCommit":
-            views = b.read_views.get(e.group_id)
-            if views is not None and len(views) > 1:
-                # the commit's offsets are written: the group as it is now is committed
-                # (the shortcut changes nothing a description shows)
-                self._written(views, t)
-                views[-1] = (views[-1][0], None)
+            views = b.read_views.get(e.group_id) if self._describes else None
+            if views is not None:
+                self._committed(views, t, t + self.cfg.slack_ms)  # the commit's offsets are written
         b.clock = t
         b.last_normal[e.connection] = t
         for gid, grp in state.groups.items():
@@ -1642,8 +1661,8 @@ class Replayer:
                                       unprocessable=True)) from None
         finally:
             self.slot["next"] = None
-        if isinstance(req, m.DescribeGroupsRequest) and isinstance(resp, m.DescribeGroupsResponse):
-            self._allow_uncommitted_groups(b, rid, out, resp, t)
+        if isinstance(resp, (m.DescribeGroupsResponse, ConsumerGroupDescribeResponse)):
+            self._allow_uncommitted_groups(b, rid, out, resp)
         b.clock = t
         b.last_normal[e.connection] = t
         if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
@@ -1657,9 +1676,10 @@ class Replayer:
                 b.introduced.add(joined)
         self._absorb(b, out, t, by=ex.received, trigger=d.index)
 
-    def _note_views(self, b: _Branch, out: Output, at: int) -> None:
-        """Keep ``b.read_views`` for the classic groups ``out`` (made at ``at``) changed.
-        Kafka's reads (DescribeGroups) see the shard's state at its last committed write
+    def _note_views(self, b: _Branch, out: Output, at: int, answered: float | None) -> None:
+        """Keep ``b.read_views`` for the groups ``out`` (made at ``at``; ``answered``: when
+        the request that made it was answered, None for timers) changed.
+        Kafka's reads (DescribeGroups, ConsumerGroupDescribe) see the shard's state at its last committed write
         (GroupCoordinatorService.describeGroups schedules a read operation, which
         CoordinatorRuntime runs at the last committed offset). A write is committed some
         time after it is made (the append's linger, group.coordinator.append.linger.ms,
@@ -1671,25 +1691,34 @@ class Replayer:
         change once a later write on the same __consumer_offsets partition has committed,
         which may be another group's, which a group's replay does not see. So a read may see
         the group as it was after any change since its last written record, and, for the
-        slack after that write, as it was before it."""
-        groups = b.coord.state.groups
-        changed: dict[str, bool] = {}
+        slack after that write, as it was before it. A consumer group writes a record for
+        every change, and its heartbeat is answered once the write has committed
+        (CoordinatorRuntime completes a write's response on commit): a read sent after that
+        answer sees it."""
+        state = b.coord.state
+        changed: dict[str, tuple[bool, bool]] = {}  # group -> (described differently, written)
         for rec in out.records:
-            if type(rec) is _HEARTBEAT_SCHEDULED:
+            kind = type(rec)
+            if kind in _TIMERS_ONLY:
                 continue
             gid = rec.group_id
-            changed[gid] = changed.get(gid, False) or rec.persisted or type(rec) is _GROUP_LOADED
-        for gid, wrote in changed.items():
-            g = groups.get(gid)
-            if g is None and gid in b.coord.state.consumer_groups:
-                b.read_views.pop(gid, None)
-                continue
-            view = described_group(g, gid, 0)
+            was = changed.get(gid, (False, False))
+            changed[gid] = (was[0] or kind not in _UNDESCRIBED,
+                            was[1] or rec.persisted or kind is _GROUP_LOADED)
+        for gid, (differs, wrote) in changed.items():
             views = b.read_views.get(gid)
+            until = (answered if answered is not None and gid in state.consumer_groups
+                     else at + self.cfg.slack_ms)
+            if not differs:
+                if views is not None:
+                    self._committed(views, at, until)
+                continue
+            view: _View = (describe_consumer_group(Txn(state, b.coord.config, at), gid)
+                           if gid in state.consumer_groups else described_group(state.groups.get(gid), gid, 0))
             if views is None:
                 views = b.read_views[gid] = [(None, None)]
             if wrote:
-                self._written(views, at)
+                self._written(views, at, until)
                 if views and views[-1][0] == view:
                     views[-1] = (view, None)
                 else:
@@ -1699,46 +1728,62 @@ class Replayer:
                 if len(views) > _MAX_READ_VIEWS:
                     del views[0]
 
-    def _written(self, views: list[tuple[m.DescribedGroup | None, int | None]], at: int) -> None:
+    def _committed(self, views: list[tuple[_View | None, float | None]], at: int, until: float) -> None:
+        """A record was written at ``at`` that changes nothing a description shows (an
+        offset): the group as it is now, the last of ``views``, is what reads see once the
+        write has committed (by ``until``)."""
+        if len(views) > 1:
+            self._written(views, at, until)
+            views[-1] = (views[-1][0], None)
+
+    def _written(self, views: list[tuple[_View | None, float | None]], at: int, until: float) -> None:
         """A record of the group was written at ``at``: what reads could see of it until
-        then they see until the write has committed (the slack), and no longer."""
-        until = at + self.cfg.slack_ms
+        then they see until the write has committed (by ``until``), and no longer."""
         views[:] = [(v, until if u is None else u) for v, u in views if u is None or u >= at]
 
     def _allow_uncommitted_groups(self, b: _Branch, rid: int, out: Output,
-                                  actual: m.DescribeGroupsResponse, t: int) -> None:
+                                  actual: m.DescribeGroupsResponse | ConsumerGroupDescribeResponse) -> None:
         """A group may be described as it was at the shard's last committed write
         (``_note_views``): where the broker's entry for a group differs from the reference's
-        and equals the reference's description of one of the states a read at ``t`` may see
-        (those since the group's last written record, and for the slack after a write those
-        before it; Dead, as an unknown group, before its first), the broker's entry is taken
-        as the reference's. Recorded against Kafka 4.1.2 by the wire fuzzer: a group
-        described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
-        JoinGroup v3 completed the group's first join phase."""
+        and equals the reference's description of one of the states the read may see (those
+        since the group's last written record, and those before a write not yet committed
+        when the read was sent; Dead, as an unknown classic group, before its first), the
+        broker's entry is taken as the reference's. Recorded against Kafka 4.1.2 by the wire fuzzer: a
+        group described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
+        JoinGroup v3 completed the group's first join phase; a consumer group described
+        without the member whose joining heartbeat was being written."""
         if not b.read_views:
             return
         req = self.x[rid].event.request
-        assert isinstance(req, m.DescribeGroupsRequest)
+        assert isinstance(req, (m.DescribeGroupsRequest, ConsumerGroupDescribeRequest))
         version = req.version
+        sent = self._sent_ms[rid]
+        kind = type(actual)
         broker = {g.group_id: g for g in actual.groups}
         for k, (r_id, r) in enumerate(out.responses):
-            if r_id != rid or not isinstance(r, m.DescribeGroupsResponse):
+            if r_id != rid or type(r) is not kind:
                 continue
-            described = list(r.groups)
+            described: list[Any] = list(r.groups)
             for j, d in enumerate(described):
                 theirs = broker.get(d.group_id)
                 views = b.read_views.get(d.group_id)
-                if theirs is None or views is None or len(views) < 2 or _described_alike(version, d, theirs):
+                if theirs is None or views is None or len(views) < 2 or _alike(kind, version, d, theirs):
                     continue
                 for view, until in views[:-1]:
-                    if until is not None and until < t:
+                    if until is not None and until < sent:
                         continue
-                    candidate = (described_group(None, d.group_id, version) if view is None
-                                 else dataclasses.replace(view, error=d.error))
-                    if _described_alike(version, candidate, theirs):
+                    if view is None:
+                        if kind is not m.DescribeGroupsResponse:
+                            continue
+                        candidate: Any = described_group(None, d.group_id, version)
+                    elif type(view) is not type(d):
+                        continue  # the group was of the other protocol then
+                    else:
+                        candidate = dataclasses.replace(view, error=d.error)
+                    if _alike(kind, version, candidate, theirs):
                         described[j] = theirs
                         break
-            out.responses[k] = (r_id, dataclasses.replace(r, groups=tuple(described)))
+            out.responses[k] = (r_id, dataclasses.replace(r, groups=tuple(described)))  # type: ignore[arg-type]
 
     def _overdue(self, parked: Exchange, t: int) -> bool:
         """The broker answered ``parked`` (a request the reference keeps parked) more than the
@@ -1854,8 +1899,8 @@ class Replayer:
         ``by``: the latest time the broker can have produced them: the received time of the
         request ``trigger`` that completed them, or (no trigger) the timers' time."""
         self._adopt_leader(b, out, at)
-        if out.records:
-            self._note_views(b, out, at)
+        if out.records and self._describes:
+            self._note_views(b, out, at, by if trigger is not None else None)
         for k, (rid, resp) in enumerate(out.responses):
             if rid not in b.parked:
                 continue
