@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.brokers.common import recv_exact
+from groupspec.cli.inputs import broker_config_arg
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.recorder.frames import decode_response
@@ -619,6 +621,7 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
     from groupspec.conformance.runner import prepare_topics, validation_config
     from groupspec.recorder import BackgroundRecorder
     from groupspec.validate import validate_path
+    from groupspec.validate.validator import with_broker_config
 
     rng = random.Random(seed)
     tag = uuid.uuid4().hex[:6]
@@ -638,7 +641,9 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
         fz = (ConsumerFuzzer(host, int(port), rng, groups, topics) if group_protocol == "consumer"
               else Fuzzer(host, int(port), rng, groups, topic))
         fz.run(ops)
-    report = validate_path(trace, validation_config(broker, group_protocol))
+    # the settings the broker runs with, as given (over those validation_config assumes)
+    config = with_broker_config(validation_config(broker, group_protocol), dict(broker_config or {}), keep=False)
+    report = validate_path(trace, config)
     verdicts = {v.group_id: v.verdict for v in report.groups}
     found = [(v, d) for v in report.groups for d in v.divergences if d.side != "client"]
     details = [f"{v.group_id} line {d.line}: {d.api} {d.rule} (broker answered {d.broker_answered}, "
@@ -669,10 +674,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="start the broker with group.max.size and group.consumer.max.size N (the "
                         "fuzzer's four connections then meet GROUP_MAX_SIZE_REACHED; with --broker "
                         "HOST:PORT, the size that broker runs with)")
+    p.add_argument("--broker-config", type=broker_config_arg, action="append", default=[], metavar="NAME=VALUE",
+                   help="a broker setting the reference models, by Kafka's name (repeatable): the broker "
+                        "started here runs with it (with --broker HOST:PORT, that broker does), and each "
+                        "recording's header carries it for the validator")
     a = p.parse_args(argv)
     if a.group_max_size is not None and a.group_max_size < 1:
         p.error(f"--group-max-size: at least 1, got {a.group_max_size}")
     sizes = {} if a.group_max_size is None else {name: a.group_max_size for name in MAX_SIZE_SETTINGS}
+    sizes.update({name: int(value) for name, value in a.broker_config})
+    try:
+        CoordinatorConfig().with_broker_settings(sizes)
+    except ValueError as e:
+        p.error(f"--broker-config: {e}")
     first = a.seed if a.seed is not None else random.randrange(1 << 30)
     if a.broker == "kafka":
         from groupspec.brokers import KafkaBroker
