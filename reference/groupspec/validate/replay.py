@@ -247,7 +247,6 @@ class _IdInUse(Exception):
 
 #: the most states of a group ``_note_views`` keeps between two of its written records
 _MAX_READ_VIEWS = 64
-_GROUP_LOADED = GroupLoaded
 
 
 #: how a read may describe a group: a DescribeGroups entry, or a ConsumerGroupDescribe one
@@ -306,8 +305,9 @@ class _Branch:
     reload_armed: dict[tuple[str, str], int] = field(default_factory=dict)
     #: how much earlier the reload may still have happened
     reload_slack: int = 0
-    #: per classic group, how a read at the shard's last committed write may describe it:
-    #: the group as described (version 0; None: unknown, Dead) after each change, each with
+    #: per group, how a read at the shard's last committed write may describe it: the group
+    #: as described (DescribeGroups version 0, or ConsumerGroupDescribe; None: an unknown
+    #: classic group, Dead) after each change, each with
     #: the time until which a read may still see it (None: until the group's next written
     #: record). See ``Replayer._note_views``
     read_views: dict[str, list[tuple[_View | None, float | None]]] = field(default_factory=dict)
@@ -1678,9 +1678,9 @@ class Replayer:
 
     def _note_views(self, b: _Branch, out: Output, at: int, answered: float | None) -> None:
         """Keep ``b.read_views`` for the groups ``out`` (made at ``at``; ``answered``: when
-        the request that made it was answered, None for timers) changed.
-        Kafka's reads (DescribeGroups, ConsumerGroupDescribe) see the shard's state at its last committed write
-        (GroupCoordinatorService.describeGroups schedules a read operation, which
+        the request that made it was answered, None for timers) changed. Kafka's reads
+        (DescribeGroups, ConsumerGroupDescribe) see the shard's state at its last committed
+        write (GroupCoordinatorService.describeGroups schedules a read operation, which
         CoordinatorRuntime runs at the last committed offset). A write is committed some
         time after it is made (the append's linger, group.coordinator.append.linger.ms,
         then the log's commit), and answers may go out before that (a new group's first
@@ -1704,7 +1704,7 @@ class Replayer:
             gid = rec.group_id
             was = changed.get(gid, (False, False))
             changed[gid] = (was[0] or kind not in _UNDESCRIBED,
-                            was[1] or rec.persisted or kind is _GROUP_LOADED)
+                            was[1] or rec.persisted or kind is GroupLoaded)
         for gid, (differs, wrote) in changed.items():
             views = b.read_views.get(gid)
             until = (answered if answered is not None and gid in state.consumer_groups
@@ -1748,8 +1748,8 @@ class Replayer:
         and equals the reference's description of one of the states the read may see (those
         since the group's last written record, and those before a write not yet committed
         when the read was sent; Dead, as an unknown classic group, before its first), the
-        broker's entry is taken as the reference's. Recorded against Kafka 4.1.2 by the wire fuzzer: a
-        group described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
+        broker's entry is taken as the reference's. Recorded against Kafka 4.1.2 by the wire
+        fuzzer: a group described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
         JoinGroup v3 completed the group's first join phase; a consumer group described
         without the member whose joining heartbeat was being written."""
         if not b.read_views:
