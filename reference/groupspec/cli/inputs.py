@@ -185,17 +185,12 @@ class Parser(argparse.ArgumentParser):
 def broker_config_arg(text: str) -> tuple[str, str]:
     """An argparse type: ``NAME=VALUE``, a broker setting the reference models, its value
     an integer (checked alone here; together, as a configuration, where they are used)."""
-    name, eq, value = text.partition("=")
-    name, value = name.strip(), value.strip()
-    if not eq or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    from groupspec.coordinator.config import CoordinatorConfig
+    from groupspec.coordinator.config import broker_setting
 
     try:
-        CoordinatorConfig().with_broker_settings({name: value})
+        return broker_setting(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-    return name, value
 
 
 broker_config_arg.__name__ = "broker setting"

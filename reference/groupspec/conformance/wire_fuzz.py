@@ -38,8 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from groupspec.brokers.common import recv_exact
-from groupspec.cli.inputs import broker_config_arg
-from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.config import CoordinatorConfig, broker_setting
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.recorder.frames import decode_response
@@ -655,6 +654,13 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
     return SequenceResult(seed, trace, len(groups), verdicts, details, clients, fz.log)
 
 
+def _broker_setting_arg(text: str) -> tuple[str, str]:
+    try:
+        return broker_setting(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m groupspec.conformance.wire_fuzz", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -674,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="start the broker with group.max.size and group.consumer.max.size N (the "
                         "fuzzer's four connections then meet GROUP_MAX_SIZE_REACHED; with --broker "
                         "HOST:PORT, the size that broker runs with)")
-    p.add_argument("--broker-config", type=broker_config_arg, action="append", default=[], metavar="NAME=VALUE",
+    p.add_argument("--broker-config", type=_broker_setting_arg, action="append", default=[], metavar="NAME=VALUE",
                    help="a broker setting the reference models, by Kafka's name (repeatable): the broker "
                         "started here runs with it (with --broker HOST:PORT, that broker does), and each "
                         "recording's header carries it for the validator")

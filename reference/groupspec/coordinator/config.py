@@ -250,3 +250,14 @@ class CoordinatorConfig:
     def online_downgrade_enabled(self) -> bool:
         """ConsumerGroupMigrationPolicy.isDowngradeEnabled."""
         return MIGRATION_POLICIES[self.consumer_group_migration_policy][1]
+
+
+def broker_setting(text: str) -> tuple[str, str]:
+    """``NAME=VALUE``, one of :data:`BROKER_SETTINGS` with an integer value, as (name,
+    value); ValueError naming what is wrong otherwise."""
+    name, eq, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not eq or not name:
+        raise ValueError(f"expected NAME=VALUE, got {text!r}")
+    CoordinatorConfig().with_broker_settings({name: value})
+    return name, value
