@@ -15,12 +15,20 @@ the same arguments.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from groupspec.cli.inputs import InputError, int_in, output_dir, report, spark_master
+from groupspec.cli.inputs import (
+    InputError,
+    broker_config_arg,
+    int_in,
+    output_dir,
+    report,
+    spark_master,
+)
 from groupspec.pipeline.config import (
     CHURN_HELP,
     MAX_SEEDS,
@@ -101,6 +109,9 @@ def register(sub: Any) -> None:
                     help=f"as groupspec validate (default {ReplayConfig.slack_ms})")
     va.add_argument("--initial-delay-ms", type=int_in(0, MAX_MS), action="append", metavar="MS",
                     help="as groupspec validate (repeatable; default: try 3000, then 0)")
+    va.add_argument("--broker-config", type=broker_config_arg, action="append", default=[], metavar="NAME=VALUE",
+                    help="as groupspec validate: a broker setting by Kafka's name (repeatable; default: each "
+                         "trace header's, else Kafka's defaults)")
     va.add_argument("--keep-scan", action="store_true", help="keep the per-file result rows in DIR/_results")
     va.set_defaults(func=run_validate_command)
     ge = verbs.add_parser(
@@ -258,7 +269,15 @@ def run_validate_command(args: argparse.Namespace) -> int:
 
     if not find_inputs(args.inputs):
         raise InputError("INPUT", "no trace files (*.jsonl, *.parquet) found")
-    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms)
+    from groupspec.validate.validator import with_broker_config
+
+    try:
+        config = with_broker_config(ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms),
+                                    dict(args.broker_config), keep=False)
+    except ValueError as e:
+        raise InputError("--broker-config", str(e)) from None
+    if args.initial_delay_ms:  # --initial-delay-ms wins over --broker-config's delay
+        config = dataclasses.replace(config, initial_delays_ms=delays)
     # Spark's own Parquet reader decodes in the JVM: it keeps the JVM's optimising compiler
     spark, stop = _session(args.master, "groupspec-validate", light_jvm=args.reader != "parquet")
     try:
