@@ -173,6 +173,20 @@ def test_kafka_describes_a_group_without_a_join_still_being_written() -> None:
     assert _kafka_broker_side(name) == []
 
 
+def test_kafka_describes_a_group_not_found_while_its_first_joins_are_written() -> None:
+    """Apache Kafka 4.1.2 recorded by the wire fuzzer (group.consumer.max.size 2, seed 5116):
+    two joining heartbeats (lines 6 and 7, sent first) were being written when a third was
+    refused GROUP_MAX_SIZE_REACHED (line 4: a write sees them) and a describe (line 5) found
+    no group (a read sees only what has committed); both joins were answered after it."""
+    name = "describe-before-the-first-join-commits-kafka-4.1.2.jsonl"
+    lines = [json.loads(x) for x in (KIP848 / name).read_text(encoding="utf-8").splitlines()]
+    full, describe = lines[3], lines[4]
+    assert full["response"]["error"] == "GROUP_MAX_SIZE_REACHED"
+    assert describe["response"]["groups"][0]["error"] == "GROUP_ID_NOT_FOUND"
+    assert all(j["sent_ms"] < describe["sent_ms"] < j["received_ms"] for j in lines[5:7])
+    assert _kafka_broker_side(name) == []
+
+
 def test_the_mismatch_names_the_first_group_that_differs() -> None:
     def group(gid: str, epoch: int) -> DescribedGroup:
         return DescribedGroup(error=Error.NONE, group_id=gid, group_state="Stable", group_epoch=epoch,

@@ -334,6 +334,40 @@ def static_downgrade(context: Context) -> None:
     ctx.close(c2)
 
 
+def static_upgrade(context: Context) -> None:
+    ctx = _ctx(context)
+    a = ctx.classic("a", group_instance_id="instance-a")
+    b = ctx.classic("b", group_instance_id="instance-b")
+    ctx.settle_on([a, b])
+    before = sorted(a.assignment)
+    ctx.note(f"a and b (classic, static) formed a Stable classic group at generation "
+             f"{max(ctx.generation(a), ctx.generation(b))}; a owns {partitions_text(before)}")
+    ctx.commit(a)
+    ctx.commit(b)
+    mark = ctx.last_seq()
+    # a static member's process ends without a LeaveGroup (a crash; a classic static
+    # consumer's close sends none either): instance-a stays held by the classic member
+    a.kill()
+    ctx.note("a killed with SIGKILL: instance-a is still a classic member of the group")
+    a2 = ctx.member("a-consumer", group_instance_id="instance-a")
+    joined = ctx.wait_exchange(
+        "a ConsumerGroupHeartbeat of a-consumer answered NONE",
+        lambda e: e["api"] == HEARTBEAT and e["client_id"] == "a-consumer"
+        and (e.get("response") or {}).get("error") == "NONE", after_seq=mark)
+    ctx.note(f"a-consumer (consumer protocol, instance-a) replaced the classic member: member "
+             f"epoch {joined['response']['member_epoch']} (seq {joined['seq']}); the group is now "
+             "a consumer group")
+    ctx.settle_on([a2, b])
+    after = sorted(a2.assignment)
+    ctx.note(f"instance-a owned {partitions_text(before)} before and {partitions_text(after)} after"
+             + (" (the same)" if before == after else " (not the same)"))
+    ctx.commit(a2)
+    ctx.commit(b)
+    ctx.close(b)
+    ctx.settle_on([a2])
+    ctx.close(a2)
+
+
 def _scenario(name: str, title: str, why: str, run: Callable[[Context], None],
               topics: dict[str, int]) -> Scenario:
     return Scenario(name, title, why, run, topics, group_protocol="mixed")
@@ -389,6 +423,16 @@ MIXED_SCENARIOS: tuple[Scenario, ...] = (
         "rebalance when the subscription is the same. Another classic member then joins: "
         "a classic rebalance, with a leader that assigns.",
         static_downgrade, {"t": 4}),
+    _scenario(
+        "static-upgrade", "A static classic member comes back as a consumer-protocol one",
+        "Two classic static members form a classic group. One of them crashes (SIGKILL: no "
+        "LeaveGroup, as a classic static consumer sends none on close either) and a "
+        "consumer-protocol consumer with the same group.instance.id joins within the "
+        "session timeout, as in a rolling upgrade: Kafka 4 lets it replace the classic "
+        "member, converting the group to a consumer group (KAFKA-17228: before 4.0 it was "
+        "answered UNRELEASED_INSTANCE_ID). Then the other classic member leaves and the "
+        "consumer-protocol member carries on alone.",
+        static_upgrade, {"t": 4}),
 )
 
 MIXED_BY_NAME: dict[str, Scenario] = {s.name: s for s in MIXED_SCENARIOS}

@@ -69,6 +69,7 @@ from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.consumer.describe import describe_group as describe_consumer_group
+from groupspec.coordinator.consumer.describe import unknown_group as unknown_consumer_group
 from groupspec.coordinator.context import Output, Txn
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.replay import ReplayError
@@ -306,8 +307,8 @@ class _Branch:
     #: how much earlier the reload may still have happened
     reload_slack: int = 0
     #: per group, how a read at the shard's last committed write may describe it: the group
-    #: as described (DescribeGroups version 0, or ConsumerGroupDescribe; None: an unknown
-    #: classic group, Dead) after each change, each with
+    #: as described (DescribeGroups version 0, or ConsumerGroupDescribe; None: unknown, as
+    #: before its first record) after each change, each with
     #: the time until which a read may still see it (None: until the group's next written
     #: record). See ``Replayer._note_views``
     read_views: dict[str, list[tuple[_View | None, float | None]]] = field(default_factory=dict)
@@ -1747,7 +1748,7 @@ class Replayer:
         (``_note_views``): where the broker's entry for a group differs from the reference's
         and equals the reference's description of one of the states the read may see (those
         since the group's last written record, and those before a write not yet committed
-        when the read was sent; Dead, as an unknown classic group, before its first), the
+        when the read was sent; unknown before its first), the
         broker's entry is taken as the reference's. Recorded against Kafka 4.1.2 by the wire
         fuzzer: a group described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
         JoinGroup v3 completed the group's first join phase; a consumer group described
@@ -1772,10 +1773,9 @@ class Replayer:
                 for view, until in views[:-1]:
                     if until is not None and until < sent:
                         continue
-                    if view is None:
-                        if kind is not m.DescribeGroupsResponse:
-                            continue
-                        candidate: Any = described_group(None, d.group_id, version)
+                    if view is None:  # the group unknown
+                        candidate: Any = (described_group(None, d.group_id, version)
+                                          if kind is m.DescribeGroupsResponse else unknown_consumer_group(d.group_id))
                     elif type(view) is not type(d):
                         continue  # the group was of the other protocol then
                     else:

@@ -65,14 +65,19 @@ def _member(txn: Txn, g: ConsumerGroup, m: ConsumerMember) -> DescribedMember:
     )
 
 
+def unknown_group(group_id: str) -> DescribedGroup:
+    """ConsumerGroupDescribe's entry for a group the shard does not have.
+    (GroupMetadataManager.consumerGroupDescribe looks the group up with
+    consumerGroup(groupId, committedOffset): GroupMetadataManager.group's message.)"""
+    return _not_found(group_id, f"Group {group_id} not found.")
+
+
 def describe_group(txn: Txn, group_id: str) -> DescribedGroup:
     g = txn.state.consumer_groups.get(group_id)
     if g is None:
         if group_id in txn.state.groups:
             return _not_found(group_id, f"Group {group_id} is not a consumer group.")
-        # GroupMetadataManager.consumerGroupDescribe looks the group up with
-        # consumerGroup(groupId, committedOffset): GroupMetadataManager.group's message
-        return _not_found(group_id, f"Group {group_id} not found.")
+        return unknown_group(group_id)
     return DescribedGroup(
         error=Error.NONE,
         group_id=group_id,
