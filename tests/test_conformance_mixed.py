@@ -249,3 +249,25 @@ def test_static_downgrade_replaces_the_consumer_member_and_goes_classic(mixed_ru
     assert later and all(e["response"]["leader"] for e in later)
     assert any(n.endswith("(the same)") for n in r["notes"])
     assert any(n.startswith("d (classic) joined: a classic rebalance") for n in r["notes"])
+
+
+def test_static_upgrade_replaces_the_classic_member(mixed_run: Run) -> None:
+    """KAFKA-17228's rolling upgrade: a (classic, static) crashes without a LeaveGroup;
+    a-consumer, a consumer-protocol member with a's instance id, joins while a is still a
+    member and is admitted (not UNRELEASED_INSTANCE_ID, as before 4.0) with a's partitions;
+    b (classic) goes on heartbeating in the group, now a consumer group."""
+    _, summary = mixed_run
+    r, trace = _result(summary, "static-upgrade")
+    assert r["verdict"] == "conforming"
+    xs = _exchanges(trace)
+    classic_a = _ok([e for e in xs if e["api"] == "JoinGroup"], "a")
+    assert classic_a and classic_a[0]["request"]["group_instance_id"] == "instance-a"
+    [join] = [e for e in xs if e["api"] == HEARTBEAT and e["client_id"] == "a-consumer"
+              and e["request"]["member_epoch"] == 0]
+    assert join["request"]["instance_id"] == "instance-a" and join["response"]["error"] == "NONE"
+    # a's session had not run out: the replacement is of a member still in the group
+    last_a = max(e["received_ms"] for e in xs if e["client_id"] == "a" and e["received_ms"] is not None)
+    assert join["sent_ms"] - last_a < 6000
+    assert any(e["api"] == "Heartbeat" and e["client_id"] == "b" and e["seq"] > join["seq"]
+               for e in _ok(xs))
+    assert any(n.endswith("(the same)") for n in r["notes"])

@@ -86,6 +86,15 @@ def _pr_16145(answer: str) -> Edit:
     return edit
 
 
+def _kafka_17228(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # a consumer-protocol member joining with the instance id a crashed classic static member
+    # still holds (instance-a), answered as 3.8 and 3.9 did: Kafka 4.1.2 replaces the member
+    e["response"] = {**e["response"], "error": "UNRELEASED_INSTANCE_ID",
+                     "error_message": "Static member instance-a with unknown member id rejoins, "
+                                      "but the previous member has not left yet",
+                     "member_id": None, "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
+
+
 CASES = [
     # (bug, recording, line changed, change, the broker finding expected first)
     ("KAFKA-7610", CLASSIC / "cooperative-sticky--confluent-kafka.jsonl", 7, _kafka_7610, "JoinMemberIdRequired"),
@@ -96,6 +105,9 @@ CASES = [
      "ConsumerReconciliation"),
     ("KAFKA-16147", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16147, "ConsumerReconciliation"),
     ("KAFKA-16249", KIP848 / "member-order-tie-break-kafka-4.1.2.jsonl", 16, _kafka_16249, "ConsumerReconciliation"),
+    # (named after the reference's answer, NONE with the replaced member's assignment)
+    ("KAFKA-17228", MIXED / "static-upgrade-replaces-a-classic-member-kafka-4.1.2.jsonl", 38, _kafka_17228,
+     "ConsumerReconciliation"),
     *((f"PR-16145-{answer}", MIXED / "classic-members-commit-v8-in-a-consumer-group-kafka-4.1.2.jsonl", 97,
        _pr_16145(answer), "CommitGenerationCheck") for answer in ("STALE_MEMBER_EPOCH", "UNSUPPORTED_VERSION")),
 ]
