@@ -507,3 +507,30 @@ def test_an_upgrade_during_a_classic_groups_first_join_phase_is_judged() -> None
                           ("JoinGroup", "REBALANCE_IN_PROGRESS"),
                           ("ConsumerGroupHeartbeat", "UNKNOWN_SERVER_ERROR"),
                           ("JoinGroup", "NONE")]
+
+
+def test_a_delete_answered_late_may_take_a_pending_member_handed_out_after_it_was_sent() -> None:
+    """Apache Kafka 4.1.2 recorded (wire_fuzz with group.initial.rebalance.delay.ms 300, seed
+    6116): a DeleteGroups sent at 27575.4 ms was answered NONE at 27587.7 (line 7); a
+    JoinGroup sent at 27580.7 was answered MEMBER_ID_REQUIRED at 27581.8, making
+    wf-c3-7507eb... a pending member (line 6). Kafka handled the delete after that join, so
+    the group went with its pending member, and the member's LeaveGroup 2 s later (line 22)
+    was answered UNKNOWN_MEMBER_ID. The search now reaches back to the answer that handed
+    out a member id the broker no longer knows when the trace holds a DeleteGroups."""
+    import json
+
+    from groupspec.conformance.runner import validation_config
+    from groupspec.validate.validator import validate_bytes, with_broker_config
+
+    path = ROOT / "examples" / "validator-false-positives" / "delete-takes-a-pending-member-kafka-4.1.2.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    events = [json.loads(x) for x in lines]
+    delete, pending, leave = events[6], events[5], events[21]
+    assert delete["api"] == "DeleteGroups" and delete["response"]["results"][0]["error"] == "NONE"
+    assert pending["response"]["error"] == "MEMBER_ID_REQUIRED"
+    assert delete["sent_ms"] < pending["sent_ms"] < pending["received_ms"] < delete["received_ms"]
+    assert leave["request"]["members"][0]["member_id"] == pending["response"]["member_id"]
+    assert leave["response"]["error"] == "UNKNOWN_MEMBER_ID"
+    config = with_broker_config(validation_config("kafka"), events[0]["broker_config"], keep=False)
+    report = validate_bytes("\n".join(lines).encode(), path.name, config)
+    assert [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"] == []

@@ -1027,6 +1027,18 @@ class Replayer:
                     seen += 1
                     if seen >= _RECONCILIATION_LOOKBACK:
                         break
+        unknown = self._unknown_to_broker(f.exchange)
+        if unknown and any(type(self.x[i].event.request) is m.DeleteGroupsRequest for i in b.processed):
+            # the broker no longer knows a member the request names: a DeleteGroups handled
+            # after the member's id was handed out (a pending member's, say) may have taken
+            # it with the group; choices back to that answer may explain it (recorded
+            # against Kafka 4.1.2 by the wire fuzzer: a DeleteGroups answered 6 ms after a
+            # MEMBER_ID_REQUIRED sent later than it)
+            for i in b.processed:
+                resp = self.x[i].event.response
+                if isinstance(resp, m.JoinGroupResponse) and resp.member_id in unknown:
+                    start = min(start, self.x[i].sent)
+                    break
         if isinstance(f.exchange.event.request, m.DescribeGroupsRequest):
             # a DescribeGroups shows the group's state, which may have differed since the last
             # answer that showed it (a JoinGroup completing a join phase): choices since then
@@ -1043,6 +1055,19 @@ class Replayer:
             if self.x[i].received >= f.exchange.sent:
                 start = min(start, self.x[i].sent)
         return start - self.cfg.slack_ms
+
+    @staticmethod
+    def _unknown_to_broker(ex: Exchange) -> set[str]:
+        """The member ids ``ex``'s request names that the broker answered UNKNOWN_MEMBER_ID."""
+        req, resp = ex.event.request, ex.event.response
+        if isinstance(req, m.LeaveGroupRequest) and isinstance(resp, m.LeaveGroupResponse):
+            if resp.error is _UNKNOWN_MEMBER_ID:
+                return {x.member_id for x in req.members if x.member_id}
+            return {x.member_id for x in resp.members if x.error is _UNKNOWN_MEMBER_ID and x.member_id}
+        member = getattr(req, "member_id", "")
+        if member and isinstance(member, str) and main_error(resp) is _UNKNOWN_MEMBER_ID:
+            return {member}
+        return set()
 
     def _set_metadata(self, coord: Coordinator, t: float) -> None:
         """The metadata image of the latest metadata event at or before ``t`` (or the
