@@ -137,3 +137,32 @@ def test_kafka_9885_a_pending_member_admitted_beyond_the_size_is_named() -> None
                         "member_id": member, "leader": member, "protocol_name": "range", "members": []}
     report = validate_bytes(_raw(events), PENDING.name, validation_config("kafka"))
     assert (23, "GroupMaxSize") in _broker_side(report.groups)
+
+
+def test_record_writes_the_broker_settings_into_the_header(tmp_path: Path) -> None:
+    """``groupspec record --broker-config``: the trace header carries what the user says the
+    broker runs with (no client connects here; the header is written at start)."""
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "rec.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "groupspec", "record", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9",
+         "--out", str(out), "--broker-config", "group.max.size=3", "--broker-config",
+         "group.consumer.session.timeout.ms=10000"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        assert "recording" in proc.stderr.readline()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    assert header["broker_config"] == {"group.max.size": 3, "group.consumer.session.timeout.ms": 10000}
+    bad = subprocess.run([sys.executable, "-m", "groupspec", "record", "--listen", "127.0.0.1:0", "--upstream",
+                          "127.0.0.1:9", "--out", str(tmp_path / "x.jsonl"), "--broker-config", "group.max.size=0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "group.max.size must be >= 1, got 0" in bad.stderr
