@@ -466,8 +466,9 @@ REMAINS = [
     "(bench/mypyc.md, measured before these changes), below the 1.5x that would keep a build "
     "step. 60,000 events/s per core leaves 16.7 µs per event for everything, about what the "
     "simulation alone costs in Python objects per message: in pure Python with today's "
-    "outputs the target stays out of reach (see the targets below), and a compiled build's "
-    "1.3-1.4x would not close a gap of 3x and more.",
+    "outputs the target is out of reach on most days of this host (see the targets below: "
+    "the same code has measured 1.1x to 4x short of it as the host's speed moved), and a "
+    "compiled build's 1.3-1.4x would close it only on the host's fast days.",
 ]
 
 
