@@ -166,3 +166,22 @@ def test_record_writes_the_broker_settings_into_the_header(tmp_path: Path) -> No
                           "127.0.0.1:9", "--out", str(tmp_path / "x.jsonl"), "--broker-config", "group.max.size=0"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "group.max.size must be >= 1, got 0" in bad.stderr
+
+
+def test_a_kafka_broker_started_here_names_its_group_settings(tmp_path: Path) -> None:
+    """What a recording made against the Kafka broker groupspec starts writes into its header
+    (``groupspec conformance --broker kafka``): its settings the reference models, those it
+    is given included; validated with them, a conformance trace needs no flags."""
+    from groupspec.brokers import KafkaBroker
+    from groupspec.brokers.kafka import (
+        CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS,
+        CONSUMER_GROUP_SESSION_TIMEOUT_MS,
+    )
+
+    broker = KafkaBroker(workdir=tmp_path, port=1234, properties={"group.max.size": "5"})
+    assert broker.group_settings() == {
+        "offsets.topic.num.partitions": 1, "group.initial.rebalance.delay.ms": 0,
+        "group.consumer.session.timeout.ms": CONSUMER_GROUP_SESSION_TIMEOUT_MS,
+        "group.consumer.heartbeat.interval.ms": CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS, "group.max.size": 5}
+    config = with_broker_config(ReplayConfig(), broker.group_settings())
+    assert config.initial_delays_ms == (0,) and config.coordinator.offsets_topic_num_partitions == 1

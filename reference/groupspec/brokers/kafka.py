@@ -232,6 +232,14 @@ class KafkaBroker(BrokerProcess):
         props.update(self.extra_properties)
         return props
 
+    def group_settings(self) -> dict[str, int]:
+        """The broker settings this broker runs with that the reference models (Kafka's
+        names, :data:`groupspec.coordinator.config.BROKER_SETTINGS`): what a recording
+        made against it writes into its header."""
+        from groupspec.coordinator.config import BROKER_SETTINGS
+
+        return {k: int(v) for k, v in self.server_properties().items() if k in BROKER_SETTINGS}
+
     def _classpath(self) -> str:
         return str(kafka_libs(self.version, fetch=self.fetch) / "*")
 

@@ -16,7 +16,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,11 +101,12 @@ def _log(text: str) -> None:
 
 
 @contextlib.contextmanager
-def provide_broker(spec: str) -> Iterator[tuple[str, int, str, str]]:
+def provide_broker(spec: str) -> Iterator[tuple[str, int, str, str, dict[str, int]]]:
     """``kafka`` or ``tansu`` (started here, stopped on exit) or ``HOST:PORT`` (running).
-    Yields (host, port, label, detail)."""
+    Yields (host, port, label, detail, the broker settings the reference models that it is
+    known to run with: a Kafka broker started here, else none)."""
     if spec in ("kafka", "tansu"):
-        from groupspec.brokers import KAFKA_VERSION, make_broker
+        from groupspec.brokers import KAFKA_VERSION, KafkaBroker, make_broker
 
         broker = make_broker(spec)
         _log(f"starting {spec} ...")
@@ -114,10 +115,11 @@ def provide_broker(spec: str) -> Iterator[tuple[str, int, str, str]]:
             detail = (f"{spec}{version}, started by groupspec on {broker.bootstrap} "
                       f"(answered Metadata after {broker.startup_s or 0:.1f} s)")
             _log(detail)
-            yield broker.host, broker.port, spec, detail
+            settings = broker.group_settings() if isinstance(broker, KafkaBroker) else {}
+            yield broker.host, broker.port, spec, detail, settings
         return
     host, port = parse_address(spec)
-    yield host, port, spec, f"{spec}, already running"
+    yield host, port, spec, f"{spec}, already running", {}
 
 
 def prepare_topics(upstream: str, topics: dict[str, int]) -> None:
@@ -224,6 +226,7 @@ def validation_config(broker: str, group_protocol: str = "classic") -> ReplayCon
 def run_scenario(
     scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
     config: ReplayConfig, attempts: int = 2, jitter_ms: float = 0.0,
+    broker_config: Mapping[str, int] | None = None,
 ) -> ScenarioResult:
     """Run one scenario with one client; when the clients could not be driven as scripted
     and yet the broker did nothing the validator calls a violation, the failure is the
@@ -232,7 +235,7 @@ def run_scenario(
     disk (``...attemptN.jsonl``); a run error with a violation is never retried."""
     earlier: list[dict[str, Any]] = []
     for attempt in range(1, attempts + 1):
-        result = _run_once(scenario, client, host, port, label, out_dir, config, jitter_ms)
+        result = _run_once(scenario, client, host, port, label, out_dir, config, jitter_ms, broker_config)
         if result.run_error is None or result.verdict == "violation" or attempt == attempts:
             result.earlier = earlier
             return result
@@ -247,7 +250,7 @@ def run_scenario(
 
 def _run_once(
     scenario: Scenario, client: str, host: str, port: int, label: str, out_dir: Path,
-    config: ReplayConfig, jitter_ms: float = 0.0,
+    config: ReplayConfig, jitter_ms: float = 0.0, broker_config: Mapping[str, int] | None = None,
 ) -> ScenarioResult:
     tag = uuid.uuid4().hex[:6]
     # a mixed suite's client is a pair, CLASSIC+CONSUMER: "+" is not allowed in a topic name
@@ -265,7 +268,7 @@ def _run_once(
         prepare_topics(f"{host}:{port}", topics)
         with open(trace, "w", encoding="utf-8") as out, BackgroundRecorder(
             (host, port), out, cluster=label, note=f"conformance {scenario.name} with {client}",
-            jitter_ms=jitter_ms,
+            broker_config=dict(broker_config or {}), jitter_ms=jitter_ms,
         ) as rec:
             if scenario.group_protocol == "consumer":
                 from groupspec.conformance.consumer_scenarios import ConsumerContext
@@ -371,7 +374,7 @@ def run_conformance(
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    with provide_broker(broker) as (host, port, given, detail):
+    with provide_broker(broker) as (host, port, given, detail, settings):
         name = label or given
         run = RunResult(broker=name, broker_detail=detail, clients=list(clients), started=started,
                         group_protocol=group_protocol)
@@ -388,7 +391,7 @@ def run_conformance(
                     i = counter[0]
                 progress(f"[{i}/{total}] {name} / {client} / {scenario.name} ...")
                 result = run_scenario(scenario, client, host, port, name, out_dir, cfg,
-                                      attempts=attempts, jitter_ms=jitter_ms)
+                                      attempts=attempts, jitter_ms=jitter_ms, broker_config=settings)
                 with lock:
                     done[(client, scenario.name)] = result
                 extra = f"; run error: {result.run_error.splitlines()[0]}" if result.run_error else ""
