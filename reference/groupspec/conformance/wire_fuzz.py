@@ -707,11 +707,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             host, _, port = a.broker.rpartition(":")
             upstream = (host, int(port))
+        # the header carries every setting known: all the reference models of a broker
+        # started here, else those given
+        known = broker.group_settings() if broker is not None else sizes
         bad = 0
         for k in range(a.sequences):
             settings = a.settings or ("groupspec" if broker is not None else "kafka-defaults")
             r = run_sequence(upstream, first + k, a.out, a.ops, "kafka" if settings == "groupspec" else a.broker,
-                             a.group_protocol, sizes)
+                             a.group_protocol, known)
             worst = sorted(set(r.verdicts.values()))
             print(f"seed {r.seed}: {worst}, {len(r.violations)} group(s) with a broker divergence, "
                   f"{r.client_findings} client divergence(s) ({r.trace})", flush=True)
