@@ -55,8 +55,8 @@ def validate_bytes(raw: bytes, source: str = "<trace>", config: ReplayConfig | N
     return validate_loaded(load_bytes(raw, source), config)
 
 
-#: the broker setting the replay takes as its one initial rebalance delay (not a
-#: CoordinatorConfig field: the replay tries each of ReplayConfig.initial_delays_ms)
+#: the broker setting the replay takes as its one initial rebalance delay (the replay does
+#: not read CoordinatorConfig's: it tries each of ReplayConfig.initial_delays_ms)
 INITIAL_DELAY = "group.initial.rebalance.delay.ms"
 
 
