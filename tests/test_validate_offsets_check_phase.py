@@ -88,3 +88,31 @@ def test_candidates_fall_among_the_exchanges_of_the_interval_before() -> None:
     assert cands[0] == 601_001  # just after the diverging exchange: the check comes after it
     assert all(c - 1 in sent for c in cands[:-1]) and cands[-1] == 601_000 - INTERVAL + 1
     assert all(c % INTERVAL for c in cands)
+
+
+def test_kafka_recording_whose_check_must_fit_two_deletions() -> None:
+    """Apache Kafka 4.1.2 recorded by the wire fuzzer with offsets.retention.check.interval.ms
+    5000 (and offsets.retention.minutes 1; seed 8001): group g0, Empty without offsets, was
+    deleted by the periodic check between 3.6 s and 6.0 s of the recording (a DescribeGroups
+    found it, a DeleteGroups then did not), created again by a static member that left at
+    6.05 s, and still there at 8.75 s (an OffsetCommit with a generation answered
+    UNKNOWN_MEMBER_ID, not the ILLEGAL_GENERATION of a group that does not exist): one check
+    instant must fall in the first window and the next one after 8.75 s. The placement that
+    explained the first deletion put the next check at 8.72 s; the search now also tries the
+    placements for the divergence that placement met."""
+    import json
+    from pathlib import Path
+
+    from groupspec.conformance.runner import validation_config
+    from groupspec.validate.validator import with_broker_config
+
+    path = (Path(__file__).resolve().parents[1] / "examples" / "validator-false-positives"
+            / "expiry-check-placed-for-two-deletions-kafka-4.1.2.jsonl")
+    text = path.read_text(encoding="utf-8")
+    header = json.loads(text.splitlines()[0])
+    assert header["broker_config"]["offsets.retention.check.interval.ms"] == 5000
+    config = with_broker_config(validation_config("kafka"), header["broker_config"], keep=False)
+    report = validate_bytes(text.encode(), path.name, config)
+    [g0] = [g for g in report.groups if g.group_id.endswith("-g0")]
+    assert _broker_side(g0) == []
+    assert "offsets.retention.check.at.ms" in g0.assumed

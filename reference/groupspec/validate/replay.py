@@ -2309,15 +2309,27 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
             best = result
     assert best is not None
     if cfg.offsets_check_phase_known is False and best.failure is not None:
-        for check in offsets_check_candidates(exchanges, best.failure.exchange,
-                                              cfg.coordinator.offsets_retention_check_interval_ms):
-            for delay in cfg.initial_delays_ms:
-                result = Replayer(exchanges, first_only, prepared, check).run(delay)
-                if result.ok:
-                    return result
-                if result.failure is not None and best.failure is not None \
-                        and result.failure.depth > best.failure.depth:
-                    best = result
+        # the placements for the divergence; where one gets further and diverges later, the
+        # placements for that divergence too (a check must fall where the earlier one needs
+        # it and not where the later one forbids it), at most OFFSETS_CHECK_ROUNDS times
+        tried: set[int] = set()
+        for _ in range(OFFSETS_CHECK_ROUNDS):
+            assert best.failure is not None
+            failed = best.failure.exchange
+            for check in offsets_check_candidates(exchanges, failed,
+                                                  cfg.coordinator.offsets_retention_check_interval_ms):
+                if check in tried:
+                    continue
+                tried.add(check)
+                for delay in cfg.initial_delays_ms:
+                    result = Replayer(exchanges, first_only, prepared, check).run(delay)
+                    if result.ok:
+                        return result
+                    if result.failure is not None and best.failure is not None \
+                            and result.failure.depth > best.failure.depth:
+                        best = result
+            if best.failure is None or best.failure.exchange is failed:
+                break
     if cfg.max_divergences > 1 and not best.bound_hit:
         best = Replayer(exchanges, cfg, prepared, best.offsets_check_ms).run(best.initial_delay_ms)
     return best
@@ -2325,6 +2337,8 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
 
 #: at most this many placements of the periodic expiry check are tried for one divergence
 OFFSETS_CHECK_CANDIDATES = 8
+#: and for at most this many divergences, each further than the one before
+OFFSETS_CHECK_ROUNDS = 3
 
 
 def offsets_check_candidates(exchanges: list[Exchange], failed: Exchange, interval_ms: int) -> list[int]:
