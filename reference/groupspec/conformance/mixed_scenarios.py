@@ -113,6 +113,14 @@ class MixedContext(ConsumerContext):
             raise ScenarioError(f"the recording shows no JoinGroup of {m.name} answered NONE")
         return int(joins[-1]["response"]["generation_id"])
 
+    def wait_consumer_joined(self, name: str, after_seq: int) -> dict[str, Any]:
+        """The first ConsumerGroupHeartbeat of consumer-protocol member ``name`` after
+        ``after_seq`` that the broker answered NONE (its join)."""
+        return self.wait_exchange(
+            f"a ConsumerGroupHeartbeat of {name} answered NONE",
+            lambda e: e["api"] == HEARTBEAT and e["client_id"] == name
+            and (e.get("response") or {}).get("error") == "NONE", after_seq=after_seq)
+
     def wait_rejoined(self, members: list[Member], after_seq: int, what: str,
                       timeout_s: float = 30.0) -> dict[str, int]:
         """Wait until each classic member has had a JoinGroup answered NONE after
@@ -150,10 +158,7 @@ def online_upgrade(context: Context) -> None:
     ctx.wait_consumed([a, b])
     mark = ctx.last_seq()
     c = ctx.member("c")
-    joined = ctx.wait_exchange(
-        "a ConsumerGroupHeartbeat of c answered NONE",
-        lambda e: e["api"] == HEARTBEAT and e["client_id"] == "c"
-        and (e.get("response") or {}).get("error") == "NONE", after_seq=mark)
+    joined = ctx.wait_consumer_joined("c", mark)
     ctx.note(f"c (consumer protocol) joined the classic group: member epoch "
              f"{joined['response']['member_epoch']} (seq {joined['seq']}); the group is now a "
              "consumer group")
@@ -350,10 +355,7 @@ def static_upgrade(context: Context) -> None:
     a.kill()
     ctx.note("a killed with SIGKILL: instance-a is still a classic member of the group")
     a2 = ctx.member("a-consumer", group_instance_id="instance-a")
-    joined = ctx.wait_exchange(
-        "a ConsumerGroupHeartbeat of a-consumer answered NONE",
-        lambda e: e["api"] == HEARTBEAT and e["client_id"] == "a-consumer"
-        and (e.get("response") or {}).get("error") == "NONE", after_seq=mark)
+    joined = ctx.wait_consumer_joined("a-consumer", mark)
     ctx.note(f"a-consumer (consumer protocol, instance-a) replaced the classic member: member "
              f"epoch {joined['response']['member_epoch']} (seq {joined['seq']}); the group is now "
              "a consumer group")
