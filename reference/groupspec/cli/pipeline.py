@@ -15,7 +15,6 @@ the same arguments.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -269,15 +268,13 @@ def run_validate_command(args: argparse.Namespace) -> int:
 
     if not find_inputs(args.inputs):
         raise InputError("INPUT", "no trace files (*.jsonl, *.parquet) found")
-    from groupspec.validate.validator import with_broker_config
+    from groupspec.validate.validator import with_command_line
 
     try:
-        config = with_broker_config(ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms),
-                                    dict(args.broker_config), keep=False)
+        config = with_command_line(ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms),
+                                   dict(args.broker_config), bool(args.initial_delay_ms))
     except ValueError as e:
         raise InputError("--broker-config", str(e)) from None
-    if args.initial_delay_ms:  # --initial-delay-ms wins over --broker-config's delay
-        config = dataclasses.replace(config, initial_delays_ms=delays)
     # Spark's own Parquet reader decodes in the JVM: it keeps the JVM's optimising compiler
     spark, stop = _session(args.master, "groupspec-validate", light_jvm=args.reader != "parquet")
     try:

@@ -17,7 +17,7 @@ from groupspec.coordinator.config import (
 )
 from groupspec.validate import ReplayConfig, TraceInputError, exit_code, validate_path
 from groupspec.validate.report import render_json, render_text
-from groupspec.validate.validator import with_broker_config
+from groupspec.validate.validator import with_command_line
 from groupspec.validate.verdict import FileReport
 
 #: the largest --slack-ms / --initial-delay-ms: an int32 of milliseconds, as Kafka's configs
@@ -110,17 +110,15 @@ def group_config_arg(text: str) -> tuple[str, dict[str, str]]:
 group_config_arg.__name__ = "group config"
 
 
-
 def run(args: argparse.Namespace) -> int:
     delays = tuple(args.initial_delay_ms) if args.initial_delay_ms else ReplayConfig.initial_delays_ms
     if args.report:  # before the work
         output_file(args.report, "--report")
     try:
-        base = with_broker_config(ReplayConfig(initial_delays_ms=delays), dict(args.broker_config), keep=False)
+        base = with_command_line(ReplayConfig(initial_delays_ms=delays), dict(args.broker_config),
+                                 bool(args.initial_delay_ms))
     except ValueError as e:
         return fail("--broker-config", str(e))
-    if args.initial_delay_ms:  # --initial-delay-ms wins over --broker-config's delay
-        base = dataclasses.replace(base, initial_delays_ms=delays)
     delays = base.initial_delays_ms
     coordinator = base.coordinator
     if args.consumer_session_timeout_ms is not None:

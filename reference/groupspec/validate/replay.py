@@ -1008,11 +1008,7 @@ class Replayer:
         # search explode)
         member = getattr(f.exchange.event.request, "member_id", "")
         if member and self.coordinator_moved:
-            for i in b.processed:
-                resp = self.x[i].event.response
-                if isinstance(resp, m.JoinGroupResponse) and resp.member_id == member:
-                    start = min(start, self.x[i].sent)
-                    break
+            start = min(start, self._handed_out(b, {member}))
         if (isinstance(f.exchange.event.request, ConsumerGroupHeartbeatRequest)
                 and f.rule.name == "ConsumerReconciliation"):
             # an assignment is the target some earlier heartbeat computed: the order of two
@@ -1034,11 +1030,7 @@ class Replayer:
             # it with the group; choices back to that answer may explain it (recorded
             # against Kafka 4.1.2 by the wire fuzzer: a DeleteGroups answered 6 ms after a
             # MEMBER_ID_REQUIRED sent later than it)
-            for i in b.processed:
-                resp = self.x[i].event.response
-                if isinstance(resp, m.JoinGroupResponse) and resp.member_id in unknown:
-                    start = min(start, self.x[i].sent)
-                    break
+            start = min(start, self._handed_out(b, unknown))
         if isinstance(f.exchange.event.request, m.DescribeGroupsRequest):
             # a DescribeGroups shows the group's state, which may have differed since the last
             # answer that showed it (a JoinGroup completing a join phase): choices since then
@@ -1055,6 +1047,15 @@ class Replayer:
             if self.x[i].received >= f.exchange.sent:
                 start = min(start, self.x[i].sent)
         return start - self.cfg.slack_ms
+
+    def _handed_out(self, b: _Branch, members: set[str]) -> float:
+        """When the request was sent whose JoinGroup answer first handed out one of
+        ``members`` among the exchanges ``b`` handled (infinity: none did)."""
+        for i in b.processed:
+            resp = self.x[i].event.response
+            if isinstance(resp, m.JoinGroupResponse) and resp.member_id in members:
+                return self.x[i].sent
+        return math.inf
 
     @staticmethod
     def _unknown_to_broker(ex: Exchange) -> set[str]:
@@ -1745,7 +1746,7 @@ class Replayer:
                 views = b.read_views[gid] = [(None, None)]
             if wrote:
                 self._written(views, at, until)
-                if views and views[-1][0] == view:
+                if views[-1][0] == view:
                     views[-1] = (view, None)
                 else:
                     views.append((view, None))
@@ -1773,11 +1774,11 @@ class Replayer:
         (``_note_views``): where the broker's entry for a group differs from the reference's
         and equals the reference's description of one of the states the read may see (those
         since the group's last written record, and those before a write not yet committed
-        when the read was sent; unknown before its first), the
-        broker's entry is taken as the reference's. Recorded against Kafka 4.1.2 by the wire
-        fuzzer: a group described Dead just after a new member's MEMBER_ID_REQUIRED, and just after a
-        JoinGroup v3 completed the group's first join phase; a consumer group described
-        without the member whose joining heartbeat was being written."""
+        when the read was sent; unknown before its first), the broker's entry is taken as
+        the reference's. Recorded against Kafka 4.1.2 by the wire fuzzer: a group described
+        Dead just after a new member's MEMBER_ID_REQUIRED, and just after a JoinGroup v3
+        completed the group's first join phase; a consumer group described without the
+        member whose joining heartbeat was being written."""
         if not b.read_views:
             return
         req = self.x[rid].event.request

@@ -70,7 +70,7 @@ def with_broker_config(config: ReplayConfig, settings: Mapping[str, object], kee
     default ones) is kept: a value given on the command line wins over the trace's. An
     impossible configuration raises ValueError naming the setting."""
     known = {k: v for k, v in settings.items() if k in BROKER_SETTINGS}
-    delay = known.pop(INITIAL_DELAY, None) if INITIAL_DELAY in settings else None
+    delay = known.pop(INITIAL_DELAY, None)
     coordinator = config.coordinator.with_broker_settings(known, keep=keep)
     if coordinator is not config.coordinator:
         config = dataclasses.replace(config, coordinator=coordinator)
@@ -79,6 +79,16 @@ def with_broker_config(config: ReplayConfig, settings: Mapping[str, object], kee
                     .group_initial_rebalance_delay_ms)
         config = dataclasses.replace(config, initial_delays_ms=(value,))
     return config
+
+
+def with_command_line(config: ReplayConfig, settings: Mapping[str, object], delays_given: bool) -> ReplayConfig:
+    """``config`` with the command line's ``--broker-config`` ``settings`` over it, except
+    that ``--initial-delay-ms`` (``config``'s delays, when ``delays_given``) wins over their
+    delay (``groupspec validate``, ``groupspec pipeline validate``). ValueError as
+    :func:`with_broker_config`."""
+    delays = config.initial_delays_ms
+    config = with_broker_config(config, settings, keep=False)
+    return dataclasses.replace(config, initial_delays_ms=delays) if delays_given else config
 
 #: a Located's event
 _EVENT = operator.itemgetter(1)
@@ -106,7 +116,7 @@ def file_config(loaded: LoadedTrace, config: ReplayConfig | None) -> ReplayConfi
         try:
             config = with_broker_config(config or ReplayConfig(), header.broker_config)
         except ValueError as e:
-            # judged with the other settings; the report names the header's line
+            # judged as if the header named no setting; the report names the header's line
             line = next(x.line for x in loaded.events if x.event is header)
             if not any(p.line == line and p.kind == "bad_event" for p in loaded.problems):
                 loaded.problems.append(InputProblem("bad_event", loaded.source, line,
