@@ -70,6 +70,8 @@ TOPIC_PARTITIONS = 3
 #: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
 MIN_SESSION_TIMEOUT_MS = 6000
 STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead", "stable", "Unknown")
+#: a consumer group's states (ConsumerGroup.ConsumerGroupState), for ListGroups' filter
+CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "reconciling ", "Dead", "CompletingRebalance")
 
 
 class WireError(RuntimeError):
@@ -163,6 +165,8 @@ class Sequence_:
 
 
 class Fuzzer:
+    #: the states a ListGroups filter draws from
+    list_states: tuple[str, ...] = STATES
     """Draws and sends one sequence of ``ops`` steps over ``clients`` connections."""
 
     def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str], topic: str,
@@ -420,7 +424,7 @@ class Fuzzer:
 
     def _list(self, c: Client, g: str) -> Callable[[], None]:
         v = self._version("ListGroups")
-        states = self.rng.sample(STATES, self.rng.randint(0, 2))
+        states = self.rng.sample(self.list_states, self.rng.randint(0, 2))
         body = {"states_filter": states, "types_filter": []}
 
         def send() -> None:
@@ -454,7 +458,10 @@ class ConsumerFuzzer(Fuzzer):
     """Consumer groups (KIP-848): ConsumerGroupHeartbeat v0-v1 joins, heartbeats with the
     partitions owned, stale and future epochs, unknown member ids, subscription and assignor
     changes, leaves (-1) and static leaves (-2); OffsetCommit v9 and OffsetFetch v9 with
-    member epochs; pauses that let sessions and rebalance timeouts run out."""
+    member epochs; ConsumerGroupDescribe and ListGroups; pauses that let sessions and
+    rebalance timeouts run out."""
+
+    list_states = CONSUMER_STATES
 
     def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str],
                  topics: Mapping[str, int], clients: int = 4, statics: int = 2, timeout_s: float = 45.0) -> None:
@@ -477,11 +484,11 @@ class ConsumerFuzzer(Fuzzer):
         return self.states.setdefault((c.name, g), ConsumerMembership())
 
     def _draw(self, c: Client, g: str) -> Callable[[], None]:
-        kind = self.rng.choices(("heartbeat", "leave", "commit", "fetch", "describe"),
-                                weights=(75, 7, 12, 6, 8))[0]
+        kind = self.rng.choices(("heartbeat", "leave", "commit", "fetch", "describe", "list"),
+                                weights=(75, 7, 12, 6, 8, 4))[0]
         return {"heartbeat": self._consumer_heartbeat, "leave": self._consumer_leave,
                 "commit": self._consumer_commit, "fetch": self._consumer_fetch,
-                "describe": self._consumer_describe}[kind](c, g)
+                "describe": self._consumer_describe, "list": self._list}[kind](c, g)
 
     def _consumer_describe(self, c: Client, g: str) -> Callable[[], None]:
         v = self._version("ConsumerGroupDescribe")

@@ -28,6 +28,8 @@ from groupspec.protocol.wire import DecodeError
 #: JoinGroup v9 added skipAssignment (KIP-814); LeaveGroup v3 answers per member (KIP-345).
 SKIP_ASSIGNMENT_MIN_VERSION = 9
 LEAVE_MEMBERS_MIN_VERSION = 3
+#: ListGroups v4 added the states filter and each listed group's state (KIP-518)
+LIST_GROUPS_STATE_MIN_VERSION = 4
 #: Error members bound once: looking one up on its Enum class costs as much
 #: as a function call, and these are read for nearly every event
 _MEMBER_ID_REQUIRED = Error.MEMBER_ID_REQUIRED
@@ -153,6 +155,11 @@ def summary(resp: m.Response | None) -> str:
     if isinstance(resp, m.DescribeGroupsResponse):
         gs = ", ".join(f"{g.group_id}:{g.error.name}:{g.group_state}:{len(g.members)} member(s)" for g in resp.groups)
         return f"DescribeGroups [{gs}]"
+    if isinstance(resp, m.ListGroupsResponse):
+        if resp.error is not _NONE:
+            return f"ListGroups {resp.error.name}"
+        gs = ", ".join(f"{g.group_id}:{g.protocol_type or '-'}:{g.group_state or '-'}" for g in resp.groups)
+        return f"ListGroups NONE [{gs}]"
     if isinstance(resp, m.DeleteGroupsResponse):
         return "DeleteGroups [" + ", ".join(f"{x.group_id}:{x.error.name}" for x in resp.results) + "]"
     if isinstance(resp, m.OffsetDeleteResponse):
@@ -343,13 +350,12 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         return None
     if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         for eg, ag in zip(expected.groups, actual.groups, strict=False):
-            if eg.error is not ag.error:
-                return Mismatch("error")
-            if eg.error is _NONE and ag.group_state != eg.group_state:
-                return Mismatch("group state")
-            if {x.member_id for x in eg.members} != {x.member_id for x in ag.members}:
-                return Mismatch("members")
+            mismatch = _described_classic(api_version, eg, ag)
+            if mismatch is not None:
+                return mismatch
         return None
+    if isinstance(expected, m.ListGroupsResponse) and isinstance(actual, m.ListGroupsResponse):
+        return _list_groups(api_version, expected, actual)
     if isinstance(expected, m.DeleteGroupsResponse) and isinstance(actual, m.DeleteGroupsResponse):
         e4 = sorted((x.group_id, x.error.value) for x in expected.results)
         a4 = sorted((x.group_id, x.error.value) for x in actual.results)
@@ -401,6 +407,68 @@ def _members_difference(expected: dict[str, bytes], actual: dict[str, bytes]) ->
     for x in meta[:3]:
         parts.append(f"{x}'s metadata {actual[x].hex()[:80]} where its join sent {expected[x].hex()[:80]}")
     return "; ".join(parts)
+
+
+#: DescribeGroups v4 added each member's group instance id (KIP-345)
+DESCRIBE_INSTANCE_ID_MIN_VERSION = 4
+
+
+def _described_classic(version: int, e: m.DescribedGroup, a: m.DescribedGroup) -> Mismatch | None:
+    """A DescribeGroups entry (GroupMetadataManager.describeGroups): its error; the group's
+    state, protocol type and protocol (the protocol only when Stable); its members by id, in
+    any order (Kafka iterates a HashMap), each with its instance id (v4+), client id,
+    metadata (only when Stable: ClassicGroupMember.describe / describeNoMetadata) and
+    assignment. The client host is not compared: a recording proxy stands between the
+    clients and the broker, which sees the proxy's address."""
+    if e.error is not a.error:
+        return Mismatch("error")
+    if e.error is not _NONE:
+        return None
+    if a.group_state != e.group_state:
+        return Mismatch("group state")
+    if a.protocol_type != e.protocol_type:
+        return Mismatch("protocol type", f"{a.protocol_type!r}, due {e.protocol_type!r}")
+    if a.protocol_data != e.protocol_data:
+        return Mismatch("protocol", f"{a.protocol_data!r}, due {e.protocol_data!r}")
+    ours = {x.member_id: x for x in e.members}
+    theirs = {x.member_id: x for x in a.members}
+    if ours.keys() != theirs.keys():
+        return Mismatch("members")
+    for mid, x in ours.items():
+        y = theirs[mid]
+        if version >= DESCRIBE_INSTANCE_ID_MIN_VERSION and x.group_instance_id != y.group_instance_id:
+            return Mismatch(f"instance id of member {mid}")
+        if x.client_id != y.client_id:
+            return Mismatch(f"client id of member {mid}")
+        if x.member_metadata != y.member_metadata:
+            return Mismatch(f"metadata of member {mid}")
+        if x.member_assignment != y.member_assignment:
+            return Mismatch(f"assignment of member {mid}")
+    return None
+
+
+def listed_key(version: int, g: m.ListedGroup) -> tuple[str, str, str]:
+    """What a ListGroups answer at ``version`` says of a group: its id, protocol type and,
+    from v4, its state."""
+    return (g.group_id, g.protocol_type, g.group_state if version >= LIST_GROUPS_STATE_MIN_VERSION else "")
+
+
+def _list_groups(version: int, e: m.ListGroupsResponse, a: m.ListGroupsResponse) -> Mismatch | None:
+    """The groups listed, as a multiset (Kafka lists a shard's groups in its map's order and
+    the shards in the runtime's; a listing of one group, as the replay compares it, has no
+    order), each by :func:`listed_key`."""
+    if e.error is not a.error:
+        return Mismatch("error")
+    due = sorted(listed_key(version, g) for g in e.groups)
+    listed = sorted(listed_key(version, g) for g in a.groups)
+    if listed != due:
+        return Mismatch("groups listed", f"listed {_listed_text(listed)}, due {_listed_text(due)}")
+    return None
+
+
+def _listed_text(keys: list[tuple[str, str, str]]) -> str:
+    return "[" + ", ".join(f"{gid} ({ptype or 'no protocol type'}{', ' + state if state else ''})"
+                           for gid, ptype, state in keys) + "]" if keys else "nothing"
 
 
 def _offset_delete(e: m.OffsetDeleteResponse, a: m.OffsetDeleteResponse) -> Mismatch | None:

@@ -20,6 +20,7 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
 )
+from groupspec.protocol.errors import Error
 from groupspec.trace.events import (
     APIS,
     ApiVersionsEvent,
@@ -32,6 +33,7 @@ from groupspec.trace.events import (
     RecordEvent,
     WireExchange,
 )
+from groupspec.validate.compare import main_error
 from groupspec.validate.load import EventColumns, LoadedTrace
 from groupspec.validate.problems import InputProblem
 
@@ -272,6 +274,35 @@ def per_group(ev: WireExchange) -> list[WireExchange]:
     return out
 
 
+#: answers that say a request reached a broker not (or not yet) the group's coordinator
+_COORDINATOR_ERRORS = frozenset({Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE,
+                                 Error.COORDINATOR_LOAD_IN_PROGRESS})
+
+
+def list_groups_per_group(listings: list[tuple[int, WireExchange]], groups: dict[str, GroupTrace]) -> None:
+    """Each ListGroups answer (``listings``: (line, exchange), answered NONE) as one exchange
+    per replayed group it can be judged for: the request as it was, the response holding the
+    broker's entries for that group. ListGroups is cluster-wide (each broker lists the groups
+    of the __consumer_offsets partitions it leads, GroupCoordinatorService.listGroups), so a
+    group is judged by an answer that lists it, or by one that came on a connection that
+    carried the group's own requests (the same broker, its coordinator). A group whose
+    requests met a coordinator error in the trace (its coordinator moved, or was loading)
+    is judged by none: which broker held it when is not on the wire."""
+    for gid, g in groups.items():
+        if not g.exchanges or not gid:
+            continue
+        if any(main_error(x.event.response) in _COORDINATOR_ERRORS for x in g.exchanges):
+            continue
+        conns = {x.event.connection for x in g.exchanges}
+        for line, ev in listings:
+            resp = ev.response
+            assert isinstance(resp, m.ListGroupsResponse)
+            mine = tuple(x for x in resp.groups if x.group_id == gid)
+            if mine or ev.connection in conns:
+                g.exchanges.append(exchange(line, dataclasses.replace(
+                    ev, group_id=gid, response=dataclasses.replace(resp, groups=mine))))
+
+
 def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     source = loaded.source
     problems = list(loaded.problems)
@@ -294,6 +325,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     decode_errors: list[tuple[int, DecodeErrorEvent]] = []
     unattributed_fetches: list[tuple[int, FetchEvent]] = []
     coordinator_wide: list[tuple[int, RecordEvent]] = []
+    listings: list[tuple[int, WireExchange]] = []
 
     def problem(kind: str, line: int, ev: Event, msg: str, gid: str | None = None) -> InputProblem:
         p = InputProblem(kind, source, line, msg, gid, ev.seq)
@@ -369,6 +401,10 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             parts = per_group(ev) if gid == "" and ev.api in _PER_GROUP_APIS else None
             for x in parts or (ev,):
                 add_exchange(line, x)
+            resp = ev.response
+            if (type(resp) is m.ListGroupsResponse and resp.error is Error.NONE
+                    and ev.received_ms is not None and ev.received_ms >= ev.sent_ms):
+                listings.append((line, ev))
         elif isinstance(ev, RecordEvent):
             if ev.record.group_id:
                 group(ev.record.group_id).records.append((line, ev))
@@ -417,6 +453,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         for line, fe in unattributed_fetches:
             for gid in by_client.get(fe.client_id, ()):
                 groups[gid].fetches.append((line, fe))
+    if listings:
+        list_groups_per_group(listings, groups)
     for g in groups.values():
         g.gaps.extend(file_gaps)
         if coordinator_wide and g.records:

@@ -58,7 +58,7 @@ import dataclasses
 import hashlib
 import math
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +103,7 @@ from groupspec.validate.compare import (
     TxnOffsets,
     api_layer_partitions,
     compare,
+    listed_key,
     main_error,
     summary,
 )
@@ -252,8 +253,12 @@ _MAX_READ_VIEWS = 64
 
 #: how a read may describe a group: a DescribeGroups entry, or a ConsumerGroupDescribe one
 _View = m.DescribedGroup | ConsumerDescribedGroup
-#: the reads that describe groups
-_DESCRIBE_REQUESTS = frozenset({m.DescribeGroupsRequest, ConsumerGroupDescribeRequest})
+_DEAD = GroupState.Dead.value
+#: the reads that show groups' states: the replay keeps their read views (_note_views)
+_DESCRIBE_REQUESTS = frozenset({m.DescribeGroupsRequest, ConsumerGroupDescribeRequest, m.ListGroupsRequest})
+#: ListGroups v5 added a types filter, which traces do not keep: a group a v5 answer leaves
+#: out may have been filtered by its type, so only the groups it lists are judged
+LIST_GROUPS_TYPES_MIN_VERSION = 5
 #: records that only set a timer: no read shows them, and they are not written
 _TIMERS_ONLY = frozenset({HeartbeatScheduled, ConsumerSessionTimerSet, ConsumerRebalanceTimerSet})
 #: written records that change nothing a description of the group shows
@@ -264,6 +269,29 @@ def _alike(kind: type, version: int, ours: Any, theirs: Any) -> bool:
     """The broker's entry ``theirs`` is the reference's ``ours`` in a response of type
     ``kind`` (DescribeGroupsResponse, ConsumerGroupDescribeResponse) at ``version``."""
     return compare(version, kind(groups=(ours,)), kind(groups=(theirs,))) is None
+
+
+def _in_map(view: _View | None) -> bool:
+    """``view`` describes a group the coordinator holds (not unknown, not Dead)."""
+    return view is not None and view.group_state != _DEAD
+
+
+def _listed(view: _View | None, gid: str, states_filter: tuple[str, ...]) -> tuple[m.ListedGroup, ...]:
+    """How ListGroups lists group ``gid`` described as ``view`` (None: unknown) under
+    ``states_filter`` (GroupMetadataManager.listGroups; ClassicGroup / ConsumerGroup
+    asListedGroup: a consumer group's protocol type is "consumer")."""
+    if not _in_map(view):
+        return ()
+    assert view is not None
+    wanted = {f.strip().lower() for f in states_filter}
+    if wanted and view.group_state.lower() not in wanted:
+        return ()
+    ptype = view.protocol_type if isinstance(view, m.DescribedGroup) else "consumer"
+    return (m.ListedGroup(gid, ptype, view.group_state),)
+
+
+def _same_listing(version: int, ours: Sequence[m.ListedGroup], theirs: Sequence[m.ListedGroup]) -> bool:
+    return sorted(listed_key(version, g) for g in ours) == sorted(listed_key(version, g) for g in theirs)
 
 
 @dataclass
@@ -1690,6 +1718,8 @@ class Replayer:
             self.slot["next"] = None
         if isinstance(resp, (m.DescribeGroupsResponse, ConsumerGroupDescribeResponse)):
             self._allow_uncommitted_groups(b, rid, out, resp)
+        elif type(req) is m.ListGroupsRequest:
+            self._listing_of_group(b, rid, out, e)
         b.clock = t
         b.last_normal[e.connection] = t
         if isinstance(resp, m.JoinGroupResponse) and resp.member_id:
@@ -1744,6 +1774,19 @@ class Replayer:
                            if gid in state.consumer_groups else described_group(state.groups.get(gid), gid, 0))
             if views is None:
                 views = b.read_views[gid] = [(None, None)]
+            if _in_map(view) and type(view) is m.DescribedGroup:
+                # a classic group's state and members are plain fields of its ClassicGroup,
+                # changed in place: a read that finds the group in the map at the committed
+                # offset sees them as they are now (GroupMetadataManager.describeGroups and
+                # listGroups read the group's current state), so no earlier state of this
+                # object is seen again. Views a write ended (``until`` set) stay: those of a
+                # group object the map no longer holds (deleted, or converted to the other
+                # protocol) until that write commits
+                views[:] = [(v, u) for v, u in views if u is not None or not (_in_map(v) and type(v) is m.DescribedGroup)]
+                if wrote:
+                    self._written(views, at, until)
+                views.append((view, None))
+                continue
             if wrote:
                 self._written(views, at, until)
                 if views[-1][0] == view:
@@ -1810,6 +1853,38 @@ class Replayer:
                         described[j] = theirs
                         break
             out.responses[k] = (r_id, dataclasses.replace(r, groups=tuple(described)))  # type: ignore[arg-type]
+
+    def _listing_of_group(self, b: _Branch, rid: int, out: Output, e: WireExchange) -> None:
+        """A ListGroups answer is judged for the replayed group alone (grouping.py
+        ``list_groups_per_group`` gives each group the broker's entries for it): the
+        reference's answer keeps that group's entries. Kafka lists the groups of its map as
+        of the shard's last committed write (GroupCoordinatorService.listGroups,
+        GroupMetadataManager.listGroups), so, as for a describe (``_note_views``), the
+        broker's entry may show any state a read may still see, or none where the group was
+        unknown; a v5 answer that leaves the group out is not judged (its types filter is
+        not in the trace)."""
+        gid = e.group_id
+        actual = e.response
+        req = e.request
+        assert isinstance(req, m.ListGroupsRequest)
+        version = e.api_version
+        for k, (r_id, r) in enumerate(out.responses):
+            if r_id != rid or type(r) is not m.ListGroupsResponse:
+                continue
+            mine = tuple(g for g in r.groups if g.group_id == gid)
+            if isinstance(actual, m.ListGroupsResponse) and actual.error is _NONE and r.error is _NONE:
+                theirs = actual.groups
+                if not theirs and version >= LIST_GROUPS_TYPES_MIN_VERSION:
+                    mine = ()
+                elif not _same_listing(version, mine, theirs):
+                    views = b.read_views.get(gid) or []
+                    sent = self._sent_ms[rid]
+                    for view, until in views[:-1]:
+                        if (until is None or until >= sent) and \
+                                _same_listing(version, _listed(view, gid, req.states_filter), theirs):
+                            mine = theirs
+                            break
+            out.responses[k] = (r_id, dataclasses.replace(r, groups=mine))
 
     def _overdue(self, parked: Exchange, t: int) -> bool:
         """The broker answered ``parked`` (a request the reference keeps parked) more than the

@@ -132,8 +132,13 @@ RULES: dict[str, Rule] = {
         # others
         _r("FetchReturnsCommitted", "OffsetFetch returns the last committed offset of each partition",
            f"{OMM} (fetchOffsets, fetchAllOffsets)"),
-        _r("DescribeGroupAnswer", "DescribeGroups reports the group's state and members",
+        _r("DescribeGroupAnswer",
+           "DescribeGroups reports the group's state, protocol type, protocol and members as they are",
            f"{GMM} (describeGroups); {CG} (asDescribedGroup)"),
+        _r("ListGroupAnswer",
+           "ListGroups lists each group the coordinator has, once, with its protocol type and, "
+           "from v4, its state, within the states filter",
+           f"{GMM} (listGroups); {CG} (asListedGroup, isInStates); {CSG} (asListedGroup); {GCS} (listGroups)"),
         _r("ConsumerGroupDescribeAnswer",
            "ConsumerGroupDescribe reports a consumer group's state, epochs, assignor and members "
            "(epochs, subscriptions, assignments, targets) as of a committed state",
@@ -336,6 +341,7 @@ _DEFAULT: dict[str, str] = {
     "OffsetCommit": "OffsetCommitAnswer",
     "OffsetFetch": "FetchReturnsCommitted",
     "DescribeGroups": "DescribeGroupAnswer",
+    "ListGroups": "ListGroupAnswer",
     "DeleteGroups": "DeleteGroupAnswer",
     "ConsumerGroupHeartbeat": "ConsumerHeartbeatAnswer",
     "OffsetDelete": "OffsetDeleteAnswer",

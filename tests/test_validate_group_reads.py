@@ -1,0 +1,167 @@
+"""ListGroups answers judged per group (rule ListGroupAnswer) and DescribeGroups entries
+judged field by field (DescribeGroupAnswer), on real Kafka 4.1.2 recordings with the
+broker's answer changed.
+
+The recording (examples/validator-false-positives/delete-takes-a-pending-member-kafka-4.1.2.jsonl,
+wire fuzz seed 6116) has a ListGroups v1 at line 41 that lists the trace's group with protocol
+type "consumer". By then the group had been created with protocol type "other" (line 11,
+generation 1), emptied, and joined again with "consumer": generation 3's join phase completed
+at lines 35-36 and no SyncGroup followed, so the group is in CompletingRebalance. Kafka lists a
+classic group with the state of its ClassicGroup in memory (GroupMetadataManager.listGroups,
+ClassicGroup.asListedGroup), so that is the only state a v4 answer may show there, and "other"
+is no longer its protocol type."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupspec.conformance.runner import validation_config
+from groupspec.validate.validator import validate_bytes, with_broker_config
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDING = ROOT / "examples" / "validator-false-positives" / "delete-takes-a-pending-member-kafka-4.1.2.jsonl"
+GROUP = "wf-6116-ecdc84-g0"
+LINE = 41
+
+
+def _judged(change: Callable[[dict[str, Any]], None], recording: Path = RECORDING, line: int = LINE,
+            api: str = "ListGroups") -> list[tuple[int, str]]:
+    """The broker-side divergences of ``recording`` with ``line`` changed by ``change``."""
+    lines = recording.read_text(encoding="utf-8").splitlines()
+    ev = json.loads(lines[line - 1])
+    assert ev["api"] == api
+    change(ev)
+    lines[line - 1] = json.dumps(ev)
+    config = with_broker_config(validation_config("kafka"), json.loads(lines[0])["broker_config"], keep=False)
+    report = validate_bytes("\n".join(lines).encode(), RECORDING.name, config)
+    return [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"]
+
+
+def _entry(ev: dict[str, Any]) -> dict[str, Any]:
+    (entry,) = [g for g in ev["response"]["groups"] if g["group_id"] == GROUP]
+    assert isinstance(entry, dict)
+    return entry
+
+
+def _as_v4(state: str, states_filter: tuple[str, ...] = ()) -> Callable[[dict[str, Any]], None]:
+    def change(ev: dict[str, Any]) -> None:
+        ev["api_version"] = 4
+        ev["request"]["states_filter"] = list(states_filter)
+        _entry(ev)["group_state"] = state
+    return change
+
+
+def _left_out(version: int, connection: str | None = None) -> Callable[[dict[str, Any]], None]:
+    def change(ev: dict[str, Any]) -> None:
+        ev["api_version"] = version
+        ev["response"]["groups"] = [g for g in ev["response"]["groups"] if g["group_id"] != GROUP]
+        if connection is not None:
+            ev["connection"] = connection
+    return change
+
+
+def test_the_recording_as_kafka_answered_conforms() -> None:
+    assert _judged(lambda ev: None) == []
+
+
+@pytest.mark.parametrize("state", ["Empty", "PreparingRebalance", "Stable", "Dead"])
+def test_a_classic_group_is_listed_in_its_current_state_only(state: str) -> None:
+    """Any state but CompletingRebalance is named, the group's earlier ones included (a read
+    finds the ClassicGroup object as it is now, not as of its last written record)."""
+    assert _judged(_as_v4("CompletingRebalance")) == []
+    assert _judged(_as_v4(state)) == [(LINE, "ListGroupAnswer")]
+
+
+def test_a_listing_before_v4_does_not_show_the_state() -> None:
+    def change(ev: dict[str, Any]) -> None:
+        _entry(ev)["group_state"] = "Stable"  # not on the wire before v4: not judged
+    assert _judged(change) == []
+
+
+def test_a_group_listed_with_an_earlier_protocol_type_is_named() -> None:
+    def change(ev: dict[str, Any]) -> None:
+        _entry(ev)["protocol_type"] = "other"
+    assert _judged(change) == [(LINE, "ListGroupAnswer")]
+
+
+def test_a_group_left_out_of_its_coordinator_s_listing_is_named() -> None:
+    """Line 41 came on connection c3, which carried the group's own requests (the same
+    broker, the group's coordinator)."""
+    assert _judged(_left_out(1)) == [(LINE, "ListGroupAnswer")]
+    assert _judged(_left_out(4)) == [(LINE, "ListGroupAnswer")]
+
+
+def test_a_group_left_out_where_the_trace_cannot_tell_is_not_judged() -> None:
+    """A v5 answer may leave the group out by its types filter, which traces do not keep; a
+    listing on a connection that carried none of the group's requests may come from a broker
+    that is not its coordinator."""
+    assert _judged(_left_out(5)) == []
+    assert _judged(_left_out(1, connection="elsewhere")) == []
+
+
+def test_the_states_filter_is_applied_as_kafka_applies_it() -> None:
+    """GroupMetadataManager.listGroups lower-cases and trims each filter; a group whose
+    state is not in a non-empty filter is not listed."""
+    assert _judged(_as_v4("CompletingRebalance", (" completingREBALANCE ",))) == []
+    assert _judged(_as_v4("CompletingRebalance", ("Stable",))) == [(LINE, "ListGroupAnswer")]
+
+    def filtered_out(ev: dict[str, Any]) -> None:
+        _left_out(4)(ev)
+        ev["request"]["states_filter"] = ["Stable", "Empty"]
+    assert _judged(filtered_out) == []
+
+
+def test_a_listing_with_an_error_is_not_judged_per_group() -> None:
+    """An answer with a top-level error lists no group (GroupCoordinatorService.listGroups):
+    which shard failed is not on the wire, so no group's replay takes it."""
+    def change(ev: dict[str, Any]) -> None:
+        ev["response"] = {"error": "COORDINATOR_LOAD_IN_PROGRESS", "groups": []}
+    assert _judged(change) == []
+
+
+#: a DescribeGroups v2 (line 14) of a Stable group of one member, protocol "range", whose
+#: metadata Kafka shows because the group is Stable (ClassicGroupMember.describe)
+DESCRIBED = ROOT / "examples" / "validator-false-positives" / "describe-lets-leave-precede-leader-sync-kafka-4.1.2.jsonl"
+DESCRIBE_LINE = 14
+
+
+def _described(change: Callable[[dict[str, Any]], None]) -> list[tuple[int, str]]:
+    def on_entry(ev: dict[str, Any]) -> None:
+        (entry,) = ev["response"]["groups"]
+        assert entry["group_state"] == "Stable" and len(entry["members"]) == 1
+        change(entry)
+    return _judged(on_entry, DESCRIBED, DESCRIBE_LINE, "DescribeGroups")
+
+
+def _set(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(entry: dict[str, Any]) -> None:
+        target = entry
+        for key in path[:-1]:
+            target = target[key][0] if key == "members" else target[key]
+        target[path[-1]] = value
+    return change
+
+
+def test_the_described_recording_as_kafka_answered_conforms() -> None:
+    assert _described(lambda entry: None) == []
+
+
+@pytest.mark.parametrize("path, value", [
+    (("protocol_type",), "other"),
+    (("protocol_data",), "roundrobin"),
+    (("members", "client_id"), "someone-else"),
+    (("members", "member_metadata"), ""),
+    (("members", "member_assignment"), "AAE="),
+])
+def test_each_field_of_a_described_group_is_judged(path: tuple[str, ...], value: Any) -> None:
+    assert _described(_set(path, value)) == [(DESCRIBE_LINE, "DescribeGroupAnswer")]
+
+
+def test_the_client_host_is_not_judged() -> None:
+    """The broker sees the recording proxy's address, not the client's."""
+    assert _described(_set(("members", "client_host"), "/10.0.0.9")) == []
