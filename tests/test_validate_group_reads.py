@@ -37,7 +37,7 @@ def _judged(change: Callable[[dict[str, Any]], None], recording: Path = RECORDIN
     assert ev["api"] == api
     change(ev)
     lines[line - 1] = json.dumps(ev)
-    config = with_broker_config(validation_config("kafka"), json.loads(lines[0])["broker_config"], keep=False)
+    config = with_broker_config(validation_config("kafka"), json.loads(lines[0]).get("broker_config", {}), keep=False)
     report = validate_bytes("\n".join(lines).encode(), RECORDING.name, config)
     return [(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"]
 
@@ -165,3 +165,19 @@ def test_each_field_of_a_described_group_is_judged(path: tuple[str, ...], value:
 def test_the_client_host_is_not_judged() -> None:
     """The broker sees the recording proxy's address, not the client's."""
     assert _described(_set(("members", "client_host"), "/10.0.0.9")) == []
+
+
+def test_a_leader_s_member_list_names_each_member_s_instance_id() -> None:
+    """JoinGroup v5+ lists each member with its group instance id (JoinGroupResponseMember,
+    KIP-345): a real kafka-python static-membership recording (line 7, v7) with the leader's
+    list naming another instance id is named."""
+    recording = ROOT / "examples" / "conformance" / "kafka-4.1.2" / "static-membership--kafka-python.jsonl"
+
+    def change(ev: dict[str, Any]) -> None:
+        (member,) = ev["response"]["members"]
+        assert member["group_instance_id"] == "instance-b"
+        member["group_instance_id"] = "instance-z"
+    lines = recording.read_text(encoding="utf-8").splitlines()
+    report = validate_bytes("\n".join(lines).encode(), recording.name, validation_config("kafka"))
+    assert [d for g in report.groups for d in g.divergences if d.side == "broker"] == []
+    assert _judged(change, recording, 7, "JoinGroup") == [(7, "JoinCompletion")]

@@ -27,6 +27,8 @@ from groupspec.protocol.wire import DecodeError
 
 #: JoinGroup v9 added skipAssignment (KIP-814); LeaveGroup v3 answers per member (KIP-345).
 SKIP_ASSIGNMENT_MIN_VERSION = 9
+#: JoinGroup v5 added each member's group instance id to the leader's member list (KIP-345)
+JOIN_INSTANCE_ID_MIN_VERSION = 5
 LEAVE_MEMBERS_MIN_VERSION = 3
 #: ListGroups v4 added the states filter and each listed group's state (KIP-518)
 LIST_GROUPS_STATE_MIN_VERSION = 4
@@ -389,6 +391,12 @@ def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Misma
     am = dict((x.member_id, x.metadata) for x in a.members)
     if em != am:
         return Mismatch("members", how=_members_difference(em, am))
+    if version >= JOIN_INSTANCE_ID_MIN_VERSION:
+        ei = {x.member_id: x.group_instance_id for x in e.members}
+        for x in a.members:
+            if x.group_instance_id != ei[x.member_id]:
+                return Mismatch("members", how=f"member {x.member_id} listed with instance id "
+                                f"{x.group_instance_id!r}, due {ei[x.member_id]!r}")
     return None
 
 
