@@ -181,3 +181,49 @@ def test_a_leader_s_member_list_names_each_member_s_instance_id() -> None:
     report = validate_bytes("\n".join(lines).encode(), recording.name, validation_config("kafka"))
     assert [d for g in report.groups for d in g.divergences if d.side == "broker"] == []
     assert _judged(change, recording, 7, "JoinGroup") == [(7, "JoinCompletion")]
+
+
+#: an OffsetFetch v8 (line 19) of the three partitions by name: 10, 18 and none committed
+FETCHED = DESCRIBED
+FETCH_LINE = 19
+#: an OffsetFetch v2 of every committed offset (line 15): partitions 2, 0 and 1
+FETCHED_ALL = ROOT / "examples" / "validator-false-positives" / "describe-before-new-group-commits-kafka-4.1.2.jsonl"
+FETCH_ALL_LINE = 15
+
+
+def _fetched(change: Callable[[list[dict[str, Any]]], object], recording: Path = FETCHED,
+             line: int = FETCH_LINE) -> list[tuple[int, str]]:
+    def on_partitions(ev: dict[str, Any]) -> None:
+        parts = ev["response"]["partitions"]
+        assert len(parts) == 3
+        change(parts)
+    return _judged(on_partitions, recording, line, "OffsetFetch")
+
+
+def test_the_fetched_recordings_as_kafka_answered_conform() -> None:
+    assert _fetched(lambda parts: None) == []
+    assert _fetched(lambda parts: None, FETCHED_ALL, FETCH_ALL_LINE) == []
+
+
+@pytest.mark.parametrize("index", [1, 2])
+def test_a_partition_asked_for_and_left_unanswered_is_named(index: int) -> None:
+    """OffsetMetadataManager.fetchOffsets answers every partition asked for, -1 for one
+    with no committed offset (index 2)."""
+    assert _fetched(lambda parts: parts.pop(index)) == [(FETCH_LINE, "FetchReturnsCommitted")]
+
+
+def test_a_committed_offset_left_out_of_a_fetch_of_all_is_named() -> None:
+    assert _fetched(lambda parts: parts.pop(0), FETCHED_ALL, FETCH_ALL_LINE) == [
+        (FETCH_ALL_LINE, "FetchReturnsCommitted")]
+
+
+@pytest.mark.parametrize("error, named", [
+    ("UNKNOWN_TOPIC_OR_PARTITION", True),
+    ("COORDINATOR_NOT_AVAILABLE", True),
+    ("UNSTABLE_OFFSET_COMMIT", False),  # a pending transactional offset (require_stable)
+    ("TOPIC_AUTHORIZATION_FAILED", False),  # KafkaApis, before the coordinator
+])
+def test_a_partition_error_is_named_unless_kafka_can_give_it(error: str, named: bool) -> None:
+    def change(parts: list[dict[str, Any]]) -> None:
+        parts[0].update(error=error, committed_offset=-1)
+    assert _fetched(change) == ([(FETCH_LINE, "FetchReturnsCommitted")] if named else [])

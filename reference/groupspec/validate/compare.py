@@ -65,6 +65,12 @@ def api_layer_partitions(resp: m.OffsetCommitResponse | m.OffsetDeleteResponse) 
     reference."""
     return {(p.topic, p.partition) for p in resp.partitions if p.error in API_LAYER_PARTITION_ERRORS}
 
+#: the per-partition errors an OffsetFetch answer may carry: UNSTABLE_OFFSET_COMMIT for a
+#: partition with a pending transactional offset when the request requires stable offsets
+#: (OffsetMetadataManager.fetchOffsets, fetchAllOffsets; transactions are not modelled), and
+#: the API layer's authorization error (KafkaApis.handleOffsetFetchRequest)
+OFFSET_FETCH_PARTITION_ERRORS = frozenset({Error.UNSTABLE_OFFSET_COMMIT, Error.TOPIC_AUTHORIZATION_FAILED})
+
 #: (topic, partition) -> the (offset, metadata) pairs TxnOffsetCommits named for it: what an
 #: OffsetFetch may answer for it besides the reference's offset (a transaction that committed)
 TxnOffsets = Mapping[tuple[str, int], Collection[tuple[int, str | None]]]
@@ -334,10 +340,20 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         if expected.error is not actual.error:
             return Mismatch("error")
         e3 = {(p.topic, p.partition): p for p in expected.partitions}
+        answered = {(p.topic, p.partition) for p in actual.partitions}
+        for q in expected.partitions:
+            if (q.topic, q.partition) not in answered:
+                # every partition asked for is answered, and fetching all lists every
+                # committed offset (OffsetMetadataManager.fetchOffsets, fetchAllOffsets)
+                return Mismatch(f"offset of {q.topic}-{q.partition} (not answered)",
+                                partition=(q.topic, q.partition))
         for p in actual.partitions:
             committed = e3.get((p.topic, p.partition))
             want = -1 if committed is None else committed.committed_offset
             if p.error is not _NONE:
+                if p.error not in OFFSET_FETCH_PARTITION_ERRORS:
+                    return Mismatch(f"error of {p.topic}-{p.partition} ({p.error.name})",
+                                    partition=(p.topic, p.partition))
                 continue
             if txn and (p.committed_offset, p.metadata) in txn.get((p.topic, p.partition), ()):
                 continue

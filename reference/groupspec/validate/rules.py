@@ -130,7 +130,9 @@ RULES: dict[str, Rule] = {
            f"{OMM} (validateOffsetCommit)"),
         _r("OffsetCommitAnswer", "OffsetCommit is answered as the group's state requires", f"{OMM}; {CG}"),
         # others
-        _r("FetchReturnsCommitted", "OffsetFetch returns the last committed offset of each partition",
+        _r("FetchReturnsCommitted",
+           "OffsetFetch returns the last committed offset of each partition asked for (every "
+           "committed one when asked for all), with no partition error but UNSTABLE_OFFSET_COMMIT",
            f"{OMM} (fetchOffsets, fetchAllOffsets)"),
         _r("DescribeGroupAnswer",
            "DescribeGroups reports the group's state, protocol type, protocol and members as they are",
