@@ -121,3 +121,25 @@ def test_a_historical_broker_bug_in_a_real_recording_is_named(
     assert _broker_findings(path, line, None, config) == [], f"{path.name} as recorded"
     found = _broker_findings(path, line, edit, config)
     assert found[:1] == [(line, rule)], (bug, found)
+
+
+def test_kafka_19233_is_kafka_4_1_2_s_own_behaviour() -> None:
+    """KAFKA-19233 (backlog entry 14, fixed in 2026, after 4.1.2): a consumer-protocol member
+    the coordinator still knows at a higher epoch that re-joins with epoch 0 and its member id
+    is fenced, because epoch 0 is checked like any other (GroupMetadataManager.
+    throwIfConsumerGroupMemberEpochIsInvalid: 0 is neither the member's epoch nor its
+    previous one). Recorded against Kafka 4.1.2 by the wire fuzzer (seed 9405): the member
+    at epoch 3 (previous 1, line 23) re-joins at line 26 and is answered FENCED_MEMBER_EPOCH;
+    the reference answers the same, so a broker with the fix (the member reset and
+    re-admitted) is named there as a deviation from 4.1.2."""
+    path = KIP848 / "epoch-zero-rejoin-of-a-known-member-is-fenced-kafka-4.1.2.jsonl"
+
+    def fixed(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        assert e["request"]["member_epoch"] == 0 and e["response"]["error"] == "FENCED_MEMBER_EPOCH"
+        assert events[22]["request"]["member_id"] == e["request"]["member_id"]
+        assert events[22]["response"]["member_epoch"] == 3
+        e["response"] = {**e["response"], "error": "NONE", "error_message": None,
+                         "member_id": e["request"]["member_id"], "member_epoch": 3,
+                         "heartbeat_interval_ms": 1000, "assignment": events[18]["response"]["assignment"]}
+    assert _broker_findings(path, 26, None, KIP848_CONFIG) == []
+    assert _broker_findings(path, 26, fixed, KIP848_CONFIG)[:1] == [(26, "ConsumerMemberEpochCheck")]
