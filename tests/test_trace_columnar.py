@@ -437,3 +437,37 @@ def test_a_file_claiming_the_layout_without_its_columns_is_named_not_read_as_emp
     assert message.endswith("its columns: line, text")
     rows = list(validate_parquet_buffer(pa.py_buffer(path.read_bytes()), str(path)))
     assert [r["reason"] for r in rows if r["role"] == "problem"] == [message]
+
+
+def test_a_file_written_before_an_optional_field_was_added_still_reads(tmp_path: Path) -> None:
+    """ListGroups v5's ``types_filter`` and ``group_type`` joined the v1.2 vocabulary after
+    columnar files were written: a struct column without them (as such a file has it) reads
+    them as None (not recorded), every other field as written."""
+    import pyarrow as pa
+
+    src = ROOT / "examples" / "validator-false-positives" / "delete-groups-naming-a-group-twice-kafka-4.1.2.jsonl"
+    new = _round_trip(src.read_bytes(), tmp_path)
+    table = pq.read_table(new)
+
+    def without(arr: Any, drop: str) -> Any:
+        """``arr`` (a struct array, or a list of structs) without its field ``drop``, at
+        any depth."""
+        if pa.types.is_list(arr.type):
+            return pa.ListArray.from_arrays(arr.offsets, without(arr.flatten(), drop), mask=arr.is_null())
+        if not pa.types.is_struct(arr.type):
+            return arr
+        kept = [(f.name, without(arr.field(i), drop)) for i, f in enumerate(arr.type) if f.name != drop]
+        return pa.StructArray.from_arrays([a for _, a in kept], names=[n for n, _ in kept], mask=arr.is_null())
+
+    old = table
+    for name, drop in (("req_ListGroups", "types_filter"), ("resp_ListGroups", "group_type")):
+        i = old.schema.get_field_index(name)
+        col = pa.chunked_array([without(c, drop) for c in old.column(i).chunks])
+        old = old.set_column(i, pa.field(name, col.type), col)
+    assert old.schema.field("req_ListGroups").type.num_fields == 1
+    path = tmp_path / "old.parquet"
+    pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+    _same_load(load_path(path), load_path(new))
+    listed = [x.event for x in load_path(path).events if isinstance(x.event, WireExchange) and x.event.api == "ListGroups"]
+    assert len(listed) == 3
+    assert all(e.request.types_filter is None for e in listed)  # type: ignore[union-attr]

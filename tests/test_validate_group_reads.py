@@ -227,3 +227,57 @@ def test_a_partition_error_is_named_unless_kafka_can_give_it(error: str, named: 
     def change(parts: list[dict[str, Any]]) -> None:
         parts[0].update(error=error, committed_offset=-1)
     assert _fetched(change) == ([(FETCH_LINE, "FetchReturnsCommitted")] if named else [])
+
+
+def _as_v5(types: list[str] | None, group_type: str | None, listed: bool = True) -> Callable[[dict[str, Any]], None]:
+    """Line 41 as a v5 answer recorded with its types filter (``types``; None: not
+    recorded) and the group's type (``group_type``), the group listed or left out."""
+    def change(ev: dict[str, Any]) -> None:
+        ev["api_version"] = 5
+        ev["request"]["types_filter"] = types
+        if listed:
+            entry = _entry(ev)
+            entry["group_state"] = "CompletingRebalance"
+            entry["group_type"] = group_type
+        else:
+            ev["response"]["groups"] = [g for g in ev["response"]["groups"] if g["group_id"] != GROUP]
+    return change
+
+
+def test_a_v5_listing_is_judged_by_its_types_filter_and_the_group_s_type() -> None:
+    """GroupMetadataManager.listGroups keeps the groups whose type (Group.GroupType, parsed
+    case-insensitively) is in a non-empty types filter; ClassicGroup.asListedGroup gives
+    the type "classic"."""
+    assert _judged(_as_v5([], "classic")) == []
+    assert _judged(_as_v5(["CLASSIC", "share"], "classic")) == []
+    assert _judged(_as_v5([], "consumer")) == [(LINE, "ListGroupAnswer")]
+    assert _judged(_as_v5(["consumer"], "classic")) == [(LINE, "ListGroupAnswer")]
+    assert _judged(_as_v5(["consumer"], None, listed=False)) == []
+    assert _judged(_as_v5(["bogus"], None, listed=False)) == []
+    assert _judged(_as_v5([], None, listed=False)) == [(LINE, "ListGroupAnswer")]
+    # recorded before the fields: the type is not judged, nor is an omission
+    assert _judged(_as_v5(None, None)) == []
+    assert _judged(_as_v5(None, None, listed=False)) == []
+
+
+def test_a_commit_answered_inside_a_delete_may_have_been_deleted_with_the_group() -> None:
+    """Apache Kafka 4.1.2 recorded (wire fuzz, seed 9607): a simple OffsetCommit (line 22,
+    generation -1) sent 5 ms after a DeleteGroups of its Empty group (line 23) was answered
+    NONE 6 ms before the delete was; 1.1 s later an OffsetFetch of every offset (line 50)
+    was answered with none. The broker handled the commit first and the delete took its
+    offsets with the group. Once fetches of all offsets were checked for the partitions they
+    leave out, the search had to reach back to that commit: choices since the last accepted
+    commit of a partition the fetch reads are tried (``Replayer._horizon``)."""
+    recording = ROOT / "examples" / "validator-false-positives" / "commit-inside-a-delete-then-fetch-all-kafka-4.1.2.jsonl"
+    assert _judged(lambda ev: None, recording, 50, "OffsetFetch") == []
+
+    def kept(ev: dict[str, Any]) -> None:  # the offsets as if the delete came first
+        ev["response"]["partitions"] = [
+            {"topic": "wf-9607-4726d7-t", "partition": p, "committed_offset": o, "metadata": "", "error": "NONE"}
+            for p, o in ((0, 35), (2, 18))]
+    assert _judged(kept, recording, 50, "OffsetFetch") == []
+
+    def half(ev: dict[str, Any]) -> None:  # no order gives one of the two offsets alone
+        kept(ev)
+        ev["response"]["partitions"].pop()
+    assert _judged(half, recording, 50, "OffsetFetch") == [(50, "FetchReturnsCommitted")]

@@ -58,7 +58,7 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
     "LeaveGroup": (13, 0, 5),
     "SyncGroup": (14, 0, 5),
     "DescribeGroups": (15, 0, 5),
-    "ListGroups": (16, 0, 4),
+    "ListGroups": (16, 0, 5),
     "DeleteGroups": (42, 0, 2),
     "FindCoordinator": (10, 3, 3),
     "OffsetDelete": (47, 0, 0),
@@ -70,6 +70,9 @@ TOPIC_PARTITIONS = 3
 #: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
 MIN_SESSION_TIMEOUT_MS = 6000
 STATES = ("Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead", "stable", "Unknown")
+#: group types for ListGroups v5's filter (Group.GroupType, parsed case-insensitively; an
+#: unknown name matches no group)
+TYPES = ("classic", "consumer", "Classic", "share", "bogus")
 #: a consumer group's states (ConsumerGroup.ConsumerGroupState), for ListGroups' filter
 CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "reconciling ", "Dead", "CompletingRebalance")
 
@@ -425,11 +428,12 @@ class Fuzzer:
     def _list(self, c: Client, g: str) -> Callable[[], None]:
         v = self._version("ListGroups")
         states = self.rng.sample(self.list_states, self.rng.randint(0, 2))
-        body = {"states_filter": states, "types_filter": []}
+        types = self.rng.sample(TYPES, self.rng.randint(0, 2)) if v >= 5 else []
+        body = {"states_filter": states, "types_filter": types}
 
         def send() -> None:
             c.conn.call("ListGroups", v, body)
-            self._note(f"{c.name} ListGroups v{v} {states}")
+            self._note(f"{c.name} ListGroups v{v} {states} {types}")
         return send
 
     def _delete(self, c: Client, g: str) -> Callable[[], None]:

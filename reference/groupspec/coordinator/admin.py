@@ -33,19 +33,23 @@ S = GroupState
 def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
     """In Kafka's order (coordinator/group_order.py): shard by shard as the runtime holds
     them, each shard's groups in its groups map's order."""
-    # GroupMetadataManager.listGroups lower-cases and trims each filter.
+    # GroupMetadataManager.listGroups lower-cases and trims each state filter, and parses
+    # each type filter case-insensitively (Group.GroupType.parse: an unknown name is the
+    # type UNKNOWN, which no group has)
     wanted = {s.strip().lower() for s in req.states_filter}
+    types = {t.lower() for t in req.types_filter or ()}
     listed: list[ListedGroup] = []
     for gid in txn.state.group_order.order():
         cg = txn.state.consumer_groups.get(gid)
         if cg is not None:
             # ConsumerGroup.asListedGroup: protocol type "consumer", the state's name
-            if not wanted or cg.state.value.lower() in wanted:
-                listed.append(ListedGroup(gid, "consumer", cg.state.value))
+            if (not wanted or cg.state.value.lower() in wanted) and (not types or "consumer" in types):
+                listed.append(ListedGroup(gid, "consumer", cg.state.value, "consumer"))
             continue
         g = txn.state.groups[gid]
-        if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted):
-            listed.append(ListedGroup(gid, g.protocol_type or "", g.state.value))
+        if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted) \
+                and (not types or "classic" in types):
+            listed.append(ListedGroup(gid, g.protocol_type or "", g.state.value, "classic"))
     txn.respond(request_id, ListGroupsResponse(error=Error.NONE, groups=tuple(listed)))
 
 

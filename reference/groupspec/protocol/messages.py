@@ -306,6 +306,9 @@ class FindCoordinatorResponse:
 @dataclass(frozen=True, kw_only=True)
 class ListGroupsRequest:
     states_filter: tuple[str, ...] = ()
+    #: v5 (KIP-848): the group types to list ("classic", "consumer", ...; any case). None:
+    #: not recorded (a trace written before the field; the v5 filter is unknown)
+    types_filter: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -313,6 +316,9 @@ class ListedGroup:
     group_id: str
     protocol_type: str
     group_state: str
+    #: v5: the group's type, "classic" or "consumer" (Group.GroupType); None: not on the
+    #: wire (before v5) or not recorded
+    group_type: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

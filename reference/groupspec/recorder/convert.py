@@ -145,7 +145,8 @@ def _describe_groups_request(b: Mapping[str, Any], v: int, client_id: str, clien
 
 
 def _list_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
-    return m.ListGroupsRequest(states_filter=tuple(b.get("states_filter", ())))
+    return m.ListGroupsRequest(states_filter=tuple(b.get("states_filter", ())),
+                               types_filter=tuple(b.get("types_filter", ())) if v >= 5 else None)
 
 
 def _delete_groups_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
@@ -256,7 +257,8 @@ def _list_groups_response(b: Mapping[str, Any], v: int) -> m.Response:
     return m.ListGroupsResponse(
         error=_error(b["error_code"]),
         groups=tuple(
-            m.ListedGroup(g["group_id"], g["protocol_type"], g.get("group_state", ""))
+            m.ListedGroup(g["group_id"], g["protocol_type"], g.get("group_state", ""),
+                          g.get("group_type") if v >= 5 else None)
             for g in b["groups"]
         ),
     )

@@ -378,7 +378,13 @@ def struct_conv(cls: type, skip: tuple[str, ...] = (), shared_text: bool = False
     make = _maker(cls, [*names, *skip])
 
     def columns(arr: Any) -> list[list[Any]]:
-        return [c.decode(arr.field(i)) for i, c in enumerate(convs)]
+        if arr.type.num_fields == len(convs):
+            return [c.decode(arr.field(i)) for i, c in enumerate(convs)]
+        # a file written before a field was added (an optional field of a later vocabulary,
+        # such as ListGroups v5's types): the field's values are null, read as None
+        index = arr.type.get_field_index
+        return [c.decode(arr.field(index(n)) if index(n) >= 0 else pa.nulls(len(arr), c.type))
+                for n, c in zip(names, convs, strict=True)]
 
     def decode_given(arr: Any, *given: list[Any]) -> list[Any]:
         return make(len(arr), *columns(arr), *given)

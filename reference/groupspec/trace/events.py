@@ -50,6 +50,10 @@ image a consumer group's assignor sees, which the validator gives the reference;
 header's ``broker_config`` (Kafka's setting names: ``group.consumer.session.timeout.ms``,
 ``group.consumer.heartbeat.interval.ms``), broker settings the wire does not carry.
 
+ListGroups v5's ``types_filter`` (request) and each listed group's ``group_type``
+(response) were added to the v1.2 vocabulary as optional fields: absent (or null) they read
+as not recorded, and a v5 answer leaving a group out is then not judged.
+
 OffsetDelete (47) and TxnOffsetCommit (28) exchanges were added to the v1.2 vocabulary
 without a minor version of their own (a reader older than them reports the line as an
 unknown API): both change a group's committed offsets. TxnOffsetCommit is recorded, never

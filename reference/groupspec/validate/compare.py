@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from groupspec.protocol import messages as m
@@ -30,8 +30,10 @@ SKIP_ASSIGNMENT_MIN_VERSION = 9
 #: JoinGroup v5 added each member's group instance id to the leader's member list (KIP-345)
 JOIN_INSTANCE_ID_MIN_VERSION = 5
 LEAVE_MEMBERS_MIN_VERSION = 3
-#: ListGroups v4 added the states filter and each listed group's state (KIP-518)
+#: ListGroups v4 added the states filter and each listed group's state (KIP-518), v5 the
+#: types filter and each listed group's type (KIP-848)
 LIST_GROUPS_STATE_MIN_VERSION = 4
+LIST_GROUPS_TYPE_MIN_VERSION = 5
 #: Error members bound once: looking one up on its Enum class costs as much
 #: as a function call, and these are read for nearly every event
 _MEMBER_ID_REQUIRED = Error.MEMBER_ID_REQUIRED
@@ -471,10 +473,18 @@ def _described_classic(version: int, e: m.DescribedGroup, a: m.DescribedGroup) -
     return None
 
 
-def listed_key(version: int, g: m.ListedGroup) -> tuple[str, str, str]:
-    """What a ListGroups answer at ``version`` says of a group: its id, protocol type and,
-    from v4, its state."""
-    return (g.group_id, g.protocol_type, g.group_state if version >= LIST_GROUPS_STATE_MIN_VERSION else "")
+def listed_key(version: int, g: m.ListedGroup, typed: bool = True) -> tuple[str, str, str, str | None]:
+    """What a ListGroups answer at ``version`` says of a group: its id, protocol type, from
+    v4 its state, and from v5 its type (when ``typed``: the broker's answer was recorded with
+    the types)."""
+    return (g.group_id, g.protocol_type, g.group_state if version >= LIST_GROUPS_STATE_MIN_VERSION else "",
+            g.group_type if typed and version >= LIST_GROUPS_TYPE_MIN_VERSION else None)
+
+
+def typed_listing(groups: Sequence[m.ListedGroup]) -> bool:
+    """A broker's listing recorded with each group's type (a trace written before the field
+    has None)."""
+    return all(g.group_type is not None for g in groups)
 
 
 def _list_groups(version: int, e: m.ListGroupsResponse, a: m.ListGroupsResponse) -> Mismatch | None:
@@ -483,16 +493,18 @@ def _list_groups(version: int, e: m.ListGroupsResponse, a: m.ListGroupsResponse)
     order), each by :func:`listed_key`."""
     if e.error is not a.error:
         return Mismatch("error")
-    due = sorted(listed_key(version, g) for g in e.groups)
-    listed = sorted(listed_key(version, g) for g in a.groups)
+    typed = typed_listing(a.groups)
+    due = sorted(listed_key(version, g, typed) for g in e.groups)
+    listed = sorted(listed_key(version, g, typed) for g in a.groups)
     if listed != due:
         return Mismatch("groups listed", f"listed {_listed_text(listed)}, due {_listed_text(due)}")
     return None
 
 
-def _listed_text(keys: list[tuple[str, str, str]]) -> str:
-    return "[" + ", ".join(f"{gid} ({ptype or 'no protocol type'}{', ' + state if state else ''})"
-                           for gid, ptype, state in keys) + "]" if keys else "nothing"
+def _listed_text(keys: list[tuple[str, str, str, str | None]]) -> str:
+    return "[" + ", ".join(f"{gid} ({ptype or 'no protocol type'}{', ' + state if state else ''}"
+                           f"{', type ' + gtype if gtype else ''})"
+                           for gid, ptype, state, gtype in keys) + "]" if keys else "nothing"
 
 
 def _offset_delete(e: m.OffsetDeleteResponse, a: m.OffsetDeleteResponse) -> Mismatch | None:

@@ -99,6 +99,7 @@ from groupspec.protocol.records import (
 )
 from groupspec.trace.events import MetadataEvent, WireExchange
 from groupspec.validate.compare import (
+    LIST_GROUPS_TYPE_MIN_VERSION,
     Mismatch,
     TxnOffsets,
     api_layer_partitions,
@@ -106,6 +107,7 @@ from groupspec.validate.compare import (
     listed_key,
     main_error,
     summary,
+    typed_listing,
 )
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
@@ -256,9 +258,6 @@ _View = m.DescribedGroup | ConsumerDescribedGroup
 _DEAD = GroupState.Dead.value
 #: the reads that show groups' states: the replay keeps their read views (_note_views)
 _DESCRIBE_REQUESTS = frozenset({m.DescribeGroupsRequest, ConsumerGroupDescribeRequest, m.ListGroupsRequest})
-#: ListGroups v5 added a types filter, which traces do not keep: a group a v5 answer leaves
-#: out may have been filtered by its type, so only the groups it lists are judged
-LIST_GROUPS_TYPES_MIN_VERSION = 5
 #: records that only set a timer: no read shows them, and they are not written
 _TIMERS_ONLY = frozenset({HeartbeatScheduled, ConsumerSessionTimerSet, ConsumerRebalanceTimerSet})
 #: written records that change nothing a description of the group shows
@@ -276,22 +275,27 @@ def _in_map(view: _View | None) -> bool:
     return view is not None and view.group_state != _DEAD
 
 
-def _listed(view: _View | None, gid: str, states_filter: tuple[str, ...]) -> tuple[m.ListedGroup, ...]:
-    """How ListGroups lists group ``gid`` described as ``view`` (None: unknown) under
-    ``states_filter`` (GroupMetadataManager.listGroups; ClassicGroup / ConsumerGroup
-    asListedGroup: a consumer group's protocol type is "consumer")."""
+def _listed(view: _View | None, gid: str, req: m.ListGroupsRequest) -> tuple[m.ListedGroup, ...]:
+    """How ListGroups ``req`` lists group ``gid`` described as ``view`` (None: unknown)
+    (GroupMetadataManager.listGroups: the states filter trimmed and lower-cased, the types
+    parsed case-insensitively; ClassicGroup / ConsumerGroup asListedGroup: a consumer group's
+    protocol type is "consumer")."""
     if not _in_map(view):
         return ()
     assert view is not None
-    wanted = {f.strip().lower() for f in states_filter}
+    wanted = {f.strip().lower() for f in req.states_filter}
     if wanted and view.group_state.lower() not in wanted:
         return ()
+    gtype = "classic" if isinstance(view, m.DescribedGroup) else "consumer"
+    if req.types_filter and gtype not in {t.lower() for t in req.types_filter}:
+        return ()
     ptype = view.protocol_type if isinstance(view, m.DescribedGroup) else "consumer"
-    return (m.ListedGroup(gid, ptype, view.group_state),)
+    return (m.ListedGroup(gid, ptype, view.group_state, gtype),)
 
 
 def _same_listing(version: int, ours: Sequence[m.ListedGroup], theirs: Sequence[m.ListedGroup]) -> bool:
-    return sorted(listed_key(version, g) for g in ours) == sorted(listed_key(version, g) for g in theirs)
+    typed = typed_listing(theirs)
+    return sorted(listed_key(version, g, typed) for g in ours) == sorted(listed_key(version, g, typed) for g in theirs)
 
 
 @dataclass
@@ -1068,6 +1072,24 @@ class Replayer:
                 resp = self.x[i].event.response
                 if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
                     start = min(start, self.x[i].sent)
+                    break
+        req = f.exchange.event.request
+        if isinstance(req, m.OffsetFetchRequest):
+            # an offset is what the last commit of its partition wrote, unless a write the
+            # broker ordered after that commit removed it (a DeleteGroups, an OffsetDelete
+            # sent just before the commit and answered after it): choices back to that commit
+            # may explain it (recorded against Kafka 4.1.2 by the wire fuzzer: a simple
+            # commit answered inside a DeleteGroups, and a fetch of all offsets 1.1 s later
+            # that the broker answered with none)
+            asked = None if req.partitions is None else set(req.partitions)
+            for i in reversed(b.processed):
+                c = self.x[i].event.response
+                if isinstance(c, m.OffsetCommitResponse) and any(
+                        p.error is _NONE and (asked is None or (p.topic, p.partition) in asked)
+                        for p in c.partitions):
+                    committed = self.x[i].sent
+                    start = min(start, committed, *(self.x[j].sent for j in b.processed
+                                                    if self.x[j].received >= committed))
                     break
         for i in b.parked:
             start = min(start, self.x[i].sent)
@@ -1874,14 +1896,14 @@ class Replayer:
             mine = tuple(g for g in r.groups if g.group_id == gid)
             if isinstance(actual, m.ListGroupsResponse) and actual.error is _NONE and r.error is _NONE:
                 theirs = actual.groups
-                if not theirs and version >= LIST_GROUPS_TYPES_MIN_VERSION:
-                    mine = ()
+                if not theirs and version >= LIST_GROUPS_TYPE_MIN_VERSION and req.types_filter is None:
+                    mine = ()  # the types filter was not recorded: a group left out is not judged
                 elif not _same_listing(version, mine, theirs):
                     views = b.read_views.get(gid) or []
                     sent = self._sent_ms[rid]
                     for view, until in views[:-1]:
                         if (until is None or until >= sent) and \
-                                _same_listing(version, _listed(view, gid, req.states_filter), theirs):
+                                _same_listing(version, _listed(view, gid, req), theirs):
                             mine = theirs
                             break
             out.responses[k] = (r_id, dataclasses.replace(r, groups=mine))
