@@ -257,7 +257,7 @@ _MAX_READ_VIEWS = 64
 _View = m.DescribedGroup | ConsumerDescribedGroup
 _DEAD = GroupState.Dead.value
 #: the reads that show groups' states: the replay keeps their read views (_note_views)
-_DESCRIBE_REQUESTS = frozenset({m.DescribeGroupsRequest, ConsumerGroupDescribeRequest, m.ListGroupsRequest})
+_GROUP_READS = frozenset({m.DescribeGroupsRequest, ConsumerGroupDescribeRequest, m.ListGroupsRequest})
 #: records that only set a timer: no read shows them, and they are not written
 _TIMERS_ONLY = frozenset({HeartbeatScheduled, ConsumerSessionTimerSet, ConsumerRebalanceTimerSet})
 #: written records that change nothing a description of the group shows
@@ -629,7 +629,7 @@ class Replayer:
         self._open_until = pre.open_until
         self._sent_ms = pre.sent_ms
         #: the trace describes groups: the replay keeps how reads may see them (_note_views)
-        self._describes = any(type(ex.event.request) in _DESCRIBE_REQUESTS for ex in exchanges)
+        self._describes = any(type(ex.event.request) in _GROUP_READS for ex in exchanges)
         #: the plain decisions (timers "normal", no regex resolution) made so far, by
         #: (index, how, moved): a decision is immutable, and most are made again and again
         self._decisions: dict[tuple[int, str, bool], _Decision] = {}
@@ -1758,22 +1758,24 @@ class Replayer:
     def _note_views(self, b: _Branch, out: Output, at: int, answered: float | None) -> None:
         """Keep ``b.read_views`` for the groups ``out`` (made at ``at``; ``answered``: when
         the request that made it was answered, None for timers) changed. Kafka's reads
-        (DescribeGroups, ConsumerGroupDescribe) see the shard's state at its last committed
-        write (GroupCoordinatorService.describeGroups schedules a read operation, which
-        CoordinatorRuntime runs at the last committed offset). A write is committed some
-        time after it is made (the append's linger, group.coordinator.append.linger.ms,
-        then the log's commit), and answers may go out before that (a new group's first
-        JoinGroup answer, GroupMetadataManager.classicGroupJoin appending the group's first
-        record). An operation that writes no record (a JoinGroup that completes a join
-        phase, completeClassicGroupJoin for a group not Empty; a member removed while the
-        group prepares a rebalance) changes the group in memory only, and a read sees the
-        change once a later write on the same __consumer_offsets partition has committed,
-        which may be another group's, which a group's replay does not see. So a read may see
-        the group as it was after any change since its last written record, and, for the
-        slack after that write, as it was before it. A consumer group writes a record for
-        every change, and its heartbeat is answered once the write has committed
-        (CoordinatorRuntime completes a write's response on commit): a read sent after that
-        answer sees it."""
+        (DescribeGroups, ConsumerGroupDescribe, ListGroups) look the group up in the shard's
+        groups map at its last committed write (GroupCoordinatorService.describeGroups and
+        listGroups schedule read operations, which CoordinatorRuntime runs at the last
+        committed offset). A write is committed some time after it is made (the append's
+        linger, group.coordinator.append.linger.ms, then the log's commit), and answers may
+        go out before that (a new group's first JoinGroup answer,
+        GroupMetadataManager.classicGroupJoin appending the group's first record). A group
+        created by an operation that writes no record enters the map a read sees only once a
+        later write on the same __consumer_offsets partition has committed, which may be
+        another group's, which a group's replay does not see: until its first written
+        record has committed, a read may find the group unknown. A classic group found there
+        is its ClassicGroup object, whose state and members are plain fields: a read sees
+        them as they are now, and a group the map no longer holds (deleted) as it was, for
+        the slack after the write that removed it. A consumer group's state is versioned
+        with the map (timeline objects), it writes a record for every change, and its
+        heartbeat is answered once the write has committed (CoordinatorRuntime completes a
+        write's response on commit): a read may see it as before a write until that answer,
+        and no longer."""
         state = b.coord.state
         changed: dict[str, tuple[bool, bool]] = {}  # group -> (described differently, written)
         for rec in out.records:
@@ -1883,8 +1885,8 @@ class Replayer:
         of the shard's last committed write (GroupCoordinatorService.listGroups,
         GroupMetadataManager.listGroups), so, as for a describe (``_note_views``), the
         broker's entry may show any state a read may still see, or none where the group was
-        unknown; a v5 answer that leaves the group out is not judged (its types filter is
-        not in the trace)."""
+        unknown; a v5 answer that leaves the group out is not judged when the trace did not
+        record its types filter."""
         gid = e.group_id
         actual = e.response
         req = e.request
