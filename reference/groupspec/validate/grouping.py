@@ -288,19 +288,28 @@ def list_groups_per_group(listings: list[tuple[int, WireExchange]], groups: dict
     carried the group's own requests (the same broker, its coordinator). A group whose
     requests met a coordinator error in the trace (its coordinator moved, or was loading)
     is judged by none: which broker held it when is not on the wire."""
+    # each listing's entries by group id, made once (a listing of a shared broker may name
+    # thousands of groups, and a trace may replay as many)
+    by_group: list[dict[str, list[m.ListedGroup]]] = []
+    for _, ev in listings:
+        resp = ev.response
+        assert isinstance(resp, m.ListGroupsResponse)
+        entries: dict[str, list[m.ListedGroup]] = {}
+        for x in resp.groups:
+            entries.setdefault(x.group_id, []).append(x)
+        by_group.append(entries)
     for gid, g in groups.items():
         if not g.exchanges or not gid:
             continue
         if any(main_error(x.event.response) in _COORDINATOR_ERRORS for x in g.exchanges):
             continue
         conns = {x.event.connection for x in g.exchanges}
-        for line, ev in listings:
-            resp = ev.response
-            assert isinstance(resp, m.ListGroupsResponse)
-            mine = tuple(x for x in resp.groups if x.group_id == gid)
+        for (line, ev), entries in zip(listings, by_group, strict=True):
+            mine = entries.get(gid)
             if mine or ev.connection in conns:
                 g.exchanges.append(exchange(line, dataclasses.replace(
-                    ev, group_id=gid, response=dataclasses.replace(resp, groups=mine))))
+                    ev, group_id=gid, response=dataclasses.replace(
+                        cast(m.ListGroupsResponse, ev.response), groups=tuple(mine or ())))))
 
 
 def group_trace(loaded: LoadedTrace) -> GroupedTrace:
