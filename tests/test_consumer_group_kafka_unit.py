@@ -523,9 +523,9 @@ def test_as_listed_group() -> None:
         assert isinstance(resp, ListGroupsResponse)
         return resp.groups
 
-    assert listed() == (ListedGroup("group-foo", "consumer", ConsumerGroupState.EMPTY.value),)
+    assert listed() == (ListedGroup("group-foo", "consumer", ConsumerGroupState.EMPTY.value, "consumer"),)
     grp.update_member(member("member1", subscribed_topic_names=("foo",)))
-    assert listed() == (ListedGroup("group-foo", "consumer", ConsumerGroupState.STABLE.value),)
+    assert listed() == (ListedGroup("group-foo", "consumer", ConsumerGroupState.STABLE.value, "consumer"),)
 
 
 def test_validate_offset_fetch() -> None:

@@ -79,15 +79,16 @@ async def _record(args: argparse.Namespace, out: IO[str]) -> int:
         log=log,
     )
     host, port = await recorder.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    # (before the line that says Ctrl-C stops: a Ctrl-C right after it must stop cleanly)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     print(
         f"recording {host}:{port} -> {upstream[0]}:{upstream[1]} into {args.out}; Ctrl-C stops",
         file=sys.stderr,
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()
     finally:
