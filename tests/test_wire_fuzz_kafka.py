@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from groupspec.brokers import KafkaBroker
+from groupspec.brokers.tansu import TansuBroker
 from groupspec.conformance.wire_fuzz import MAX_SIZE_SETTINGS, run_sequence
 
 #: sequences in CI, and their first seed (GROUPSPEC_WIRE_FUZZ_SEQUENCES / _SEED to widen)
@@ -34,6 +35,9 @@ def _fuzz(broker: KafkaBroker, out: Path, group_protocol: str) -> str:
         # the nightly job's findings)
         assert r.trace.stat().st_size > 0, f"seed {r.seed}: nothing recorded"
         assert len(r.verdicts) >= r.groups, f"seed {r.seed}: groups judged {sorted(r.verdicts)}"
+        # against Kafka every answer decodes and no connection is closed: a client that
+        # stopped is the fuzzer's bug
+        assert r.stopped == [], f"seed {r.seed}: {r.stopped}"
     return "\n".join(line for r in results for line in r.log)
 
 
@@ -76,3 +80,33 @@ def test_fuzzed_requests_against_a_broker_with_a_small_group_size(tmp_path: Path
     logs = ["\n".join(r.log) for r in results]
     assert "GROUP_MAX_SIZE_REACHED" in logs[0] + logs[1]
     assert "GROUP_MAX_SIZE_REACHED" in logs[2]
+
+
+def test_the_fuzzer_runs_through_another_broker_s_failures(tansu_broker: TansuBroker, tmp_path: Path) -> None:
+    """Against Tansu (a broker groupspec did not write the rules of): answers that do not
+    decode by Kafka's schema (an OffsetFetch v6 of all offsets answered with a null topics
+    array) and connections closed mid-answer (OffsetDelete) stop that client, not the run:
+    the recording up to then is judged, the stopped clients are reported with the sequence,
+    and Tansu's deviations are named (its first generation is 0, GenerationStartsAtOne)."""
+    results = [run_sequence((tansu_broker.host, tansu_broker.port), seed, tmp_path, ops=40, broker="tansu")
+               for seed in (9700, 9701)]
+    for r in results:
+        assert r.trace.stat().st_size > 0 and len(r.verdicts) >= r.groups
+        assert all(": " in s and " at " in s for s in r.stopped), r.stopped
+        assert all(not v.startswith("problem:") for v in r.violations)
+    assert any(" GenerationStartsAtOne " in d for r in results for d in r.details), \
+        [d for r in results for d in r.details]
+
+
+def test_a_recording_of_another_broker_s_undecodable_answer_is_judged() -> None:
+    """The Tansu recording the fuzzer made (seed 9701, kept): the undecodable OffsetFetch
+    answer (line 15) is a decode_error problem, the groups around it are still judged, and
+    Tansu's deviations are named on its side."""
+    from groupspec.conformance.runner import validation_config
+    from groupspec.validate import validate_path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "conformance" / "tansu-wire-fuzz-classic-9701.jsonl"
+    report = validate_path(path, validation_config("tansu"))
+    assert [(p.kind, p.line) for p in report.problems if p.kind == "decode_error"] == [("decode_error", 15)]
+    broker = {(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"}
+    assert (11, "GenerationStartsAtOne") in broker and (4, "SyncUnknownMember") in broker
