@@ -110,3 +110,14 @@ def test_a_recording_of_another_broker_s_undecodable_answer_is_judged() -> None:
     assert [(p.kind, p.line) for p in report.problems if p.kind == "decode_error"] == [("decode_error", 15)]
     broker = {(d.line, d.rule) for g in report.groups for d in g.divergences if d.side == "broker"}
     assert (11, "GenerationStartsAtOne") in broker and (4, "SyncUnknownMember") in broker
+
+
+def test_a_broker_that_closes_the_connection_on_a_request_is_named(tansu_broker: TansuBroker, tmp_path: Path) -> None:
+    """Tansu closes the connection on a ConsumerGroupHeartbeat it cannot handle: the recorder
+    writes the broker's close (a ``closed`` event) and the oracle names the unanswered
+    request (AnsweredBeforeClose), which used to pass as a gap."""
+    r = run_sequence((tansu_broker.host, tansu_broker.port), 9800, tmp_path, ops=20, broker="tansu",
+                     group_protocol="consumer")
+    kinds = [json.loads(line)["kind"] for line in r.trace.read_text(encoding="utf-8").splitlines()]
+    assert "closed" in kinds
+    assert any(" AnsweredBeforeClose " in d for d in r.details), r.details

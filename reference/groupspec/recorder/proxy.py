@@ -55,6 +55,7 @@ from groupspec.trace.events import (
     API_BY_KEY,
     RECORDER_SOURCE,
     ApiVersionsEvent,
+    ClosedEvent,
     DecodeErrorEvent,
     FetchEvent,
     MetadataEvent,
@@ -234,7 +235,7 @@ class Recorder:
 
     # -- events --------------------------------------------------------------------------
     def _emit(self, event: WireExchange | DecodeErrorEvent | FetchEvent | ApiVersionsEvent
-              | MetadataEvent) -> None:
+              | MetadataEvent | ClosedEvent) -> None:
         if self.writer is None:
             return
         self.writer.write(event)
@@ -469,6 +470,8 @@ class Recorder:
                            peer=f"{peer[0]}:{peer[1]}" if peer else None)
         self.stats.connections += 1
         up_writer: asyncio.StreamWriter | None = None
+        #: the broker's side ended first (it closed the connection), and when
+        broker_closed_ms: float | None = None
         try:
             try:
                 up_reader, up_writer = await asyncio.open_connection(*self.upstream)
@@ -482,6 +485,8 @@ class Recorder:
                 done, _ = await asyncio.wait(
                     {requests, responses}, return_when=asyncio.FIRST_COMPLETED
                 )
+                if responses in done and requests not in done and responses.exception() is None:
+                    broker_closed_ms = now_ms()
                 if responses not in done:
                     # the client is done sending: let the broker answer what is in flight
                     with contextlib.suppress(asyncio.TimeoutError):
@@ -495,6 +500,11 @@ class Recorder:
         except asyncio.CancelledError:
             pass  # the recorder is closing; the connection ends below
         finally:
+            unanswered = sum(1 for p in conn.pending.values() if p.request is not None)
+            if broker_closed_ms is not None:
+                self._emit(ClosedEvent(seq=self.writer.next_seq() if self.writer else 0, connection=conn.id,
+                                       at_ms=broker_closed_ms, pending=unanswered, cluster=self.cluster,
+                                       peer=conn.peer))
             for p in conn.pending.values():
                 if p.request is not None:
                     self._exchange(conn, p, None, None, False)

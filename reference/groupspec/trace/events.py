@@ -54,6 +54,10 @@ ListGroups v5's ``types_filter`` (request) and each listed group's ``group_type`
 (response) were added to the v1.2 vocabulary as optional fields: absent (or null) they read
 as not recorded, and a v5 answer leaving a group out is then not judged.
 
+``closed`` events (the broker closed a connection with requests unanswered) were added to
+the v1.2 vocabulary later, as a kind of their own (a reader older than them reports the line
+as an unknown kind).
+
 OffsetDelete (47) and TxnOffsetCommit (28) exchanges were added to the v1.2 vocabulary
 without a minor version of their own (a reader older than them reports the line as an
 unknown API): both change a group's committed offsets. TxnOffsetCommit is recorded, never
@@ -266,9 +270,26 @@ class MetadataEvent:
     cluster: str | None = None
 
 
+@dataclass(frozen=True)
+class ClosedEvent:
+    """v1.2 (added later): the broker closed a connection (the recorder saw the broker's
+    side end before the client's). ``pending``: how many of the connection's group requests
+    were unanswered then; they are written as exchanges without a response. Kafka closes a
+    connection only for a request it cannot parse (a version it does not support, a
+    malformed body), one idle for connections.max.idle.ms, or when it shuts down (then
+    every connection, idle ones too)."""
+
+    seq: int
+    connection: str
+    at_ms: float
+    pending: int
+    cluster: str | None = None
+    peer: str | None = None
+
+
 Event: TypeAlias = (
     Header | WireExchange | DecodeErrorEvent | RecordEvent | ExpiryEvent | FetchEvent
-    | ApiVersionsEvent | MetadataEvent
+    | ApiVersionsEvent | MetadataEvent | ClosedEvent
 )
 
 KINDS: dict[type, str] = {
@@ -280,6 +301,7 @@ KINDS: dict[type, str] = {
     FetchEvent: "fetch",
     ApiVersionsEvent: "api_versions",
     MetadataEvent: "metadata",
+    ClosedEvent: "closed",
 }
 
 

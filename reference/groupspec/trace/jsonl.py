@@ -33,6 +33,7 @@ from groupspec.trace.events import (
     RECORD_TYPES,
     VERSION,
     ApiVersionsEvent,
+    ClosedEvent,
     DecodeErrorEvent,
     Event,
     ExpiryEvent,
@@ -105,6 +106,7 @@ _EXPIRY = dataclass_decoder(ExpiryEvent, extra=("kind",))
 _FETCH = dataclass_decoder(FetchEvent, extra=("kind",))
 _API_VERSIONS = dataclass_decoder(ApiVersionsEvent, extra=("kind",))
 _METADATA = dataclass_decoder(MetadataEvent, extra=("kind",))
+_CLOSED = dataclass_decoder(ClosedEvent, extra=("kind",))
 #: an exchange's fields other than its bodies, which the caller decodes by ``api``
 _EXCHANGE = dataclass_decoder(WireExchange, given=("request", "response"), extra=("kind",))
 #: a record event's fields other than its record, which the caller decodes by ``type``
@@ -163,6 +165,8 @@ def event_from_json(obj: Any) -> Event:
         return _FETCH(obj, "")  # type: ignore[no-any-return]
     if kind == "api_versions":
         return _API_VERSIONS(obj, "")  # type: ignore[no-any-return]
+    if kind == "closed":
+        return _CLOSED(obj, "")  # type: ignore[no-any-return]
     if kind == "metadata":
         meta: MetadataEvent = _METADATA(obj, "")
         names: set[str] = set()

@@ -18,6 +18,7 @@ from groupspec.trace.events import (
     KINDS,
     RECORD_TYPES,
     ApiVersionsEvent,
+    ClosedEvent,
     DecodeErrorEvent,
     ExpiryEvent,
     FetchEvent,
@@ -126,8 +127,9 @@ def trace_schema() -> dict[str, Any]:
     variants.append(_object_schema(FetchEvent, defs, {"kind": const("fetch")}))
     variants.append(_object_schema(ApiVersionsEvent, defs, {"kind": const("api_versions")}))
     variants.append(_object_schema(MetadataEvent, defs, {"kind": const("metadata")}))
+    variants.append(_object_schema(ClosedEvent, defs, {"kind": const("closed")}))
     assert set(kind) == {"header", "exchange", "decode_error", "record", "expiry", "fetch", "api_versions",
-                         "metadata"}
+                         "metadata", "closed"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,

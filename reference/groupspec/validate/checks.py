@@ -41,7 +41,7 @@ from groupspec.protocol.records import (
     OffsetCommitted,
 )
 from groupspec.protocol.wire import DecodeError
-from groupspec.trace.events import RecordEvent
+from groupspec.trace.events import ClosedEvent, RecordEvent
 from groupspec.validate.compare import summary
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule
@@ -73,6 +73,23 @@ def _finding(x: Exchange, rule: str, allowed: str, detail: str) -> Finding:
     e = x.event
     return Finding(x.seq, x.line, RULES[rule], summary(e.response), allowed, detail,
                    e.api, e.connection, e.client_id)
+
+
+def closed_unanswered(closed: list[tuple[Exchange, ClosedEvent]]) -> list[Finding]:
+    """The group's requests the broker closed their connection on without answering, while
+    it stayed up (grouping.closed_unanswered): rule AnsweredBeforeClose."""
+    out = []
+    for x, close in closed:
+        e = x.event
+        out.append(Finding(
+            x.seq, x.line, RULES["AnsweredBeforeClose"],
+            f"{e.api} v{e.api_version} unanswered; the broker closed connection {e.connection}",
+            f"an answer to {e.api} v{e.api_version} (Kafka answers every request it can parse)",
+            f"{e.api} sent at {x.sent:.0f} ms on connection {e.connection} was never answered: the broker "
+            f"closed the connection at {close.at_ms:.0f} ms with {close.pending} request(s) of groups "
+            "pending, and closed no idle connection near then (not a shutdown)",
+            e.api, e.connection, e.client_id))
+    return out
 
 
 def _commit_timeline(exchanges: list[Exchange], answers: tuple[type, ...]) -> list[tuple[float, int, Exchange]]:

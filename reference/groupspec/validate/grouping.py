@@ -24,6 +24,7 @@ from groupspec.protocol.errors import Error
 from groupspec.trace.events import (
     APIS,
     ApiVersionsEvent,
+    ClosedEvent,
     DecodeErrorEvent,
     Event,
     ExpiryEvent,
@@ -120,6 +121,9 @@ class GroupTrace:
     fetches: list[tuple[int, FetchEvent]] = field(default_factory=list)
     #: TxnOffsetCommit exchanges naming the group (not replayed; see TXN_OFFSET_COMMIT)
     txn_commits: list[Exchange] = field(default_factory=list)
+    #: requests of the group the broker left unanswered and closed their connection on,
+    #: while it stayed up (:func:`closed_unanswered`), each with that close
+    closed_unanswered: list[tuple[Exchange, ClosedEvent]] = field(default_factory=list)
     #: ``records`` are known to be in seq order (:func:`group_trace` found the file's events
     #: in line and seq order); False: not known, the validator sorts them
     records_in_seq_order: bool = False
@@ -312,6 +316,47 @@ def list_groups_per_group(listings: list[tuple[int, WireExchange]], groups: dict
                         cast(m.ListGroupsResponse, ev.response), groups=tuple(mine or ())))))
 
 
+#: how near two of the broker's connection closes must be to be taken as one shutdown
+SHUTDOWN_WINDOW_MS = 1000.0
+
+
+def closed_unanswered(closes: list[ClosedEvent], api_versions: dict[str, ApiVersionsEvent],
+                      groups: dict[str, GroupTrace]) -> None:
+    """Note in each group the requests the broker closed their connection on without
+    answering (``GroupTrace.closed_unanswered``), where the broker did not shut down: Kafka
+    answers every request it can parse (a version it offers, a body its schema reads, as the
+    recorder decoded it) and closes a connection otherwise only when it is idle or the broker
+    stops (SocketServer's processors close a connection on a request that fails to parse,
+    on connections.max.idle.ms, and all of them at shutdown). Taken as a shutdown, and not
+    judged: a close within SHUTDOWN_WINDOW_MS of the broker closing an idle connection, or
+    from that long before a coordinator error the broker answered (a restarted broker loads
+    its groups again). A request at a version the broker's ApiVersions answer on that
+    connection did not offer is the client's fault, not judged either."""
+    idle = [c.at_ms for c in closes if c.pending == 0]
+    by_conn: dict[str, list[ClosedEvent]] = {}
+    for c in closes:
+        if c.pending > 0 and not any(abs(t - c.at_ms) <= SHUTDOWN_WINDOW_MS for t in idle):
+            by_conn.setdefault(c.connection, []).append(c)
+    if not by_conn:
+        return
+    moved = [x.received for g in groups.values() for x in g.exchanges
+             if main_error(x.event.response) in _COORDINATOR_ERRORS]
+    for g in groups.values():
+        for x in g.exchanges:
+            e = x.event
+            if e.response is not None:
+                continue
+            close = next((c for c in by_conn.get(e.connection, ()) if c.at_ms >= x.sent), None)
+            if close is None or any(t >= close.at_ms - SHUTDOWN_WINDOW_MS for t in moved):
+                continue
+            offered = api_versions.get(e.connection)
+            if offered is not None and not any(
+                    r.api_key == e.api_key and r.min_version <= e.api_version <= r.max_version
+                    for r in offered.api_keys):
+                continue
+            g.closed_unanswered.append((x, close))
+
+
 def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     source = loaded.source
     problems = list(loaded.problems)
@@ -335,6 +380,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     unattributed_fetches: list[tuple[int, FetchEvent]] = []
     coordinator_wide: list[tuple[int, RecordEvent]] = []
     listings: list[tuple[int, WireExchange]] = []
+    closes: list[ClosedEvent] = []
+    api_versions: dict[str, ApiVersionsEvent] = {}
 
     def problem(kind: str, line: int, ev: Event, msg: str, gid: str | None = None) -> InputProblem:
         p = InputProblem(kind, source, line, msg, gid, ev.seq)
@@ -421,7 +468,12 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 coordinator_wide.append((line, ev))
         elif isinstance(ev, DecodeErrorEvent):
             decode_errors.append((line, ev))
-        elif isinstance(ev, ExpiryEvent | ApiVersionsEvent | MetadataEvent):
+        elif isinstance(ev, ClosedEvent):
+            closes.append(ev)
+        elif isinstance(ev, ApiVersionsEvent):
+            if ev.error_code == 0:
+                api_versions[ev.connection] = ev
+        elif isinstance(ev, ExpiryEvent | MetadataEvent):
             pass  # the reference fires its own timers; expiries are informational
         elif isinstance(ev, FetchEvent):
             if ev.group_id:
@@ -464,6 +516,8 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 groups[gid].fetches.append((line, fe))
     if listings:
         list_groups_per_group(listings, groups)
+    if closes:
+        closed_unanswered(closes, api_versions, groups)
     for g in groups.values():
         g.gaps.extend(file_gaps)
         if coordinator_wide and g.records:

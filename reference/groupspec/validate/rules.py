@@ -137,6 +137,12 @@ RULES: dict[str, Rule] = {
         _r("DescribeGroupAnswer",
            "DescribeGroups reports the group's state, protocol type, protocol and members as they are",
            f"{GMM} (describeGroups); {CG} (asDescribedGroup)"),
+        _r("AnsweredBeforeClose",
+           "a broker answers every request it can parse and closes a connection only when it is "
+           "idle or the broker stops: a well-formed group request left unanswered on a connection "
+           "the broker closed while it stayed up is a deviation",
+           "core/src/main/scala/kafka/network/SocketServer.scala (Processor: closes a connection "
+           "on a request that fails to parse, on connections.max.idle.ms, and at shutdown)"),
         _r("ListGroupAnswer",
            "ListGroups lists each group the coordinator has, once, with its protocol type and, "
            "from v4, its state, within the states filter",

@@ -213,6 +213,7 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     findings += checks.stale_commits_accepted(g.exchanges)
     findings += checks.one_owner_per_generation(g.exchanges)
     findings += checks.assignor_contract(g.exchanges)
+    findings += checks.closed_unanswered(g.closed_unanswered)
     records = list(g.records) if g.records_in_seq_order else sorted(g.records, key=lambda r: r[1].seq)
     rec_findings, rec_cov = checks.record_invariants(records)
     stopped = rec_cov.stopped
