@@ -65,6 +65,7 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
     "Metadata": (3, 12, 12),
     "ConsumerGroupHeartbeat": (68, 0, 1),
     "ConsumerGroupDescribe": (69, 0, 1),
+    "ApiVersions": (18, 3, 3),
 }
 TOPIC_PARTITIONS = 3
 #: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
@@ -91,6 +92,10 @@ class Connection:
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.correlation = 0
         self.last = ""
+        # first, as every client does: the recording then shows what the broker offers (the
+        # validator judges a broker's close only on a request at a version it offered)
+        self.call("ApiVersions", 3, {"client_software_name": "groupspec-wire-fuzz",
+                                     "client_software_version": "1"})
 
     def call(self, api: str, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
         self.last = f"{api} v{version} {dict(body)}"

@@ -331,7 +331,10 @@ def closed_unanswered(closes: list[ClosedEvent], api_versions: dict[str, ApiVers
     judged: a close within SHUTDOWN_WINDOW_MS of the broker closing an idle connection, or
     from that long before a coordinator error the broker answered (a restarted broker loads
     its groups again). A request at a version the broker's ApiVersions answer on that
-    connection did not offer is the client's fault, not judged either."""
+    connection (or, where that connection asked none, the trace's first) did not offer is
+    the client's fault (Kafka closes the connection on a request it does not support), and a
+    request with no ApiVersions answer in the trace is not judged either: what the broker
+    offered is unknown."""
     idle = [c.at_ms for c in closes if c.pending == 0]
     by_conn: dict[str, list[ClosedEvent]] = {}
     for c in closes:
@@ -339,6 +342,7 @@ def closed_unanswered(closes: list[ClosedEvent], api_versions: dict[str, ApiVers
             by_conn.setdefault(c.connection, []).append(c)
     if not by_conn:
         return
+    first_offer = next(iter(api_versions.values()), None)
     moved = [x.received for g in groups.values() for x in g.exchanges
              if main_error(x.event.response) in _COORDINATOR_ERRORS]
     for g in groups.values():
@@ -349,8 +353,8 @@ def closed_unanswered(closes: list[ClosedEvent], api_versions: dict[str, ApiVers
             close = next((c for c in by_conn.get(e.connection, ()) if c.at_ms >= x.sent), None)
             if close is None or any(t >= close.at_ms - SHUTDOWN_WINDOW_MS for t in moved):
                 continue
-            offered = api_versions.get(e.connection)
-            if offered is not None and not any(
+            offered = api_versions.get(e.connection) or first_offer
+            if offered is None or not any(
                     r.api_key == e.api_key and r.min_version <= e.api_version <= r.max_version
                     for r in offered.api_keys):
                 continue
