@@ -30,26 +30,47 @@ from groupspec.protocol.messages import (
 
 S = GroupState
 
+#: a ListGroups request's filters: the states lower-cased and trimmed, the types lower-cased
+ListFilters = tuple[frozenset[str], frozenset[str]]
+
+
+def list_filters(req: ListGroupsRequest) -> ListFilters:
+    """GroupMetadataManager.listGroups lower-cases and trims each state filter, and parses
+    each type filter case-insensitively (Group.GroupType.parse: an unknown name is the type
+    UNKNOWN, which no group has)."""
+    return (frozenset(s.strip().lower() for s in req.states_filter),
+            frozenset(t.lower() for t in req.types_filter or ()))
+
+
+def listed_group(gid: str, protocol_type: str, state: str, group_type: str,
+                 filters: ListFilters) -> ListedGroup | None:
+    """How ListGroups lists group ``gid`` (ClassicGroup / ConsumerGroup asListedGroup: a
+    consumer group's protocol type is "consumer", its type "consumer", a classic group's
+    "classic"), or None when ``filters`` leave it out (listGroups' isInStates and type
+    check)."""
+    states, types = filters
+    if states and state.lower() not in states:
+        return None
+    if types and group_type not in types:
+        return None
+    return ListedGroup(gid, protocol_type, state, group_type)
+
+
 def handle_list_groups(txn: Txn, request_id: int, req: ListGroupsRequest) -> None:
     """In Kafka's order (coordinator/group_order.py): shard by shard as the runtime holds
     them, each shard's groups in its groups map's order."""
-    # GroupMetadataManager.listGroups lower-cases and trims each state filter, and parses
-    # each type filter case-insensitively (Group.GroupType.parse: an unknown name is the
-    # type UNKNOWN, which no group has)
-    wanted = {s.strip().lower() for s in req.states_filter}
-    types = {t.lower() for t in req.types_filter or ()}
+    filters = list_filters(req)
     listed: list[ListedGroup] = []
     for gid in txn.state.group_order.order():
         cg = txn.state.consumer_groups.get(gid)
         if cg is not None:
-            # ConsumerGroup.asListedGroup: protocol type "consumer", the state's name
-            if (not wanted or cg.state.value.lower() in wanted) and (not types or "consumer" in types):
-                listed.append(ListedGroup(gid, "consumer", cg.state.value, "consumer"))
-            continue
-        g = txn.state.groups[gid]
-        if g.state is not S.Dead and (not wanted or g.state.value.lower() in wanted) \
-                and (not types or "classic" in types):
-            listed.append(ListedGroup(gid, g.protocol_type or "", g.state.value, "classic"))
+            entry = listed_group(gid, "consumer", cg.state.value, "consumer", filters)
+        else:
+            g = txn.state.groups[gid]
+            entry = None if g.state is S.Dead else \
+                listed_group(gid, g.protocol_type or "", g.state.value, "classic", filters)
+        if entry is not None:
+            listed.append(entry)
     txn.respond(request_id, ListGroupsResponse(error=Error.NONE, groups=tuple(listed)))
 
 

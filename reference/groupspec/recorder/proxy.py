@@ -500,8 +500,8 @@ class Recorder:
         except asyncio.CancelledError:
             pass  # the recorder is closing; the connection ends below
         finally:
-            unanswered = sum(1 for p in conn.pending.values() if p.request is not None)
             if broker_closed_ms is not None:
+                unanswered = sum(1 for p in conn.pending.values() if p.request is not None)
                 self._emit(ClosedEvent(seq=self.writer.next_seq() if self.writer else 0, connection=conn.id,
                                        at_ms=broker_closed_ms, pending=unanswered, cluster=self.cluster,
                                        peer=conn.peer))

@@ -38,6 +38,10 @@ LIST_GROUPS_TYPE_MIN_VERSION = 5
 #: as a function call, and these are read for nearly every event
 _MEMBER_ID_REQUIRED = Error.MEMBER_ID_REQUIRED
 _NONE = Error.NONE
+#: Answers a broker may give whenever the group's coordinator is elsewhere or moving.
+COORDINATOR_ERRORS = frozenset(
+    {Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS}
+)
 
 
 @dataclass(frozen=True)
@@ -473,7 +477,7 @@ def _described_classic(version: int, e: m.DescribedGroup, a: m.DescribedGroup) -
     return None
 
 
-def listed_key(version: int, g: m.ListedGroup, typed: bool = True) -> tuple[str, str, str, str | None]:
+def _listed_key(version: int, g: m.ListedGroup, typed: bool) -> tuple[str, str, str, str | None]:
     """What a ListGroups answer at ``version`` says of a group: its id, protocol type, from
     v4 its state, and from v5 its type (when ``typed``: the broker's answer was recorded with
     the types)."""
@@ -481,7 +485,7 @@ def listed_key(version: int, g: m.ListedGroup, typed: bool = True) -> tuple[str,
             g.group_type if typed and version >= LIST_GROUPS_TYPE_MIN_VERSION else None)
 
 
-def typed_listing(groups: Sequence[m.ListedGroup]) -> bool:
+def _typed_listing(groups: Sequence[m.ListedGroup]) -> bool:
     """A broker's listing recorded with each group's type (a trace written before the field
     has None)."""
     return all(g.group_type is not None for g in groups)
@@ -490,12 +494,12 @@ def typed_listing(groups: Sequence[m.ListedGroup]) -> bool:
 def _list_groups(version: int, e: m.ListGroupsResponse, a: m.ListGroupsResponse) -> Mismatch | None:
     """The groups listed, as a multiset (Kafka lists a shard's groups in its map's order and
     the shards in the runtime's; a listing of one group, as the replay compares it, has no
-    order), each by :func:`listed_key`."""
+    order), each by :func:`_listed_key`."""
     if e.error is not a.error:
         return Mismatch("error")
-    typed = typed_listing(a.groups)
-    due = sorted(listed_key(version, g, typed) for g in e.groups)
-    listed = sorted(listed_key(version, g, typed) for g in a.groups)
+    typed = _typed_listing(a.groups)
+    due = sorted(_listed_key(version, g, typed) for g in e.groups)
+    listed = sorted(_listed_key(version, g, typed) for g in a.groups)
     if listed != due:
         return Mismatch("groups listed", f"listed {_listed_text(listed)}, due {_listed_text(due)}")
     return None

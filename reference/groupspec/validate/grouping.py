@@ -34,7 +34,7 @@ from groupspec.trace.events import (
     RecordEvent,
     WireExchange,
 )
-from groupspec.validate.compare import main_error
+from groupspec.validate.compare import COORDINATOR_ERRORS, main_error
 from groupspec.validate.load import EventColumns, LoadedTrace
 from groupspec.validate.problems import InputProblem
 
@@ -278,11 +278,6 @@ def per_group(ev: WireExchange) -> list[WireExchange]:
     return out
 
 
-#: answers that say a request reached a broker not (or not yet) the group's coordinator
-_COORDINATOR_ERRORS = frozenset({Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE,
-                                 Error.COORDINATOR_LOAD_IN_PROGRESS})
-
-
 def list_groups_per_group(listings: list[tuple[int, WireExchange]], groups: dict[str, GroupTrace]) -> None:
     """Each ListGroups answer (``listings``: (line, exchange), answered NONE) as one exchange
     per replayed group it can be judged for: the request as it was, the response holding the
@@ -305,7 +300,7 @@ def list_groups_per_group(listings: list[tuple[int, WireExchange]], groups: dict
     for gid, g in groups.items():
         if not g.exchanges or not gid:
             continue
-        if any(main_error(x.event.response) in _COORDINATOR_ERRORS for x in g.exchanges):
+        if any(main_error(x.event.response) in COORDINATOR_ERRORS for x in g.exchanges):
             continue
         conns = {x.event.connection for x in g.exchanges}
         for (line, ev), entries in zip(listings, by_group, strict=True):
@@ -344,7 +339,7 @@ def closed_unanswered(closes: list[ClosedEvent], api_versions: dict[str, ApiVers
         return
     first_offer = next(iter(api_versions.values()), None)
     moved = [x.received for g in groups.values() for x in g.exchanges
-             if main_error(x.event.response) in _COORDINATOR_ERRORS]
+             if main_error(x.event.response) in COORDINATOR_ERRORS]
     for g in groups.values():
         for x in g.exchanges:
             e = x.event

@@ -58,13 +58,13 @@ import dataclasses
 import hashlib
 import math
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from groupspec.assignors.server_spec import TopicMetadata
 from groupspec.coordinator import kafka_apis
-from groupspec.coordinator.admin import described_group
+from groupspec.coordinator.admin import described_group, list_filters, listed_group
 from groupspec.coordinator.classic import fast_path
 from groupspec.coordinator.classic.rebalance import complete_join
 from groupspec.coordinator.config import CoordinatorConfig
@@ -104,10 +104,8 @@ from groupspec.validate.compare import (
     TxnOffsets,
     api_layer_partitions,
     compare,
-    listed_key,
     main_error,
     summary,
-    typed_listing,
 )
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
@@ -122,10 +120,6 @@ _NONE = Error.NONE
 _NOT_COORDINATOR = Error.NOT_COORDINATOR
 _UNKNOWN_MEMBER_ID = Error.UNKNOWN_MEMBER_ID
 
-#: Answers a broker may give whenever the group's coordinator is elsewhere or moving.
-COORDINATOR_ERRORS = frozenset(
-    {Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE, Error.COORDINATOR_LOAD_IN_PROGRESS}
-)
 
 
 def coordinator_moving(api: str, resp: m.Response | None) -> bool:
@@ -136,7 +130,7 @@ def coordinator_moving(api: str, resp: m.Response | None) -> bool:
     err = main_error(resp)
     if err is Error.COORDINATOR_LOAD_IN_PROGRESS and api == "Heartbeat":
         return False
-    # err in COORDINATOR_ERRORS, by identity (an Error's hash is a Python-level call)
+    # err in compare.COORDINATOR_ERRORS, by identity (an Error's hash is a Python-level call)
     return err is _NOT_COORDINATOR or err is _COORDINATOR_NOT_AVAILABLE or err is _COORDINATOR_LOAD_IN_PROGRESS
 
 
@@ -275,27 +269,29 @@ def _in_map(view: _View | None) -> bool:
     return view is not None and view.group_state != _DEAD
 
 
+def _classic_in_map(view: _View | None) -> bool:
+    """``view`` describes a classic group the coordinator holds."""
+    return type(view) is m.DescribedGroup and _in_map(view)
+
+
 def _listed(view: _View | None, gid: str, req: m.ListGroupsRequest) -> tuple[m.ListedGroup, ...]:
-    """How ListGroups ``req`` lists group ``gid`` described as ``view`` (None: unknown)
-    (GroupMetadataManager.listGroups: the states filter trimmed and lower-cased, the types
-    parsed case-insensitively; ClassicGroup / ConsumerGroup asListedGroup: a consumer group's
-    protocol type is "consumer")."""
+    """How ListGroups ``req`` lists group ``gid`` described as ``view`` (None: unknown), as
+    the reference lists a group (coordinator/admin.py ``listed_group``)."""
     if not _in_map(view):
         return ()
     assert view is not None
-    wanted = {f.strip().lower() for f in req.states_filter}
-    if wanted and view.group_state.lower() not in wanted:
-        return ()
-    gtype = "classic" if isinstance(view, m.DescribedGroup) else "consumer"
-    if req.types_filter and gtype not in {t.lower() for t in req.types_filter}:
-        return ()
-    ptype = view.protocol_type if isinstance(view, m.DescribedGroup) else "consumer"
-    return (m.ListedGroup(gid, ptype, view.group_state, gtype),)
+    if isinstance(view, m.DescribedGroup):
+        entry = listed_group(gid, view.protocol_type, view.group_state, "classic", list_filters(req))
+    else:
+        entry = listed_group(gid, "consumer", view.group_state, "consumer", list_filters(req))
+    return () if entry is None else (entry,)
 
 
-def _same_listing(version: int, ours: Sequence[m.ListedGroup], theirs: Sequence[m.ListedGroup]) -> bool:
-    typed = typed_listing(theirs)
-    return sorted(listed_key(version, g, typed) for g in ours) == sorted(listed_key(version, g, typed) for g in theirs)
+def _same_listing(version: int, ours: tuple[m.ListedGroup, ...], theirs: tuple[m.ListedGroup, ...]) -> bool:
+    """A ListGroups answer listing ``theirs`` is one listing ``ours`` at ``version``
+    (compare's rule for ListGroups)."""
+    return compare(version, m.ListGroupsResponse(error=_NONE, groups=ours),
+                   m.ListGroupsResponse(error=_NONE, groups=theirs)) is None
 
 
 @dataclass
@@ -1798,7 +1794,7 @@ class Replayer:
                            if gid in state.consumer_groups else described_group(state.groups.get(gid), gid, 0))
             if views is None:
                 views = b.read_views[gid] = [(None, None)]
-            if _in_map(view) and type(view) is m.DescribedGroup:
+            if _classic_in_map(view):
                 # a classic group's state and members are plain fields of its ClassicGroup,
                 # changed in place: a read that finds the group in the map at the committed
                 # offset sees them as they are now (GroupMetadataManager.describeGroups and
@@ -1806,7 +1802,7 @@ class Replayer:
                 # object is seen again. Views a write ended (``until`` set) stay: those of a
                 # group object the map no longer holds (deleted, or converted to the other
                 # protocol) until that write commits
-                views[:] = [(v, u) for v, u in views if u is not None or not (_in_map(v) and type(v) is m.DescribedGroup)]
+                views[:] = [(v, u) for v, u in views if u is not None or not _classic_in_map(v)]
                 if wrote:
                     self._written(views, at, until)
                 views.append((view, None))

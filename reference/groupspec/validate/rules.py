@@ -144,8 +144,8 @@ RULES: dict[str, Rule] = {
            "core/src/main/scala/kafka/network/SocketServer.scala (Processor: closes a connection "
            "on a request that fails to parse, on connections.max.idle.ms, and at shutdown)"),
         _r("ListGroupAnswer",
-           "ListGroups lists each group the coordinator has, once, with its protocol type and, "
-           "from v4, its state, within the states filter",
+           "ListGroups lists each group the coordinator has, once, with its protocol type, from v4 "
+           "its state and from v5 its type, within the states and types filters",
            f"{GMM} (listGroups); {CG} (asListedGroup, isInStates); {CSG} (asListedGroup); {GCS} (listGroups)"),
         _r("ConsumerGroupDescribeAnswer",
            "ConsumerGroupDescribe reports a consumer group's state, epochs, assignor and members "
