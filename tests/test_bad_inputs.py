@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -35,7 +36,10 @@ from groupspec.coordinator.find_coordinator import java_string_hash
 from groupspec.sim.render import write_trace
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import apply_overrides, load_scenario_text
-from groupspec.validate import CONFORMING, validate_bytes
+from groupspec.trace.columnar import split_lines, write_lines
+from groupspec.validate import CONFORMING, validate_bytes, validate_path
+from groupspec.validate.load import load_path
+from groupspec.validate.problems import TraceInputError
 
 CORPUS = Path(__file__).parent / "bad_inputs"
 CASES: list[dict[str, Any]] = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))["cases"]
@@ -108,6 +112,8 @@ def bad_lines() -> dict[str, bytes]:
         "not JSON": b"<html>502 Bad Gateway</html>",
         "a JSON array": b"[1, 2, 3]",
         "unknown kind": b'{"kind":"gossip","seq":3}',
+        "api_version -1": _mutate(exchange, api_version=-1),
+        "api_version beyond int16": _mutate(exchange, api_version=32_768),
     }
 
 
@@ -314,3 +320,42 @@ def test_scan_rows_of_a_mixed_file_fit_their_arrow_types(tmp_path: Path) -> None
     problems = [r for r in table.to_pylist() if r["role"] == "problem"]
     assert set(where) <= {r["line"] for r in problems if r["dropped"]}
     assert all(r["reason"] for r in problems)
+
+
+#: a real Kafka 4.1.2 recording with DescribeGroups exchanges (wire fuzz)
+DESCRIBES = REPO / "examples" / "validator-false-positives" / "describe-before-new-group-commits-kafka-4.1.2.jsonl"
+
+
+def test_a_negative_api_version_is_a_bad_event_not_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by mutating real recordings (2026-11-29): a DescribeGroups exchange with
+    api_version -1 reached the replay, which builds the request at the exchange's version,
+    and raised ValueError out of ``groupspec validate``. The line is now a bad_event naming
+    the field, and the rest of the file is judged; in the columnar Parquet layout (whose
+    writer keeps such a line as text) a row of a file made otherwise is refused with its line."""
+    events = [json.loads(x) for x in DESCRIBES.read_text(encoding="utf-8").splitlines()]
+    line = next(i for i, e in enumerate(events, start=1) if e.get("api") == "DescribeGroups")
+    events[line - 1]["api_version"] = -1
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    code = main(["validate", "--format", "json", str(path)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and code == 2
+    [report] = json.loads(out)["files"]
+    [problem] = [p for p in report["problems"] if p["line"] == line]
+    assert problem["kind"] == "bad_event" and "api_version" in problem["message"] and "-1" in problem["message"]
+    assert len(report["groups"]) == len(validate_path(DESCRIBES).groups)
+    # the columnar layout: its writer keeps the line as text, read back as the same problem
+    pq_path = tmp_path / "t.parquet"
+    write_lines(split_lines(path.read_bytes()), pq_path)
+    assert [p.line for p in load_path(pq_path).problems if p.kind == "bad_event"] == [line]
+    # a columnar file made otherwise, with the version in its typed column: refused, naming the line
+    good = tmp_path / "good.parquet"
+    write_lines(split_lines(DESCRIBES.read_bytes()), good)
+    table = pq.read_table(good)
+    versions = table.column("api_version").to_pylist()
+    versions[line - 1] = -1
+    col = table.schema.get_field_index("api_version")
+    forged = table.set_column(col, "api_version", pa.array(versions, table.schema.field(col).type))
+    pq.write_table(forged.replace_schema_metadata(pq.ParquetFile(good).schema_arrow.metadata), tmp_path / "f.parquet")
+    with pytest.raises(TraceInputError, match=rf"line {line}: a DescribeGroups exchange needs .* -1"):
+        load_path(tmp_path / "f.parquet")

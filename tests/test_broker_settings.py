@@ -185,3 +185,60 @@ def test_a_kafka_broker_started_here_names_its_group_settings(tmp_path: Path) ->
         "group.consumer.heartbeat.interval.ms": CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS, "group.max.size": 5}
     config = with_broker_config(ReplayConfig(), broker.group_settings())
     assert config.initial_delays_ms == (0,) and config.coordinator.offsets_topic_num_partitions == 1
+
+
+# ---------------------------------------------------------------- the heartbeat interval
+#: a real Kafka 4.1.2 consumer-group recording (wire fuzz seed 9405) whose header names the
+#: broker's group.consumer.heartbeat.interval.ms (1000): every accepted heartbeat says 1000,
+#: the static member's leave (epoch -2) 0
+EPOCH_ZERO = ROOT / "examples" / "validator-false-positives" / "kip848" / \
+    "epoch-zero-rejoin-of-a-known-member-is-fenced-kafka-4.1.2.jsonl"
+
+
+def _interval_changed(events: list[dict[str, Any]], epoch: int, to: int) -> tuple[list[dict[str, Any]], int]:
+    """``events`` with the first accepted ConsumerGroupHeartbeat of a request at ``epoch``
+    answered with heartbeat interval ``to``, and that event's line."""
+    out = [dict(e) for e in events]
+    for line, e in enumerate(out, start=1):
+        if (e.get("api") == "ConsumerGroupHeartbeat" and e.get("response")
+                and e["response"]["error"] == "NONE" and e["request"]["member_epoch"] == epoch):
+            e["response"] = {**e["response"], "heartbeat_interval_ms": to}
+            return out, line
+    raise AssertionError(f"no accepted heartbeat at epoch {epoch}")
+
+
+def test_kafka_answers_the_configured_heartbeat_interval_and_a_broker_that_does_not_is_named() -> None:
+    events = _lines(EPOCH_ZERO)
+    assert events[0]["broker_config"]["group.consumer.heartbeat.interval.ms"] == 1000
+    assert _broker_side(validate_path(EPOCH_ZERO).groups) == []
+    # a broker that tells a member some other interval than the one it runs with
+    changed, line = _interval_changed(events, 3, 5000)
+    named = _broker_side(validate_bytes(_raw(changed)).groups)
+    assert named == [(line, "ConsumerHeartbeatInterval")]
+    # a leave is answered with no interval (0): a broker that sends one is named too
+    leave, line = _interval_changed(events, -2, 1000)
+    assert _broker_side(validate_bytes(_raw(leave)).groups) == [(line, "ConsumerHeartbeatInterval")]
+
+
+def test_the_heartbeat_interval_is_judged_only_where_the_broker_s_setting_is_known(tmp_path: Path) -> None:
+    events = _lines(EPOCH_ZERO)
+    changed, line = _interval_changed(events, 3, 5000)
+    del changed[0]["broker_config"]["group.consumer.heartbeat.interval.ms"]
+    # not named: the broker may run any interval; Kafka's default is assumed, not judged
+    assert _broker_side(validate_bytes(_raw(changed)).groups) == []
+    assert not with_broker_config(ReplayConfig(), {"group.max.size": 3}).heartbeat_interval_known
+    assert with_broker_config(ReplayConfig(), {"group.consumer.heartbeat.interval.ms": 1000}).heartbeat_interval_known
+    # the command line makes it known, by its setting's name or its own flag
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(_raw(changed))
+    for flags in (["--broker-config", "group.consumer.heartbeat.interval.ms=1000"],
+                  ["--consumer-heartbeat-interval-ms", "1000"]):
+        out = tmp_path / "r.json"
+        assert main(["validate", str(path), "--format", "json", "--report", str(out), *flags]) == 1
+        report = json.loads(out.read_text(encoding="utf-8"))
+        rules = [(d["line"], d["rule"]) for f in report["files"] for g in f["groups"]
+                 for d in g["divergences"] if d["side"] == "broker"]
+        assert rules == [(line, "ConsumerHeartbeatInterval")], flags
+    # and the Kafka broker groupspec starts is run with a known interval
+    assert validation_config("kafka", "consumer").heartbeat_interval_known
+    assert not validation_config("tansu", "consumer").heartbeat_interval_known

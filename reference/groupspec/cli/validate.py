@@ -69,7 +69,8 @@ def register(sub: Any) -> None:
                         "the trace header's, else Kafka's 45000)")
     p.add_argument("--consumer-heartbeat-interval-ms", type=int_in(1, MAX_MS), metavar="MS",
                    help="group.consumer.heartbeat.interval.ms of the broker (default: the trace "
-                        "header's, else Kafka's 5000)")
+                        "header's, else Kafka's 5000); once known, the interval accepted heartbeats "
+                        "answer is judged")
     p.add_argument("--consumer-migration-policy", type=str.lower, choices=tuple(MIGRATION_POLICIES),
                    metavar="POLICY",
                    help="group.consumer.migration.policy of the broker: "
@@ -126,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     if args.consumer_heartbeat_interval_ms is not None:
         coordinator = dataclasses.replace(coordinator,
                                           consumer_group_heartbeat_interval_ms=args.consumer_heartbeat_interval_ms)
+        base = dataclasses.replace(base, heartbeat_interval_known=True)
     if args.consumer_migration_policy is not None:
         coordinator = dataclasses.replace(coordinator,
                                           consumer_group_migration_policy=args.consumer_migration_policy)
@@ -139,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         return fail("--group-config", str(e))
     config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
-                          max_divergences=args.max_divergences, coordinator=coordinator)
+                          max_divergences=args.max_divergences, coordinator=coordinator,
+                          heartbeat_interval_known=base.heartbeat_interval_known)
     reports: list[FileReport] = []
     for path in args.traces:
         try:

@@ -218,7 +218,8 @@ def validation_config(broker: str, group_protocol: str = "classic") -> ReplayCon
         if broker == "kafka":
             return ReplayConfig(initial_delays_ms=(0, 3000), coordinator=CoordinatorConfig(
                 consumer_group_session_timeout_ms=CONSUMER_GROUP_SESSION_TIMEOUT_MS,
-                consumer_group_heartbeat_interval_ms=CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS))
+                consumer_group_heartbeat_interval_ms=CONSUMER_GROUP_HEARTBEAT_INTERVAL_MS),
+                heartbeat_interval_known=True)
         return ReplayConfig()
     return ReplayConfig(initial_delays_ms=(0, 3000)) if broker == "kafka" else ReplayConfig()
 

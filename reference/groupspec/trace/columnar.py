@@ -71,7 +71,7 @@ from groupspec.trace.events import (
     WireExchange,
     group_of,
 )
-from groupspec.trace.jsonl import event_from_json, event_to_json, parse_line
+from groupspec.trace.jsonl import MAX_API_VERSION, event_from_json, event_to_json, parse_line
 
 #: the schema metadata key naming the layout (the older text layout has none)
 LAYOUT_KEY = b"groupspec.layout"
@@ -700,6 +700,25 @@ def _ascending(col: Any) -> bool:
     return n < 2 or not pc.any(pc.less_equal(col.slice(1), col.slice(0, n - 1))).as_py()
 
 
+def _check_exchange_header(batch: _Columns, idx: Any, api: str, lines: list[int]) -> None:
+    """The rows ``idx`` of exchanges of ``api`` carry its api key and an API version the
+    wire can (as :func:`groupspec.trace.jsonl.event_from_json` requires of a line: this
+    layout's writer keeps a line that fails it as text); ColumnarError at the first row that
+    does not (a file this layout's writer did not make)."""
+    import pyarrow.compute as pc
+
+    key = APIS[api][0]
+    keys, versions = batch.column("api_key").take(idx), batch.column("api_version").take(idx)
+    bad = pc.or_kleene(pc.not_equal(keys, key),
+                       pc.or_kleene(pc.less(versions, 0), pc.greater(versions, MAX_API_VERSION)))
+    bad = pc.fill_null(pc.or_kleene(bad, pc.or_kleene(pc.is_null(keys), pc.is_null(versions))), True)
+    if pc.any(bad).as_py():
+        row = idx[pc.index(bad, True).as_py()].as_py()
+        raise ColumnarError(f"line {lines[row]}: a {api} exchange needs api_key {key} and an api_version in "
+                            f"0..{MAX_API_VERSION}, the row has {batch.column('api_key')[row].as_py()!r} "
+                            f"and {batch.column('api_version')[row].as_py()!r}")
+
+
 def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     """Decode one record batch of the columnar layout into ``out``, in bulk: the rows of
     each kind (and of each API, record type) are taken together, and each column is
@@ -740,6 +759,7 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
                 idx = _rows(pc.and_(mask, pc.equal(api_col, api)))
                 if api not in lay.requests:
                     raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown api {api!r}")
+                _check_exchange_header(batch, idx, api, lines)
                 *flat, req, resp = batch.take([*lay.exchange_fields, f"req_{api}", f"resp_{api}"], idx)
                 cols = [d(c) for d, c in zip(lay.exchange_decoders, flat, strict=True)]
                 made = lay.make_exchange(len(idx), *cols, lay.requests[api].decode(req),

@@ -125,6 +125,8 @@ _RECORDS: dict[str, Decoder] = {
 #: the reference's server-side assignors enumerate a subscribed topic's partitions on every
 #: heartbeat that changes the group (a count near Kafka's int32 limit takes all memory)
 MAX_METADATA_PARTITIONS = 10_000
+#: an exchange's ``api_version``: the request header's int16, never negative on the wire
+MAX_API_VERSION = 32_767
 
 
 def event_from_json(obj: Any) -> Event:
@@ -139,6 +141,11 @@ def event_from_json(obj: Any) -> Event:
         key, request, response = bodies
         if obj.get("api_key") != key:
             raise CodecError("api_key", f"{api} has api key {key}, the line says {obj.get('api_key')!r}")
+        version = obj.get("api_version")
+        if type(version) is int and not 0 <= version <= MAX_API_VERSION:
+            # (another type is refused by the exchange's decoder, naming the field)
+            raise CodecError("api_version", f"an API version is a non-negative int16 (0..{MAX_API_VERSION}), "
+                                            f"got {version}")
         req = request(obj.get("request"), "request")
         raw_resp = obj.get("response")
         resp = None if raw_resp is None else response(raw_resp, "response")

@@ -92,6 +92,45 @@ def closed_unanswered(closed: list[tuple[Exchange, ClosedEvent]]) -> list[Findin
     return out
 
 
+#: the member epochs of a ConsumerGroupHeartbeat that leaves the group (dynamic, static)
+_LEAVE_EPOCHS = (-1, -2)
+
+
+def heartbeat_intervals(exchanges: list[Exchange], interval_ms: int | None) -> list[Finding]:
+    """ConsumerHeartbeatInterval: each accepted ConsumerGroupHeartbeat tells the member the
+    group's heartbeat interval, ``interval_ms`` (None: the broker's setting is not known, and
+    nothing is judged). Kafka sets it on every answer of consumerGroupHeartbeat (the group's
+    consumer.heartbeat.interval.ms, else group.consumer.heartbeat.interval.ms:
+    GroupMetadataManager.consumerGroupHeartbeatIntervalMs) and none (0) on a leave's
+    (consumerGroupLeave, epoch -1, and the static member's temporary leave, epoch -2). What
+    the answer must say follows from the request and the configuration alone, whatever the
+    order of the requests, so it is judged without the replay (which does not compare it:
+    a search for an order that explains it could only find a worse explanation). An error
+    answer's interval is not judged (the service layer's error response leaves it 0)."""
+    if interval_ms is None:
+        return []
+    out = []
+    for x in exchanges:
+        e = x.event
+        req, resp = e.request, e.response
+        if (not isinstance(req, ConsumerGroupHeartbeatRequest) or not isinstance(resp, ConsumerGroupHeartbeatResponse)
+                or resp.error is not _NONE):
+            continue
+        leave = req.member_epoch in _LEAVE_EPOCHS
+        want = 0 if leave else interval_ms
+        if resp.heartbeat_interval_ms != want:
+            what = "a leave's answer carries no interval (0)" if leave else f"heartbeat_interval_ms {want}"
+            out.append(Finding(
+                x.seq, x.line, RULES["ConsumerHeartbeatInterval"],
+                f"{summary(resp)} heartbeat_interval_ms={resp.heartbeat_interval_ms}", what,
+                (f"the broker answered the leave of {req.member_id} (epoch {req.member_epoch}) with heartbeat "
+                 f"interval {resp.heartbeat_interval_ms} ms; Kafka sets none on a leave's answer") if leave else
+                (f"the broker told {resp.member_id or req.member_id} to heartbeat every "
+                 f"{resp.heartbeat_interval_ms} ms; the group's interval is {interval_ms} ms"),
+                e.api, e.connection, e.client_id))
+    return out
+
+
 def _commit_timeline(exchanges: list[Exchange], answers: tuple[type, ...]) -> list[tuple[float, int, Exchange]]:
     """The commits (kind 0, at their send time), the answers of types ``answers`` that gave a
     generation or epoch (kind 1) and the DeleteGroups that deleted a group (kind 2), at their

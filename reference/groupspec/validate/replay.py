@@ -181,6 +181,12 @@ class ReplayConfig:
     #: point among the exchanges before the divergence (:func:`replay_group`). None: as the
     #: trace says (validator.file_config: unknown in a recording, else known)
     offsets_check_phase_known: bool | None = None
+    #: the broker's group.consumer.heartbeat.interval.ms is known (a trace header's
+    #: broker_config, ``--broker-config``, ``--consumer-heartbeat-interval-ms``, a broker
+    #: groupspec started): the interval each accepted ConsumerGroupHeartbeat answers is then
+    #: judged (checks.heartbeat_intervals, ConsumerHeartbeatInterval); unknown, Kafka's
+    #: default is assumed by the replay, not judged
+    heartbeat_interval_known: bool = False
 
 
 @dataclass(frozen=True)

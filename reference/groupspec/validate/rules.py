@@ -200,6 +200,10 @@ RULES: dict[str, Rule] = {
         _r("ConsumerReconciliation",
            "an accepted heartbeat answers the member's epoch after reconciliation and, when it changed (or on a full request), its assignment: partitions join it only once no other member holds them, and a member stays in its epoch until it stops reporting the partitions it must revoke",
            f"{GMM} (consumerGroupHeartbeat, updateTargetAssignment, maybeReconcile); {CAB}; {TAB}"),
+        _r("ConsumerHeartbeatInterval",
+           "an accepted ConsumerGroupHeartbeat tells the member the group's heartbeat interval (the group's "
+           "consumer.heartbeat.interval.ms, else the broker's group.consumer.heartbeat.interval.ms); a leave, 0",
+           f"{GMM} (consumerGroupHeartbeat, consumerGroupHeartbeatIntervalMs, consumerGroupLeave)"),
         _r("ConsumerHeartbeatAnswer", "a ConsumerGroupHeartbeat is answered as the consumer group's state requires",
            f"{GMM} (consumerGroupHeartbeat, consumerGroupLeave)"),
         _r("CommitMemberEpoch",

@@ -58,6 +58,9 @@ def validate_bytes(raw: bytes, source: str = "<trace>", config: ReplayConfig | N
 #: the broker setting the replay takes as its one initial rebalance delay (the replay does
 #: not read CoordinatorConfig's: it tries each of ReplayConfig.initial_delays_ms)
 INITIAL_DELAY = "group.initial.rebalance.delay.ms"
+#: the broker setting whose value, once known, an accepted ConsumerGroupHeartbeat's interval
+#: is compared with (ReplayConfig.heartbeat_interval_known)
+HEARTBEAT_INTERVAL_SETTING = "group.consumer.heartbeat.interval.ms"
 
 
 def with_broker_config(config: ReplayConfig, settings: Mapping[str, object], keep: bool = True) -> ReplayConfig:
@@ -65,7 +68,8 @@ def with_broker_config(config: ReplayConfig, settings: Mapping[str, object], kee
     or ``groupspec validate --broker-config``): those the reference models
     (:data:`groupspec.coordinator.config.BROKER_SETTINGS`) go into the coordinator's
     configuration; group.initial.rebalance.delay.ms becomes the one delay the replay tries.
-    Other names are ignored: they change nothing the reference answers. With ``keep``, a
+    Other names are ignored: they change nothing the reference answers. Naming
+    group.consumer.heartbeat.interval.ms makes the interval known (compared). With ``keep``, a
     setting ``config`` already gives (not Kafka's default, or delays other than the
     default ones) is kept: a value given on the command line wins over the trace's. An
     impossible configuration raises ValueError naming the setting."""
@@ -74,6 +78,9 @@ def with_broker_config(config: ReplayConfig, settings: Mapping[str, object], kee
     coordinator = config.coordinator.with_broker_settings(known, keep=keep)
     if coordinator is not config.coordinator:
         config = dataclasses.replace(config, coordinator=coordinator)
+    if HEARTBEAT_INTERVAL_SETTING in known and not config.heartbeat_interval_known:
+        # (with ``keep`` the value already given stays: it is known either way)
+        config = dataclasses.replace(config, heartbeat_interval_known=True)
     if delay is not None and not (keep and config.initial_delays_ms != ReplayConfig.initial_delays_ms):
         value = int(config.coordinator.with_broker_settings({INITIAL_DELAY: delay})
                     .group_initial_rebalance_delay_ms)
@@ -214,6 +221,9 @@ def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVe
     findings += checks.one_owner_per_generation(g.exchanges)
     findings += checks.assignor_contract(g.exchanges)
     findings += checks.closed_unanswered(g.closed_unanswered)
+    if config is not None and config.heartbeat_interval_known:
+        findings += checks.heartbeat_intervals(
+            g.exchanges, config.coordinator.consumer_heartbeat_interval_ms_of(g.group_id))
     records = list(g.records) if g.records_in_seq_order else sorted(g.records, key=lambda r: r[1].seq)
     rec_findings, rec_cov = checks.record_invariants(records)
     stopped = rec_cov.stopped
