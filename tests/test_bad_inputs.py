@@ -359,3 +359,31 @@ def test_a_negative_api_version_is_a_bad_event_not_a_crash(tmp_path: Path, capsy
     pq.write_table(forged.replace_schema_metadata(pq.ParquetFile(good).schema_arrow.metadata), tmp_path / "f.parquet")
     with pytest.raises(TraceInputError, match=rf"line {line}: a DescribeGroups exchange needs .* -1"):
         load_path(tmp_path / "f.parquet")
+
+
+#: a real Kafka 4.1.2 recording whose member joins alone (wire fuzz seed 112)
+TWICE = REPO / "examples" / "validator-false-positives" / "delete-groups-naming-a-group-twice-kafka-4.1.2.jsonl"
+
+
+def test_a_join_listing_a_protocol_twice_is_inconclusive_not_a_crash(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by mutating real recordings (2026-11-29): a JoinGroup listing its one protocol
+    twice made the reference's join completion raise AssertionError out of ``groupspec
+    validate`` (the timer path caught only NotModelled). Kafka counts the name twice too
+    (ClassicGroup.supportedProtocols), so no protocol is a candidate and its vote throws in
+    the join completion; the reference says so (NotModelled), and the group is inconclusive
+    naming it."""
+    events = [json.loads(x) for x in TWICE.read_text(encoding="utf-8").splitlines()]
+    line = max(i for i, e in enumerate(events, start=1) if e.get("api") == "JoinGroup"
+               and e["response"] and e["response"]["error"] == "NONE" and len(e["request"]["protocols"]) == 1)
+    join = events[line - 1]
+    join["request"]["protocols"] = join["request"]["protocols"] * 2
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    code = main(["validate", "--format", "json", str(path)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and code in (0, 1, 2)
+    [report] = json.loads(out)["files"]
+    [group] = [g for g in report["groups"] if g["group_id"] == join["group_id"]]
+    assert group["verdict"] == "inconclusive"
+    assert any("IllegalArgumentException" in m["what"] for m in group["missing"]), group["missing"]

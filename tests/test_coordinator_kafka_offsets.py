@@ -13,8 +13,8 @@ How Kafka's test harness maps here:
   assignment records replayed (``setClassicMemberMetadata``: the subscription carries
   classic member metadata, so the member uses the classic protocol);
 - ``context.commitOffset(group, topic, partition, offset, leaderEpoch)`` is an offset commit
-  record replayed (metadata "metadata"); leader epochs and topic ids are not modelled, so a
-  fetched partition is compared on offset and metadata;
+  record replayed (metadata "metadata", the leader epoch); topic ids are not modelled, so a
+  fetched partition is compared on offset, metadata and leader epoch;
 - ``context.commitOffset(request)`` is an OffsetCommit at the latest version the reference
   models (9; Kafka's test uses 10, which adds topic ids);
 - a thrown ``ApiException`` is the error answered for every partition (OffsetCommit) or for
@@ -75,10 +75,10 @@ class Context:
                 partitions_pending_revocation=())),
         )
 
-    def commit_record(self, group_id: str, topic: str, partition: int, offset: int) -> None:
+    def commit_record(self, group_id: str, topic: str, partition: int, offset: int, leader_epoch: int) -> None:
         """context.commitOffset(groupId, topic, partition, offset, leaderEpoch): the record."""
         self.replay(r.OffsetCommitted(group_id, topic, partition, offset, "metadata",
-                                      self.now, -1, ""))
+                                      self.now, -1, "", leader_epoch))
 
     def has_offset(self, group_id: str, topic: str, partition: int) -> bool:
         st = self.coordinator.state
@@ -129,9 +129,11 @@ def assert_commit_refused(ctx: Context, error: Error, **fields: object) -> None:
     assert records == []
 
 
-def fetched(*parts: tuple[str, int, int, str]) -> m.OffsetFetchResponse:
+def fetched(*parts: tuple[str, int, int, str] | tuple[str, int, int, str, int]) -> m.OffsetFetchResponse:
+    """mkOffsetPartitionResponse: (topic, partition, offset, metadata[, leader epoch, else -1])."""
     return m.OffsetFetchResponse(error=Error.NONE, partitions=tuple(
-        m.OffsetFetchPartitionResponse(t, p, o, md, Error.NONE) for t, p, o, md in parts))
+        m.OffsetFetchPartitionResponse(x[0], x[1], x[2], x[3], Error.NONE, x[4] if len(x) > 4 else -1)
+        for x in parts))
 
 
 # ============================================================================ OffsetCommit
@@ -229,8 +231,8 @@ def test_consumer_group_offset_fetch_with_member_id_and_epoch() -> None:
     ctx = Context()
     ctx.consumer_group("group")
     ctx.member("group", "member")
-    ctx.commit_record("group", "foo", 0, 100)
-    want = fetched(("foo", 0, 100, "metadata"))
+    ctx.commit_record("group", "foo", 0, 100, 1)
+    want = fetched(("foo", 0, 100, "metadata", 1))
     assert ctx.fetch("group", FOO0, "member", 0) == want
     assert ctx.fetch("group", None, "member", 0) == want
 
@@ -240,8 +242,8 @@ def test_consumer_group_offset_fetch_from_admin_client() -> None:
     ctx = Context()
     ctx.consumer_group("group")
     ctx.member("group", "member")
-    ctx.commit_record("group", "foo", 0, 100)
-    want = fetched(("foo", 0, 100, "metadata"))
+    ctx.commit_record("group", "foo", 0, 100, 1)
+    want = fetched(("foo", 0, 100, "metadata", 1))
     assert ctx.fetch("group", FOO0) == want
     assert ctx.fetch("group", None) == want
 
@@ -281,7 +283,7 @@ def test_consumer_group_offset_delete() -> None:
     """testConsumerGroupOffsetDelete"""
     ctx = Context()
     ctx.consumer_group("foo")
-    ctx.commit_record("foo", "bar", 0, 100)
+    ctx.commit_record("foo", "bar", 0, 100, 0)
     ctx.offset_delete_with("foo", "bar", 0, Error.NONE)
     assert not ctx.has_offset("foo", "bar", 0)
 
@@ -291,7 +293,7 @@ def test_consumer_group_offset_delete_with_errors() -> None:
     ctx = Context()
     ctx.consumer_group("foo")
     ctx.member("foo", "member1", topics=("bar",))
-    ctx.commit_record("foo", "bar", 0, 100)
+    ctx.commit_record("foo", "bar", 0, 100, 0)
     # the offset of a partition that does not exist
     ctx.offset_delete_with("foo", "bar1", 0, Error.NONE)
     # a topic the group subscribes to
@@ -316,16 +318,17 @@ def test_simple_group_offset_commit() -> None:
 # ============================================================================ replay
 def test_replay() -> None:
     """testReplay: each offset commit record replayed is the group's offset of its partition,
-    the later one replacing the earlier (leader epochs, expire timestamps and topic ids are
-    not modelled: docs/deviations.md). Kafka's replay creates the simple group an offset
-    commit record names; the reference's record stream names it first (GroupCreated)."""
+    the later one replacing the earlier, with its leader epoch (none, then 10; expire
+    timestamps and topic ids are not modelled: docs/deviations.md). Kafka's replay creates
+    the simple group an offset commit record names; the reference's record stream names it
+    first (GroupCreated)."""
     ctx = Context()
     ctx.replay(r.GroupCreated("foo", 0))
     offsets = ctx.coordinator.state.groups["foo"].offsets
-    for partition, offset, at in ((0, 100, 0), (0, 200, 1), (1, 200, 2), (1, 300, 3)):
-        ctx.replay(r.OffsetCommitted("foo", "bar", partition, offset, "small", at, -1, ""))
+    for partition, offset, at, epoch in ((0, 100, 0, -1), (0, 200, 1, 10), (1, 200, 2, 10), (1, 300, 3, 10)):
+        ctx.replay(r.OffsetCommitted("foo", "bar", partition, offset, "small", at, -1, "", epoch))
         c = offsets[("bar", partition)]
-        assert (c.committed_offset, c.metadata, c.commit_timestamp_ms) == (offset, "small", at)
+        assert (c.committed_offset, c.metadata, c.commit_timestamp_ms, c.leader_epoch) == (offset, "small", at, epoch)
     assert sorted(offsets) == [("bar", 0), ("bar", 1)]
 
 
@@ -410,3 +413,26 @@ def test_consumer_group_offset_fetch_with_a_null_member_id_and_an_epoch() -> Non
         assert ctx.fetch("group", None, None, epoch) == m.OffsetFetchResponse(
             error=Error.UNKNOWN_SERVER_ERROR)
     assert ctx.fetch("group", None, None, -1) == fetched()
+
+
+# ============================================================================ leader epochs
+def test_a_committed_leader_epoch_is_kept_answered_and_reloaded() -> None:
+    """KIP-320: OffsetAndMetadata.fromRequest keeps the request's committed leader epoch
+    (ofSentinel: -1 is none), fetchOffsets answers it (orElse(-1)), and a coordinator that
+    loads the group from the log has it again (OffsetCommitValue.leaderEpoch). The same as
+    Kafka 4.1.2 answered on the wire (examples/conformance/kafka-4.1.2/offset-leader-epochs--wire.jsonl)."""
+    ctx = Context()
+    resp, records = ctx.commit(group_id="g", version=8, partitions=(
+        m.OffsetCommitPartition("t", 0, 10, "m", 5), m.OffsetCommitPartition("t", 1, 20, "m")))
+    assert all(p.error is Error.NONE for p in resp.partitions)
+    assert [x.leader_epoch for x in records if isinstance(x, r.OffsetCommitted)] == [5, -1]
+    want = fetched(("t", 0, 10, "m", 5), ("t", 1, 20, "m", -1))
+    assert ctx.fetch("g", (("t", 0), ("t", 1))) == want
+    ctx.now += 1000
+    out = ctx.coordinator.failover(ctx.now)
+    [loaded] = [x for x in out.records if isinstance(x, r.GroupLoaded)]
+    assert loaded.leader_epochs == (("t", 0, 5),)
+    assert ctx.fetch("g", (("t", 0), ("t", 1))) == want
+    # a commit without one (a version before 6) leaves none
+    ctx.commit(group_id="g", version=5, partitions=(m.OffsetCommitPartition("t", 0, 11, "m"),))
+    assert ctx.fetch("g", (("t", 0),)) == fetched(("t", 0, 11, "m", -1))

@@ -548,8 +548,8 @@ def test_the_shortcuts_records_are_what_their_classes_make() -> None:
     # hashing alike
     made: list[tuple[Any, Any]] = [
         (fast_path.heartbeat_scheduled("g", "m-1", 1234), r.HeartbeatScheduled("g", "m-1", 1234)),
-        (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1"),
-         r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1")),
+        (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1", 7),
+         r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1", 7)),
         (fast_path.partition_committed("t", 3), m.OffsetCommitPartitionResponse("t", 3, Error.NONE))]
     for fast, slow in made:
         assert type(fast) is type(slow)

@@ -60,8 +60,12 @@ from tests.test_trace_columnar import EVENTS, INJECTED
 #: every other field of every line as before (checked when re-pinning); re-pinned when the
 #: classic client's close waited for its commit's answer before LeaveGroup
 #: (ConsumerCoordinator.close): one closing member of cluster-000, its LeaveGroup 4 ms later,
-#: the coordinator's records of it after the commit's answer (checked when re-pinning)
-PINNED = "52b5b1170c111fa7d7ccdc63cc56eb30c7c727735633bcbf23b52b119384a265"
+#: the coordinator's records of it after the commit's answer (checked when re-pinning); re-pinned
+#: when committed offsets kept their leader epoch (KIP-320): each OffsetCommit partition's
+#: committed_leader_epoch, each OffsetFetch answer's and each OffsetCommitted record's
+#: leader_epoch (-1, none: the simulated clients send none) and each GroupLoaded's
+#: leader_epochs ([]) added, every other field of every line as before (checked when re-pinning)
+PINNED = "0113f1a5453de72bd4f1a30730e6ab5ca2d2de1e96c01142e484f830d4679960"
 
 
 def _digest(out: Path) -> str:

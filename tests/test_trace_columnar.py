@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groupspec.cli.main import main
+from groupspec.protocol.messages import OffsetCommitRequest, OffsetFetchResponse
 from groupspec.protocol.records import Record
 from groupspec.protocol.topic_id import TopicId
 from groupspec.trace import columnar, parquet
@@ -121,9 +122,20 @@ def test_examples_round_trip_byte_identical(path: Path, tmp_path: Path) -> None:
     _loads_the_same(_bytes(path), tmp_path)
 
 
+def _generated(tmp: Path) -> bytes:
+    """A cluster file the generator writes today (3,000 events, an injected violation)."""
+    from groupspec.pipeline.generate import generate
+
+    generate(3000, tmp / "gen", seed=5, fmt="jsonl", inject_k=1)
+    return _bytes(sorted((tmp / "gen").glob("cluster-*.jsonl"))[0])
+
+
 def test_generated_lines_are_all_typed(tmp_path: Path) -> None:
-    """Lines the trace writer wrote are canonical: no raw text is stored for them."""
-    dst = _loads_the_same(_bytes(INJECTED[0]), tmp_path)
+    """Lines the trace writer wrote are canonical: no raw text is stored for them. (The
+    committed injected collection was written before the offsets' leader epochs: its
+    OffsetCommit and OffsetFetch lines now differ from their canonical form and are kept as
+    text, byte for byte, as test_examples_round_trip_byte_identical checks.)"""
+    dst = _loads_the_same(_generated(tmp_path), tmp_path)
     t = pq.read_table(dst, columns=["raw", "decoded", "kind", "group_id", "seq", "line"])
     assert t.column("raw").null_count == t.num_rows
     assert all(t.column("decoded").to_pylist())
@@ -374,7 +386,7 @@ def test_convert_command_errors(args: list[str], message: str, tmp_path: Path,
 
 def test_an_event_arrow_cannot_hold_is_kept_as_raw_text_alone(tmp_path: Path) -> None:
     """A lone surrogate (a JSON escape no UTF-8 string holds) demotes its line only."""
-    good = _bytes(INJECTED[0]).split(b"\n")[:3000]
+    good = _generated(tmp_path).split(b"\n")[:3000]
     bad = good[1500].replace(b'"group_id":"', b'"group_id":"\\udc80', 1)
     assert columnar.decode_line(bad) is not None  # the JSON reader takes it
     lines = [*good[:1500], bad, *good[1501:]]
@@ -471,3 +483,39 @@ def test_a_file_written_before_an_optional_field_was_added_still_reads(tmp_path:
     listed = [x.event for x in load_path(path).events if isinstance(x.event, WireExchange) and x.event.api == "ListGroups"]
     assert len(listed) == 3
     assert all(e.request.types_filter is None for e in listed)  # type: ignore[union-attr]
+
+
+def test_a_file_written_before_the_leader_epochs_reads_them_as_none(tmp_path: Path) -> None:
+    """The offsets' committed leader epochs joined the vocabulary later still, with a
+    default (-1, none): a columnar file whose OffsetCommit and OffsetFetch structs lack
+    them reads that default, as a JSON Lines line without them does."""
+    import pyarrow as pa
+
+    new = _round_trip((ROOT / "examples" / "conformance" / "kafka-4.1.2" / "offset-leader-epochs--wire.jsonl")
+                      .read_bytes(), tmp_path)
+    table = pq.read_table(new)
+
+    def without(arr: Any) -> Any:
+        if pa.types.is_list(arr.type):
+            return pa.ListArray.from_arrays(arr.offsets, without(arr.flatten()), mask=arr.is_null())
+        if not pa.types.is_struct(arr.type):
+            return arr
+        kept = [(f.name, without(arr.field(i))) for i, f in enumerate(arr.type) if f.name != "committed_leader_epoch"]
+        return pa.StructArray.from_arrays([a for _, a in kept], names=[n for n, _ in kept], mask=arr.is_null())
+
+    old = table
+    for name in ("req_OffsetCommit", "resp_OffsetFetch"):
+        i = old.schema.get_field_index(name)
+        col = pa.chunked_array([without(c) for c in old.column(i).chunks])
+        old = old.set_column(i, pa.field(name, col.type), col)
+    path = tmp_path / "old.parquet"
+    pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+    events = [x.event for x in load_path(path).events if isinstance(x.event, WireExchange)]
+    commits = [p for e in events if isinstance(e.request, OffsetCommitRequest) for p in e.request.partitions]
+    fetched = [p for e in events if isinstance(e.response, OffsetFetchResponse) for p in e.response.partitions]
+    assert commits and fetched
+    assert {p.committed_leader_epoch for p in commits + fetched} == {-1}
+    # and the file as written keeps them
+    kept = [x.event for x in load_path(new).events if isinstance(x.event, WireExchange)]
+    assert {p.committed_leader_epoch for e in kept if isinstance(e.request, OffsetCommitRequest)
+            for p in e.request.partitions} == {5, -1, 7}

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from groupspec.conformance.runner import validation_config
-from groupspec.validate.validator import validate_bytes, with_broker_config
+from groupspec.validate.validator import validate_bytes, validate_path, with_broker_config
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "examples" / "validator-false-positives" / "delete-takes-a-pending-member-kafka-4.1.2.jsonl"
@@ -281,3 +281,38 @@ def test_a_commit_answered_inside_a_delete_may_have_been_deleted_with_the_group(
         kept(ev)
         ev["response"]["partitions"].pop()
     assert _judged(half, recording, 50, "OffsetFetch") == [(50, "FetchReturnsCommitted")]
+
+
+# ---------------------------------------------------------------- committed leader epochs
+#: a real Kafka 4.1.2 recording (2026-11-29): simple-group commits through the recorder, raw
+#: wire requests on one connection: OffsetCommit v8 of le-t 0, 1, 2 at offsets 10, 20, 30
+#: with leader epochs 5, none (-1) and 7 (line 6); OffsetFetch v8, v5, v4 of the three and v9
+#: of them and of all (lines 7-11: v5+ answer 5, -1, 7; v4 carries no epoch); OffsetCommit v5
+#: of partition 0 at 11 (line 12, a version without the field: none); OffsetFetch v7 (line 13:
+#: -1, -1, 7). As OffsetAndMetadata.fromRequest and OffsetMetadataManager.fetchOffsets say.
+EPOCHS = ROOT / "examples" / "conformance" / "kafka-4.1.2" / "offset-leader-epochs--wire.jsonl"
+
+
+def _epochs_changed(line: int, partition: int, epoch: int) -> bytes:
+    events = [json.loads(x) for x in EPOCHS.read_text(encoding="utf-8").splitlines()]
+    parts = events[line - 1]["response"]["partitions"]
+    [p] = [p for p in parts if p["partition"] == partition]
+    p["committed_leader_epoch"] = epoch
+    return "".join(json.dumps(e) + "\n" for e in events).encode()
+
+
+def test_kafka_keeps_each_committed_leader_epoch_and_a_broker_that_does_not_is_named() -> None:
+    report = validate_path(EPOCHS)
+    assert [g.verdict for g in report.groups] == ["conforming"]
+
+    def named(raw: bytes) -> list[tuple[int, str]]:
+        return [(d.line, d.rule) for g in validate_bytes(raw).groups for d in g.divergences if d.side == "broker"]
+
+    # a broker that drops the epoch (v8), answers another (v9 of all), or keeps the old one
+    # after a commit that carried none (v7)
+    for line, partition, epoch in ((7, 0, -1), (11, 2, 6), (13, 0, 5)):
+        assert named(_epochs_changed(line, partition, epoch)) == [(line, "FetchReturnsCommitted")], line
+    detail = next(d.detail for g in validate_bytes(_epochs_changed(7, 0, -1)).groups for d in g.divergences)
+    assert "leader epoch of le-t-0 (answered -1, committed 5)" in detail
+    # OffsetFetch v4 answers carry no epoch: what the recorder read there is not judged
+    assert named(_epochs_changed(9, 0, 3)) == []

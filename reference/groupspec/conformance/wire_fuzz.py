@@ -39,6 +39,7 @@ from typing import Any
 
 from groupspec.brokers.common import recv_exact
 from groupspec.coordinator.config import CoordinatorConfig, broker_setting
+from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.protocol.errors import Error
 from groupspec.recorder.frames import decode_response
@@ -181,6 +182,9 @@ class Fuzzer:
     def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str], topic: str,
                  clients: int = 4, statics: int = 2, timeout_s: float = 45.0) -> None:
         self.rng = rng
+        #: the committed leader epochs (KIP-320) commits carry, drawn apart from ``rng`` so
+        #: that a seed's sequence of requests is what it was before they were drawn
+        self.epochs = random.Random(str(rng.getstate()[1][:8]))
         self.groups = list(groups)
         self.topic = topic
         self.lock = threading.Lock()
@@ -195,6 +199,14 @@ class Fuzzer:
             threading.Thread(target=c.run, name=name, daemon=True).start()
             self.clients.append(c)
         self._find_coordinator(timeout_s)
+
+    def _leader_epoch(self, version: int) -> int:
+        """A committed leader epoch for an OffsetCommit of ``version``: none (-1) before v6,
+        which cannot carry one; from v6 on, none or a small epoch, which Kafka stores and
+        OffsetFetch v5+ answers (OffsetAndMetadata.fromRequest, fetchOffsets)."""
+        if version < m.OFFSET_COMMIT_LEADER_EPOCH_MIN_VERSION or self.epochs.random() < 0.4:
+            return -1
+        return self.epochs.randint(0, 9)
 
     def _find_coordinator(self, timeout_s: float) -> None:
         """Ask for each group's coordinator until it is known, as a client does first: the
@@ -393,7 +405,7 @@ class Fuzzer:
         parts = sorted(rng.sample(range(TOPIC_PARTITIONS), rng.randint(1, TOPIC_PARTITIONS)))
         topics: list[dict[str, Any]] = [{"name": self.topic, "partitions": [
             {"partition_index": p, "committed_offset": rng.randint(0, 50),
-             "committed_leader_epoch": -1, "commit_timestamp": -1,
+             "committed_leader_epoch": self._leader_epoch(v), "commit_timestamp": -1,
              "committed_metadata": rng.choice(("", "m", None))} for p in parts]}]
         if rng.random() < 0.08:
             # a partition the topic does not have, or a topic that does not exist: KafkaApis
@@ -586,7 +598,8 @@ class ConsumerFuzzer(Fuzzer):
         body = {"group_id": g, "generation_id_or_member_epoch": epoch, "member_id": "" if outside else st.member_id,
                 "group_instance_id": None, "retention_time_ms": -1,
                 "topics": [{"name": topic, "partitions": [
-                    {"partition_index": p, "committed_offset": rng.randint(0, 50), "committed_leader_epoch": -1,
+                    {"partition_index": p, "committed_offset": rng.randint(0, 50),
+                     "committed_leader_epoch": self._leader_epoch(9),
                      "commit_timestamp": -1, "committed_metadata": ""} for p in parts]}]}
 
         def send() -> None:
@@ -672,7 +685,7 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
     found = [(v, d) for v in report.groups for d in v.divergences if d.side != "client"]
     details = [f"{v.group_id} line {d.line}: {d.api} {d.rule} (broker answered {d.broker_answered}, "
                f"allowed {'/'.join(d.protocol_allows)}): {d.detail}" for v, d in found]
-    details += [f"{v.group_id} missing: {m.what} (line {m.line})" for v in report.groups for m in v.missing]
+    details += [f"{v.group_id} missing: {x.what} (line {x.line})" for v in report.groups for x in v.missing]
     details += [f"problem: {p.kind} line {p.line}: {p.message}" for p in report.problems
                 if p.kind not in ("missing_response",)]
     clients = sum(1 for v in report.groups for d in v.divergences if d.side == "client")

@@ -11,3 +11,5 @@ class CommittedOffset:
     committed_offset: int
     metadata: str | None
     commit_timestamp_ms: int
+    #: OffsetAndMetadata.leaderEpoch: the request's committed leader epoch, -1 for none
+    leader_epoch: int = -1

@@ -154,6 +154,7 @@ def _commit(txn: Txn, request_id: int, group_id: str, req: OffsetCommitRequest) 
                 txn.now_ms,
                 req.generation_id,
                 req.member_id,
+                p.committed_leader_epoch,
             )
         )
         results.append(OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE))
@@ -213,9 +214,9 @@ def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> N
         if c is None:
             parts.append(OffsetFetchPartitionResponse(tp[0], tp[1], -1, "", Error.NONE))
         else:
-            parts.append(
-                OffsetFetchPartitionResponse(tp[0], tp[1], c.committed_offset, c.metadata, Error.NONE)
-            )
+            # (OffsetMetadataManager.fetchOffsets: the leader epoch stored, else -1)
+            parts.append(OffsetFetchPartitionResponse(tp[0], tp[1], c.committed_offset, c.metadata,
+                                                      Error.NONE, c.leader_epoch))
     txn.respond(request_id, OffsetFetchResponse(error=Error.NONE, partitions=tuple(parts)))
 
 

@@ -419,6 +419,11 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
     for topic, partition, offset, metadata, ts in rec.offsets:
         g.offsets[(topic, partition)] = CommittedOffset(offset, metadata, ts)
         note_commit(state.offset_order, rec.group_id, topic, partition)
+    for topic, partition, epoch in rec.leader_epochs:
+        c = g.offsets.get((topic, partition))
+        if c is None:
+            raise ReplayError(f"GroupLoaded: a leader epoch for {topic}-{partition}, an offset the group does not load")
+        c.leader_epoch = epoch
     # a group is loaded from what the log holds of it: its offset commits stay there (and
     # recreate it on the next load) whether or not an offset is left
     g.offsets_in_log = True
@@ -455,6 +460,6 @@ def _commit_offset(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
                    rec: r.OffsetCommitted) -> None:
     """An offset commit replayed (see :func:`_apply_offsets`)."""
     offsets[(rec.topic, rec.partition)] = CommittedOffset(
-        rec.committed_offset, rec.metadata, rec.commit_timestamp_ms
+        rec.committed_offset, rec.metadata, rec.commit_timestamp_ms, rec.leader_epoch
     )
     note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)

@@ -323,12 +323,17 @@ def render_response(request_id: int, response: msg.Response) -> str:
     return " ".join(parts)
 
 
+#: record fields printed only when they differ from their default: the committed leader
+#: epochs (KIP-320), which no scenario's commits carry (scenario files say nothing of them)
+_SHOWN_WHEN_SET = {"leader_epoch": -1, "leader_epochs": ()}
+
+
 def render_record(rec: r.Record) -> str:
     parts = ["*" if rec.persisted else "+", r.record_name(rec)]
     if rec.group_id:
         parts.append(_str(rec.group_id))
     for name, v in _fields(rec):
-        if name == "group_id":
+        if name == "group_id" or (name in _SHOWN_WHEN_SET and v == _SHOWN_WHEN_SET[name]):
             continue
         if isinstance(v, r.MemberInfo):
             parts.append(_who(v.member_id, v.group_instance_id))

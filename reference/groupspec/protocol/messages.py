@@ -158,6 +158,9 @@ class OffsetCommitPartition:
     partition: int
     committed_offset: int
     committed_metadata: str | None = ""
+    #: v6+ (KIP-320): the leader epoch of the committed offset's record, -1 for none (an
+    #: older version, a client that does not know it); stored and answered by OffsetFetch v5+
+    committed_leader_epoch: int = -1
 
 
 #: OffsetCommit v9 is the first version answering GROUP_ID_NOT_FOUND for an unknown group
@@ -215,6 +218,14 @@ class OffsetFetchPartitionResponse:
     committed_offset: int
     metadata: str | None
     error: Error
+    #: v5+ (KIP-320): the committed leader epoch, -1 for none (older versions carry none)
+    committed_leader_epoch: int = -1
+
+
+#: the first OffsetFetch version whose answer carries each partition's committed leader epoch
+#: (OffsetFetchResponse.json), and the first OffsetCommit version whose request carries it
+OFFSET_FETCH_LEADER_EPOCH_MIN_VERSION = 5
+OFFSET_COMMIT_LEADER_EPOCH_MIN_VERSION = 6
 
 
 @dataclass(frozen=True, kw_only=True)

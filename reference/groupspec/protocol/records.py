@@ -238,6 +238,10 @@ class GroupLoaded(Record):
     snapshot: GroupSnapshot | None
     offsets: tuple[tuple[str, int, int, str | None, int], ...]
     now_ms: int
+    #: (topic, partition, leader epoch) of the offsets committed with a leader epoch (the
+    #: others have none, -1): a field of its own, so that ``offsets`` keeps its shape for
+    #: traces written before it
+    leader_epochs: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -284,6 +288,9 @@ class OffsetCommitted(Record):
     #: invariants can check that no stale generation's commit was stored.
     generation_id: int
     member_id: str
+    #: the committed leader epoch (OffsetCommitValue.leaderEpoch), -1 for none; a trace
+    #: written before the field reads as -1
+    leader_epoch: int = -1
 
 
 @dataclass(frozen=True)

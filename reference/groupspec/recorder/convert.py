@@ -105,7 +105,8 @@ def _offset_commit_request(b: Mapping[str, Any], v: int, client_id: str, client_
         group_instance_id=b.get("group_instance_id"),
         partitions=tuple(
             m.OffsetCommitPartition(
-                _topic_name(t), p["partition_index"], p["committed_offset"], p.get("committed_metadata")
+                _topic_name(t), p["partition_index"], p["committed_offset"], p.get("committed_metadata"),
+                p.get("committed_leader_epoch", -1),  # v6+ (absent before: none)
             )
             for t in b["topics"]
             for p in t["partitions"]
@@ -216,7 +217,7 @@ def _offset_fetch_response(b: Mapping[str, Any], v: int) -> m.Response:
         partitions=tuple(
             m.OffsetFetchPartitionResponse(
                 _topic_name(t), p["partition_index"], p["committed_offset"], p["metadata"],
-                _error(p["error_code"]),
+                _error(p["error_code"]), p.get("committed_leader_epoch", -1),  # v5+ (absent before: none)
             )
             for t in topics
             for p in t["partitions"]

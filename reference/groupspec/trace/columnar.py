@@ -376,14 +376,16 @@ def struct_conv(cls: type, skip: tuple[str, ...] = (), shared_text: bool = False
                 for n, c, p in zip(names, convs, plain, strict=True)}
 
     make = _maker(cls, [*names, *skip])
+    defaults = {f.name: f.default for f in fields if f.default is not dataclasses.MISSING}
 
     def columns(arr: Any) -> list[list[Any]]:
         if arr.type.num_fields == len(convs):
             return [c.decode(arr.field(i)) for i, c in enumerate(convs)]
         # a file written before a field was added (an optional field of a later vocabulary,
-        # such as ListGroups v5's types): the field's values are null, read as None
+        # such as ListGroups v5's types, an offset's leader epoch): the field's default, as
+        # a JSON Lines line without it reads (None for a field without one)
         index = arr.type.get_field_index
-        return [c.decode(arr.field(index(n)) if index(n) >= 0 else pa.nulls(len(arr), c.type))
+        return [c.decode(arr.field(index(n))) if index(n) >= 0 else [defaults.get(n)] * len(arr)
                 for n, c in zip(names, convs, strict=True)]
 
     def decode_given(arr: Any, *given: list[Any]) -> list[Any]:

@@ -54,6 +54,11 @@ ListGroups v5's ``types_filter`` (request) and each listed group's ``group_type`
 (response) were added to the v1.2 vocabulary as optional fields: absent (or null) they read
 as not recorded, and a v5 answer leaving a group out is then not judged.
 
+The committed leader epoch (KIP-320) was added to the v1.2 vocabulary as optional fields
+with a default: OffsetCommit partitions' and OffsetFetch answer partitions'
+``committed_leader_epoch``, OffsetCommitted records' ``leader_epoch`` (-1, none, when absent)
+and GroupLoaded records' ``leader_epochs`` (empty when absent).
+
 ``closed`` events (the broker closed a connection with requests unanswered) were added to
 the v1.2 vocabulary later, as a kind of their own (a reader older than them reports the line
 as an unknown kind).

@@ -371,6 +371,12 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
             if committed is not None and want != -1 and p.metadata != committed.metadata:
                 return Mismatch(f"metadata of {p.topic}-{p.partition} (answered {json.dumps(p.metadata)}, "
                                 f"committed {json.dumps(committed.metadata)})", partition=(p.topic, p.partition))
+            # v5+: the leader epoch committed with it, -1 for none (fetchOffsets:
+            # OffsetAndMetadata.leaderEpoch.orElse(-1)); a commit before the trace is unknown
+            if (committed is not None and want != -1 and api_version >= m.OFFSET_FETCH_LEADER_EPOCH_MIN_VERSION
+                    and p.committed_leader_epoch != committed.committed_leader_epoch):
+                return Mismatch(f"leader epoch of {p.topic}-{p.partition} (answered {p.committed_leader_epoch}, "
+                                f"committed {committed.committed_leader_epoch})", partition=(p.topic, p.partition))
         return None
     if isinstance(expected, m.DescribeGroupsResponse) and isinstance(actual, m.DescribeGroupsResponse):
         for eg, ag in zip(expected.groups, actual.groups, strict=False):

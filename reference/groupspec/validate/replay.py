@@ -485,6 +485,12 @@ def effective_budget(cfg: ReplayConfig, exchanges: int) -> int:
     return cfg.budget
 
 
+#: what the reference's handling of a request or a timer raises on an input it cannot
+#: process (a request no well-formed client sends, a state Kafka itself fails in): the branch
+#: fails there as unprocessable, and the divergence is inconclusive, not a crash
+_UNPROCESSABLE = (ValueError, AssertionError, ReplayError, NotModelled, KeyError, TypeError)
+
+
 def _needs_membership_change(f: Failure) -> bool:
     """Whether the broker's answer of the diverging exchange is an error only a change of
     the group's members, generation or rebalance state can explain."""
@@ -1730,7 +1736,7 @@ class Replayer:
         try:
             out = Output([(rid, early)]) if early is not None else \
                 b.coord.handle(rid, kafka_apis.as_coordinator_sees(req), t)
-        except (ValueError, AssertionError, ReplayError, NotModelled, KeyError, TypeError) as err:
+        except _UNPROCESSABLE as err:
             if d.index in self.accept:
                 # resynchronising past it: the request is taken as never handled
                 b.parked.pop(rid, None)
@@ -2173,12 +2179,14 @@ class Replayer:
     def _advance(self, b: _Branch, upto: int, ex: Exchange) -> Output:
         """Fire the reference's timers due by ``upto``, noting the members a session expiry
         removes (GroupMetadataManager expireClassicGroupMemberHeartbeat). A timer whose effect
-        the reference does not model (NotModelled: a downgrade of a mixed group) fails the
-        branch at ``ex``, the exchange being replayed, as an unprocessable request does."""
+        the reference does not model (NotModelled: a downgrade of a mixed group, a join
+        completion Kafka fails) or cannot process (the errors a request's handling may
+        raise) fails the branch at ``ex``, the exchange being replayed, as an unprocessable
+        request does."""
         self._firing = b
         try:
             out = b.coord.advance(upto, on_fire=self._note_expiry)
-        except NotModelled as err:
+        except _UNPROCESSABLE as err:
             raise _Fail(self._failure(
                 b, ex, summary(ex.event.response), "", rule_for(ex.event.api, None),
                 f"the reference cannot process a timer due by then: {err}",

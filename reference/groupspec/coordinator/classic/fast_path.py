@@ -77,7 +77,8 @@ def heartbeat_scheduled(group_id: str, member_id: str, deadline_ms: int) -> r.He
 
 
 def offset_committed(group_id: str, topic: str, partition: int, committed_offset: int, metadata: str,
-                     commit_timestamp_ms: int, generation_id: int, member_id: str) -> r.OffsetCommitted:
+                     commit_timestamp_ms: int, generation_id: int, member_id: str,
+                     leader_epoch: int) -> r.OffsetCommitted:
     """``r.OffsetCommitted(...)`` (the same arguments in the same order) as
     :func:`heartbeat_scheduled` makes its record."""
     rec = _new(r.OffsetCommitted)
@@ -85,7 +86,7 @@ def offset_committed(group_id: str, topic: str, partition: int, committed_offset
         "group_id": group_id, "topic": topic, "partition": partition,
         "committed_offset": committed_offset, "metadata": metadata,
         "commit_timestamp_ms": commit_timestamp_ms, "generation_id": generation_id,
-        "member_id": member_id})
+        "member_id": member_id, "leader_epoch": leader_epoch})
     return rec
 
 
@@ -125,7 +126,8 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
         for p in req.partitions:
             # no metadata is stored as "" (OffsetAndMetadata.fromRequest), as offsets._commit
             records.append(offset_committed(gid, p.topic, p.partition, p.committed_offset,
-                                            p.committed_metadata or "", now_ms, gen, mid))
+                                            p.committed_metadata or "", now_ms, gen, mid,
+                                            p.committed_leader_epoch))
     return Output([(request_id, resp)], records)
 
 
@@ -179,7 +181,7 @@ def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -
         offsets = g.offsets
         for p in req.partitions:
             offsets[(p.topic, p.partition)] = CommittedOffset(
-                p.committed_offset, p.committed_metadata or "", now_ms)
+                p.committed_offset, p.committed_metadata or "", now_ms, p.committed_leader_epoch)
             note_commit(state.offset_order, req.group_id, p.topic, p.partition)
 
 
@@ -219,7 +221,7 @@ def commit(state: CoordinatorState, out: Output) -> None:
             assert type(rec) is r.OffsetCommitted
             g.offsets_in_log = True
             g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
-                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms)
+                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms, rec.leader_epoch)
             note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)
 
 

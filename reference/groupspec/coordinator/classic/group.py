@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.state import NotModelled
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponseMember
 from groupspec.protocol.records import (
@@ -80,11 +81,20 @@ class Member:
         return b""
 
     def vote(self, candidates: set[str]) -> str:
-        """ClassicGroupMember.vote: the first of its own protocols that is a candidate."""
+        """ClassicGroupMember.vote: the first of its own protocols that is a candidate.
+        None is when a member lists a protocol name twice (the wire allows it: a
+        JoinGroupRequestProtocolCollection is a multi-collection): ClassicGroup's
+        supportedProtocols counts it twice, so it is never supported by exactly every
+        member, and Kafka's vote throws IllegalArgumentException inside the join completion
+        (initNextGeneration, after the generation was bumped). What the broker does after
+        that failed write is not modelled: NotModelled (docs/deviations.md)."""
         for p in self.protocols:
             if p.name in candidates:
                 return p.name
-        raise AssertionError(f"member {self.member_id} supports none of {sorted(candidates)}")
+        raise NotModelled(
+            f"member {self.member_id} supports none of the candidate protocols {sorted(candidates)} (a protocol "
+            "listed twice by a member is counted twice): Kafka's ClassicGroupMember.vote throws "
+            "IllegalArgumentException in the join completion, whose aftermath the reference does not model")
 
 
 @dataclass
