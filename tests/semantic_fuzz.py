@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from groupspec.validate.validator import VALIDATOR_FAILED
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
@@ -468,9 +470,31 @@ def m_truncate(rng: random.Random, doc: Doc, other: Doc) -> str:
     return f"lines 2..{n} dropped (the trace starts late)"
 
 
+def m_list_item(rng: random.Random, doc: Doc, other: Doc) -> str:
+    """One item of a list inside an exchange's request or response repeated or dropped (a
+    JoinGroup naming its protocol twice, a commit naming a partition twice, a member gone
+    from a leader's list): the shapes a well-formed client does not send, which the random
+    fields of :func:`m_field` rarely reach (found a crash on 2026-11-29)."""
+    lists = [(i, path, value) for i, o in enumerate(doc) if o.get("kind") == "exchange"
+             for path, _, value in _paths({k: o[k] for k in ("request", "response") if o.get(k)})
+             if isinstance(value, list) and value]
+    if not lists:
+        return "nothing"
+    i, path, value = rng.choice(lists)
+    k = rng.randrange(len(value))
+    if rng.random() < 0.6:
+        value.insert(k, copy.deepcopy(value[k]))
+        what = "repeated"
+    else:
+        del value[k]
+        what = "dropped"
+    return f"line {i + 1}: {'.'.join(map(str, path))}[{k}] {what}"
+
+
 MUTATIONS: tuple[Callable[[random.Random, Doc, Doc], str], ...] = (
     m_field, m_field, m_field, m_field, m_same_field_everywhere, m_drop, m_duplicate, m_swap, m_response,
     m_request, m_group, m_interleave, m_times, m_header, m_seq, m_cross_protocol, m_truncate,
+    m_list_item, m_list_item,
 )
 
 
@@ -557,6 +581,8 @@ def check(raw: bytes, workdir: Path, parquet: bool = True, reports: bool = True)
     except Exception:
         return [f"validate: raised\n{traceback.format_exc()}"]
     problems += _cli_problems("validate", code, out, err)
+    if VALIDATOR_FAILED in out:
+        problems.append(f"validate: a group's judging raised: {out[-600:]!r}")
     if code == 1 and "VIOLATION" not in out:
         problems.append("validate: exit 1 without a violation printed")
     if code == 2 and not ("inconclusive" in out or "error: " in err or "bad input" in out
@@ -612,11 +638,14 @@ def check_fast(raw: bytes) -> list[str]:
 
     try:
         report = validate_bytes(raw, "t.jsonl")
-        render_text([report]).encode("utf-8")
+        text = render_text([report])
+        text.encode("utf-8")
         validation = json.loads(render_json([report]))["files"][0]
         findings_of(validation, raw.decode("utf-8", "replace").splitlines())
     except Exception:
         return [f"validate: raised\n{traceback.format_exc()}"]
+    if VALIDATOR_FAILED in text:
+        return [f"validate: a group's judging raised\n{text}"]
     return _pipeline_metrics(raw)
 
 

@@ -387,3 +387,28 @@ def test_a_join_listing_a_protocol_twice_is_inconclusive_not_a_crash(tmp_path: P
     [group] = [g for g in report["groups"] if g["group_id"] == join["group_id"]]
     assert group["verdict"] == "inconclusive"
     assert any("IllegalArgumentException" in m["what"] for m in group["missing"]), group["missing"]
+
+
+def test_a_group_whose_judging_raises_costs_only_its_own_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing already validated is lost: should judging one group raise (a validator bug an
+    odd trace reaches), that group is inconclusive naming the error and the bug, and every
+    other group of the file keeps its verdict."""
+    from groupspec.validate import validator
+
+    raw = TWICE.read_bytes()
+    before = {g.group_id: g.verdict for g in validate_bytes(raw).groups}
+    assert len(before) == 2
+    victim = sorted(before)[0]
+    judge = validator._judge_group
+
+    def broken(g: Any, config: Any) -> Any:
+        if g.group_id == victim:
+            raise KeyError("a validator bug")
+        return judge(g, config)
+
+    monkeypatch.setattr(validator, "_judge_group", broken)
+    after = {g.group_id: g for g in validate_bytes(raw).groups}
+    assert after[victim].verdict == "inconclusive"
+    [missing] = after[victim].missing
+    assert missing.what.startswith(validator.VALIDATOR_FAILED) and "KeyError" in missing.what
+    assert {k: v.verdict for k, v in after.items() if k != victim} == {k: v for k, v in before.items() if k != victim}

@@ -1991,7 +1991,7 @@ class Replayer:
             # compared, adopting the broker's numbering and leader); anything else it still
             # waits for is taken as answered, its own answer (when it comes) not checked
             if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
-                self._force_join(b, ex.event.group_id, b.clock)
+                self._force_join(b, ex, b.clock)
             if i in b.parked:
                 del b.parked[i]
             return
@@ -2209,14 +2209,22 @@ class Replayer:
             if mem is not None:
                 self._fired.append((e, mem.session_timeout_ms))
 
-    def _force_join(self, b: _Branch, group_id: str, at: int) -> None:
-        """End the group's join phase now, as when its timer expires
-        (GroupMetadataManager.completeClassicGroupJoin): the broker's answer says it ended."""
-        g = b.coord.state.groups.get(group_id)
+    def _force_join(self, b: _Branch, ex: Exchange, at: int) -> None:
+        """End the group of ``ex`` (a JoinGroup the broker answered NONE)'s join phase now,
+        as when its timer expires (GroupMetadataManager.completeClassicGroupJoin): the
+        broker's answer says it ended. A completion the reference cannot make (Kafka's own
+        fails there: NotModelled) fails the branch at ``ex`` as an unprocessable request."""
+        g = b.coord.state.groups.get(ex.event.group_id)
         if g is None or g.state is not GroupState.PreparingRebalance:
             return
         txn = Txn(b.coord.state, b.coord.config, at)
-        complete_join(txn, g)
+        try:
+            complete_join(txn, g)
+        except _UNPROCESSABLE as err:
+            raise _Fail(self._failure(
+                b, ex, summary(ex.event.response), "", rule_for(ex.event.api, None),
+                f"the reference cannot complete the join phase the broker's answer ended: {err}",
+                unprocessable=True)) from None
         self._forcing = True
         try:
             self._absorb(b, txn.out, at)

@@ -213,8 +213,26 @@ def _missing(g: Gap) -> Missing:
     return Missing(g.problem.line, f"{g.problem.kind}: {g.problem.message}")
 
 
+#: the reason a group is inconclusive when judging it raised: a bug of the validator's, which
+#: must not cost the file's other groups their verdicts (the fuzzers look for this text)
+VALIDATOR_FAILED = "the validator failed on this group (a bug in groupspec: please report it with the trace)"
+
+
 @paused_gc()
 def validate_group(g: GroupTrace, config: ReplayConfig | None = None) -> GroupVerdict:
+    """The group's verdict (:func:`_judge_group`); if judging it raises, the group is
+    inconclusive naming the error (VALIDATOR_FAILED), and the file's other groups are judged."""
+    try:
+        return _judge_group(g, config)
+    except (KeyboardInterrupt, SystemExit, MemoryError):
+        raise
+    except Exception as e:
+        return GroupVerdict(group_id=g.group_id, verdict=INCONCLUSIVE, exchanges=len(g.exchanges),
+                            records=len(g.records),
+                            missing=(Missing(None, f"{VALIDATOR_FAILED}: {type(e).__name__}: {e}"),))
+
+
+def _judge_group(g: GroupTrace, config: ReplayConfig | None) -> GroupVerdict:
     notes: list[str] = []
     findings: list[checks.Finding] = []
     findings += checks.stale_commits_accepted(g.exchanges)
