@@ -420,7 +420,7 @@ def test_a_committed_leader_epoch_is_kept_answered_and_reloaded() -> None:
     """KIP-320: OffsetAndMetadata.fromRequest keeps the request's committed leader epoch
     (ofSentinel: -1 is none), fetchOffsets answers it (orElse(-1)), and a coordinator that
     loads the group from the log has it again (OffsetCommitValue.leaderEpoch). The same as
-    Kafka 4.1.2 answered on the wire (examples/conformance/kafka-4.1.2/offset-leader-epochs--wire.jsonl)."""
+    Kafka 4.1.2 answered on the wire (examples/conformance/wire/offset-leader-epochs-kafka-4.1.2.jsonl)."""
     ctx = Context()
     resp, records = ctx.commit(group_id="g", version=8, partitions=(
         m.OffsetCommitPartition("t", 0, 10, "m", 5), m.OffsetCommitPartition("t", 1, 20, "m")))

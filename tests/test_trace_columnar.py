@@ -491,7 +491,7 @@ def test_a_file_written_before_the_leader_epochs_reads_them_as_none(tmp_path: Pa
     them reads that default, as a JSON Lines line without them does."""
     import pyarrow as pa
 
-    new = _round_trip((ROOT / "examples" / "conformance" / "kafka-4.1.2" / "offset-leader-epochs--wire.jsonl")
+    new = _round_trip((ROOT / "examples" / "conformance" / "wire" / "offset-leader-epochs-kafka-4.1.2.jsonl")
                       .read_bytes(), tmp_path)
     table = pq.read_table(new)
 

@@ -290,7 +290,7 @@ def test_a_commit_answered_inside_a_delete_may_have_been_deleted_with_the_group(
 #: of them and of all (lines 7-11: v5+ answer 5, -1, 7; v4 carries no epoch); OffsetCommit v5
 #: of partition 0 at 11 (line 12, a version without the field: none); OffsetFetch v7 (line 13:
 #: -1, -1, 7). As OffsetAndMetadata.fromRequest and OffsetMetadataManager.fetchOffsets say.
-EPOCHS = ROOT / "examples" / "conformance" / "kafka-4.1.2" / "offset-leader-epochs--wire.jsonl"
+EPOCHS = ROOT / "examples" / "conformance" / "wire" / "offset-leader-epochs-kafka-4.1.2.jsonl"
 
 
 def _epochs_changed(line: int, partition: int, epoch: int) -> bytes:
