@@ -486,9 +486,7 @@ def injected(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 def _replay_lockstepped(paths: list[Path], slacks: tuple[int, ...]) -> int:
     from groupspec.validate import replay as rp
-    from groupspec.validate import validate_path
-
-    from groupspec.validate import validator
+    from groupspec.validate import validate_path, validator
 
     checked = _lockstep_replayer()
     with pytest.MonkeyPatch.context() as mp, fast_path.enabled(True):
