@@ -412,3 +412,32 @@ def test_a_group_whose_judging_raises_costs_only_its_own_verdict(monkeypatch: py
     [missing] = after[victim].missing
     assert missing.what.startswith(validator.VALIDATOR_FAILED) and "KeyError" in missing.what
     assert {k: v.verdict for k, v in after.items() if k != victim} == {k: v for k, v in before.items() if k != victim}
+
+
+#: a real Kafka 4.1.2 consumer-group recording (wire fuzz seed 7208)
+CONCURRENT_JOIN = REPO / "examples" / "validator-false-positives" / "kip848" / \
+    "offset-fetch-before-a-concurrent-join-kafka-4.1.2.jsonl"
+
+
+def test_a_request_stamped_decades_early_does_not_step_through_the_decades(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by mutating real recordings (2026-11-29): one request's sent_ms set to
+    2147483648 (January 1970) among 2026's made the replay's coordinator run its periodic
+    offset-expiry check once per offsets.retention.check.interval.ms across the 56 years
+    (some three million checks per replayed branch, over a minute), none of which expired
+    anything. Those checks are now skipped (Coordinator._skip_idle_checks, equivalence in
+    tests/test_offset_expiry_skip.py): the checks made are counted here."""
+    from groupspec.coordinator.coordinator import Coordinator
+
+    events = [json.loads(x) for x in CONCURRENT_JOIN.read_text(encoding="utf-8").splitlines()]
+    events[4]["sent_ms"] = 2147483648
+    checks = [0]
+    expire_all = Coordinator._expire_all
+
+    def counted(self: Coordinator, txn: Any) -> None:
+        checks[0] += 1
+        expire_all(self, txn)
+
+    monkeypatch.setattr(Coordinator, "_expire_all", counted)
+    report = validate_bytes("".join(json.dumps(e) + "\n" for e in events).encode())
+    assert report.groups
+    assert 0 < checks[0] < 10_000, checks[0]

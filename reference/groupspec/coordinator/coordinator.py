@@ -27,6 +27,7 @@ Contract (the caller's side, as etcd-raft's ``Ready``):
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -165,6 +166,8 @@ class Coordinator:
                 self._next_offsets_check_ms += self.config.offsets_retention_check_interval_ms
                 txn = self._txn(max(at, self._last_now_ms))
                 self._expire_all(txn)
+                if not txn.out.records:
+                    self._skip_idle_checks(now_ms, first)
             else:
                 e = due[0]
                 if on_fire is not None:
@@ -174,6 +177,26 @@ class Coordinator:
             out.extend(txn.out)
         self._last_now_ms = max(self._last_now_ms, now_ms)
         return out
+
+    def _skip_idle_checks(self, now_ms: int, first_timer: int | None) -> None:
+        """After a periodic check that expired nothing: move past the checks due by
+        ``now_ms`` that cannot expire anything either, keeping their cadence. Nothing changes
+        the state between them unless a timer fires (``first_timer``, the earliest deadline),
+        and a check expires an offset or deletes a group only once some base timestamp (an
+        offset's commit, a classic group's becoming Empty) is offsets.retention.ms old (a
+        group with nothing left to expire was deleted by this check already): every check
+        before the earliest such instant finds what this one found. Without this, a trace
+        whose clock jumps (a time of 1970 among 2026's) stepped through millions of checks."""
+        bases = [c.commit_timestamp_ms for g in self.state.groups.values() for c in g.offsets.values()]
+        bases += [c.commit_timestamp_ms for g in self.state.consumer_groups.values() for c in g.offsets.values()]
+        bases += [g.state_timestamp_ms for g in self.state.groups.values()]
+        earliest_effect = (min(bases) + self.config.offsets_retention_ms) if bases else math.inf
+        # (a check before the last input's time runs at that time, as the one just made)
+        bound = int(min(max(earliest_effect, self._last_now_ms + 1),
+                        math.inf if first_timer is None else first_timer, now_ms + 1))
+        step = self.config.offsets_retention_check_interval_ms
+        if self._next_offsets_check_ms < bound:
+            self._next_offsets_check_ms += -(-(bound - self._next_offsets_check_ms) // step) * step
 
     def _expire_all(self, txn: Txn) -> None:
         """GroupCoordinatorShard.cleanupGroupMetadata: every group, classic or consumer
