@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import properties  # noqa: F401  (loads the Hypothesis profile)
@@ -63,6 +63,8 @@ def _run(steps: list[Step], skip: bool, monkeypatch: pytest.MonkeyPatch) -> list
 
 @settings(max_examples=60, deadline=None)
 @given(steps=STEPS)
+# a simple group's commit, then a time past its retention and before twice it
+@example(steps=[("commit", 0, 0, 5), ("advance", 0, 14_000, 0)])
 def test_skipping_idle_checks_changes_nothing(steps: list[Step]) -> None:
     with pytest.MonkeyPatch.context() as mp:
         assert _run(steps, True, mp) == _run(steps, False, mp)
