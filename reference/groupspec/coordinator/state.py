@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.errors import NotModelled, ReplayError
 from groupspec.coordinator.group_order import GroupOrder
 from groupspec.coordinator.offset_order import OffsetOrder
 
@@ -23,15 +24,6 @@ if TYPE_CHECKING:
 
 
 __all__ = ["CommittedOffset", "CoordinatorState", "NotModelled", "RegexTask", "ReplayError"]
-
-
-class ReplayError(Exception):
-    """A record that cannot be applied to the current state."""
-
-
-class NotModelled(Exception):
-    """An input Kafka handles in a way the reference does not model (each such case is a
-    row of docs/deviations.md): the caller cannot judge what follows from it."""
 
 
 @dataclass

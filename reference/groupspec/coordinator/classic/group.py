@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from groupspec.coordinator.committed_offset import CommittedOffset
-from groupspec.coordinator.state import NotModelled
+from groupspec.coordinator.errors import NotModelled
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import JoinGroupProtocol, JoinGroupResponseMember
 from groupspec.protocol.records import (
