@@ -451,34 +451,41 @@ def test_a_file_claiming_the_layout_without_its_columns_is_named_not_read_as_emp
     assert [r["reason"] for r in rows if r["role"] == "problem"] == [message]
 
 
+def _without(arr: Any, drop: str) -> Any:
+    """``arr`` (a struct array, or a list of structs) without its field ``drop``, at any depth."""
+    import pyarrow as pa
+
+    if pa.types.is_list(arr.type):
+        return pa.ListArray.from_arrays(arr.offsets, _without(arr.flatten(), drop), mask=arr.is_null())
+    if not pa.types.is_struct(arr.type):
+        return arr
+    kept = [(f.name, _without(arr.field(i), drop)) for i, f in enumerate(arr.type) if f.name != drop]
+    return pa.StructArray.from_arrays([a for _, a in kept], names=[n for n, _ in kept], mask=arr.is_null())
+
+
+def _written_before(new: Path, drops: tuple[tuple[str, str], ...], path: Path) -> Path:
+    """Columnar file ``new`` as a writer before a field was added wrote it: each (struct
+    column, field) of ``drops`` left out of that column's structs; written to ``path``."""
+    import pyarrow as pa
+
+    table = old = pq.read_table(new)
+    for name, drop in drops:
+        i = old.schema.get_field_index(name)
+        col = pa.chunked_array([_without(c, drop) for c in old.column(i).chunks])
+        old = old.set_column(i, pa.field(name, col.type), col)
+    pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+    return path
+
+
 def test_a_file_written_before_an_optional_field_was_added_still_reads(tmp_path: Path) -> None:
     """ListGroups v5's ``types_filter`` and ``group_type`` joined the v1.2 vocabulary after
     columnar files were written: a struct column without them (as such a file has it) reads
     them as None (not recorded), every other field as written."""
-    import pyarrow as pa
-
     src = ROOT / "examples" / "validator-false-positives" / "delete-groups-naming-a-group-twice-kafka-4.1.2.jsonl"
     new = _round_trip(src.read_bytes(), tmp_path)
-    table = pq.read_table(new)
-
-    def without(arr: Any, drop: str) -> Any:
-        """``arr`` (a struct array, or a list of structs) without its field ``drop``, at
-        any depth."""
-        if pa.types.is_list(arr.type):
-            return pa.ListArray.from_arrays(arr.offsets, without(arr.flatten(), drop), mask=arr.is_null())
-        if not pa.types.is_struct(arr.type):
-            return arr
-        kept = [(f.name, without(arr.field(i), drop)) for i, f in enumerate(arr.type) if f.name != drop]
-        return pa.StructArray.from_arrays([a for _, a in kept], names=[n for n, _ in kept], mask=arr.is_null())
-
-    old = table
-    for name, drop in (("req_ListGroups", "types_filter"), ("resp_ListGroups", "group_type")):
-        i = old.schema.get_field_index(name)
-        col = pa.chunked_array([without(c, drop) for c in old.column(i).chunks])
-        old = old.set_column(i, pa.field(name, col.type), col)
-    assert old.schema.field("req_ListGroups").type.num_fields == 1
-    path = tmp_path / "old.parquet"
-    pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+    path = _written_before(new, (("req_ListGroups", "types_filter"), ("resp_ListGroups", "group_type")),
+                           tmp_path / "old.parquet")
+    assert pq.read_schema(path).field("req_ListGroups").type.num_fields == 1
     _same_load(load_path(path), load_path(new))
     listed = [x.event for x in load_path(path).events if isinstance(x.event, WireExchange) and x.event.api == "ListGroups"]
     assert len(listed) == 3
@@ -489,27 +496,10 @@ def test_a_file_written_before_the_leader_epochs_reads_them_as_none(tmp_path: Pa
     """The offsets' committed leader epochs joined the vocabulary later still, with a
     default (-1, none): a columnar file whose OffsetCommit and OffsetFetch structs lack
     them reads that default, as a JSON Lines line without them does."""
-    import pyarrow as pa
-
     new = _round_trip((ROOT / "examples" / "conformance" / "wire" / "offset-leader-epochs-kafka-4.1.2.jsonl")
                       .read_bytes(), tmp_path)
-    table = pq.read_table(new)
-
-    def without(arr: Any) -> Any:
-        if pa.types.is_list(arr.type):
-            return pa.ListArray.from_arrays(arr.offsets, without(arr.flatten()), mask=arr.is_null())
-        if not pa.types.is_struct(arr.type):
-            return arr
-        kept = [(f.name, without(arr.field(i))) for i, f in enumerate(arr.type) if f.name != "committed_leader_epoch"]
-        return pa.StructArray.from_arrays([a for _, a in kept], names=[n for n, _ in kept], mask=arr.is_null())
-
-    old = table
-    for name in ("req_OffsetCommit", "resp_OffsetFetch"):
-        i = old.schema.get_field_index(name)
-        col = pa.chunked_array([without(c) for c in old.column(i).chunks])
-        old = old.set_column(i, pa.field(name, col.type), col)
-    path = tmp_path / "old.parquet"
-    pq.write_table(old.replace_schema_metadata(table.schema.metadata), path)
+    path = _written_before(new, (("req_OffsetCommit", "committed_leader_epoch"),
+                                 ("resp_OffsetFetch", "committed_leader_epoch")), tmp_path / "old.parquet")
     events = [x.event for x in load_path(path).events if isinstance(x.event, WireExchange)]
     commits = [p for e in events if isinstance(e.request, OffsetCommitRequest) for p in e.request.partitions]
     fetched = [p for e in events if isinstance(e.response, OffsetFetchResponse) for p in e.response.partitions]

@@ -140,9 +140,8 @@ def run(args: argparse.Namespace) -> int:
             coordinator = coordinator.with_group_config(group_id, GroupConfig.parse(values))
     except ValueError as e:
         return fail("--group-config", str(e))
-    config = ReplayConfig(initial_delays_ms=delays, slack_ms=args.slack_ms,
-                          max_divergences=args.max_divergences, coordinator=coordinator,
-                          heartbeat_interval_known=base.heartbeat_interval_known)
+    config = dataclasses.replace(base, slack_ms=args.slack_ms, max_divergences=args.max_divergences,
+                                 coordinator=coordinator)
     reports: list[FileReport] = []
     for path in args.traces:
         try:

@@ -158,8 +158,7 @@ class Coordinator:
             if offsets_due and not self.state.groups and not self.state.consumer_groups:
                 # no group, nothing to expire: skip the checks that would find nothing, in
                 # one step (a trace's clock starts at the epoch time of its first request)
-                step = self.config.offsets_retention_check_interval_ms
-                self._next_offsets_check_ms += ((now_ms - self._next_offsets_check_ms) // step + 1) * step
+                self._checks_from(now_ms + 1)
                 continue
             if offsets_due and (not due or self._next_offsets_check_ms < due[0].deadline_ms):
                 at = self._next_offsets_check_ms
@@ -192,8 +191,12 @@ class Coordinator:
         bases += [g.state_timestamp_ms for g in self.state.groups.values()]
         earliest_effect = (min(bases) + self.config.offsets_retention_ms) if bases else math.inf
         # (a check before the last input's time runs at that time, as the one just made)
-        bound = int(min(max(earliest_effect, self._last_now_ms + 1),
-                        math.inf if first_timer is None else first_timer, now_ms + 1))
+        self._checks_from(int(min(max(earliest_effect, self._last_now_ms + 1),
+                                  math.inf if first_timer is None else first_timer, now_ms + 1)))
+
+    def _checks_from(self, bound: int) -> None:
+        """The periodic checks before ``bound`` skipped: the next one is the first at or
+        after it, on their cadence."""
         step = self.config.offsets_retention_check_interval_ms
         if self._next_offsets_check_ms < bound:
             self._next_offsets_check_ms += -(-(bound - self._next_offsets_check_ms) // step) * step

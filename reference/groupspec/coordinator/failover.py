@@ -48,11 +48,9 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
     for group in old.values():
         if group.persisted is None and not group.offsets and not group.offsets_in_log:
             continue
-        offsets = tuple(
-            (t, p, c.committed_offset, c.metadata, c.commit_timestamp_ms)
-            for (t, p), c in sorted(group.offsets.items())
-        )
-        epochs = tuple((t, p, c.leader_epoch) for (t, p), c in sorted(group.offsets.items()) if c.leader_epoch != -1)
+        committed = sorted(group.offsets.items())
+        offsets = tuple((t, p, c.committed_offset, c.metadata, c.commit_timestamp_ms) for (t, p), c in committed)
+        epochs = tuple((t, p, c.leader_epoch) for (t, p), c in committed if c.leader_epoch != -1)
         txn.emit(r.GroupLoaded(group.group_id, group.persisted, offsets, txn.now_ms, epochs))
         loaded = txn.state.groups[group.group_id]
         for m in list(loaded.members.values()):

@@ -711,14 +711,13 @@ def _check_exchange_header(batch: _Columns, idx: Any, api: str, lines: list[int]
 
     key = APIS[api][0]
     keys, versions = batch.column("api_key").take(idx), batch.column("api_version").take(idx)
-    bad = pc.or_kleene(pc.not_equal(keys, key),
-                       pc.or_kleene(pc.less(versions, 0), pc.greater(versions, MAX_API_VERSION)))
-    bad = pc.fill_null(pc.or_kleene(bad, pc.or_kleene(pc.is_null(keys), pc.is_null(versions))), True)
+    # (a null key or version compares as null, and a null is bad)
+    bad = pc.fill_null(pc.or_kleene(pc.not_equal(keys, key),
+                                    pc.or_kleene(pc.less(versions, 0), pc.greater(versions, MAX_API_VERSION))), True)
     if pc.any(bad).as_py():
-        row = idx[pc.index(bad, True).as_py()].as_py()
-        raise ColumnarError(f"line {lines[row]}: a {api} exchange needs api_key {key} and an api_version in "
-                            f"0..{MAX_API_VERSION}, the row has {batch.column('api_key')[row].as_py()!r} "
-                            f"and {batch.column('api_version')[row].as_py()!r}")
+        k = pc.index(bad, True).as_py()
+        raise ColumnarError(f"line {lines[idx[k].as_py()]}: a {api} exchange needs api_key {key} and an api_version "
+                            f"in 0..{MAX_API_VERSION}, the row has {keys[k].as_py()!r} and {versions[k].as_py()!r}")
 
 
 def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:

@@ -121,7 +121,6 @@ _NOT_COORDINATOR = Error.NOT_COORDINATOR
 _UNKNOWN_MEMBER_ID = Error.UNKNOWN_MEMBER_ID
 
 
-
 def coordinator_moving(api: str, resp: m.Response | None) -> bool:
     """Whether ``resp`` says the group's coordinator is elsewhere or moving, an answer
     Kafka may give any request. Not COORDINATOR_LOAD_IN_PROGRESS to a Heartbeat:
@@ -1741,9 +1740,7 @@ class Replayer:
                 # resynchronising past it: the request is taken as never handled
                 b.parked.pop(rid, None)
                 return
-            raise _Fail(self._failure(b, ex, summary(resp), "", rule_for(e.api, None),
-                                      f"the reference cannot process this request: {err}",
-                                      unprocessable=True)) from None
+            raise self._unprocessable(b, ex, f"process this request: {err}") from None
         finally:
             self.slot["next"] = None
         if isinstance(resp, (m.DescribeGroupsResponse, ConsumerGroupDescribeResponse)):
@@ -2187,10 +2184,7 @@ class Replayer:
         try:
             out = b.coord.advance(upto, on_fire=self._note_expiry)
         except _UNPROCESSABLE as err:
-            raise _Fail(self._failure(
-                b, ex, summary(ex.event.response), "", rule_for(ex.event.api, None),
-                f"the reference cannot process a timer due by then: {err}",
-                unprocessable=True)) from None
+            raise self._unprocessable(b, ex, f"process a timer due by then: {err}") from None
         finally:
             self._firing = None  # no reference from the replayer to a branch is kept
         if self._fired:
@@ -2221,10 +2215,7 @@ class Replayer:
         try:
             complete_join(txn, g)
         except _UNPROCESSABLE as err:
-            raise _Fail(self._failure(
-                b, ex, summary(ex.event.response), "", rule_for(ex.event.api, None),
-                f"the reference cannot complete the join phase the broker's answer ended: {err}",
-                unprocessable=True)) from None
+            raise self._unprocessable(b, ex, f"complete the join phase the broker's answer ended: {err}") from None
         self._forcing = True
         try:
             self._absorb(b, txn.out, at)
@@ -2328,6 +2319,12 @@ class Replayer:
             b.leaders[gid] = grp.leader_id
         for gid in completions:
             b.leader_open.discard(gid)
+
+    def _unprocessable(self, b: _Branch, ex: Exchange, what: str) -> _Fail:
+        """The branch fails at ``ex`` because the reference cannot ``what`` (an input it
+        cannot process: the divergence is inconclusive, not judged)."""
+        return _Fail(self._failure(b, ex, summary(ex.event.response), "", rule_for(ex.event.api, None),
+                                   f"the reference cannot {what}", unprocessable=True))
 
     def _failure(self, b: _Branch, ex: Exchange, broker: str, allowed: str, rule: Rule,
                  detail: str, prehistory: bool = False, unprocessable: bool = False) -> Failure:
