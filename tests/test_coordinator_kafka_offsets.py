@@ -318,17 +318,19 @@ def test_simple_group_offset_commit() -> None:
 # ============================================================================ replay
 def test_replay() -> None:
     """testReplay: each offset commit record replayed is the group's offset of its partition,
-    the later one replacing the earlier, with its leader epoch (none, then 10; expire
-    timestamps and topic ids are not modelled: docs/deviations.md). Kafka's replay creates
-    the simple group an offset commit record names; the reference's record stream names it
-    first (GroupCreated)."""
+    the later one replacing the earlier, with its leader epoch (none, then 10) and its
+    expire timestamp (none, then 12345 on the last; topic ids are not modelled:
+    docs/deviations.md). Kafka's replay creates the simple group an offset commit record
+    names; the reference's record stream names it first (GroupCreated)."""
     ctx = Context()
     ctx.replay(r.GroupCreated("foo", 0))
     offsets = ctx.coordinator.state.groups["foo"].offsets
-    for partition, offset, at, epoch in ((0, 100, 0, -1), (0, 200, 1, 10), (1, 200, 2, 10), (1, 300, 3, 10)):
-        ctx.replay(r.OffsetCommitted("foo", "bar", partition, offset, "small", at, -1, "", epoch))
+    for partition, offset, at, epoch, expires in ((0, 100, 0, -1, None), (0, 200, 1, 10, None),
+                                                  (1, 200, 2, 10, None), (1, 300, 3, 10, 12345)):
+        ctx.replay(r.OffsetCommitted("foo", "bar", partition, offset, "small", at, -1, "", epoch, expires))
         c = offsets[("bar", partition)]
-        assert (c.committed_offset, c.metadata, c.commit_timestamp_ms, c.leader_epoch) == (offset, "small", at, epoch)
+        assert (c.committed_offset, c.metadata, c.commit_timestamp_ms, c.leader_epoch, c.expire_timestamp_ms) == \
+            (offset, "small", at, epoch, expires)
     assert sorted(offsets) == [("bar", 0), ("bar", 1)]
 
 

@@ -11,6 +11,7 @@ same groups (an unknown group: GROUP_ID_NOT_FOUND), and only what the service it
 
 from __future__ import annotations
 
+from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.find_coordinator import coordinator_partition
@@ -109,11 +110,29 @@ def test_schedule_cleanup_group_metadata() -> None:
 
 # ====================================================================== OffsetExpirationConditionImplTest
 def test_is_offset_expired() -> None:
-    """testIsOffsetExpired, its cases without an expire timestamp (3 and 4): committed at
-    500 with a retention of 500, the offset is kept at 999 and expired at 1000
-    (currentTimestamp - baseTimestamp >= offsetsRetentionMs). Cases 1 and 2 (an expire
-    timestamp from OffsetCommit v1-v4's retention) are not modelled (docs/deviations.md,
-    "Not modelled yet": per-offset expire timestamps)."""
+    """testIsOffsetExpired. Cases 1 and 2, an expire timestamp (1500, from OffsetCommit
+    v2-v4's retention time): expired at 1500, kept at 499, whatever the base timestamp and
+    the retention say; then the same through the coordinator: committed at 500 with a
+    retention time of 1000 under a broker retention of 500, the offset outlives 1000 and
+    expires at 1500. Cases 3 and 4, none: committed at 500 with a retention of 500, the
+    offset is kept at 999 and expired at 1000 (currentTimestamp - baseTimestamp >=
+    offsetsRetentionMs)."""
+    explicit = CommittedOffset(100, "metadata", 500, 1, 1500)
+    assert explicit.expired(500, 1500, 500)
+    assert not explicit.expired(500, 499, 500)
+    assert CommittedOffset(100, "metadata", 500, 1).expired(500, 1000, 500)
+    assert not CommittedOffset(100, "metadata", 500, 1).expired(500, 999, 500)
+
+    c = Coordinator(CoordinatorConfig(offsets_retention_ms=500, offsets_retention_check_interval_ms=1))
+    c.advance(500)
+    out = c.handle(1, m.OffsetCommitRequest(group_id="simple", version=2, retention_time_ms=1000, partitions=(
+        m.OffsetCommitPartition("t", 0, 100, "metadata"),)), 500)
+    assert [x for x in out.records if x.persisted] == [
+        r.OffsetCommitted("simple", "t", 0, 100, "metadata", 500, -1, "", -1, 1500)]
+    assert not [x for x in c.advance(1499).records if isinstance(x, r.OffsetsDeleted)]
+    assert [x for x in c.advance(1500).records if isinstance(x, r.OffsetsDeleted)] == [
+        r.OffsetsDeleted("simple", (("t", 0),), "retention")]
+
     c = Coordinator(CoordinatorConfig(offsets_retention_ms=500,
                                       offsets_retention_check_interval_ms=1))
     c.advance(500)

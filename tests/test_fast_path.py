@@ -136,9 +136,11 @@ class Lockstep:
             metadata = ("", None, "x" * 2_047, "x" * 2_049, "\U0001f600" * 1_100, "meta")[c[5] % 6]
             parts = tuple(m.OffsetCommitPartition("t", p, 10 * c[4] + p, metadata)
                           for p in range(c[4] % 4))
+            # v2-v4 carry a retention time (an expire timestamp kept with the offsets)
+            version, retention = ((8, -1), (9, -1), (2, 3_000), (4, 0))[(c[4] // 4) * 2 + c[4] % 2]
             return m.OffsetCommitRequest(group_id=gid, generation_id=self.generation(gid, c[2]),
                                          member_id=mid, group_instance_id=self.instance(mid, c[3]),
-                                         partitions=parts, version=(8, 9)[c[4] % 2])
+                                         partitions=parts, version=version, retention_time_ms=retention)
         return None
 
     def settle(self, rid: int) -> int:
@@ -549,8 +551,10 @@ def test_the_shortcuts_records_are_what_their_classes_make() -> None:
     # hashing alike
     made: list[tuple[Any, Any]] = [
         (fast_path.heartbeat_scheduled("g", "m-1", 1234), r.HeartbeatScheduled("g", "m-1", 1234)),
-        (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1", 7),
+        (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1", 7, None),
          r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1", 7)),
+        (fast_path.offset_committed("g", "t", 3, 42, "", 99, 2, "m-1", -1, 1099),
+         r.OffsetCommitted("g", "t", 3, 42, "", 99, 2, "m-1", -1, 1099)),
         (fast_path.partition_committed("t", 3), m.OffsetCommitPartitionResponse("t", 3, Error.NONE))]
     for fast, slow in made:
         assert type(fast) is type(slow)

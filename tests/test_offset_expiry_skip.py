@@ -2,7 +2,8 @@
 (Coordinator._skip_idle_checks): the same records and answers as stepping through every
 check, on random workloads of simple and classic groups whose clocks jump (found by
 mutating a recording: a request stamped in 1970 among 2026's made the replay step through
-millions of checks)."""
+millions of checks), some commits with an expire timestamp of their own (OffsetCommit v2-v4's
+retention time)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from groupspec.protocol import messages as m
 
 CONFIG = CoordinatorConfig(offsets_retention_ms=10_000, offsets_retention_check_interval_ms=1_000,
                            group_initial_rebalance_delay_ms=0)
+
+#: a commit's retention time, by its offset (-1: none, the broker's retention)
+RETENTIONS = (-1, -1, 500, 2_500)
 
 #: one step: (kind, group, time advance in ms, offset)
 Step = tuple[str, int, int, int]
@@ -43,9 +47,11 @@ def _run(steps: list[Step], skip: bool, monkeypatch: pytest.MonkeyPatch) -> list
                 o = coord.advance(now)
             elif kind == "commit":
                 mid, gen = members.get(gid, ("", -1))
+                # some at v2 with a retention time (an expire timestamp of their own)
+                retention = RETENTIONS[offset % len(RETENTIONS)]
                 o = coord.handle(rid, m.OffsetCommitRequest(
-                    group_id=gid, generation_id=gen, member_id=mid,
-                    partitions=(m.OffsetCommitPartition("t", g, offset),)), now)
+                    group_id=gid, generation_id=gen, member_id=mid, version=8 if retention == -1 else 2,
+                    retention_time_ms=retention, partitions=(m.OffsetCommitPartition("t", g, offset),)), now)
             elif kind == "join":
                 o = coord.handle(rid, m.JoinGroupRequest(
                     group_id=gid, session_timeout_ms=6_000, rebalance_timeout_ms=6_000, member_id="",
@@ -65,6 +71,9 @@ def _run(steps: list[Step], skip: bool, monkeypatch: pytest.MonkeyPatch) -> list
 @given(steps=STEPS)
 # a simple group's commit, then a time past its retention and before twice it
 @example(steps=[("commit", 0, 0, 5), ("advance", 0, 14_000, 0)])
+# a commit expiring by its own retention time (2.5 s), long before the broker's, and a check
+# between that finds nothing to expire
+@example(steps=[("commit", 0, 0, 3), ("advance", 0, 4_000, 0)])
 def test_skipping_idle_checks_changes_nothing(steps: list[Step]) -> None:
     with pytest.MonkeyPatch.context() as mp:
         assert _run(steps, True, mp) == _run(steps, False, mp)

@@ -11,11 +11,14 @@ from typing import Any
 
 import pytest
 
+from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
+from groupspec.protocol.added_fields import OMITTED_AT_DEFAULT
 from groupspec.protocol.topic_id import TopicId
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import parse_scenario
 from groupspec.trace.codec import to_json
-from groupspec.trace.events import KINDS, Event
+from groupspec.trace.events import KINDS, Event, WireExchange
 from groupspec.trace.jsonl import event_to_json
 
 
@@ -31,7 +34,10 @@ def _to_json_by_value(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.name
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _to_json_by_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        # a field added to the vocabulary later is left out at its default
+        return {f.name: _to_json_by_value(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not (f.metadata.get(OMITTED_AT_DEFAULT) and type(getattr(value, f.name)) is type(f.default)
+                        and getattr(value, f.name) == f.default)}
     if isinstance(value, tuple | list):
         return [_to_json_by_value(v) for v in value]
     if isinstance(value, dict):
@@ -65,3 +71,37 @@ def test_the_codecs_json_is_its_rules_applied_value_by_value() -> None:
             to_json(bad)
         with pytest.raises(TypeError, match="cannot encode"):
             _to_json_by_value(bad)
+
+
+def test_fields_added_later_are_written_only_away_from_their_default() -> None:
+    """protocol/added_fields.py: an OffsetCommit line as written before the leader epochs
+    and retention times existed is still the line written for its event (its canonical
+    line), and those fields are written, and read back, when they are set; a value of
+    another type than the default's (a float -1.0) is written, not taken for it."""
+    from pathlib import Path
+
+    from groupspec.pipeline.generate import _event_line
+    from groupspec.trace.jsonl import event_from_json
+    # a real client's commits, recorded before the fields existed (2026-11-24)
+    recording = (Path(__file__).resolve().parent.parent / "examples" / "conformance" / "kafka-4.1.2"
+                 / "cooperative-sticky--kafka-python.jsonl")
+    old = [x for x in recording.read_text(encoding="utf-8").splitlines() if '"api":"OffsetCommit"' in x]
+    assert old and not any("committed_leader_epoch" in x or "retention_time_ms" in x for x in old)
+    for line in old:
+        event = event_from_json(json.loads(line))
+        assert json.dumps(event_to_json(event), separators=(",", ":"), ensure_ascii=False) == line
+        assert _event_line(event) == line
+    assert isinstance(event, WireExchange)
+    set_ = dataclasses.replace(event, request=m.OffsetCommitRequest(
+        group_id="g", version=2, retention_time_ms=1234,
+        partitions=(m.OffsetCommitPartition("t", 0, 5, "", 9),)))
+    text = event_to_json(set_)
+    assert text["request"]["retention_time_ms"] == 1234
+    assert text["request"]["partitions"][0]["committed_leader_epoch"] == 9
+    assert event_from_json(json.loads(json.dumps(text))) == set_
+    assert _event_line(set_) == json.dumps(text, separators=(",", ":"), ensure_ascii=False)
+    assert to_json(r.OffsetCommitted("g", "t", 0, 5, "", 0, -1, "")) == {
+        "group_id": "g", "topic": "t", "partition": 0, "committed_offset": 5, "metadata": "",
+        "commit_timestamp_ms": 0, "generation_id": -1, "member_id": ""}
+    assert to_json(r.OffsetCommitted("g", "t", 0, 5, "", 0, -1, "", -1, -1))["expire_timestamp_ms"] == -1
+    assert to_json(r.OffsetCommitted("g", "t", 0, 5, "", 0, -1, "", -1.0))["leader_epoch"] == -1.0  # type: ignore[arg-type]

@@ -87,13 +87,8 @@ def test_a_v1_trace_reads_unchanged() -> None:
             if event.api == "OffsetFetch":  # v1.2: OffsetFetch v9's member fields
                 assert again["request"].pop("member_id") is None
                 assert again["request"].pop("member_epoch") == -1
-            # v1.2: the committed leader epochs (KIP-320), -1 (none) when not written
-            if event.api == "OffsetCommit":
-                for p in again["request"]["partitions"]:
-                    assert p.pop("committed_leader_epoch") == -1
-            if event.api == "OffsetFetch" and again["response"] is not None:
-                for p in again["response"]["partitions"]:
-                    assert p.pop("committed_leader_epoch") == -1
+            # v1.2's committed leader epochs (KIP-320) and retention times are written only
+            # when set (protocol/added_fields.py): a line without them is as it was
         assert again == obj
 
 

@@ -183,13 +183,18 @@ class Coordinator:
         the state between them unless a timer fires (``first_timer``, the earliest deadline),
         and a check expires an offset or deletes a group only once some base timestamp (an
         offset's commit, a classic group's becoming Empty) is offsets.retention.ms old (a
-        group with nothing left to expire was deleted by this check already): every check
-        before the earliest such instant finds what this one found. Without this, a trace
-        whose clock jumps (a time of 1970 among 2026's) stepped through millions of checks."""
-        bases = [c.commit_timestamp_ms for g in self.state.groups.values() for c in g.offsets.values()]
-        bases += [c.commit_timestamp_ms for g in self.state.consumer_groups.values() for c in g.offsets.values()]
+        group with nothing left to expire was deleted by this check already), or an offset's
+        own expire timestamp (OffsetCommit v2-v4) is reached: every check before the earliest
+        such instant finds what this one found. Without this, a trace whose clock jumps (a
+        time of 1970 among 2026's) stepped through millions of checks."""
+        offsets = [c for g in self.state.groups.values() for c in g.offsets.values()]
+        offsets += [c for g in self.state.consumer_groups.values() for c in g.offsets.values()]
+        bases = [c.commit_timestamp_ms for c in offsets]
         bases += [g.state_timestamp_ms for g in self.state.groups.values()]
         earliest_effect = (min(bases) + self.config.offsets_retention_ms) if bases else math.inf
+        expiries = [c.expire_timestamp_ms for c in offsets if c.expire_timestamp_ms is not None]
+        if expiries:
+            earliest_effect = min(earliest_effect, min(expiries))
         # (a check before the last input's time runs at that time, as the one just made)
         self._checks_from(int(min(max(earliest_effect, self._last_now_ms + 1),
                                   math.inf if first_timer is None else first_timer, now_ms + 1)))

@@ -51,7 +51,8 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
         committed = sorted(group.offsets.items())
         offsets = tuple((t, p, c.committed_offset, c.metadata, c.commit_timestamp_ms) for (t, p), c in committed)
         epochs = tuple((t, p, c.leader_epoch) for (t, p), c in committed if c.leader_epoch != -1)
-        txn.emit(r.GroupLoaded(group.group_id, group.persisted, offsets, txn.now_ms, epochs))
+        expires = tuple((t, p, c.expire_timestamp_ms) for (t, p), c in committed if c.expire_timestamp_ms is not None)
+        txn.emit(r.GroupLoaded(group.group_id, group.persisted, offsets, txn.now_ms, epochs, expires))
         loaded = txn.state.groups[group.group_id]
         for m in list(loaded.members.values()):
             rb.reschedule_heartbeat(txn, loaded, m.member_id, m.session_timeout_ms)
@@ -104,7 +105,10 @@ tasks are cancelled on unload), the next heartbeat schedules it again."""
             txn.emit(cr.ConsumerGroupCurrentAssignmentRecord(gid, mid, m.current_assignment_value()))
         for (t, p), c in sorted(g.offsets.items()):
             txn.emit(r.OffsetCommitted(gid, t, p, c.committed_offset, c.metadata,
-                                       c.commit_timestamp_ms, -1, "", c.leader_epoch))
+                                       c.commit_timestamp_ms, -1, "", c.leader_epoch,
+                                       # as the log holds it: -1 reads back as none
+                                       # (OffsetAndMetadata.fromRecord, Utils.ofSentinel)
+                                       None if c.expire_timestamp_ms == -1 else c.expire_timestamp_ms))
         for mid, m in g.members.items():
             txn.emit(cr.ConsumerSessionTimerSet(
                 gid, mid, txn.now_ms + txn.config.consumer_session_timeout_ms_of(gid)))

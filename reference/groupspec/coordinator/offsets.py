@@ -13,7 +13,7 @@ from __future__ import annotations
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import CONSUMER_PROTOCOL_TYPE, Group
 from groupspec.coordinator.classic.membership import validate_member
-from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.committed_offset import CommittedOffset, expire_timestamp
 from groupspec.coordinator.consumer.expiry import delete_empty_consumer_group
 from groupspec.coordinator.consumer.group import ConsumerGroup, subscription_counts
 from groupspec.coordinator.consumer.member import ConsumerMember
@@ -133,6 +133,8 @@ def handle_offset_commit(txn: Txn, request_id: int, req: OffsetCommitRequest) ->
 
 def _commit(txn: Txn, request_id: int, group_id: str, req: OffsetCommitRequest) -> None:
     results = []
+    # one expire timestamp for the request's offsets (commitOffset), or none
+    expires = expire_timestamp(txn.now_ms, req.retention_time_ms)
     for p in req.partitions:
         meta = p.committed_metadata
         # OffsetMetadataManager.isMetadataInvalid compares String.length(), i.e. UTF-16 code
@@ -155,6 +157,7 @@ def _commit(txn: Txn, request_id: int, group_id: str, req: OffsetCommitRequest) 
                 req.generation_id,
                 req.member_id,
                 p.committed_leader_epoch,
+                expires,
             )
         )
         results.append(OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE))
@@ -307,22 +310,22 @@ def expire_offsets(txn: Txn, group: Group) -> None:
     """cleanupExpiredOffsets for one group, then delete it if it is Empty with no offsets."""
     retention = txn.config.offsets_retention_ms
     expired: list[tuple[str, int]] = []
+    now = txn.now_ms
+    # (ClassicGroup.offsetExpirationCondition; an offset with its own expire timestamp
+    # expires at it whatever the base: CommittedOffset.expired)
     if group.protocol_type is None:
         # Simple group: by commit timestamp.
-        expired = [
-            tp for tp, c in group.offsets.items() if txn.now_ms - c.commit_timestamp_ms >= retention
-        ]
+        expired = [tp for tp, c in group.offsets.items() if c.expired(c.commit_timestamp_ms, now, retention)]
     elif group.state is S.Empty:
         # Since the group became Empty.
-        if txn.now_ms - group.state_timestamp_ms >= retention:
-            expired = list(group.offsets)
+        expired = [tp for tp, c in group.offsets.items() if c.expired(group.state_timestamp_ms, now, retention)]
     elif group.state is S.Stable:
         subscribed = subscribed_topics(group)
         if subscribed is not None:
             expired = [
                 tp
                 for tp, c in group.offsets.items()
-                if tp[0] not in subscribed and txn.now_ms - c.commit_timestamp_ms >= retention
+                if tp[0] not in subscribed and c.expired(c.commit_timestamp_ms, now, retention)
             ]
     # PreparingRebalance and CompletingRebalance never expire offsets (KAFKA-13636).
     if expired:

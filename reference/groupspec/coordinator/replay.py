@@ -424,6 +424,12 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
         if c is None:
             raise ReplayError(f"GroupLoaded: a leader epoch for {topic}-{partition}, an offset the group does not load")
         c.leader_epoch = epoch
+    for topic, partition, expires in rec.expire_timestamps:
+        c = g.offsets.get((topic, partition))
+        if c is None:
+            raise ReplayError(f"GroupLoaded: an expire timestamp for {topic}-{partition}, an offset the group does not load")
+        # OffsetAndMetadata.fromRecord reads the log's -1 as none (Utils.ofSentinel)
+        c.expire_timestamp_ms = None if expires == -1 else expires
     # a group is loaded from what the log holds of it: its offset commits stay there (and
     # recreate it on the next load) whether or not an offset is left
     g.offsets_in_log = True
@@ -460,6 +466,7 @@ def _commit_offset(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
                    rec: r.OffsetCommitted) -> None:
     """An offset commit replayed (see :func:`_apply_offsets`)."""
     offsets[(rec.topic, rec.partition)] = CommittedOffset(
-        rec.committed_offset, rec.metadata, rec.commit_timestamp_ms, rec.leader_epoch
+        rec.committed_offset, rec.metadata, rec.commit_timestamp_ms, rec.leader_epoch,
+        rec.expire_timestamp_ms,
     )
     note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)

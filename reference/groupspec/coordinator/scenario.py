@@ -29,7 +29,7 @@ member id, an absent ``instance=`` is a null group.instance.id)::
     Heartbeat id=N group=G gen=N member=M [instance=]
     LeaveGroup id=N group=G members=member[/instance],...    (``/inst`` alone: by instance)
     OffsetCommit id=N group=G [gen=-1] [member=] [instance=] [version=8] [metadata=]
-                 offsets=topic:partition:offset,...
+                 [retention=-1] offsets=topic:partition:offset,...
     OffsetFetch id=N group=G [partitions=topic:partition,...]
     OffsetDelete id=N group=G partitions=topic:partition,...
     ListGroups id=N [states=Stable,...]
@@ -324,8 +324,10 @@ def render_response(request_id: int, response: msg.Response) -> str:
 
 
 #: record fields printed only when they differ from their default: the committed leader
-#: epochs (KIP-320), which no scenario's commits carry (scenario files say nothing of them)
-_SHOWN_WHEN_SET = {"leader_epoch": -1, "leader_epochs": ()}
+#: epochs (KIP-320) and expire timestamps (OffsetCommit v2-v4), which few scenarios' commits
+#: carry (scenario files written before them say nothing of them)
+_SHOWN_WHEN_SET = {"leader_epoch": -1, "leader_epochs": (), "expire_timestamp_ms": None,
+                   "expire_timestamps": ()}
 
 
 def render_record(rec: r.Record) -> str:
@@ -387,6 +389,7 @@ def render_group(g: Group) -> list[str]:
         lines.append(
             f"  offset {topic}:{partition}={c.committed_offset} metadata={_value(c.metadata)} "
             f"commit_timestamp_ms={c.commit_timestamp_ms}"
+            + ("" if c.expire_timestamp_ms is None else f" expire_timestamp_ms={c.expire_timestamp_ms}")
         )
     return lines
 
@@ -604,6 +607,7 @@ def _commit(a: _Args) -> msg.Request:
         group_instance_id=a.opt_text("instance"),
         partitions=tuple(parts),
         version=a.integer("version", 8),
+        retention_time_ms=a.integer("retention", msg.DEFAULT_RETENTION_TIME),
     )
 
 

@@ -46,7 +46,7 @@ from groupspec.sim.render import broker_config
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import apply_overrides, parse_scenario
 from groupspec.trace import events as ev
-from groupspec.trace.codec import field_names, to_json, type_hints
+from groupspec.trace.codec import default_test, field_names, omitted_at_default, to_json, type_hints
 from groupspec.trace.columnar_write import write_events
 from groupspec.trace.jsonl import event_to_json
 
@@ -460,11 +460,19 @@ def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[
     any other that is not plain, the encoder's text of its :func:`to_json` value
     (``_any``)."""
     special = special or {}
+    omitted = omitted_at_default(cls)
     parts.append(_const("{" + first))
+    written = bool(first)
     for i, name in enumerate(field_names(cls)):
         x = f"{var}_{i}"
         lines.append(f"    {x} = {var}.{name}")
-        parts.append(_const(("," if i or first else "") + json.dumps(name) + ":"))
+        if name in omitted:
+            # left out at its default (a field added to the vocabulary later); any other
+            # value is written by the encoder
+            tests.append(default_test(x, omitted[name]))
+            continue
+        parts.append(_const(("," if written else "") + json.dumps(name) + ":"))
+        written = True
         if name in special:
             parts.append(special[name].format(x=x))
             continue

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from groupspec.protocol.added_fields import added
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
@@ -160,13 +161,15 @@ class OffsetCommitPartition:
     committed_metadata: str | None = ""
     #: v6+ (KIP-320): the leader epoch of the committed offset's record, -1 for none (an
     #: older version, a client that does not know it); stored and answered by OffsetFetch v5+
-    committed_leader_epoch: int = -1
+    committed_leader_epoch: int = added(-1)
 
 
 #: OffsetCommit v9 is the first version answering GROUP_ID_NOT_FOUND for an unknown group
 #: (OffsetMetadataManager.validateOffsetCommit); the default stays below it.
 OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION = 9
 OFFSET_COMMIT_MAX_VERSION = 9
+#: OffsetCommit's retention_time_ms: none, the broker's offsets.retention.ms applies
+DEFAULT_RETENTION_TIME = -1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +180,11 @@ class OffsetCommitRequest:
     group_instance_id: str | None = None
     partitions: tuple[OffsetCommitPartition, ...] = ()
     version: int = 8
+    #: v2-v4: how long the committed offsets are kept, overriding offsets.retention.ms;
+    #: -1 (OffsetCommitRequest.DEFAULT_RETENTION_TIME, and every other version) for the
+    #: broker's retention. Kafka stores now + this as the offsets' expire timestamp
+    #: (OffsetMetadataManager.expireTimestampMs)
+    retention_time_ms: int = added(DEFAULT_RETENTION_TIME)
 
     def __post_init__(self) -> None:
         if not 0 <= self.version <= OFFSET_COMMIT_MAX_VERSION:
@@ -219,7 +227,7 @@ class OffsetFetchPartitionResponse:
     metadata: str | None
     error: Error
     #: v5+ (KIP-320): the committed leader epoch, -1 for none (older versions carry none)
-    committed_leader_epoch: int = -1
+    committed_leader_epoch: int = added(-1)
 
 
 #: the first OffsetFetch version whose answer carries each partition's committed leader epoch

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, TypeAlias
 
+from groupspec.protocol.added_fields import added
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import JoinGroupProtocol
 
@@ -241,7 +242,11 @@ class GroupLoaded(Record):
     #: (topic, partition, leader epoch) of the offsets committed with a leader epoch (the
     #: others have none, -1): a field of its own, so that ``offsets`` keeps its shape for
     #: traces written before it
-    leader_epochs: tuple[tuple[str, int, int], ...] = ()
+    leader_epochs: tuple[tuple[str, int, int], ...] = added(())
+    #: (topic, partition, expire timestamp) of the offsets committed with an expire
+    #: timestamp (OffsetCommit v2-v4's retention_time_ms), as the log holds them
+    #: (OffsetCommitValue.expireTimestamp); the others expire by offsets.retention.ms
+    expire_timestamps: tuple[tuple[str, int, int], ...] = added(())
 
 
 @dataclass(frozen=True)
@@ -290,7 +295,11 @@ class OffsetCommitted(Record):
     member_id: str
     #: the committed leader epoch (OffsetCommitValue.leaderEpoch), -1 for none; a trace
     #: written before the field reads as -1
-    leader_epoch: int = -1
+    leader_epoch: int = added(-1)
+    #: the offset's explicit expire timestamp (OffsetAndMetadata.expireTimestampMs: the
+    #: commit's time plus an OffsetCommit v2-v4 retention_time_ms), None for none (the
+    #: broker's offsets.retention.ms applies); a trace written before the field reads None
+    expire_timestamp_ms: int | None = added(None)
 
 
 @dataclass(frozen=True)

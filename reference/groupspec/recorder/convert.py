@@ -112,6 +112,8 @@ def _offset_commit_request(b: Mapping[str, Any], v: int, client_id: str, client_
             for p in t["partitions"]
         ),
         version=v,
+        # v2-v4 (absent otherwise: the broker's retention)
+        retention_time_ms=b.get("retention_time_ms", m.DEFAULT_RETENTION_TIME),
     )
 
 

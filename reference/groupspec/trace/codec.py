@@ -14,6 +14,7 @@ Decoding checks types and raises :class:`CodecError` naming the JSON path of the
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import dataclasses
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from groupspec.protocol.added_fields import OMITTED_AT_DEFAULT
 from groupspec.protocol.topic_id import TopicId
 
 T = TypeVar("T")
@@ -60,19 +62,54 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def fields_encoder(names: tuple[str, ...], prefix: str = "",
-                   special: dict[str, str] | None = None) -> str:
+                   special: dict[str, str] | None = None,
+                   omitted: dict[str, Any] | None = None) -> str:
     """The source of a function body that reads attributes ``names`` of ``v`` and returns
     them as a dict of their :func:`to_json` values in that order, a plain value
     (:data:`_PLAIN`, encoded as itself) taken without the call. ``prefix`` is entries put
-    first; ``special`` gives a field another expression of its value ``{x}``. The body runs
-    with ``_type`` (``type``), ``_P`` (:data:`_PLAIN`) and ``_tj`` (:func:`to_json`)."""
+    first; ``special`` gives a field another expression of its value ``{x}``; a field in
+    ``omitted`` (name -> default: :func:`omitted_at_default`) is left out while its value
+    is that default. The body runs with ``_type`` (``type``), ``_P`` (:data:`_PLAIN`) and
+    ``_tj`` (:func:`to_json`)."""
     special = special or {}
+    omitted = omitted or {}
     lines = [f"    x{i} = v.{name}" for i, name in enumerate(names)]
-    values = ", ".join(
-        f"{name!r}: " + (special[name].format(x=f"x{i}") if name in special
-                         else f"x{i} if _type(x{i}) in _P else _tj(x{i})")
-        for i, name in enumerate(names))
-    return "\n".join([*lines, f"    return {{{prefix}{values}}}"])
+
+    def value(i: int, name: str) -> str:
+        return (special[name].format(x=f"x{i}") if name in special
+                else f"x{i} if _type(x{i}) in _P else _tj(x{i})")
+
+    cut = next((i for i, name in enumerate(names) if name in omitted), len(names))
+    values = ", ".join(f"{name!r}: {value(i, name)}" for i, name in enumerate(names[:cut]))
+    if cut == len(names):
+        return "\n".join([*lines, f"    return {{{prefix}{values}}}"])
+    lines.append(f"    d = {{{prefix}{values}}}")
+    for i, name in enumerate(names[cut:], start=cut):
+        put = f"d[{name!r}] = {value(i, name)}"
+        if name in omitted:
+            lines.append(f"    if not {default_test(f'x{i}', omitted[name])}:\n        {put}")
+        else:
+            lines.append(f"    {put}")
+    return "\n".join([*lines, "    return d"])
+
+
+def default_test(x: str, default: Any) -> str:
+    """An expression: whether variable ``x`` is ``default`` (a literal: None, an int, the
+    empty tuple), of its very type (a float -1.0 or a list is not the int -1 or ())."""
+    if default is None:
+        return f"({x} is None)"
+    literal = repr(default)
+    if ast.literal_eval(literal) != default:
+        raise ValueError(f"a default written only as a literal, not {default!r}")
+    return f"(_type({x}) is {type(default).__name__} and {x} == {literal})"
+
+
+@functools.cache
+def omitted_at_default(cls: type) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` a line leaves out at their default (name ->
+    default): fields added to the vocabulary after files were written without them
+    (:mod:`groupspec.protocol.added_fields`)."""
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get(OMITTED_AT_DEFAULT)}
 
 
 def compile_encoder(body: str, **names: Any) -> Callable[[Any], Any]:
@@ -97,7 +134,7 @@ def _encoder_for(t: type) -> Callable[[Any], Any]:
         return lambda v: v.name
     if dataclasses.is_dataclass(t):  # an instance's type (a class passed as a value is not)
         # {name: to_json(getattr(v, name)) for name in field_names(t)}, written out
-        return compile_encoder(fields_encoder(field_names(t)))
+        return compile_encoder(fields_encoder(field_names(t), omitted=omitted_at_default(t)))
     if issubclass(t, tuple | list):
         return lambda v: [to_json(x) for x in v]
     if issubclass(t, dict):

@@ -57,7 +57,10 @@ as not recorded, and a v5 answer leaving a group out is then not judged.
 The committed leader epoch (KIP-320) was added to the v1.2 vocabulary as optional fields
 with a default: OffsetCommit partitions' and OffsetFetch answer partitions'
 ``committed_leader_epoch``, OffsetCommitted records' ``leader_epoch`` (-1, none, when absent)
-and GroupLoaded records' ``leader_epochs`` (empty when absent).
+and GroupLoaded records' ``leader_epochs`` (empty when absent). So were OffsetCommit
+v2-v4's ``retention_time_ms`` (-1, the broker's retention, when absent), OffsetCommitted
+records' ``expire_timestamp_ms`` (null, none, when absent) and GroupLoaded records'
+``expire_timestamps`` (empty when absent).
 
 ``closed`` events (the broker closed a connection with requests unanswered) were added to
 the v1.2 vocabulary later, as a kind of their own (a reader older than them reports the line

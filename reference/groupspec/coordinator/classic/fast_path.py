@@ -36,7 +36,7 @@ from contextlib import contextmanager
 
 from groupspec.coordinator import timers
 from groupspec.coordinator.classic.group import Member
-from groupspec.coordinator.committed_offset import CommittedOffset
+from groupspec.coordinator.committed_offset import CommittedOffset, expire_timestamp
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.context import Output
 from groupspec.coordinator.offset_order import note_commit
@@ -78,7 +78,7 @@ def heartbeat_scheduled(group_id: str, member_id: str, deadline_ms: int) -> r.He
 
 def offset_committed(group_id: str, topic: str, partition: int, committed_offset: int, metadata: str,
                      commit_timestamp_ms: int, generation_id: int, member_id: str,
-                     leader_epoch: int) -> r.OffsetCommitted:
+                     leader_epoch: int, expire_timestamp_ms: int | None) -> r.OffsetCommitted:
     """``r.OffsetCommitted(...)`` (the same arguments in the same order) as
     :func:`heartbeat_scheduled` makes its record."""
     rec = _new(r.OffsetCommitted)
@@ -86,7 +86,8 @@ def offset_committed(group_id: str, topic: str, partition: int, committed_offset
         "group_id": group_id, "topic": topic, "partition": partition,
         "committed_offset": committed_offset, "metadata": metadata,
         "commit_timestamp_ms": commit_timestamp_ms, "generation_id": generation_id,
-        "member_id": member_id, "leader_epoch": leader_epoch})
+        "member_id": member_id, "leader_epoch": leader_epoch,
+        "expire_timestamp_ms": expire_timestamp_ms})
     return rec
 
 
@@ -123,11 +124,12 @@ def plan(state: CoordinatorState, config: CoordinatorConfig, request_id: int,
     records: list[r.Record] = [heartbeat_scheduled(gid, mid, deadline)]
     if isinstance(req, OffsetCommitRequest):
         gen = req.generation_id
+        expires = expire_timestamp(now_ms, req.retention_time_ms)
         for p in req.partitions:
             # no metadata is stored as "" (OffsetAndMetadata.fromRequest), as offsets._commit
             records.append(offset_committed(gid, p.topic, p.partition, p.committed_offset,
                                             p.committed_metadata or "", now_ms, gen, mid,
-                                            p.committed_leader_epoch))
+                                            p.committed_leader_epoch, expires))
     return Output([(request_id, resp)], records)
 
 
@@ -179,9 +181,10 @@ def take(state: CoordinatorState, req: Request, decided: Decided, now_ms: int) -
         g = state.groups[req.group_id]
         g.offsets_in_log = True
         offsets = g.offsets
+        expires = expire_timestamp(now_ms, req.retention_time_ms)
         for p in req.partitions:
             offsets[(p.topic, p.partition)] = CommittedOffset(
-                p.committed_offset, p.committed_metadata or "", now_ms, p.committed_leader_epoch)
+                p.committed_offset, p.committed_metadata or "", now_ms, p.committed_leader_epoch, expires)
             note_commit(state.offset_order, req.group_id, p.topic, p.partition)
 
 
@@ -221,7 +224,8 @@ def commit(state: CoordinatorState, out: Output) -> None:
             assert type(rec) is r.OffsetCommitted
             g.offsets_in_log = True
             g.offsets[(rec.topic, rec.partition)] = CommittedOffset(
-                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms, rec.leader_epoch)
+                rec.committed_offset, rec.metadata, rec.commit_timestamp_ms, rec.leader_epoch,
+                rec.expire_timestamp_ms)
             note_commit(state.offset_order, rec.group_id, rec.topic, rec.partition)
 
 

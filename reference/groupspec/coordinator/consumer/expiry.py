@@ -3,9 +3,9 @@
 Sources, Apache Kafka 4.1.2 group-coordinator: GroupCoordinatorShard.cleanupGroupMetadata
 (every ``offsets.retention.check.interval.ms``, over every group, classic or consumer),
 OffsetMetadataManager.cleanupExpiredOffsets, ConsumerGroup.offsetExpirationCondition (an
-offset expires ``offsets.retention.ms`` after its commit timestamp), ModernGroup.
-isSubscribedToTopic and GroupMetadataManager.maybeDeleteGroup with
-ConsumerGroup.createGroupTombstoneRecords.
+offset expires ``offsets.retention.ms`` after its commit timestamp, or at its own expire
+timestamp: CommittedOffset.expired), ModernGroup.isSubscribedToTopic and
+GroupMetadataManager.maybeDeleteGroup with ConsumerGroup.createGroupTombstoneRecords.
 
 The rule: an offset of a topic the group no longer subscribes to (by name or through a
 resolved regex) is deleted once it is older than the retention; when every offset of the
@@ -31,7 +31,7 @@ def expire_consumer_offsets(txn: Txn, group: ConsumerGroup) -> None:
     expired: list[tuple[str, int]] = []
     all_expired = True
     for (topic, partition), c in group.offsets.items():
-        if topic not in subscribed and txn.now_ms - c.commit_timestamp_ms >= retention:
+        if topic not in subscribed and c.expired(c.commit_timestamp_ms, txn.now_ms, retention):
             expired.append((topic, partition))
         else:
             all_expired = False
