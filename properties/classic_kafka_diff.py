@@ -25,7 +25,9 @@ the answers compare verbatim.
 
 Inputs are restricted to those GroupCoordinatorService passes to the shard unchanged
 (non-empty group ids, except OffsetDelete's, whose empty-id refusal the harness applies as
-the service does; LeaveGroup v3+ member lists, OffsetCommit v2-v9; JoinGroup v0 gets
+the service does; LeaveGroup v3+ member lists, OffsetCommit v2-v9, v2-v4 with a retention
+time (an expire timestamp kept with the offsets, short, long or wrapping past
+Long.MAX_VALUE), v6+ with a committed leader epoch that OffsetFetch answers; JoinGroup v0 gets
 the session timeout as rebalance timeout, as Kafka's request parser gives it);
 the one service check the shard does not repeat (JoinGroup session timeout bounds) is
 applied by the Java harness as the service applies it.
@@ -138,6 +140,9 @@ class Op:
     ms: int = 0
     #: OffsetCommit metadata: "", None or too long (offset.metadata.max.bytes)
     metadata: str = "short"
+    #: OffsetCommit v2-v4's retention time (-1: none) and v6+'s committed leader epoch
+    retention_ms: int = -1
+    leader_epoch: int = -1
 
 
 _who = st.sampled_from([0, 0, 1, 1, 2, 2, 3, 4])
@@ -174,10 +179,14 @@ _leave = st.builds(
     _group, st.lists(st.tuples(_who, _ids), min_size=1, max_size=2),
 )
 _commit = st.builds(
-    lambda who, group, ids, gen, version, meta: Op("commit", who=who, group=group, ids=ids, gen=gen,
-                                                   version=version, metadata=meta),
-    _who, _group, _ids, _gen, st.sampled_from([8, 8, 9, 2, 5, 6, 7]),
+    lambda who, group, ids, gen, version, meta, retention, epoch: Op(
+        "commit", who=who, group=group, ids=ids, gen=gen, version=version, metadata=meta,
+        retention_ms=retention if 2 <= version <= 4 else -1, leader_epoch=epoch if version >= 6 else -1),
+    _who, _group, _ids, _gen, st.sampled_from([8, 8, 9, 2, 5, 6, 7, 3, 4]),
     st.sampled_from(["short", "short", "none", "long"]),
+    # a retention time shorter than the check interval, longer than the broker's retention,
+    # or one whose sum with the clock wraps (a Java long)
+    st.sampled_from([-1, -1, -1, 0, 30_000, 400_000, 2**63 - 1]), st.sampled_from([-1, -1, 0, 7]),
 )
 _delete = st.builds(lambda group, both: Op("delete", group=group, assign="both" if both else "one"),
                     _group, st.booleans())
@@ -460,7 +469,8 @@ class Differ:
             return m.OffsetCommitRequest(
                 group_id=gid, generation_id=gen, member_id=mid,
                 group_instance_id=instance if op.version >= 7 else None, version=op.version,
-                partitions=(m.OffsetCommitPartition("t", 0, offset, meta),
+                retention_time_ms=op.retention_ms,
+                partitions=(m.OffsetCommitPartition("t", 0, offset, meta, op.leader_epoch),
                             m.OffsetCommitPartition("t", 1, offset + 1, "")))
         if op.kind == "describe":
             return m.DescribeGroupsRequest(groups=GROUPS if op.assign == "both" else (gid,))
@@ -561,9 +571,9 @@ def wire_op(rid: int, request: m.Request, version: int | None = None) -> dict[st
     elif isinstance(request, m.OffsetCommitRequest):
         op = {"kind": "commit", "group": request.group_id, "generation_id": request.generation_id,
               "member_id": request.member_id, "group_instance_id": request.group_instance_id,
-              "version": request.version,
-              "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata]
-                             for p in request.partitions]}
+              "version": request.version, "retention_time_ms": request.retention_time_ms,
+              "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata,
+                              p.committed_leader_epoch] for p in request.partitions]}
     elif isinstance(request, m.OffsetFetchRequest):
         op = {"kind": "fetch", "group": request.group_id,
               "partitions": None if request.partitions is None else [list(x) for x in request.partitions],
@@ -616,8 +626,8 @@ def ref_json(resp: m.Response) -> dict[str, Any]:
                 "listed": [[g.group_id, g.protocol_type, g.group_state] for g in resp.groups]}
     if isinstance(resp, m.OffsetFetchResponse):
         return {"error": resp.error.value,
-                "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
-                            for p in resp.partitions]}
+                "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value,
+                             p.committed_leader_epoch] for p in resp.partitions]}
     if isinstance(resp, m.OffsetDeleteResponse):
         return {"error": resp.error.value,
                 "deleted": [[p.topic, p.partition, p.error.value] for p in resp.partitions]}
@@ -660,7 +670,7 @@ def canon(resp: dict[str, Any]) -> tuple[Any, ...]:
             v = tuple(sorted(tuple(x) for x in v))
         elif k == "offsets":
             # fetched offsets as a set: an all-partitions fetch walks Kafka's offset hash maps
-            v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
+            v = tuple(sorted((t, p, o, md, _err(e), le) for t, p, o, md, e, le in v))
         elif k == "partitions":
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         elif k == "deleted":

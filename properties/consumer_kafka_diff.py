@@ -766,12 +766,13 @@ class Differ:
         epoch = {"current": seen.epoch, "stale": seen.epoch - 1, "future": seen.epoch + 1, "none": -1}[op.epoch]
         if op.kind == "commit":
             meta = {"short": "m", "none": None, "long": "x" * (CONFIG.offset_metadata_max_bytes + 1)}[op.what]
-            parts: list[list[Any]] = [["t", 0, 10 * rid, meta], ["u", 1, 10 * rid + 1, ""]]
+            # a committed leader epoch on the first partition (KIP-320), none on the second
+            parts: list[list[Any]] = [["t", 0, 10 * rid, meta, rid % 4 - 1], ["u", 1, 10 * rid + 1, "", -1]]
             wire = {"rid": rid, "kind": "commit", "group": gid, "generation_id": epoch, "member_id": mid,
                     "group_instance_id": instance, "version": op.version, "partitions": parts}
             return wire, m.OffsetCommitRequest(
                 group_id=gid, generation_id=epoch, member_id=mid, group_instance_id=instance, version=op.version,
-                partitions=tuple(m.OffsetCommitPartition(t, p, o, md) for t, p, o, md in parts))
+                partitions=tuple(m.OffsetCommitPartition(t, p, o, md, le) for t, p, o, md, le in parts))
         wanted = None if op.what == "all" else [("t", 0), ("u", 1), ("v", 0)]
         member = None if op.ids == "admin" else mid
         if op.ids == "admin":
@@ -838,8 +839,8 @@ def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
                                for p in resp.partitions]}
     if isinstance(resp, m.OffsetFetchResponse):
         return {"error": resp.error.value,
-                "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value]
-                            for p in resp.partitions]}
+                "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value,
+                             p.committed_leader_epoch] for p in resp.partitions]}
     if isinstance(resp, m.OffsetDeleteResponse):
         return {"error": resp.error.value,
                 "deleted": [[p.topic, p.partition, p.error.value] for p in resp.partitions]}
@@ -916,7 +917,7 @@ def _canon(resp: dict[str, Any], generated: bool = False) -> tuple[Any, ...]:
         elif k == "partitions":
             v = tuple(sorted((x["topic"], x["partition"], _err(x["error"])) for x in v))
         elif k == "offsets":
-            v = tuple(sorted((t, p, o, md, _err(e)) for t, p, o, md, e in v))
+            v = tuple(sorted((t, p, o, md, _err(e), le) for t, p, o, md, e, le in v))
         elif k == "deleted":
             v = tuple(sorted((t, p, _err(e)) for t, p, e in v))  # Kafka answers topic by topic
         elif k == "results":

@@ -501,8 +501,9 @@ abstract class ManualShardRuntime {
         return context(apiKey, version, clientId, "/127.0.0.1");
     }
 
-    /** OffsetCommit ("partitions": [[topic, partition, offset, metadata?], ...]), the
-     * version {@code defaultVersion} unless the op names one. */
+    /** OffsetCommit ("partitions": [[topic, partition, offset, metadata?, leader epoch?],
+     * ...], "retention_time_ms" if any: v2-v4's), the version {@code defaultVersion} unless
+     * the op names one. */
     final void commit(int rid, JsonNode op, int defaultVersion) {
         Map<String, OffsetCommitRequestData.OffsetCommitRequestTopic> topics = new TreeMap<>();
         List<OffsetCommitRequestData.OffsetCommitRequestTopic> ordered = new ArrayList<>();
@@ -517,13 +518,15 @@ abstract class ManualShardRuntime {
             t.partitions().add(new OffsetCommitRequestData.OffsetCommitRequestPartition()
                 .setPartitionIndex(p.get(1).asInt())
                 .setCommittedOffset(p.get(2).asLong())
-                .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null));
+                .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null)
+                .setCommittedLeaderEpoch(p.size() > 4 ? p.get(4).asInt() : -1));
         }
         OffsetCommitRequestData req = new OffsetCommitRequestData()
             .setGroupId(op.path("group").asText())
             .setGenerationIdOrMemberEpoch(op.path("generation_id").asInt())
             .setMemberId(op.path("member_id").asText())
             .setGroupInstanceId(optText(op, "group_instance_id"))
+            .setRetentionTimeMs(op.path("retention_time_ms").asLong(-1L))
             .setTopics(ordered);
         AuthorizableRequestContext ctx = context(8, op.path("version").asInt(defaultVersion), "consumer");
         OffsetCommitResponseData resp;
@@ -585,6 +588,7 @@ abstract class ManualShardRuntime {
                 po.add(p.committedOffset());
                 po.add(p.metadata());
                 po.add(p.errorCode());
+                po.add(p.committedLeaderEpoch());
             }
         }
         answered(rid, o);
