@@ -185,6 +185,8 @@ class Fuzzer:
         #: the committed leader epochs (KIP-320) commits carry, drawn apart from ``rng`` so
         #: that a seed's sequence of requests is what it was before they were drawn
         self.epochs = random.Random(str(rng.getstate()[1][:8]))
+        #: the retention times OffsetCommit v2-v4 carry, drawn apart from both likewise
+        self.retentions = random.Random(str(rng.getstate()[1][8:16]))
         self.groups = list(groups)
         self.topic = topic
         self.lock = threading.Lock()
@@ -207,6 +209,16 @@ class Fuzzer:
         if version < m.OFFSET_COMMIT_LEADER_EPOCH_MIN_VERSION or self.epochs.random() < 0.4:
             return -1
         return self.epochs.randint(0, 9)
+
+    def _retention_time(self, version: int) -> int:
+        """An OffsetCommit's retention time: -1 (the broker's offsets.retention.ms) but at
+        v2-v4, where it is often a short one, 0, a negative one or Long.MAX_VALUE (whose sum
+        with the clock wraps into the past), kept by Kafka as the offsets' expire timestamp
+        (OffsetMetadataManager.expireTimestampMs). Expiring them within a run needs the
+        broker's offsets.retention.check.interval.ms short (``--broker-config``)."""
+        if not 2 <= version <= 4 or self.retentions.random() < 0.4:
+            return m.DEFAULT_RETENTION_TIME
+        return self.retentions.choice((0, 500, 2_000, 10_000, 600_000, -5, 2**63 - 1))
 
     def _find_coordinator(self, timeout_s: float) -> None:
         """Ask for each group's coordinator until it is known, as a client does first: the
@@ -417,7 +429,7 @@ class Fuzzer:
             else:
                 topics.append({"name": f"{self.topic}-missing", "partitions": [missing]})
         body = {"group_id": g, "generation_id_or_member_epoch": gen, "member_id": mid,
-                "group_instance_id": None if outside else self._instance(c), "retention_time_ms": -1,
+                "group_instance_id": None if outside else self._instance(c), "retention_time_ms": self._retention_time(v),
                 "topics": topics}
 
         def send() -> None:
