@@ -20,7 +20,6 @@ from groupspec.coordinator.consumer.member import ConsumerMember
 from groupspec.coordinator.context import Txn
 from groupspec.coordinator.offset_order import listed
 from groupspec.protocol import records as r
-from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (
@@ -35,7 +34,6 @@ from groupspec.protocol.messages import (
     OffsetFetchRequest,
     OffsetFetchResponse,
 )
-from groupspec.protocol.wire import DecodeError
 
 #: OffsetCommit from this version on for consumer-protocol members (KIP-848)
 OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION = 9
@@ -292,20 +290,6 @@ def handle_offset_delete(txn: Txn, request_id: int, req: OffsetDeleteRequest) ->
     txn.respond(request_id, OffsetDeleteResponse(error=Error.NONE, partitions=tuple(results)))
 
 
-def subscribed_topics(group: Group) -> set[str] | None:
-    """The topics the group's consumers subscribe to, from their JoinGroup metadata, or
-    None when unknown (not a "consumer" group, or undecodable metadata)."""
-    if group.protocol_type != "consumer" or group.protocol_name is None:
-        return None
-    topics: set[str] = set()
-    for m in group.members.values():
-        try:
-            topics.update(Subscription.decode(m.metadata(group.protocol_name)).topics)
-        except DecodeError:
-            return None
-    return topics
-
-
 def expire_offsets(txn: Txn, group: Group) -> None:
     """cleanupExpiredOffsets for one group, then delete it if it is Empty with no offsets."""
     retention = txn.config.offsets_retention_ms
@@ -319,8 +303,11 @@ def expire_offsets(txn: Txn, group: Group) -> None:
     elif group.state is S.Empty:
         # Since the group became Empty.
         expired = [tp for tp, c in group.offsets.items() if c.expired(group.state_timestamp_ms, now, retention)]
-    elif group.state is S.Stable:
-        subscribed = subscribed_topics(group)
+    elif group.state is S.Stable and group.protocol_type == CONSUMER_PROTOCOL_TYPE:
+        # the topics the group subscribed to when its generation started (or it loaded),
+        # as ClassicGroup.computeSubscribedTopics made them then: a static member replaced
+        # in Stable with another subscription does not change them
+        subscribed = group.subscribed_topics
         if subscribed is not None:
             expired = [
                 tp
