@@ -105,9 +105,9 @@ CASES = [
      "ConsumerReconciliation"),
     ("KAFKA-16147", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16147, "ConsumerReconciliation"),
     ("KAFKA-16249", KIP848 / "member-order-tie-break-kafka-4.1.2.jsonl", 16, _kafka_16249, "ConsumerReconciliation"),
-    # (named after the reference's answer, NONE with the replaced member's assignment)
+    # (named after the broker's refusal: the reference replaces the member, NONE)
     ("KAFKA-17228", MIXED / "static-upgrade-replaces-a-classic-member-kafka-4.1.2.jsonl", 38, _kafka_17228,
-     "ConsumerReconciliation"),
+     "ConsumerStaticMembership"),
     *((f"PR-16145-{answer}", MIXED / "classic-members-commit-v8-in-a-consumer-group-kafka-4.1.2.jsonl", 97,
        _pr_16145(answer), "CommitGenerationCheck") for answer in ("STALE_MEMBER_EPOCH", "UNSUPPORTED_VERSION")),
 ]

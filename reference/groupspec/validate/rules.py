@@ -372,3 +372,18 @@ def rule_for(api: str, answer: Error | None) -> Rule:
     """The rule behind the reference's answer ``answer`` (None: it keeps the request parked)."""
     name = _BY_ANSWER.get((api, answer)) or _DEFAULT.get(api, "JoinGroupAnswer")
     return RULES[name]
+
+
+def reported_rule(api: str, rule: Rule, broker: Error | None) -> Rule:
+    """The rule a replay divergence is reported under, given ``rule``, the one the replay
+    named it by (after the reference's answer), and ``broker``, the error the broker
+    answered. A ConsumerGroupHeartbeat the reference accepts is judged by
+    ConsumerReconciliation, which speaks of what an accepted answer carries; a broker that
+    refused the heartbeat broke the rule of the error it answered instead (KAFKA-17228: a
+    consumer-protocol member replacing a classic static member refused
+    UNRELEASED_INSTANCE_ID is a matter of ConsumerStaticMembership). The replay's search
+    keeps the first name (a reconciliation divergence widens its horizon)."""
+    if api == "ConsumerGroupHeartbeat" and rule.name == "ConsumerReconciliation" \
+            and broker is not None and broker is not Error.NONE:
+        return rule_for(api, broker)
+    return rule

@@ -19,6 +19,7 @@ from groupspec.gc_pause import paused_gc
 from groupspec.protocol import messages as m
 from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, MetadataEvent, RecordEvent
 from groupspec.validate import checks, client_rules
+from groupspec.validate.compare import main_error
 from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.problems import InputProblem
@@ -29,7 +30,7 @@ from groupspec.validate.replay import (
     effective_budget,
     replay_group,
 )
-from groupspec.validate.rules import FIRST_CAUSE
+from groupspec.validate.rules import FIRST_CAUSE, reported_rule
 from groupspec.validate.verdict import (
     CONFORMING,
     INCONCLUSIVE,
@@ -169,8 +170,9 @@ def validate_group_events(
 def _from_failure(f: Failure, allowed: tuple[str, ...]) -> Divergence:
     e = f.exchange.event
     allows = allowed or ((f.allowed,) if f.allowed else ())
+    rule = reported_rule(e.api, f.rule, main_error(e.response))
     return Divergence(f.exchange.seq, f.exchange.line, e.api, e.connection, e.client_id,
-                      f.broker, allows, f.rule.name, f.rule.summary, f.rule.source, f.detail)
+                      f.broker, allows, rule.name, rule.summary, rule.source, f.detail)
 
 
 #: replay-free checks of what the group's leader (a client) computed: the assignor contract
