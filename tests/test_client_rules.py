@@ -638,3 +638,19 @@ def test_kafka_recordings_carry_fetches_for_the_rules() -> None:
     for path in KAFKA:
         grouped = group_trace(load_path(path))
         assert sum(len(g.fetches) for g in grouped.groups.values()) > 0, path.name
+
+
+def test_kafka_python_fetching_its_previous_generations_partitions_is_named() -> None:
+    """A real kafka-python leader (conformance leader-departure against Kafka 4.1.2, in CI on
+    a loaded machine, 2026-11-29): assigned t-0 alone in generation 2 (SyncGroup, line 28),
+    it sent no heartbeat, commit or LeaveGroup after that and went on fetching t-0, t-1 and
+    t-2, the partitions of its generation 1, to the end of the recording. Every answer of the
+    broker conforms; the client is named, on its first Fetch after the assignment was
+    answered and applied."""
+    path = (ROOT / "examples" / "conformance" / "client-deviations"
+            / "kafka-4.1.2-leader-departure--kafka-python--keeps-previous-generation.jsonl")
+    [g] = validate_path(path).groups
+    assert g.verdict == "violation" and g.violation is not None
+    assert (g.violation.rule, g.violation.side, g.violation.line, g.violation.client_id) == \
+        ("ClientFetchesOwnedOnly", "client", 46, "a")
+    assert [d for d in g.divergences if d.side == "broker"] == []
