@@ -36,3 +36,10 @@ def expire_timestamp(now_ms: int, retention_time_ms: int) -> int | None:
     if retention_time_ms == DEFAULT_RETENTION_TIME:
         return None
     return (now_ms + retention_time_ms + 2**63) % 2**64 - 2**63
+
+
+def expire_timestamp_from_log(value: int | None) -> int | None:
+    """An expire timestamp as a reload reads it back from the log: OffsetCommitValue keeps
+    -1 for none, and OffsetAndMetadata.fromRecord reads -1 as none (Utils.ofSentinel), so a
+    timestamp of -1 (now plus a retention time summing to it) does not survive a reload."""
+    return None if value == -1 else value

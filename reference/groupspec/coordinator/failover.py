@@ -16,6 +16,7 @@ import dataclasses
 
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import Group
+from groupspec.coordinator.committed_offset import expire_timestamp_from_log
 from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.consumer.member import ConsumerMember, to_record
 from groupspec.coordinator.context import Txn
@@ -106,9 +107,7 @@ tasks are cancelled on unload), the next heartbeat schedules it again."""
         for (t, p), c in sorted(g.offsets.items()):
             txn.emit(r.OffsetCommitted(gid, t, p, c.committed_offset, c.metadata,
                                        c.commit_timestamp_ms, -1, "", c.leader_epoch,
-                                       # as the log holds it: -1 reads back as none
-                                       # (OffsetAndMetadata.fromRecord, Utils.ofSentinel)
-                                       None if c.expire_timestamp_ms == -1 else c.expire_timestamp_ms))
+                                       expire_timestamp_from_log(c.expire_timestamp_ms)))
         for mid, m in g.members.items():
             txn.emit(cr.ConsumerSessionTimerSet(
                 gid, mid, txn.now_ms + txn.config.consumer_session_timeout_ms_of(gid)))

@@ -19,6 +19,7 @@ from groupspec.coordinator.classic.group import (
     compute_subscribed_topics,
     member_from,
 )
+from groupspec.coordinator.committed_offset import expire_timestamp_from_log
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.group_order import GroupOrder
 from groupspec.coordinator.offset_order import note_commit
@@ -428,8 +429,7 @@ def _load(state: CoordinatorState, rec: r.GroupLoaded) -> None:
         c = g.offsets.get((topic, partition))
         if c is None:
             raise ReplayError(f"GroupLoaded: an expire timestamp for {topic}-{partition}, an offset the group does not load")
-        # OffsetAndMetadata.fromRecord reads the log's -1 as none (Utils.ofSentinel)
-        c.expire_timestamp_ms = None if expires == -1 else expires
+        c.expire_timestamp_ms = expire_timestamp_from_log(expires)
     # a group is loaded from what the log holds of it: its offset commits stay there (and
     # recreate it on the next load) whether or not an offset is left
     g.offsets_in_log = True

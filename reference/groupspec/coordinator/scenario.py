@@ -66,6 +66,7 @@ from groupspec.coordinator.state import NotModelled
 from groupspec.coordinator.timers import Expiry
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
+from groupspec.protocol.added_fields import added_defaults
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.wire import DecodeError
@@ -323,19 +324,16 @@ def render_response(request_id: int, response: msg.Response) -> str:
     return " ".join(parts)
 
 
-#: record fields printed only when they differ from their default: the committed leader
-#: epochs (KIP-320) and expire timestamps (OffsetCommit v2-v4), which few scenarios' commits
-#: carry (scenario files written before them say nothing of them)
-_SHOWN_WHEN_SET = {"leader_epoch": -1, "leader_epochs": (), "expire_timestamp_ms": None,
-                   "expire_timestamps": ()}
-
-
 def render_record(rec: r.Record) -> str:
     parts = ["*" if rec.persisted else "+", r.record_name(rec)]
     if rec.group_id:
         parts.append(_str(rec.group_id))
+    # a field added to the vocabulary later (the committed leader epochs, the expire
+    # timestamps) is printed only when set: scenario files written before it say nothing of it
+    cls: type = type(rec)  # (a type, not type[Record], for the cached lookup)
+    added = added_defaults(cls)
     for name, v in _fields(rec):
-        if name == "group_id" or (name in _SHOWN_WHEN_SET and v == _SHOWN_WHEN_SET[name]):
+        if name == "group_id" or (name in added and v == added[name]):
             continue
         if isinstance(v, r.MemberInfo):
             parts.append(_who(v.member_id, v.group_instance_id))

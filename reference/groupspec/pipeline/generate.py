@@ -42,11 +42,12 @@ from groupspec.assignors.registry import SERVER_ASSIGNOR_NAMES
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.gc_pause import paused_gc
 from groupspec.pipeline.inject import VIOLATION_KINDS, inject
+from groupspec.protocol.added_fields import added_defaults
 from groupspec.sim.render import broker_config
 from groupspec.sim.runner import simulate, simulate_trace
 from groupspec.sim.scenario import apply_overrides, parse_scenario
 from groupspec.trace import events as ev
-from groupspec.trace.codec import default_test, field_names, omitted_at_default, to_json, type_hints
+from groupspec.trace.codec import default_test, field_names, to_json, type_hints
 from groupspec.trace.columnar_write import write_events
 from groupspec.trace.jsonl import event_to_json
 
@@ -460,7 +461,7 @@ def _object_text(cls: type, var: str, first: str, lines: list[str], tests: list[
     any other that is not plain, the encoder's text of its :func:`to_json` value
     (``_any``)."""
     special = special or {}
-    omitted = omitted_at_default(cls)
+    omitted = added_defaults(cls)
     parts.append(_const("{" + first))
     written = bool(first)
     for i, name in enumerate(field_names(cls)):

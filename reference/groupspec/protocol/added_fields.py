@@ -10,6 +10,7 @@ great majority of lines, whose value is the default, do not grow.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 #: the field metadata key that marks a field written only when it is not its default
@@ -22,4 +23,11 @@ def added(default: Any) -> Any:
     return dataclasses.field(default=default, metadata={OMITTED_AT_DEFAULT: True})
 
 
-__all__ = ["OMITTED_AT_DEFAULT", "added"]
+@functools.cache
+def added_defaults(cls: type) -> dict[str, Any]:
+    """The fields of dataclass ``cls`` added to the vocabulary later (name -> default): what
+    a trace line leaves out, and a scenario rendering does not print, at their default."""
+    return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get(OMITTED_AT_DEFAULT)}
+
+
+__all__ = ["OMITTED_AT_DEFAULT", "added", "added_defaults"]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from groupspec.protocol.added_fields import OMITTED_AT_DEFAULT
+from groupspec.protocol.added_fields import added_defaults
 from groupspec.protocol.topic_id import TopicId
 
 T = TypeVar("T")
@@ -68,7 +68,7 @@ def fields_encoder(names: tuple[str, ...], prefix: str = "",
     them as a dict of their :func:`to_json` values in that order, a plain value
     (:data:`_PLAIN`, encoded as itself) taken without the call. ``prefix`` is entries put
     first; ``special`` gives a field another expression of its value ``{x}``; a field in
-    ``omitted`` (name -> default: :func:`omitted_at_default`) is left out while its value
+    ``omitted`` (name -> default: ``added_fields.added_defaults``) is left out while its value
     is that default. The body runs with ``_type`` (``type``), ``_P`` (:data:`_PLAIN`) and
     ``_tj`` (:func:`to_json`)."""
     special = special or {}
@@ -104,14 +104,6 @@ def default_test(x: str, default: Any) -> str:
     return f"(_type({x}) is {type(default).__name__} and {x} == {literal})"
 
 
-@functools.cache
-def omitted_at_default(cls: type) -> dict[str, Any]:
-    """The fields of dataclass ``cls`` a line leaves out at their default (name ->
-    default): fields added to the vocabulary after files were written without them
-    (:mod:`groupspec.protocol.added_fields`)."""
-    return {f.name: f.default for f in dataclasses.fields(cls) if f.metadata.get(OMITTED_AT_DEFAULT)}
-
-
 def compile_encoder(body: str, **names: Any) -> Callable[[Any], Any]:
     """``def enc(v):`` with :func:`fields_encoder`'s ``body``, run with its names and
     ``names``."""
@@ -134,7 +126,7 @@ def _encoder_for(t: type) -> Callable[[Any], Any]:
         return lambda v: v.name
     if dataclasses.is_dataclass(t):  # an instance's type (a class passed as a value is not)
         # {name: to_json(getattr(v, name)) for name in field_names(t)}, written out
-        return compile_encoder(fields_encoder(field_names(t), omitted=omitted_at_default(t)))
+        return compile_encoder(fields_encoder(field_names(t), omitted=added_defaults(t)))
     if issubclass(t, tuple | list):
         return lambda v: [to_json(x) for x in v]
     if issubclass(t, dict):
