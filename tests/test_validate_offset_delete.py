@@ -71,7 +71,7 @@ class Broker:
         return self.answers[rid][0]
 
     def not_handled(self, req: m.Request, resp: m.Response, at: int) -> int:
-        """An exchange the reference does not handle (a TxnOffsetCommit)."""
+        """An exchange with an answer the reference did not give (a TxnOffsetCommit's)."""
         self.rid += 1
         self.sent[self.rid] = (req, at, "c9")
         self.answers[self.rid] = (resp, at + 0.5)

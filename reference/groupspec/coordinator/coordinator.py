@@ -60,6 +60,7 @@ from groupspec.coordinator.offsets import (
     handle_offset_commit,
     handle_offset_delete,
     handle_offset_fetch,
+    handle_txn_offset_commit,
 )
 from groupspec.coordinator.state import CoordinatorState
 from groupspec.coordinator.timers import Expiry, all_timers, due_timers, earliest_deadline, fire
@@ -371,8 +372,7 @@ def inactive_answer(request: msg.Request) -> msg.Response | None:
     shape (protocol/error_responses.py). A FindCoordinator for a group is answered so too:
     the broker asks the service for the group's partition (KafkaApis.getCoordinator), and
     partitionFor throws while it is inactive (GroupCoordinatorServiceTest testPartitionFor).
-    None: not a request the service refuses this way (another FindCoordinator key type;
-    TxnOffsetCommit is not modelled)."""
+    None: not a request the service refuses this way (another FindCoordinator key type)."""
     if isinstance(request, msg.FindCoordinatorRequest) and request.key_type != 0:
         return None
     return error_response(request, Error.COORDINATOR_NOT_AVAILABLE)
@@ -408,6 +408,7 @@ _HANDLERS: dict[type, Callable[[Coordinator, Txn, int, msg.Request], None]] = {
     msg.OffsetCommitRequest: _wrap(handle_offset_commit),
     msg.OffsetFetchRequest: _wrap(handle_offset_fetch),
     msg.OffsetDeleteRequest: _wrap(handle_offset_delete),
+    msg.TxnOffsetCommitRequest: _wrap(handle_txn_offset_commit),
     msg.FindCoordinatorRequest: _find,
     msg.ListGroupsRequest: _wrap(handle_list_groups),
     msg.DescribeGroupsRequest: _wrap(handle_describe_groups),

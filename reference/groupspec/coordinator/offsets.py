@@ -24,6 +24,8 @@ from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.messages import (
     OFFSET_COMMIT_GROUP_ID_NOT_FOUND_MIN_VERSION,
+    UNKNOWN_GENERATION_ID,
+    UNKNOWN_MEMBER_ID,
     OffsetCommitPartitionResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
@@ -33,6 +35,9 @@ from groupspec.protocol.messages import (
     OffsetFetchPartitionResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    TxnOffsetCommitPartitionResponse,
+    TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse,
 )
 
 #: OffsetCommit from this version on for consumer-protocol members (KIP-848)
@@ -41,8 +46,13 @@ OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION = 9
 S = GroupState
 
 
-def validate_offset_commit(group: Group, req: OffsetCommitRequest) -> Error:
-    """ClassicGroup.validateOffsetCommit (non-transactional)."""
+def validate_offset_commit(group: Group, req: OffsetCommitRequest | TxnOffsetCommitRequest) -> Error:
+    """ClassicGroup.validateOffsetCommit, for an OffsetCommit or (``isTransactional``) a
+    TxnOffsetCommit: a transactional commit that names no member, generation or instance
+    is accepted whatever the group's state (the older TxnOffsetCommit versions carry none),
+    and one from a current member is accepted between JoinGroup and SyncGroup too (the
+    group's state is not enforced for transactions)."""
+    transactional = isinstance(req, TxnOffsetCommitRequest)
     if group.state is S.Dead:
         return Error.COORDINATOR_NOT_AVAILABLE
     if req.generation_id < 0 and group.state is S.Empty:
@@ -54,10 +64,10 @@ def validate_offset_commit(group: Group, req: OffsetCommitRequest) -> Error:
             return error
         if req.generation_id != group.generation_id:
             return Error.ILLEGAL_GENERATION
-    elif group.state is not S.Empty:
+    elif not transactional and group.state is not S.Empty:
         # Only members may commit to an active group.
         return Error.UNKNOWN_MEMBER_ID
-    if group.state is S.CompletingRebalance:
+    if not transactional and group.state is S.CompletingRebalance:
         # Between JoinGroup and SyncGroup the new generation may not commit.
         return Error.REBALANCE_IN_PROGRESS
     return Error.NONE
@@ -78,6 +88,24 @@ def validate_consumer_offset_commit(group: ConsumerGroup, req: OffsetCommitReque
     if not member.uses_classic_protocol and req.version < OFFSET_COMMIT_CONSUMER_PROTOCOL_MIN_VERSION:
         return Error.UNSUPPORTED_VERSION
     return _member_epoch_error(member, req.generation_id)
+
+
+def validate_consumer_txn_offset_commit(group: ConsumerGroup, req: TxnOffsetCommitRequest) -> Error:
+    """ConsumerGroup.validateOffsetCommit for a TxnOffsetCommit (``isTransactional``), as
+    OffsetMetadataManager.validateTransactionalOffsetCommit answers it: with epoch -1 into
+    an empty group, or naming no member, epoch or instance, accepted; else a known member
+    at its member epoch, whatever OffsetCommit version it would need, and a wrong epoch is
+    ILLEGAL_GENERATION for every member (the STALE_MEMBER_EPOCH a consumer-protocol member
+    would get is turned into it: a transactional producer knows generations only)."""
+    if req.generation_id < 0 and not group.members:
+        return Error.NONE
+    if req.generation_id == UNKNOWN_GENERATION_ID and req.member_id == UNKNOWN_MEMBER_ID \
+            and req.group_instance_id is None:
+        return Error.NONE
+    member = group.members.get(req.member_id)
+    if member is None:
+        return Error.UNKNOWN_MEMBER_ID  # (getOrMaybeCreateMember(memberId, false))
+    return Error.NONE if req.generation_id == member.member_epoch else Error.ILLEGAL_GENERATION
 
 
 def _member_epoch_error(member: ConsumerMember, received: int) -> Error:
@@ -160,6 +188,53 @@ def _commit(txn: Txn, request_id: int, group_id: str, req: OffsetCommitRequest) 
         )
         results.append(OffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE))
     txn.respond(request_id, OffsetCommitResponse(partitions=tuple(results)))
+    return None
+
+
+def handle_txn_offset_commit(txn: Txn, request_id: int, req: TxnOffsetCommitRequest) -> None:
+    """TxnOffsetCommit, as GroupCoordinatorService.commitTransactionalOffsets and
+    OffsetMetadataManager.commitTransactionalOffset answer it (KIP-447's fencing of zombie
+    producers by the consumer group's generation): an empty group id is INVALID_GROUP_ID
+    before the shard; an unknown group is created as a simple group for a commit with a
+    negative generation and is ILLEGAL_GENERATION otherwise (whatever the version, unlike
+    OffsetCommit); then the group's check (:func:`validate_offset_commit`,
+    :func:`validate_consumer_txn_offset_commit`), whose error answers every partition, and
+    each partition's metadata size (OFFSET_METADATA_TOO_LARGE) as OffsetCommit checks it.
+    Unlike OffsetCommit, the commit does not count as a heartbeat.
+
+    Not modelled (docs/deviations.md): the transaction. The broker verifies it before the
+    shard (its errors, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE and the like, are the
+    transaction coordinator's to decide); the offsets accepted are written in the producer's
+    transaction and become committed, or are dropped, by markers the group protocol never
+    shows. So nothing is written here but a simple group's creation, and the offsets the
+    group's OffsetFetch answers stay those of its OffsetCommits (the validator lets an
+    OffsetFetch answer a transaction's offsets too)."""
+    def answer_all(error: Error) -> None:
+        txn.respond(request_id, TxnOffsetCommitResponse(partitions=tuple(
+            TxnOffsetCommitPartitionResponse(p.topic, p.partition, error.code) for p in req.partitions)))
+
+    if req.group_id == "":  # (isGroupIdNotEmpty)
+        return answer_all(Error.INVALID_GROUP_ID)
+    consumer_group = txn.state.consumer_groups.get(req.group_id)
+    if consumer_group is not None:
+        error = validate_consumer_txn_offset_commit(consumer_group, req)
+    else:
+        group = txn.state.groups.get(req.group_id)
+        if group is None:
+            if req.generation_id >= 0:
+                return answer_all(Error.ILLEGAL_GENERATION)  # (not GROUP_ID_NOT_FOUND, at any version)
+            txn.emit(r.GroupCreated(req.group_id, txn.now_ms))
+            group = txn.state.groups[req.group_id]
+        error = validate_offset_commit(group, req)
+    if error is not Error.NONE:
+        return answer_all(error)
+    limit = txn.config.offset_metadata_max_bytes
+    txn.respond(request_id, TxnOffsetCommitResponse(partitions=tuple(
+        TxnOffsetCommitPartitionResponse(
+            p.topic, p.partition,
+            (Error.OFFSET_METADATA_TOO_LARGE if p.committed_metadata is not None
+             and _utf16_length(p.committed_metadata) > limit else Error.NONE).code)
+        for p in req.partitions)))
     return None
 
 

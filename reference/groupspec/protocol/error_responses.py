@@ -6,7 +6,8 @@ the simulator's moved coordinator) and GroupCoordinatorService while it is not a
 ``getErrorResponse`` of each request class: JoinGroup echoes the request's member id;
 OffsetCommit answers every partition; DescribeGroups, DeleteGroups and ConsumerGroupDescribe
 answer each group id, in the request's order, with nothing else set; OffsetFetch has the
-group-level error (the form of OffsetFetch v2 and later); the others carry the error alone.
+group-level error (the form of OffsetFetch v2 and later); TxnOffsetCommit answers every
+partition with the error's code; the others carry the error alone.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from groupspec.protocol.errors import Error
 
 
 def error_response(request: m.Request, error: Error) -> m.Response | None:
-    """``request``'s response with ``error``; None for a request not modelled here
-    (TxnOffsetCommit)."""
+    """``request``'s response with ``error``; None for an object outside the vocabulary."""
     if isinstance(request, m.JoinGroupRequest):
         return m.JoinGroupResponse(error=error, member_id=request.member_id)
     if isinstance(request, m.SyncGroupRequest):
@@ -36,6 +36,10 @@ def error_response(request: m.Request, error: Error) -> m.Response | None:
     if isinstance(request, m.OffsetCommitRequest):
         return m.OffsetCommitResponse(partitions=tuple(
             m.OffsetCommitPartitionResponse(p.topic, p.partition, error) for p in request.partitions))
+    if isinstance(request, m.TxnOffsetCommitRequest):
+        # TxnOffsetCommitRequest.getErrorResponse: every partition, the error as its code
+        return m.TxnOffsetCommitResponse(partitions=tuple(
+            m.TxnOffsetCommitPartitionResponse(p.topic, p.partition, error.code) for p in request.partitions))
     if isinstance(request, m.OffsetFetchRequest):
         return m.OffsetFetchResponse(error=error)
     if isinstance(request, m.OffsetDeleteRequest):

@@ -281,8 +281,9 @@ class TxnOffsetCommitPartition:
 class TxnOffsetCommitRequest:
     """TxnOffsetCommit (api key 28): a transactional producer's offsets for a group, which
     become committed only when its transaction commits (markers the group protocol never
-    shows). Recorded, never modelled: the validator takes its partitions' committed offsets
-    as unknown from its time on."""
+    shows). The coordinator answers the group's part (coordinator/offsets.py,
+    handle_txn_offset_commit); the transaction is not modelled, so the validator takes its
+    partitions' committed offsets as unknown from its time on."""
 
     group_id: str
     transactional_id: str = ""

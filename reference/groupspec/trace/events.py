@@ -68,8 +68,8 @@ as an unknown kind).
 
 OffsetDelete (47) and TxnOffsetCommit (28) exchanges were added to the v1.2 vocabulary
 without a minor version of their own (a reader older than them reports the line as an
-unknown API): both change a group's committed offsets. TxnOffsetCommit is recorded, never
-replayed (transactions are not modelled).
+unknown API): both change a group's committed offsets. TxnOffsetCommit is replayed for the
+group coordinator's check of it; its transaction is not modelled.
 
 Every event carries ``seq``, its position in the file (0 for the header). Order in the file
 is the order the writer saw events; requests on different connections are only ordered

@@ -65,11 +65,43 @@ API_LAYER_PARTITION_ERRORS = frozenset({Error.UNKNOWN_TOPIC_OR_PARTITION,
                                         Error.TOPIC_AUTHORIZATION_FAILED})
 
 
-def api_layer_partitions(resp: m.OffsetCommitResponse | m.OffsetDeleteResponse) -> set[tuple[str, int]]:
+#: the same errors as wire codes, as a TxnOffsetCommit answer carries them
+_API_LAYER_CODES = frozenset(e.code for e in API_LAYER_PARTITION_ERRORS)
+
+#: the errors a TxnOffsetCommit gets from the transaction's verification, before the group
+#: coordinator sees it (CoordinatorRuntime.scheduleTransactionalWriteOperation asks the
+#: transaction coordinator, through the broker's partition writer, whether the producer's
+#: transaction holds the offsets partition; the log's append checks the producer's epoch):
+#: INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING,
+#: CONCURRENT_TRANSACTIONS, UNKNOWN_PRODUCER_ID, PRODUCER_FENCED, TRANSACTION_ABORTABLE, by
+#: wire code. Transactions are not modelled, so such an answer is taken as the broker's
+#: (the request then never reached the group).
+TRANSACTION_ERROR_CODES = frozenset({47, 48, 49, 51, 59, 90, 120})
+
+
+def api_layer_partitions(
+        resp: m.OffsetCommitResponse | m.OffsetDeleteResponse | m.TxnOffsetCommitResponse) -> set[tuple[str, int]]:
     """The partitions of ``resp`` the broker's API layer answered itself
     (API_LAYER_PARTITION_ERRORS): the replay takes them out of the request it hands the
     reference."""
+    if isinstance(resp, m.TxnOffsetCommitResponse):
+        return {(p.topic, p.partition) for p in resp.partitions if p.error_code in _API_LAYER_CODES}
     return {(p.topic, p.partition) for p in resp.partitions if p.error in API_LAYER_PARTITION_ERRORS}
+
+
+def transaction_refused(resp: m.TxnOffsetCommitResponse) -> bool:
+    """Whether the broker answered the TxnOffsetCommit ``resp`` from its transaction's
+    verification (TRANSACTION_ERROR_CODES on every partition its API layer did not answer):
+    the group coordinator never saw it."""
+    rest = [p.error_code for p in resp.partitions if p.error_code not in _API_LAYER_CODES]
+    return bool(rest) and all(c == rest[0] for c in rest) and rest[0] in TRANSACTION_ERROR_CODES
+
+
+def _known_error(code: int) -> Error | None:
+    try:
+        return Error(code)
+    except ValueError:
+        return None
 
 #: the per-partition errors an OffsetFetch answer may carry: UNSTABLE_OFFSET_COMMIT for a
 #: partition with a pending transactional offset when the request requires stable offsets
@@ -87,7 +119,9 @@ _ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupR
 
 
 def main_error(resp: m.Response | None) -> Error | None:
-    """The error that decides a response (for OffsetCommit, the first non-NONE partition)."""
+    """The error that decides a response (for OffsetCommit and TxnOffsetCommit, the first
+    non-NONE partition). None: no response, or a TxnOffsetCommit's error that is not a group
+    protocol error (a transaction's)."""
     if resp is None:
         return None
     cls = type(resp)
@@ -101,6 +135,12 @@ def main_error(resp: m.Response | None) -> Error | None:
         return _NONE
     if isinstance(resp, m.DescribeGroupsResponse):
         return resp.groups[0].error if resp.groups else _NONE
+    if isinstance(resp, m.TxnOffsetCommitResponse):
+        # (an error outside the group protocol's vocabulary, a transaction's: None)
+        for t in resp.partitions:
+            if t.error_code != 0 and t.error_code not in _API_LAYER_CODES:
+                return _known_error(t.error_code)
+        return _NONE
     if isinstance(resp, m.DeleteGroupsResponse):
         return resp.results[0].error if resp.results else _NONE
     if isinstance(resp, m.OffsetDeleteResponse):
@@ -159,6 +199,10 @@ def summary(resp: m.Response | None) -> str:
     if isinstance(resp, m.OffsetCommitResponse):
         errs = sorted({p.error.name for p in resp.partitions})
         return f"OffsetCommit {'/'.join(errs) or 'NONE (no partitions)'}"
+    if isinstance(resp, m.TxnOffsetCommitResponse):
+        codes = sorted({p.error_code for p in resp.partitions})
+        names = [e.name if (e := _known_error(c)) is not None else f"error {c}" for c in codes]
+        return f"TxnOffsetCommit {'/'.join(names) or 'NONE (no partitions)'}"
     if isinstance(resp, m.OffsetFetchResponse):
         parts = ", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}{_fetched_metadata(p)}"
                           for p in resp.partitions)
@@ -317,6 +361,12 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         return None if e2 == a2 else Mismatch("partition errors")
     if isinstance(expected, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
         return _join(api_version, expected, actual)
+    if isinstance(expected, m.TxnOffsetCommitResponse) and isinstance(actual, m.TxnOffsetCommitResponse):
+        # as OffsetCommit's, by wire code
+        e5 = {(p.topic, p.partition): p.error_code for p in expected.partitions}
+        a5 = {(p.topic, p.partition): p.error_code for p in actual.partitions
+              if p.error_code not in _API_LAYER_CODES or (p.topic, p.partition) in e5}
+        return None if e5 == a5 else Mismatch("partition errors")
     if isinstance(expected, m.SyncGroupResponse) and isinstance(actual, m.SyncGroupResponse):
         if expected.error is not actual.error:
             return Mismatch("error")

@@ -43,16 +43,18 @@ from groupspec.validate.problems import InputProblem
 REPLAYED_APIS = frozenset(
     {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
      "DescribeGroups", "DeleteGroups", "ConsumerGroupHeartbeat", "OffsetDelete",
-     "ConsumerGroupDescribe"}
+     "ConsumerGroupDescribe", "TxnOffsetCommit"}
 )
-#: a transactional producer's offset commit: not replayed (transactions are not modelled),
-#: but kept with its group, whose committed offsets of the partitions it names are unknown
-#: from its time on (the transaction's outcome, written by markers, is not on the wire)
+#: a transactional producer's offset commit: replayed (the group's check of the member,
+#: generation and instance it names: KIP-447's fencing), and also kept aside with its group,
+#: whose committed offsets of the partitions it names are unknown from its time on (the
+#: transaction's outcome, written by markers, is not on the wire: not modelled)
 TXN_OFFSET_COMMIT = "TxnOffsetCommit"
 #: replayed APIs that Kafka answers for the empty group id too: OffsetCommit takes "" as an
-#: ordinary group, OffsetDelete refuses it (INVALID_GROUP_ID, GroupCoordinatorService.
-#: deleteOffsets); the other APIs' "" exchanges name no single group and are not replayed
-_EMPTY_ID_REPLAYED = frozenset({"OffsetCommit", "OffsetDelete"})
+#: ordinary group, OffsetDelete and TxnOffsetCommit refuse it (INVALID_GROUP_ID,
+#: GroupCoordinatorService.deleteOffsets, commitTransactionalOffsets); the other APIs' ""
+#: exchanges name no single group and are not replayed
+_EMPTY_ID_REPLAYED = frozenset({"OffsetCommit", "OffsetDelete", "TxnOffsetCommit"})
 #: the api keys of the replayed APIs (an undecodable frame with one of these keys may have
 #: changed a group)
 _GROUP_API_KEYS = frozenset(APIS[name][0] for name in REPLAYED_APIS)
@@ -119,7 +121,7 @@ class GroupTrace:
     #: v1.1 Fetch events of this group's consumers (line, event): those naming the group,
     #: and those naming none whose client id is one of the group's (client-side rules)
     fetches: list[tuple[int, FetchEvent]] = field(default_factory=list)
-    #: TxnOffsetCommit exchanges naming the group (not replayed; see TXN_OFFSET_COMMIT)
+    #: TxnOffsetCommit exchanges naming the group (see TXN_OFFSET_COMMIT)
     txn_commits: list[Exchange] = field(default_factory=list)
     #: requests of the group the broker left unanswered and closed their connection on,
     #: while it stayed up (:func:`closed_unanswered`), each with that close
@@ -403,11 +405,11 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
                 g = group(gid)
                 g.other += 1
                 served(ev.connection, gid)
-                if ev.api == TXN_OFFSET_COMMIT:
-                    g.txn_commits.append(Exchange(line, ev))
             return
         served(ev.connection, gid)
         g = group(gid)
+        if ev.api == TXN_OFFSET_COMMIT and gid:
+            g.txn_commits.append(Exchange(line, ev))
         if ev.received_ms is not None and ev.received_ms < ev.sent_ms:
             p = problem(
                 "bad_interval", line, ev,

@@ -106,6 +106,7 @@ from groupspec.validate.compare import (
     compare,
     main_error,
     summary,
+    transaction_refused,
 )
 from groupspec.validate.grouping import Exchange
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
@@ -166,7 +167,7 @@ class ReplayConfig:
     #: wire) completes before the group's next request or, if that one comes within this
     #: many ms of the heartbeat that scheduled it, possibly after it: both are tried
     regex_resolution_ms: int = 100
-    #: the group's TxnOffsetCommit exchanges (not replayed: transactions are not modelled).
+    #: the group's TxnOffsetCommit exchanges (replayed, their transactions not modelled).
     #: After one, an OffsetFetch may answer a partition it names with the offset it
     #: committed (its transaction committed) or the reference's (it aborted, or is open);
     #: any other difference on such a partition is inconclusive, naming it
@@ -1686,6 +1687,12 @@ class Replayer:
             kept = api_layer_partitions(e.response)
             if kept:
                 req = dataclasses.replace(req, partitions=tuple(tp for tp in req.partitions if tp not in kept))
+        if isinstance(req, m.TxnOffsetCommitRequest) and isinstance(e.response, m.TxnOffsetCommitResponse):
+            # the same for TxnOffsetCommit (KafkaApis.handleTxnOffsetCommitRequest)
+            kept = api_layer_partitions(e.response)
+            if kept:
+                req = dataclasses.replace(req, partitions=tuple(
+                    p for p in req.partitions if (p.topic, p.partition) not in kept))
         if isinstance(req, m.OffsetCommitRequest) and isinstance(e.response, m.OffsetCommitResponse):
             # the same for OffsetCommit (KafkaApis.handleOffsetCommitRequest: a topic its
             # metadata cache does not have, a partition it has no leader for, an unauthorised
@@ -1732,6 +1739,14 @@ class Replayer:
         early = kafka_apis.answer_before_coordinator(e.api_version, req)
         if isinstance(req, m.OffsetCommitRequest) and not req.partitions:
             early = m.OffsetCommitResponse(partitions=())
+        elif isinstance(req, m.TxnOffsetCommitRequest):
+            if not req.partitions:
+                early = m.TxnOffsetCommitResponse(partitions=())
+            elif isinstance(resp, m.TxnOffsetCommitResponse) and transaction_refused(resp):
+                # the transaction's verification refused it before the group coordinator
+                # (compare.TRANSACTION_ERROR_CODES): the broker's answer is taken, and the
+                # group is not asked
+                early = resp
         try:
             out = Output([(rid, early)]) if early is not None else \
                 b.coord.handle(rid, kafka_apis.as_coordinator_sees(req), t)

@@ -153,6 +153,27 @@ RULES: dict[str, Rule] = {
            f"{GMM} (consumerGroupDescribe); {CSG} (asDescribedGroup); {GCS} (consumerGroupDescribe)"),
         _r("DeleteGroupAnswer", "DeleteGroups deletes only Empty groups (NON_EMPTY_GROUP)",
            f"{GMM} (deleteGroups)"),
+        # TxnOffsetCommit (KIP-447): GroupCoordinatorService.commitTransactionalOffsets
+        # validates the group id, OffsetMetadataManager.validateTransactionalOffsetCommit the
+        # group and the member, generation and instance the producer names (the group's
+        # validateOffsetCommit with isTransactional), commitTransactionalOffset each
+        # partition's metadata
+        _r("TxnCommitGroupId", "a TxnOffsetCommit with an empty group id is INVALID_GROUP_ID",
+           f"{GCS} (commitTransactionalOffsets)"),
+        _r("TxnCommitGenerationCheck",
+           "a TxnOffsetCommit naming another generation (or member epoch) than its member's, or a "
+           "generation for a group that does not exist, is ILLEGAL_GENERATION: a zombie producer "
+           "of an earlier generation is fenced",
+           f"{OMM} (validateTransactionalOffsetCommit); {CG} (validateOffsetCommit); {CSG} (validateOffsetCommit)"),
+        _r("TxnCommitUnknownMember",
+           "a TxnOffsetCommit naming a member the group does not have is UNKNOWN_MEMBER_ID",
+           f"{CG} (validateOffsetCommit, validateMember); {CSG} (validateOffsetCommit)"),
+        _r("TxnCommitAccepted",
+           "a valid TxnOffsetCommit is answered NONE per partition (OFFSET_METADATA_TOO_LARGE for "
+           "too long metadata), in any group state, whatever member it names when it names none",
+           f"{OMM} (commitTransactionalOffset); {CG} (validateOffsetCommit)"),
+        _r("TxnOffsetCommitAnswer", "TxnOffsetCommit is answered as the group's state requires",
+           f"{OMM} (commitTransactionalOffset); {GCS} (commitTransactionalOffsets)"),
         # OffsetDelete (KIP-496): GroupCoordinatorService.deleteOffsets validates the group id,
         # OffsetMetadataManager.deleteOffsets the group (GroupMetadataManager.group,
         # ClassicGroup / ConsumerGroup.validateOffsetDelete) and each topic
@@ -333,6 +354,12 @@ _BY_ANSWER: dict[tuple[str, Error | None], str] = {
     ("ConsumerGroupHeartbeat", Error.GROUP_ID_NOT_FOUND): "ConsumerGroupIdNotFound",
     ("ConsumerGroupHeartbeat", Error.GROUP_MAX_SIZE_REACHED): "ConsumerGroupMaxSize",
     ("ConsumerGroupHeartbeat", Error.NONE): "ConsumerReconciliation",
+    ("TxnOffsetCommit", Error.INVALID_GROUP_ID): "TxnCommitGroupId",
+    ("TxnOffsetCommit", Error.ILLEGAL_GENERATION): "TxnCommitGenerationCheck",
+    ("TxnOffsetCommit", Error.UNKNOWN_MEMBER_ID): "TxnCommitUnknownMember",
+    ("TxnOffsetCommit", Error.FENCED_INSTANCE_ID): "StaticMemberFencing",
+    ("TxnOffsetCommit", Error.OFFSET_METADATA_TOO_LARGE): "TxnCommitAccepted",
+    ("TxnOffsetCommit", Error.NONE): "TxnCommitAccepted",
     ("OffsetDelete", Error.INVALID_GROUP_ID): "OffsetDeleteGroupId",
     ("OffsetDelete", Error.GROUP_ID_NOT_FOUND): "OffsetDeleteUnknownGroup",
     ("OffsetDelete", Error.NON_EMPTY_GROUP): "OffsetDeleteNonEmptyGroup",
@@ -357,6 +384,7 @@ _DEFAULT: dict[str, str] = {
     "DeleteGroups": "DeleteGroupAnswer",
     "ConsumerGroupHeartbeat": "ConsumerHeartbeatAnswer",
     "OffsetDelete": "OffsetDeleteAnswer",
+    "TxnOffsetCommit": "TxnOffsetCommitAnswer",
     "ConsumerGroupDescribe": "ConsumerGroupDescribeAnswer",
 }
 

@@ -1,0 +1,293 @@
+"""TxnOffsetCommit (KIP-447): the group's check of a transactional producer's offset commit.
+
+A transactional producer commits a consumer's offsets in its transaction with TxnOffsetCommit,
+naming the consumer's group metadata (member id, generation, group.instance.id): the group
+coordinator refuses it when they are not the group's (a zombie producer of an earlier
+generation is fenced), before the transaction is involved. Ported from Apache Kafka 4.1.2
+(OffsetMetadataManagerTest's transactional commit tests, GroupCoordinatorServiceTest's
+group id and not-started tests), with the rules of OffsetMetadataManager.
+validateTransactionalOffsetCommit / commitTransactionalOffset, ClassicGroup.
+validateOffsetCommit and ConsumerGroup.validateOffsetCommit (``isTransactional``), then the
+validator: a broker answering a TxnOffsetCommit as Kafka would not is named; an answer from
+the transaction's verification (transactions are not modelled) is not judged.
+
+Kafka's tests also assert the OffsetCommit record the commit writes in the producer's
+transaction: the reference writes none (the transaction, its markers and pending offsets are
+not modelled, docs/deviations.md), so the ports assert that nothing becomes committed.
+"""
+
+from __future__ import annotations
+
+from groupspec.coordinator.coordinator import Coordinator
+from groupspec.protocol import messages as m
+from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
+from groupspec.validate import CONFORMING, VIOLATION
+from tests.test_coordinator_kafka_offsets import Context
+from tests.test_validate_offset_delete import Broker, commit, fetch, stable_member, verdict
+
+INVALID_PRODUCER_EPOCH = 47
+
+
+def txn_commit(group_id: str = "foo", member_id: str = "member", generation_id: int = 10,
+               instance_id: str | None = None, metadata: str | None = "metadata",
+               partitions: tuple[tuple[str, int], ...] = (("bar", 0),)) -> m.TxnOffsetCommitRequest:
+    return m.TxnOffsetCommitRequest(
+        group_id=group_id, transactional_id="transactional-id", producer_id=1, producer_epoch=0,
+        generation_id=generation_id, member_id=member_id, group_instance_id=instance_id,
+        partitions=tuple(m.TxnOffsetCommitPartition(t, p, 100, metadata) for t, p in partitions))
+
+
+def answered(*codes: tuple[str, int, Error | int]) -> m.TxnOffsetCommitResponse:
+    return m.TxnOffsetCommitResponse(partitions=tuple(
+        m.TxnOffsetCommitPartitionResponse(t, p, e.code if isinstance(e, Error) else e) for t, p, e in codes))
+
+
+def handle(c: Coordinator, req: m.Request, at: int = 0) -> tuple[m.Response, list[object]]:
+    out = c.handle(1, req, at)
+    resp = out.response_to(1)
+    assert resp is not None
+    return resp, list(out.records)
+
+
+def nothing_committed(c: Coordinator, group_id: str = "foo") -> None:
+    resp, _ = handle(c, m.OffsetFetchRequest(group_id=group_id, partitions=(("bar", 0),)), c._last_now_ms)
+    assert isinstance(resp, m.OffsetFetchResponse)
+    assert [p.committed_offset for p in resp.partitions] == [-1]
+
+
+# ===================================================================== OffsetMetadataManagerTest
+def test_generic_group_transactional_offset_commit() -> None:
+    """testGenericGroupTransactionalOffsetCommit: a Stable group's member at its generation
+    is answered NONE (the offset is written in the transaction: not committed here)."""
+    b = Broker()
+    member, generation = stable_member(b)
+    assert generation == 1
+    resp, records = handle(b.c, txn_commit("g", member, 1), 3100)
+    assert resp == answered(("bar", 0, Error.NONE))
+    assert records == []
+    nothing_committed(b.c, "g")
+
+
+def test_generic_group_transactional_offset_commit_with_unknown_group_id() -> None:
+    """testGenericGroupTransactionalOffsetCommitWithUnknownGroupId: a generation for a group
+    that does not exist is ILLEGAL_GENERATION (whatever the version: unlike OffsetCommit,
+    TxnOffsetCommit never answers GROUP_ID_NOT_FOUND), and no group is created."""
+    c = Coordinator()
+    resp, records = handle(c, txn_commit())
+    assert resp == answered(("bar", 0, Error.ILLEGAL_GENERATION))
+    assert records == [] and "foo" not in c.state.groups
+
+
+def test_generic_group_transactional_offset_commit_with_unknown_member_id() -> None:
+    """testGenericGroupTransactionalOffsetCommitWithUnknownMemberId: an Empty group (made by
+    a generation-less commit, as getOrMaybeCreateClassicGroup makes it) does not know the
+    member: UNKNOWN_MEMBER_ID."""
+    c = Coordinator()
+    first, _ = handle(c, txn_commit(member_id="", generation_id=-1))
+    assert first == answered(("bar", 0, Error.NONE))
+    assert c.state.groups["foo"].state is GroupState.Empty
+    resp, records = handle(c, txn_commit())
+    assert resp == answered(("bar", 0, Error.UNKNOWN_MEMBER_ID))
+    assert records == []
+
+
+def test_generic_group_transactional_offset_commit_with_illegal_generation_id() -> None:
+    """testGenericGroupTransactionalOffsetCommitWithIllegalGenerationId: the member, at
+    another generation than the group's: ILLEGAL_GENERATION (the zombie producer)."""
+    b = Broker()
+    member, _ = stable_member(b)
+    resp, records = handle(b.c, txn_commit("g", member, 100), 3100)
+    assert resp == answered(("bar", 0, Error.ILLEGAL_GENERATION))
+    assert records == []
+
+
+def test_consumer_group_transactional_offset_commit() -> None:
+    """testConsumerGroupTransactionalOffsetCommit: a member at its member epoch."""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    ctx.member("foo", "member", 10, 10)
+    resp, records = ctx.send(txn_commit())
+    assert resp == answered(("bar", 0, Error.NONE))
+    assert records == []
+    nothing_committed(ctx.coordinator)
+
+
+def test_consumer_group_transactional_offset_commit_with_unknown_group_id() -> None:
+    """testConsumerGroupTransactionalOffsetCommitWithUnknownGroupId"""
+    ctx = Context()
+    resp, records = ctx.send(txn_commit())
+    assert resp == answered(("bar", 0, Error.ILLEGAL_GENERATION))
+    assert records == []
+
+
+def test_consumer_group_transactional_offset_commit_with_unknown_member_id() -> None:
+    """testConsumerGroupTransactionalOffsetCommitWithUnknownMemberId"""
+    ctx = Context()
+    ctx.consumer_group("foo")
+    resp, records = ctx.send(txn_commit())
+    assert resp == answered(("bar", 0, Error.UNKNOWN_MEMBER_ID))
+    assert records == []
+
+
+def test_consumer_group_transactional_offset_commit_with_stale_member_epoch() -> None:
+    """testConsumerGroupTransactionalOffsetCommitWithStaleMemberEpoch: the STALE_MEMBER_EPOCH
+    an OffsetCommit would get is ILLEGAL_GENERATION for a transactional commit, for a
+    consumer-protocol member as for a classic one."""
+    for classic in (False, True):
+        ctx = Context()
+        ctx.consumer_group("foo")
+        ctx.member("foo", "member", 10, 10, classic=classic)
+        for epoch in (9, 100):
+            resp, records = ctx.send(txn_commit(generation_id=epoch))
+            assert resp == answered(("bar", 0, Error.ILLEGAL_GENERATION))
+            assert records == []
+
+
+# =================================================================== GroupCoordinatorServiceTest
+def test_commit_transactional_offsets_with_invalid_group_id() -> None:
+    """testCommitTransactionalOffsetsWithInvalidGroupId: the empty group id (Kafka's test
+    also sends a null one, which the wire cannot carry) is INVALID_GROUP_ID for every
+    partition, before any shard (unlike OffsetCommit, which takes "" as a group)."""
+    c = Coordinator()
+    resp, records = handle(c, txn_commit(group_id="", member_id="member-id"))
+    assert resp == answered(("bar", 0, Error.INVALID_GROUP_ID))
+    assert records == [] and "" not in c.state.groups
+
+
+def test_commit_transactional_offsets_when_not_started() -> None:
+    """testCommitTransactionalOffsetsWhenNotStarted"""
+    c = Coordinator()
+    c.active = False
+    resp, records = handle(c, txn_commit(member_id="member-id"))
+    assert resp == answered(("bar", 0, Error.COORDINATOR_NOT_AVAILABLE))
+    assert records == []
+
+
+# ====================================================== the rules the Kafka tests do not reach
+def test_a_simple_group_is_created_for_a_generation_less_commit() -> None:
+    c = Coordinator()
+    resp, records = handle(c, txn_commit(member_id="", generation_id=-1), 5)
+    assert resp == answered(("bar", 0, Error.NONE))
+    assert [type(x).__name__ for x in records] == ["GroupCreated"]
+    assert c.state.groups["foo"].protocol_type is None
+
+
+def test_the_group_state_is_not_enforced_for_transactions() -> None:
+    """ClassicGroup.validateOffsetCommit with isTransactional: between JoinGroup and
+    SyncGroup a member at the new generation commits (an OffsetCommit is
+    REBALANCE_IN_PROGRESS), and a commit naming no member, generation or instance is
+    accepted by an active group (an OffsetCommit is UNKNOWN_MEMBER_ID)."""
+    b = Broker()
+    join = m.JoinGroupRequest(group_id="g", member_id="", client_id="c1", version=3, protocol_type="consumer",
+                              protocols=(m.JoinGroupProtocol("range", b""),),
+                              session_timeout_ms=10_000, rebalance_timeout_ms=20_000)
+    rid = b.send(join, 10)
+    b.advance(3011)
+    joined = b.answer(rid)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    assert b.c.state.groups["g"].state is GroupState.CompletingRebalance
+    plain = b.answer(commit(b, 3020, ("bar", 0, 5), gen=joined.generation_id, member=joined.member_id))
+    assert plain == m.OffsetCommitResponse(partitions=(
+        m.OffsetCommitPartitionResponse("bar", 0, Error.REBALANCE_IN_PROGRESS),))
+    resp, _ = handle(b.c, txn_commit("g", joined.member_id, joined.generation_id), 3021)
+    assert resp == answered(("bar", 0, Error.NONE))
+    anonymous, _ = handle(b.c, txn_commit("g", "", -1), 3022)
+    assert anonymous == answered(("bar", 0, Error.NONE))
+    plain = b.answer(commit(b, 3023, ("bar", 0, 5)))
+    assert plain == m.OffsetCommitResponse(partitions=(
+        m.OffsetCommitPartitionResponse("bar", 0, Error.UNKNOWN_MEMBER_ID),))
+
+
+def test_a_static_members_instance_fences_another_member_id() -> None:
+    """A commit naming a static member's group.instance.id with another member id is
+    FENCED_INSTANCE_ID (ClassicGroup.validateMember), as an OffsetCommit would be."""
+    b = Broker()
+    join = m.JoinGroupRequest(group_id="g", member_id="", client_id="c1", version=5, group_instance_id="i-1",
+                              protocol_type="consumer", protocols=(m.JoinGroupProtocol("range", b""),),
+                              session_timeout_ms=10_000, rebalance_timeout_ms=20_000)
+    rid = b.send(join, 10)
+    b.advance(3011)
+    joined = b.answer(rid)
+    assert isinstance(joined, m.JoinGroupResponse) and joined.error is Error.NONE
+    resp, _ = handle(b.c, txn_commit("g", "someone-else", joined.generation_id, instance_id="i-1"), 3100)
+    assert resp == answered(("bar", 0, Error.FENCED_INSTANCE_ID))
+    resp, _ = handle(b.c, txn_commit("g", joined.member_id, joined.generation_id, instance_id="i-1"), 3101)
+    assert resp == answered(("bar", 0, Error.NONE))
+
+
+def test_too_long_metadata_and_no_heartbeat() -> None:
+    """Each partition's metadata is checked as OffsetCommit's (OFFSET_METADATA_TOO_LARGE,
+    the others NONE); and unlike OffsetCommit, a transactional commit does not count as the
+    member's heartbeat (commitTransactionalOffset does not reschedule it)."""
+    b = Broker()
+    member, generation = stable_member(b)
+    long = "x" * (b.c.config.offset_metadata_max_bytes + 1)
+    req = m.TxnOffsetCommitRequest(group_id="g", generation_id=generation, member_id=member, partitions=(
+        m.TxnOffsetCommitPartition("bar", 0, 1, long), m.TxnOffsetCommitPartition("bar", 1, 1, "ok")))
+    resp, _ = handle(b.c, req, 3100)
+    assert resp == answered(("bar", 0, Error.OFFSET_METADATA_TOO_LARGE), ("bar", 1, Error.NONE))
+    for at in range(4000, 13_000, 1000):
+        handle(b.c, txn_commit("g", member, generation), at)
+    b.c.advance(13_100)  # the session (10 s) ran from the SyncGroup at 3020 ms
+    assert member not in b.c.state.groups["g"].members
+
+
+# ==================================================================== the validator
+def _zombie(b: Broker) -> int:
+    """Generation 1's member commits transactionally with generation 0 (a zombie)."""
+    member, _ = stable_member(b)
+    return b.send(txn_commit("g", member, 0, partitions=(("t", 0),)), 3100, conn="producer")
+
+
+def test_a_broker_accepting_a_zombie_producer_is_named() -> None:
+    b = Broker()
+    z = _zombie(b)
+    assert b.answer(z) == answered(("t", 0, Error.ILLEGAL_GENERATION))
+    assert verdict(b).verdict == CONFORMING
+    b.inject[z] = answered(("t", 0, Error.NONE))
+    g = verdict(b)
+    assert g.verdict == VIOLATION and g.violation is not None
+    v = g.violation
+    assert (v.api, v.rule) == ("TxnOffsetCommit", "TxnCommitGenerationCheck"), v
+    assert "OffsetMetadataManager.java" in v.kafka_source
+    assert v.broker_answered == "TxnOffsetCommit NONE"
+
+
+def test_a_refusal_kafka_would_not_give_is_named() -> None:
+    b = Broker()
+    member, _ = stable_member(b)
+    ok = b.send(txn_commit("g", member, 1, partitions=(("t", 0),)), 3100, conn="producer")
+    assert b.answer(ok) == answered(("t", 0, Error.NONE))
+    b.inject[ok] = answered(("t", 0, Error.ILLEGAL_GENERATION))
+    g = verdict(b)
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "TxnCommitAccepted"
+
+
+def test_the_transactions_own_refusal_is_not_judged() -> None:
+    # the transaction's verification refused it before the group saw it: whatever the group
+    # would have answered (here ILLEGAL_GENERATION), the broker's answer stands
+    b = Broker()
+    z = _zombie(b)
+    b.inject[z] = answered(("t", 0, INVALID_PRODUCER_EPOCH))
+    assert verdict(b).verdict == CONFORMING
+    # an error of neither the group nor the transaction is judged
+    b.inject[z] = answered(("t", 0, Error.REBALANCE_IN_PROGRESS))
+    assert verdict(b).verdict == VIOLATION
+
+
+def test_partitions_the_api_layer_answered_are_not_judged() -> None:
+    # KafkaApis.handleTxnOffsetCommitRequest answers an unknown topic's partitions itself;
+    # when none is left the group is not asked (an unknown group is then not an error)
+    b = Broker()
+    member, _ = stable_member(b)
+    rid = b.send(txn_commit("g", member, 1, partitions=(("t", 0), ("gone", 0))), 3100, conn="producer")
+    b.inject[rid] = answered(("t", 0, Error.NONE), ("gone", 0, Error.UNKNOWN_TOPIC_OR_PARTITION))
+    assert verdict(b).verdict == CONFORMING
+    b2 = Broker()
+    rid2 = b2.send(txn_commit("g", "m", 5, partitions=(("gone", 0),)), 100, conn="producer")
+    assert b2.answer(rid2) == answered(("gone", 0, Error.ILLEGAL_GENERATION))
+    b2.inject[rid2] = answered(("gone", 0, Error.UNKNOWN_TOPIC_OR_PARTITION))
+    fetch(b2, 200, ("t", 0))
+    assert verdict(b2).verdict == CONFORMING
