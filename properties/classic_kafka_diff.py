@@ -537,11 +537,11 @@ def _b64(b: bytes) -> str:
 
 
 #: the reference's request messages the shard tool takes (:func:`wire_op`); the rest
-#: (FindCoordinator, TxnOffsetCommit, KIP-848 heartbeats, ...) are not classic-shard requests
+#: (FindCoordinator, KIP-848 heartbeats, ...) are not classic-shard requests
 SHARD_REQUESTS: tuple[type[m.Request], ...] = (
     m.JoinGroupRequest, m.SyncGroupRequest, m.HeartbeatRequest, m.LeaveGroupRequest,
     m.OffsetCommitRequest, m.OffsetFetchRequest, m.OffsetDeleteRequest, m.ListGroupsRequest,
-    m.DescribeGroupsRequest, m.DeleteGroupsRequest)
+    m.DescribeGroupsRequest, m.DeleteGroupsRequest, m.TxnOffsetCommitRequest)
 
 
 def wire_op(rid: int, request: m.Request, version: int | None = None) -> dict[str, Any]:
@@ -574,6 +574,14 @@ def wire_op(rid: int, request: m.Request, version: int | None = None) -> dict[st
               "version": request.version, "retention_time_ms": request.retention_time_ms,
               "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata,
                               p.committed_leader_epoch] for p in request.partitions]}
+    elif isinstance(request, m.TxnOffsetCommitRequest):
+        # (the tool takes the transaction as verified: ManualShardRuntime.txnCommit)
+        op = {"kind": "txn_commit", "group": request.group_id, "generation_id": request.generation_id,
+              "member_id": request.member_id, "group_instance_id": request.group_instance_id,
+              "transactional_id": request.transactional_id, "producer_id": request.producer_id,
+              "producer_epoch": request.producer_epoch,
+              "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata]
+                             for p in request.partitions]}
     elif isinstance(request, m.OffsetFetchRequest):
         op = {"kind": "fetch", "group": request.group_id,
               "partitions": None if request.partitions is None else [list(x) for x in request.partitions],
@@ -633,6 +641,9 @@ def ref_json(resp: m.Response) -> dict[str, Any]:
                 "deleted": [[p.topic, p.partition, p.error.value] for p in resp.partitions]}
     if isinstance(resp, m.OffsetCommitResponse):
         return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
+                               for p in resp.partitions]}
+    if isinstance(resp, m.TxnOffsetCommitResponse):
+        return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error_code}
                                for p in resp.partitions]}
     raise TypeError(type(resp).__name__)
 

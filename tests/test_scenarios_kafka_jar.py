@@ -276,7 +276,8 @@ class Replay:
 
 
 #: the requests whose empty group id GroupCoordinatorService refuses (isGroupIdNotEmpty); the
-#: others reach the shard with it (OffsetDelete's refusal the tool applies itself)
+#: others reach the shard with it (OffsetDelete's and TxnOffsetCommit's refusals the tool
+#: applies itself)
 _SERVICE_CHECKS_GROUP_ID = (m.JoinGroupRequest, m.SyncGroupRequest, m.HeartbeatRequest, m.LeaveGroupRequest)
 
 

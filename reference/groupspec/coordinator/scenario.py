@@ -32,6 +32,8 @@ member id, an absent ``instance=`` is a null group.instance.id)::
                  [retention=-1] offsets=topic:partition:offset,...
     OffsetFetch id=N group=G [partitions=topic:partition,...]
     OffsetDelete id=N group=G partitions=topic:partition,...
+    TxnOffsetCommit id=N group=G [gen=-1] [member=] [instance=] [metadata=] [producer=1]
+                    [producer_epoch=0] offsets=topic:partition:offset,...
     ListGroups id=N [states=Stable,...]
     DescribeGroups id=N groups=G,... [version=5]     (``groups=""``: the empty group id)
     DeleteGroups id=N groups=G,...
@@ -285,6 +287,7 @@ _SPECIAL: dict[type, Callable[[Any], str]] = {
     msg.LeaveGroupMemberResponse: lambda m: f"{_who(m.member_id, m.group_instance_id)}:{m.error.name}",
     msg.OffsetCommitPartitionResponse: lambda p: f"{p.topic}:{p.partition}:{p.error.name}",
     msg.OffsetDeletePartitionResponse: lambda p: f"{p.topic}:{p.partition}:{p.error.name}",
+    msg.TxnOffsetCommitPartitionResponse: lambda p: f"{p.topic}:{p.partition}:{_error_code(p.error_code)}",
     msg.OffsetFetchPartitionResponse: lambda p: (
         f"{p.topic}:{p.partition}={p.committed_offset}"
         + (f"({_value(p.metadata)})" if p.metadata else "")
@@ -587,7 +590,8 @@ def _leave(a: _Args) -> msg.Request:
     return msg.LeaveGroupRequest(group_id=a.text("group"), members=tuple(idents))
 
 
-def _commit(a: _Args) -> msg.Request:
+def _commit_partitions(a: _Args) -> tuple[msg.OffsetCommitPartition, ...]:
+    """``offsets=topic:partition:offset,...`` with ``metadata=`` (default "")."""
     parts = []
     meta = a.text("metadata", "")
     for item in a.items("offsets"):
@@ -598,15 +602,42 @@ def _commit(a: _Args) -> msg.Request:
             parts.append(msg.OffsetCommitPartition(bits[0], int(bits[1]), int(bits[2]), meta))
         except ValueError:
             raise a.error(f"offsets= entries are topic:partition:offset, got {item!r}") from None
+    return tuple(parts)
+
+
+def _commit(a: _Args) -> msg.Request:
     return msg.OffsetCommitRequest(
         group_id=a.text("group"),
         generation_id=a.integer("gen", msg.UNKNOWN_GENERATION_ID),
         member_id=a.text("member", ""),
         group_instance_id=a.opt_text("instance"),
-        partitions=tuple(parts),
+        partitions=_commit_partitions(a),
         version=a.integer("version", 8),
         retention_time_ms=a.integer("retention", msg.DEFAULT_RETENTION_TIME),
     )
+
+
+def _txn_commit(a: _Args) -> msg.Request:
+    c = _commit_partitions(a)
+    return msg.TxnOffsetCommitRequest(
+        group_id=a.text("group"),
+        transactional_id="transactional-id",
+        producer_id=a.integer("producer", 1),
+        producer_epoch=a.integer("producer_epoch", 0),
+        generation_id=a.integer("gen", msg.UNKNOWN_GENERATION_ID),
+        member_id=a.text("member", ""),
+        group_instance_id=a.opt_text("instance"),
+        partitions=tuple(msg.TxnOffsetCommitPartition(p.topic, p.partition, p.committed_offset, p.committed_metadata)
+                         for p in c),
+    )
+
+
+def _error_code(code: int) -> str:
+    """A wire error code by its name when the vocabulary has one (a TxnOffsetCommit's)."""
+    try:
+        return Error(code).name
+    except ValueError:
+        return str(code)
 
 
 def _partitions(a: _Args) -> tuple[tuple[str, int], ...]:
@@ -659,6 +690,7 @@ _REQUESTS: dict[str, Callable[[_Args], msg.Request]] = {
     "OffsetCommit": _commit,
     "OffsetFetch": _fetch,
     "OffsetDelete": lambda a: msg.OffsetDeleteRequest(group_id=a.text("group"), partitions=_partitions(a)),
+    "TxnOffsetCommit": _txn_commit,
     "ListGroups": lambda a: msg.ListGroupsRequest(states_filter=tuple(a.items("states", ""))),
     "DescribeGroups": lambda a: msg.DescribeGroupsRequest(
         groups=tuple(a.group_ids("groups")), version=a.integer("version", 5)

@@ -127,6 +127,7 @@ public final class ClassicGroupShard extends ShardTool {
                 case "heartbeat": classicHeartbeat(rid, op); break;
                 case "leave": classicLeave(rid, op); break;
                 case "commit": commit(rid, op, 8); break;
+                case "txn_commit": txnCommit(rid, op); break;
                 case "delete": delete(rid, op, op.path("version").asInt(2)); break;
                 case "describe": describeGroups(rid, op); break;
                 case "fetch": fetch(rid, op); break;

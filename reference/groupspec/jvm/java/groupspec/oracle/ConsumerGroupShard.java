@@ -343,6 +343,7 @@ public final class ConsumerGroupShard extends ShardTool {
                 case "failover": failover(); break;
                 case "heartbeat": heartbeat(rid, op); break;
                 case "commit": commit(rid, op, 9); break;
+                case "txn_commit": txnCommit(rid, op); break;
                 case "fetch": fetch(rid, op); break;
                 case "describe": describe(rid, op); break;
                 case "list": list(rid, op, true); break;

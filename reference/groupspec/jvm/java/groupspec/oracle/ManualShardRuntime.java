@@ -23,11 +23,14 @@ import org.apache.kafka.common.message.OffsetDeleteRequestData;
 import org.apache.kafka.common.message.OffsetDeleteResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
+import org.apache.kafka.common.message.TxnOffsetCommitResponseData;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.RecordBatch;
 import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.LogContext;
@@ -121,6 +124,9 @@ abstract class ManualShardRuntime {
      * order breaks the remaining ties). */
     abstract Object[] tieKey(ManualTimer.Scheduled s);
 
+    /** The shard's snapshot registry (a plain OffsetFetch reads at a snapshot). */
+    SnapshotRegistry snapshots;
+
     /** A fresh shard (timer, executor, snapshot registry, metrics) that replays the log, then
      * onLoaded, as the runtime loads a __consumer_offsets partition. */
     final void load() throws ReflectiveOperationException {
@@ -131,7 +137,7 @@ abstract class ManualShardRuntime {
         CoordinatorExecutor<CoordinatorRecord> executor = newExecutor();
         metrics = new Metrics();
         LogContext logContext = new LogContext(logPrefix);
-        SnapshotRegistry snapshots = new SnapshotRegistry(logContext);
+        snapshots = new SnapshotRegistry(logContext);
         GroupCoordinatorShard.Builder builder =
             new GroupCoordinatorShard.Builder(config, new GroupConfigManager(Map.of()));
         builder.withAuthorizerPlugin(Optional.<Plugin<org.apache.kafka.server.authorizer.Authorizer>>empty());
@@ -549,12 +555,81 @@ abstract class ManualShardRuntime {
         answered(rid, o);
     }
 
+    /** TxnOffsetCommit ("partitions": [[topic, partition, offset, metadata?], ...],
+     * "producer_id", "producer_epoch", "transactional_id"), at version 3 (the first with the
+     * member id, generation and instance): the shard's commitTransactionalOffset, its
+     * records replayed as the runtime replays a transactional write's (with the producer
+     * id: pending offsets, invisible to OffsetFetch, until a marker no step here writes).
+     * The transaction's verification before it (the runtime asks the transaction
+     * coordinator) is not run: every transaction is taken as verified. The records are not
+     * kept in the log a failover reloads (an open transaction's offsets are not carried
+     * across a failover here). */
+    final void txnCommit(int rid, JsonNode op) {
+        Map<String, TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> topics = new TreeMap<>();
+        List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> ordered = new ArrayList<>();
+        for (JsonNode p : op.path("partitions")) {
+            String topic = p.get(0).asText();
+            TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t = topics.get(topic);
+            if (t == null) {
+                t = new TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic().setName(topic);
+                topics.put(topic, t);
+                ordered.add(t);
+            }
+            t.partitions().add(new TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
+                .setPartitionIndex(p.get(1).asInt())
+                .setCommittedOffset(p.get(2).asLong())
+                .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null));
+        }
+        long producerId = op.path("producer_id").asLong(1L);
+        short producerEpoch = (short) op.path("producer_epoch").asInt(0);
+        TxnOffsetCommitRequestData req = new TxnOffsetCommitRequestData()
+            .setGroupId(op.path("group").asText())
+            .setTransactionalId(op.path("transactional_id").asText("transactional-id"))
+            .setProducerId(producerId)
+            .setProducerEpoch(producerEpoch)
+            .setGenerationId(op.path("generation_id").asInt(-1))
+            .setMemberId(op.path("member_id").asText(""))
+            .setGroupInstanceId(optText(op, "group_instance_id"))
+            .setTopics(ordered);
+        TxnOffsetCommitResponseData resp;
+        if (req.groupId().isEmpty()) {
+            // GroupCoordinatorService.commitTransactionalOffsets: isGroupIdNotEmpty
+            resp = TxnOffsetCommitRequest.getErrorResponse(req, Errors.INVALID_GROUP_ID);
+        } else {
+            try {
+                CoordinatorResult<TxnOffsetCommitResponseData, CoordinatorRecord> result =
+                    shard.commitTransactionalOffset(context(28, op.path("version").asInt(3), "producer"), req);
+                for (CoordinatorRecord record : result.records()) {
+                    shard.replay(offset++, producerId, producerEpoch, record);
+                }
+                resp = result.response();
+            } catch (Throwable e) {
+                resp = onError("txn-commit-offset", req, e,
+                    (error, m) -> TxnOffsetCommitRequest.getErrorResponse(req, error));
+            }
+        }
+        ObjectNode o = JSON.createObjectNode();
+        ArrayNode parts = o.putArray("partitions");
+        for (TxnOffsetCommitResponseData.TxnOffsetCommitResponseTopic t : resp.topics()) {
+            for (TxnOffsetCommitResponseData.TxnOffsetCommitResponsePartition p : t.partitions()) {
+                ObjectNode po = parts.addObject();
+                po.put("topic", t.name());
+                po.put("partition", p.partitionIndex());
+                po.put("error", p.errorCode());
+            }
+        }
+        answered(rid, o);
+    }
+
     /** OffsetFetch of one group: specific partitions ("partitions") or all of them (no
      * "partitions"); with a member id and epoch (v9+) or not. The service reads the shard at
      * its last committed offset, or as a write with require_stable
      * (GroupCoordinatorService.fetchOffsets / fetchAllOffsets); every write here is
-     * committed at once, so both read the latest state. */
+     * committed at once, so both read the latest state, but only a require_stable read
+     * answers UNSTABLE_OFFSET_COMMIT for a partition with a pending transactional offset
+     * (the shard decides it by the offset it reads at: {@link #fetchOffsets}). */
     final void fetch(int rid, JsonNode op) {
+        stableRead = op.path("require_stable").asBoolean(false);
         OffsetFetchRequestData.OffsetFetchRequestGroup req = new OffsetFetchRequestData.OffsetFetchRequestGroup()
             .setGroupId(op.path("group").asText())
             .setMemberId(optText(op, "member_id"))
@@ -599,8 +674,24 @@ abstract class ManualShardRuntime {
      * tool catches it as the service does. */
     OffsetFetchResponseData.OffsetFetchResponseGroup fetchOffsets(
             OffsetFetchRequestData.OffsetFetchRequestGroup req, boolean all) {
-        return all ? shard.fetchAllOffsets(req, Long.MAX_VALUE) : shard.fetchOffsets(req, Long.MAX_VALUE);
+        if (stableRead) {
+            // the read as a write, at the latest offset (OffsetMetadataManager.fetchOffsets
+            // takes Long.MAX_VALUE for require_stable)
+            return all ? shard.fetchAllOffsets(req, Long.MAX_VALUE) : shard.fetchOffsets(req, Long.MAX_VALUE);
+        }
+        // a plain read at the last committed offset: the latest state, as a snapshot the
+        // runtime would have taken at it (dropped after the read)
+        long at = offset;
+        snapshots.idempotentCreateSnapshot(at);
+        try {
+            return all ? shard.fetchAllOffsets(req, at) : shard.fetchOffsets(req, at);
+        } finally {
+            snapshots.deleteSnapshot(at);
+        }
     }
+
+    /** Whether the OffsetFetch being read requires stable offsets. */
+    boolean stableRead;
 
     /** ListGroups with a states filter and no types filter: the service combines each
      * shard's listGroups at its last committed offset (GroupCoordinatorService.listGroups);
