@@ -18,11 +18,16 @@ not modelled, docs/deviations.md), so the ports assert that nothing becomes comm
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
-from groupspec.validate import CONFORMING, VIOLATION
+from groupspec.validate import CONFORMING, VIOLATION, validate_path
+from groupspec.validate.verdict import GroupVerdict
 from tests.test_coordinator_kafka_offsets import Context
 from tests.test_validate_offset_delete import Broker, commit, fetch, stable_member, verdict
 
@@ -291,3 +296,71 @@ def test_partitions_the_api_layer_answered_are_not_judged() -> None:
     b2.inject[rid2] = answered(("gone", 0, Error.UNKNOWN_TOPIC_OR_PARTITION))
     fetch(b2, 200, ("t", 0))
     assert verdict(b2).verdict == CONFORMING
+
+
+# ====================================================== a real recording (Kafka 4.1.2)
+RECORDING = (Path(__file__).resolve().parent.parent / "examples" / "conformance" / "kafka-4.1.2"
+             / "eos-zombie-producer--confluent-kafka.jsonl")
+
+
+def _recording_lines() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in RECORDING.read_text(encoding="utf-8").splitlines()]
+
+
+def _validated(lines: list[dict[str, Any]], tmp_path: Path) -> GroupVerdict:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines), encoding="utf-8")
+    report = validate_path(path)
+    [g] = report.groups
+    return g
+
+
+def test_a_real_exactly_once_loop_with_a_zombie_producer_conforms(tmp_path: Path) -> None:
+    """confluent-kafka 2.16.1 against Kafka 4.1.2: three transactional commits accepted, the
+    zombie's (the generation before a second consumer joined) refused ILLEGAL_GENERATION,
+    every one replayed; the transactional producers' coordinator lookups (FindCoordinator
+    key type 1) name no group."""
+    lines = _recording_lines()
+    txn = [x for x in lines if x.get("api") == "TxnOffsetCommit"]
+    codes = [[p["error_code"] for p in x["response"]["partitions"]] for x in txn]
+    assert codes == [[0], [0], [Error.ILLEGAL_GENERATION.code], [0]]
+    g = _validated(lines, tmp_path)
+    assert (g.group_id, g.verdict) == ("eos-g", CONFORMING), g
+    assert g.exchanges == sum(1 for x in lines if x.get("group_id") == "eos-g" and x.get("api") in
+                              {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
+                               "OffsetFetch", "TxnOffsetCommit"})
+    # the refused commit wrote nothing: only the accepted ones leave fetches open
+    noted = [n for n in g.notes if "TxnOffsetCommit" in n]
+    assert len(noted) == 3 and not any(f"line {lines.index(txn[2]) + 1}:" in n for n in noted), noted
+
+
+def test_the_recording_with_the_zombie_accepted_names_the_broker(tmp_path: Path) -> None:
+    lines = _recording_lines()
+    zombie = next(x for x in lines if x.get("api") == "TxnOffsetCommit"
+                  and x["response"]["partitions"][0]["error_code"] != 0)
+    zombie["response"]["partitions"][0]["error_code"] = 0
+    g = _validated(lines, tmp_path)
+    assert g.verdict == VIOLATION and g.violation is not None
+    v = g.violation
+    assert (v.api, v.rule, v.side) == ("TxnOffsetCommit", "TxnCommitGenerationCheck", "broker"), v
+    assert "in-0: answered NONE, Kafka ILLEGAL_GENERATION" in v.detail
+
+
+def test_an_older_recorders_transactional_lookups_are_no_groups(tmp_path: Path) -> None:
+    """A recorder before the rule wrote a FindCoordinator of a transactional id (key type 1)
+    with the id as its group: the validator does not make a group of it."""
+    lines = _recording_lines()
+    lookups = [x for x in lines if x.get("api") == "FindCoordinator" and x["request"]["key_type"] == 1]
+    assert lookups and all(x["group_id"] == "" for x in lookups)
+    for x in lookups:
+        x["group_id"] = x["request"]["key"]
+    g = _validated(lines, tmp_path)
+    assert (g.group_id, g.verdict) == ("eos-g", CONFORMING)
+
+
+def test_a_transactional_coordinator_lookup_names_no_group() -> None:
+    # what the recorder writes as an exchange's group (trace.events.request_group_id)
+    from groupspec.trace.events import request_group_id
+
+    assert request_group_id(m.FindCoordinatorRequest(key="tx-eos", key_type=1)) == ""
+    assert request_group_id(m.FindCoordinatorRequest(key="eos-g")) == "eos-g"

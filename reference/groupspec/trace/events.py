@@ -9,7 +9,8 @@ A trace is a sequence of JSON objects, one per line (JSON Lines), each with a ``
     One request and its response as seen on the wire: ``connection`` (an id the recorder
     gives each TCP connection, or a member name in simulated traces), ``client_id``,
     ``api`` (Kafka's API name: "JoinGroup"), ``api_key``, ``api_version``,
-    ``correlation_id``, ``group_id``, the interval ``sent_ms`` (request seen) to
+    ``correlation_id``, ``group_id`` (the group the request names; "" for none, e.g. a
+    ListGroups or a FindCoordinator of a transactional id), the interval ``sent_ms`` (request seen) to
     ``received_ms`` (response seen), and the decoded ``request`` and ``response`` bodies
     (``response`` null when none was seen). Bodies use the field names of
     :mod:`groupspec.protocol.messages`; bytes are base64.
@@ -337,9 +338,11 @@ def group_getter(cls: type) -> Callable[[Any], str | None] | None:
 
 
 def request_group_id(request: m.Request) -> str:
-    """The group a request is about ("" for cluster-wide requests such as ListGroups)."""
+    """The group a request is about ("" for cluster-wide requests such as ListGroups, and for
+    a FindCoordinator of another key type than a group's: a transactional id's, key type 1,
+    names a transaction coordinator)."""
     if isinstance(request, m.FindCoordinatorRequest):
-        return request.key
+        return request.key if request.key_type == 0 else ""
     if isinstance(request, m.DescribeGroupsRequest):
         return request.groups[0] if len(request.groups) == 1 else ""
     if isinstance(request, m.DeleteGroupsRequest):

@@ -97,6 +97,14 @@ def transaction_refused(resp: m.TxnOffsetCommitResponse) -> bool:
     return bool(rest) and all(c == rest[0] for c in rest) and rest[0] in TRANSACTION_ERROR_CODES
 
 
+def _code_name(code: int | None) -> str:
+    """A wire error code by name (a code outside the vocabulary by number)."""
+    if code is None:
+        return "nothing"
+    e = _known_error(code)
+    return e.name if e is not None else f"error {code}"
+
+
 def _known_error(code: int) -> Error | None:
     try:
         return Error(code)
@@ -366,7 +374,11 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         e5 = {(p.topic, p.partition): p.error_code for p in expected.partitions}
         a5 = {(p.topic, p.partition): p.error_code for p in actual.partitions
               if p.error_code not in _API_LAYER_CODES or (p.topic, p.partition) in e5}
-        return None if e5 == a5 else Mismatch("partition errors")
+        if e5 == a5:
+            return None
+        diffs = [f"{t}-{p}: answered {_code_name(a5.get((t, p)))}, Kafka {_code_name(e5.get((t, p)))}"
+                 for t, p in sorted(e5.keys() | a5.keys()) if e5.get((t, p)) != a5.get((t, p))]
+        return Mismatch("partition errors", how="; ".join(diffs[:4]))
     if isinstance(expected, m.SyncGroupResponse) and isinstance(actual, m.SyncGroupResponse):
         if expected.error is not actual.error:
             return Mismatch("error")

@@ -358,6 +358,19 @@ def closed_unanswered(closes: list[ClosedEvent], api_versions: dict[str, ApiVers
             g.closed_unanswered.append((x, close))
 
 
+def txn_accepted(ev: WireExchange) -> tuple[m.TxnOffsetCommitPartition, ...]:
+    """The partitions of the TxnOffsetCommit ``ev`` whose offsets its transaction may have
+    committed: those the broker answered NONE, or all of them when it did not answer (a
+    partition refused, by the group or the transaction, was never written)."""
+    req, resp = ev.request, ev.response
+    if not isinstance(req, m.TxnOffsetCommitRequest):
+        return ()
+    if not isinstance(resp, m.TxnOffsetCommitResponse):
+        return req.partitions
+    ok = {(p.topic, p.partition) for p in resp.partitions if p.error_code == 0}
+    return tuple(p for p in req.partitions if (p.topic, p.partition) in ok)
+
+
 def group_trace(loaded: LoadedTrace) -> GroupedTrace:
     source = loaded.source
     problems = list(loaded.problems)
@@ -400,6 +413,10 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
         """A request (not seen before) to its group's exchanges, or counted as another
         request of its group when the reference does not replay it."""
         gid = ev.group_id
+        if gid and ev.api == "FindCoordinator" and getattr(ev.request, "key_type", 0) != 0:
+            # a transactional producer looking up its transaction coordinator (key type 1):
+            # a recorder before this rule named the transactional id as the group
+            gid = ""
         if ev.api not in REPLAYED_APIS or (gid == "" and ev.api not in _EMPTY_ID_REPLAYED):
             if gid:
                 g = group(gid)
@@ -408,7 +425,7 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             return
         served(ev.connection, gid)
         g = group(gid)
-        if ev.api == TXN_OFFSET_COMMIT and gid:
+        if ev.api == TXN_OFFSET_COMMIT and gid and txn_accepted(ev):
             g.txn_commits.append(Exchange(line, ev))
         if ev.received_ms is not None and ev.received_ms < ev.sent_ms:
             p = problem(

@@ -108,7 +108,7 @@ from groupspec.validate.compare import (
     summary,
     transaction_refused,
 )
-from groupspec.validate.grouping import Exchange
+from groupspec.validate.grouping import Exchange, txn_accepted
 from groupspec.validate.rules import RULES, Rule, broker_rule, rule_for
 from groupspec.validate.snapshot import copy_state
 
@@ -2389,9 +2389,8 @@ class Replayer:
         (a commit without metadata is stored as "", as a plain commit's)."""
         out: dict[tuple[str, int], set[tuple[int, str | None]]] = {}
         for x in self.cfg.txn_commits:
-            req = x.event.request
-            if x.sent < before and isinstance(req, m.TxnOffsetCommitRequest):
-                for p in req.partitions:
+            if x.sent < before:
+                for p in txn_accepted(x.event):
                     meta = "" if p.committed_metadata is None else p.committed_metadata
                     out.setdefault((p.topic, p.partition), set()).add((p.committed_offset, meta))
         return out
@@ -2400,8 +2399,7 @@ class Replayer:
         """An OffsetFetch answer differing on a partition an earlier TxnOffsetCommit of the
         group named: its committed offset depends on transactions, which are not modelled."""
         lines = [str(x.line) for x in self.cfg.txn_commits
-                 if x.sent < ex.received and isinstance(x.event.request, m.TxnOffsetCommitRequest)
-                 and any((p.topic, p.partition) == tp for p in x.event.request.partitions)]
+                 if x.sent < ex.received and any((p.topic, p.partition) == tp for p in txn_accepted(x.event))]
         if not lines:
             return ""
         return (f"the outcome of the transaction(s) of the TxnOffsetCommit at line(s) {', '.join(lines)}, "

@@ -20,7 +20,7 @@ from groupspec.protocol import messages as m
 from groupspec.trace.events import RECORDER_SOURCE, FetchEvent, Header, MetadataEvent, RecordEvent
 from groupspec.validate import checks, client_rules
 from groupspec.validate.compare import main_error
-from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace
+from groupspec.validate.grouping import Exchange, Gap, GroupTrace, group_trace, txn_accepted
 from groupspec.validate.load import LoadedTrace, load_bytes, load_path
 from groupspec.validate.problems import InputProblem
 from groupspec.validate.replay import (
@@ -203,8 +203,7 @@ def _proved_unanswered(g: GroupTrace) -> set[int]:
 
 def _txn_note(x: Exchange) -> str:
     req = x.event.request
-    parts = (", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}" for p in req.partitions)
-             if isinstance(req, m.TxnOffsetCommitRequest) else "")
+    parts = ", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}" for p in txn_accepted(x.event))
     tid = req.transactional_id if isinstance(req, m.TxnOffsetCommitRequest) else ""
     return (f"line {x.line}: TxnOffsetCommit (transactional id {tid!r}) of [{parts}]: transactions "
             "are not modelled; from then on an OffsetFetch may answer these partitions with these "
