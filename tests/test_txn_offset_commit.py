@@ -364,3 +364,27 @@ def test_a_transactional_coordinator_lookup_names_no_group() -> None:
 
     assert request_group_id(m.FindCoordinatorRequest(key="tx-eos", key_type=1)) == ""
     assert request_group_id(m.FindCoordinatorRequest(key="eos-g")) == "eos-g"
+
+
+TANSU = (Path(__file__).resolve().parent.parent / "examples" / "conformance"
+         / "tansu-eos-zombie-producer--confluent-kafka.jsonl")
+
+
+def test_tansu_accepting_the_zombie_producer_is_named() -> None:
+    """The same client run (eos-zombie-producer--confluent-kafka.py) against Tansu 0.6.0
+    (2026-11-29): Tansu numbers the first generation 0 (GenerationStartsAtOne) and accepts
+    the zombie's TxnOffsetCommit, which Kafka refuses. With the broker's numbering adopted,
+    the transactional commits of the current generation are not divergences, and the
+    zombie's is named, decisive, at its own line."""
+    lines = [json.loads(x) for x in TANSU.read_text(encoding="utf-8").splitlines()]
+    txn_lines = [i + 1 for i, x in enumerate(lines) if x.get("api") == "TxnOffsetCommit"]
+    assert len(txn_lines) == 4
+    report = validate_path(TANSU)
+    [g] = report.groups
+    assert g.verdict == VIOLATION and g.violation is not None
+    assert g.violation.rule == "GenerationStartsAtOne"
+    named = {(d.line, d.rule) for d in g.divergences}
+    assert (txn_lines[2], "TxnCommitGenerationCheck") in named, named
+    assert not any(line in (txn_lines[0], txn_lines[1], txn_lines[3]) for line, _ in named), named
+    zombie = next(d for d in g.divergences if d.line == txn_lines[2])
+    assert zombie.side == "broker" and zombie.definite and zombie.consequence_of is None, zombie

@@ -1704,7 +1704,8 @@ class Replayer:
                     p for p in req.partitions if (p.topic, p.partition) not in kept))
         if b.gen_delta:
             delta = b.gen_delta.get(e.group_id, 0)
-            if delta and isinstance(req, (m.SyncGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest)) \
+            if delta and isinstance(req, (m.SyncGroupRequest, m.HeartbeatRequest, m.OffsetCommitRequest,
+                                          m.TxnOffsetCommitRequest)) \
                     and req.generation_id >= 0:
                 req = dataclasses.replace(req, generation_id=req.generation_id - delta)
         rid = d.index
