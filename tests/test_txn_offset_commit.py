@@ -22,6 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
 from groupspec.protocol.errors import Error
@@ -303,8 +305,13 @@ RECORDING = (Path(__file__).resolve().parent.parent / "examples" / "conformance"
              / "eos-zombie-producer--confluent-kafka.jsonl")
 
 
-def _recording_lines() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in RECORDING.read_text(encoding="utf-8").splitlines()]
+#: the same run with the KIP-848 protocol (group.protocol=consumer): the zombie's member
+#: epoch is stale, and Kafka answers ILLEGAL_GENERATION, not STALE_MEMBER_EPOCH
+RECORDING_848 = RECORDING.with_name("eos-zombie-producer--confluent-kafka-consumer-protocol.jsonl")
+
+
+def _recording_lines(path: Path = RECORDING) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _validated(lines: list[dict[str, Any]], tmp_path: Path) -> GroupVerdict:
@@ -315,12 +322,13 @@ def _validated(lines: list[dict[str, Any]], tmp_path: Path) -> GroupVerdict:
     return g
 
 
-def test_a_real_exactly_once_loop_with_a_zombie_producer_conforms(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", [RECORDING, RECORDING_848], ids=["classic", "consumer-protocol"])
+def test_a_real_exactly_once_loop_with_a_zombie_producer_conforms(path: Path, tmp_path: Path) -> None:
     """confluent-kafka 2.16.1 against Kafka 4.1.2: three transactional commits accepted, the
     zombie's (the generation before a second consumer joined) refused ILLEGAL_GENERATION,
     every one replayed; the transactional producers' coordinator lookups (FindCoordinator
     key type 1) name no group."""
-    lines = _recording_lines()
+    lines = _recording_lines(path)
     txn = [x for x in lines if x.get("api") == "TxnOffsetCommit"]
     codes = [[p["error_code"] for p in x["response"]["partitions"]] for x in txn]
     assert codes == [[0], [0], [Error.ILLEGAL_GENERATION.code], [0]]
@@ -328,14 +336,15 @@ def test_a_real_exactly_once_loop_with_a_zombie_producer_conforms(tmp_path: Path
     assert (g.group_id, g.verdict) == ("eos-g", CONFORMING), g
     assert g.exchanges == sum(1 for x in lines if x.get("group_id") == "eos-g" and x.get("api") in
                               {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit",
-                               "OffsetFetch", "TxnOffsetCommit"})
+                               "OffsetFetch", "TxnOffsetCommit", "ConsumerGroupHeartbeat"})
     # the refused commit wrote nothing: only the accepted ones leave fetches open
     noted = [n for n in g.notes if "TxnOffsetCommit" in n]
     assert len(noted) == 3 and not any(f"line {lines.index(txn[2]) + 1}:" in n for n in noted), noted
 
 
-def test_the_recording_with_the_zombie_accepted_names_the_broker(tmp_path: Path) -> None:
-    lines = _recording_lines()
+@pytest.mark.parametrize("path", [RECORDING, RECORDING_848], ids=["classic", "consumer-protocol"])
+def test_the_recording_with_the_zombie_accepted_names_the_broker(path: Path, tmp_path: Path) -> None:
+    lines = _recording_lines(path)
     zombie = next(x for x in lines if x.get("api") == "TxnOffsetCommit"
                   and x["response"]["partitions"][0]["error_code"] != 0)
     zombie["response"]["partitions"][0]["error_code"] = 0

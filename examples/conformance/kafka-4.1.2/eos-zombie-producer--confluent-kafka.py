@@ -1,23 +1,28 @@
-"""The client run recorded in eos-zombie-producer--confluent-kafka.jsonl: a
-consume-transform-produce loop (exactly-once) with confluent-kafka, then a zombie: the
-transactional producer sends offsets with the consumer's group metadata of a generation
-that a second consumer's join has ended (TxnOffsetCommit, KIP-447), and a second producer
-commits with the current metadata.
+"""The client run recorded in eos-zombie-producer--confluent-kafka.jsonl (classic
+protocol) and eos-zombie-producer--confluent-kafka-consumer-protocol.jsonl (KIP-848, with
+the argument ``consumer``): a consume-transform-produce loop (exactly-once) with
+confluent-kafka, then a zombie: the transactional producer sends offsets with the
+consumer's group metadata of a generation (member epoch) that a second consumer's join has
+ended (TxnOffsetCommit, KIP-447), and a second producer commits with the current metadata.
 
-Recorded on 2026-11-29 with confluent-kafka 2.16.1 against Apache Kafka 4.1.2:
+Recorded on 2026-11-29 with confluent-kafka 2.16.1 against Apache Kafka 4.1.2 (and the
+classic run against Tansu 0.6.0: ../tansu-eos-zombie-producer--confluent-kafka.jsonl):
 
     groupspec broker start --kind kafka --port 19093 \
         --set transaction.state.log.replication.factor=1 --set transaction.state.log.min.isr=1
     groupspec record --listen 127.0.0.1:19092 --upstream 127.0.0.1:19093 --out eos.jsonl \
         --broker-config group.initial.rebalance.delay.ms=0
-    python eos-zombie-producer--confluent-kafka.py 127.0.0.1:19092
+    python eos-zombie-producer--confluent-kafka.py 127.0.0.1:19092 [consumer]
 
-(tests/test_txn_offset_commit.py validates the recording.)"""
+(the KIP-848 run and the Tansu run were recorded without the --broker-config)
+
+(tests/test_txn_offset_commit.py validates the recordings.)"""
 import sys, time
 from confluent_kafka import Consumer, Producer, TopicPartition, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 B = sys.argv[1]
+EXTRA = {"group.protocol": "consumer"} if len(sys.argv) > 2 and sys.argv[2] == "consumer" else {"partition.assignment.strategy": "range"}
 admin = AdminClient({"bootstrap.servers": B})
 for f in admin.create_topics([NewTopic("in", 2, 1), NewTopic("out", 1, 1)]).values():
     try:
@@ -32,8 +37,8 @@ p0.flush()
 def consumer(name):
     return Consumer({"bootstrap.servers": B, "group.id": "eos-g", "client.id": name,
                      "enable.auto.commit": False, "isolation.level": "read_committed",
-                     "auto.offset.reset": "earliest", "session.timeout.ms": 10000,
-                     "partition.assignment.strategy": "range"})
+                     "auto.offset.reset": "earliest", **({} if EXTRA.get("group.protocol") else {"session.timeout.ms": 10000}),
+                     **EXTRA})
 
 c1 = consumer("c1")
 c1.subscribe(["in"])
