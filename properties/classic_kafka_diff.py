@@ -580,8 +580,8 @@ def wire_op(rid: int, request: m.Request, version: int | None = None) -> dict[st
               "member_id": request.member_id, "group_instance_id": request.group_instance_id,
               "transactional_id": request.transactional_id, "producer_id": request.producer_id,
               "producer_epoch": request.producer_epoch,
-              "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata]
-                             for p in request.partitions]}
+              "partitions": [[p.topic, p.partition, p.committed_offset, p.committed_metadata,
+                              p.committed_leader_epoch] for p in request.partitions]}
     elif isinstance(request, m.OffsetFetchRequest):
         op = {"kind": "fetch", "group": request.group_id,
               "partitions": None if request.partitions is None else [list(x) for x in request.partitions],

@@ -12,8 +12,9 @@ validator: a broker answering a TxnOffsetCommit as Kafka would not is named; an 
 the transaction's verification (transactions are not modelled) is not judged.
 
 Kafka's tests also assert the OffsetCommit record the commit writes in the producer's
-transaction: the reference writes none (the transaction, its markers and pending offsets are
-not modelled, docs/deviations.md), so the ports assert that nothing becomes committed.
+transaction: here an OffsetCommitted record with the producer id, a pending offset that no
+OffsetFetch sees (the transaction's marker, not on the group protocol's wire, is not
+modelled: docs/deviations.md).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
+from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
 from groupspec.validate import CONFORMING, VIOLATION, validate_path
@@ -42,7 +44,7 @@ def txn_commit(group_id: str = "foo", member_id: str = "member", generation_id: 
     return m.TxnOffsetCommitRequest(
         group_id=group_id, transactional_id="transactional-id", producer_id=1, producer_epoch=0,
         generation_id=generation_id, member_id=member_id, group_instance_id=instance_id,
-        partitions=tuple(m.TxnOffsetCommitPartition(t, p, 100, metadata) for t, p in partitions))
+        partitions=tuple(m.TxnOffsetCommitPartition(t, p, 100, metadata, 10) for t, p in partitions))
 
 
 def answered(*codes: tuple[str, int, Error | int]) -> m.TxnOffsetCommitResponse:
@@ -66,14 +68,17 @@ def nothing_committed(c: Coordinator, group_id: str = "foo") -> None:
 # ===================================================================== OffsetMetadataManagerTest
 def test_generic_group_transactional_offset_commit() -> None:
     """testGenericGroupTransactionalOffsetCommit: a Stable group's member at its generation
-    is answered NONE (the offset is written in the transaction: not committed here)."""
+    is answered NONE; the offset is written in the transaction, pending."""
     b = Broker()
     member, generation = stable_member(b)
     assert generation == 1
     resp, records = handle(b.c, txn_commit("g", member, 1), 3100)
     assert resp == answered(("bar", 0, Error.NONE))
-    assert records == []
+    # newOffsetCommitRecord(foo, bar, 0, OffsetAndMetadata(100, leader epoch 10, "metadata",
+    # now, no expire timestamp)), written in producer 1's transaction
+    assert records == [r.OffsetCommitted("g", "bar", 0, 100, "metadata", 3100, 1, member, 10, None, producer_id=1)]
     nothing_committed(b.c, "g")
+    assert b.c.state.pending_offsets["g"][("bar", 0)][1].committed_offset == 100
 
 
 def test_generic_group_transactional_offset_commit_with_unknown_group_id() -> None:
@@ -116,7 +121,7 @@ def test_consumer_group_transactional_offset_commit() -> None:
     ctx.member("foo", "member", 10, 10)
     resp, records = ctx.send(txn_commit())
     assert resp == answered(("bar", 0, Error.NONE))
-    assert records == []
+    assert records == [r.OffsetCommitted("foo", "bar", 0, 100, "metadata", 0, 10, "member", 10, None, producer_id=1)]
     nothing_committed(ctx.coordinator)
 
 
@@ -176,7 +181,7 @@ def test_a_simple_group_is_created_for_a_generation_less_commit() -> None:
     c = Coordinator()
     resp, records = handle(c, txn_commit(member_id="", generation_id=-1), 5)
     assert resp == answered(("bar", 0, Error.NONE))
-    assert [type(x).__name__ for x in records] == ["GroupCreated"]
+    assert [type(x).__name__ for x in records] == ["GroupCreated", "OffsetCommitted"]
     assert c.state.groups["foo"].protocol_type is None
 
 

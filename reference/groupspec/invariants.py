@@ -148,7 +148,9 @@ def check_record(
                 "GenerationMonotonicInv", rec.group_id,
                 f"generation {g.generation_id} followed by {rec.generation_id}", at_ms,
             ))
-    elif isinstance(rec, r.OffsetCommitted):
+    elif isinstance(rec, r.OffsetCommitted) and rec.producer_id == -1:
+        # (a transactional commit is pending, and is checked by other rules: no state is
+        # enforced, an anonymous one is accepted; ClassicGroup.validateOffsetCommit)
         cg = before.consumer_groups.get(rec.group_id)
         detail = stale_consumer_commit(cg, rec) if cg is not None else stale_commit(g, rec)
         if detail is not None:

@@ -52,7 +52,12 @@ from groupspec.coordinator.consumer.heartbeat import (
     handle_consumer_group_heartbeat,
 )
 from groupspec.coordinator.context import Output, Txn
-from groupspec.coordinator.failover import load_all, load_consumer_groups, unload_all
+from groupspec.coordinator.failover import (
+    load_all,
+    load_consumer_groups,
+    load_pending_offsets,
+    unload_all,
+)
 from groupspec.coordinator.find_coordinator import coordinator_partition
 from groupspec.coordinator.group_order import GroupOrder
 from groupspec.coordinator.offsets import (
@@ -245,9 +250,11 @@ class Coordinator:
         unload_all(txn)
         old = self.state.groups
         old_consumer = self.state.consumer_groups
+        old_pending = self.state.pending_offsets
         txn.emit(r.CoordinatorUnloaded(""))
         load_all(old, txn)
         load_consumer_groups(old_consumer, txn)
+        load_pending_offsets(old_pending, txn)
         return txn.out
 
     def delete_partitions(self, partitions: Iterable[tuple[str, int]], now_ms: int) -> Output:
@@ -263,7 +270,9 @@ class Coordinator:
         holders = [(g.group_id, g.offsets) for g in self.state.groups.values()]
         holders += [(g.group_id, g.offsets) for g in self.state.consumer_groups.values()]
         for gid, offsets in holders:
-            doomed = tuple(sorted(tp for tp in offsets if tp in gone))
+            # (the pending transactional offsets of those partitions too)
+            pending = self.state.pending_offsets.get(gid, {})
+            doomed = tuple(sorted(tp for tp in {*offsets, *pending} if tp in gone))
             if doomed:
                 txn.emit(r.OffsetsDeleted(gid, doomed, "partitions deleted"))
         return txn.out

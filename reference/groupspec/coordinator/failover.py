@@ -16,7 +16,7 @@ import dataclasses
 
 from groupspec.coordinator.classic import rebalance as rb
 from groupspec.coordinator.classic.group import Group
-from groupspec.coordinator.committed_offset import expire_timestamp_from_log
+from groupspec.coordinator.committed_offset import CommittedOffset, expire_timestamp_from_log
 from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.consumer.member import ConsumerMember, to_record
 from groupspec.coordinator.context import Txn
@@ -59,6 +59,17 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
             rb.reschedule_heartbeat(txn, loaded, m.member_id, m.session_timeout_ms)
         if len(loaded.members) > txn.config.group_max_size:
             rb.prepare_rebalance(txn, loaded, "freshly loaded group is over group.max.size")
+
+
+def load_pending_offsets(old: dict[str, dict[tuple[str, int], dict[int, CommittedOffset]]], txn: Txn) -> None:
+    """The pending transactional offsets, replayed from the log by the next shard as they
+    were written (their transactions' markers are not in it: not on the wire), after the
+    groups they belong to."""
+    for gid, partitions in old.items():
+        for (t, p), by_producer in sorted(partitions.items()):
+            for pid, c in sorted(by_producer.items()):
+                txn.emit(r.OffsetCommitted(gid, t, p, c.committed_offset, c.metadata, c.commit_timestamp_ms,
+                                           -1, "", c.leader_epoch, c.expire_timestamp_ms, producer_id=pid))
 
 
 def _emit_stale_instance_ids(g: ConsumerGroup, txn: Txn) -> None:

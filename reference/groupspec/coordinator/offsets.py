@@ -202,13 +202,14 @@ def handle_txn_offset_commit(txn: Txn, request_id: int, req: TxnOffsetCommitRequ
     each partition's metadata size (OFFSET_METADATA_TOO_LARGE) as OffsetCommit checks it.
     Unlike OffsetCommit, the commit does not count as a heartbeat.
 
-    Not modelled (docs/deviations.md): the transaction. The broker verifies it before the
-    shard (its errors, INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE and the like, are the
-    transaction coordinator's to decide); the offsets accepted are written in the producer's
-    transaction and become committed, or are dropped, by markers the group protocol never
-    shows. So nothing is written here but a simple group's creation, and the offsets the
-    group's OffsetFetch answers stay those of its OffsetCommits (the validator lets an
-    OffsetFetch answer a transaction's offsets too)."""
+    Each offset accepted is written in the producer's transaction: an OffsetCommitted
+    record with the producer id, pending (CoordinatorState.pending_offsets) until the
+    transaction's marker commits or drops it. Not modelled (docs/deviations.md): the
+    transaction. The broker verifies it before the shard (its errors, INVALID_PRODUCER_EPOCH,
+    INVALID_TXN_STATE and the like, are the transaction coordinator's to decide), and the
+    markers are not on the group protocol's wire: a pending offset stays pending, and the
+    offsets the group's OffsetFetch answers stay those of its OffsetCommits (the validator
+    lets an OffsetFetch answer a transaction's offsets too)."""
     def answer_all(error: Error) -> None:
         txn.respond(request_id, TxnOffsetCommitResponse(partitions=tuple(
             TxnOffsetCommitPartitionResponse(p.topic, p.partition, error.code) for p in req.partitions)))
@@ -229,13 +230,31 @@ def handle_txn_offset_commit(txn: Txn, request_id: int, req: TxnOffsetCommitRequ
     if error is not Error.NONE:
         return answer_all(error)
     limit = txn.config.offset_metadata_max_bytes
-    txn.respond(request_id, TxnOffsetCommitResponse(partitions=tuple(
-        TxnOffsetCommitPartitionResponse(
-            p.topic, p.partition,
-            (Error.OFFSET_METADATA_TOO_LARGE if p.committed_metadata is not None
-             and _utf16_length(p.committed_metadata) > limit else Error.NONE).code)
-        for p in req.partitions)))
+    results = []
+    for p in req.partitions:
+        if p.committed_metadata is not None and _utf16_length(p.committed_metadata) > limit:
+            results.append(TxnOffsetCommitPartitionResponse(p.topic, p.partition, Error.OFFSET_METADATA_TOO_LARGE.code))
+            continue
+        # written in the producer's transaction: pending (OffsetAndMetadata.fromRequest: the
+        # leader epoch, no expire timestamp)
+        txn.emit(r.OffsetCommitted(
+            req.group_id, p.topic, p.partition, p.committed_offset,
+            "" if p.committed_metadata is None else p.committed_metadata, txn.now_ms,
+            req.generation_id, req.member_id, p.committed_leader_epoch, producer_id=req.producer_id))
+        results.append(TxnOffsetCommitPartitionResponse(p.topic, p.partition, Error.NONE.code))
+    txn.respond(request_id, TxnOffsetCommitResponse(partitions=tuple(results)))
     return None
+
+
+def all_offsets_tombstones(txn: Txn, group_id: str,
+                           offsets: dict[tuple[str, int], CommittedOffset]) -> tuple[tuple[str, int], ...]:
+    """OffsetMetadataManager.deleteAllOffsets: a tombstone for each committed offset, in the
+    order of the group's offset maps, then one for each partition with only pending
+    transactional offsets (Kafka walks its open transactions' hash map there; here in
+    sorted order: the records' order is not on the wire)."""
+    committed = tuple(listed(txn.state.offset_order, group_id, offsets)) if offsets else ()
+    pending = txn.state.pending_offsets.get(group_id, {})
+    return committed + tuple(sorted(tp for tp in pending if tp not in offsets))
 
 
 def _utf16_length(s: str) -> int:
@@ -285,9 +304,14 @@ def handle_offset_fetch(txn: Txn, request_id: int, req: OffsetFetchRequest) -> N
         # fetchAllOffsets: in the order of Kafka's offset maps (coordinator/offset_order.py)
         wanted = listed(txn.state.offset_order, req.group_id, offsets)
     parts = []
+    # a require_stable fetch is answered UNSTABLE_OFFSET_COMMIT for a partition with a
+    # pending transactional offset (fetchOffsets, fetchAllOffsets: openTransactions)
+    pending = txn.state.pending_offsets.get(req.group_id, {}) if req.require_stable else {}
     for tp in wanted:
         c = offsets.get(tp)
-        if c is None:
+        if tp in pending:
+            parts.append(OffsetFetchPartitionResponse(tp[0], tp[1], -1, "", Error.UNSTABLE_OFFSET_COMMIT))
+        elif c is None:
             parts.append(OffsetFetchPartitionResponse(tp[0], tp[1], -1, "", Error.NONE))
         else:
             # (OffsetMetadataManager.fetchOffsets: the leader epoch stored, else -1)
@@ -349,16 +373,17 @@ def handle_offset_delete(txn: Txn, request_id: int, req: OffsetDeleteRequest) ->
         offsets = group.offsets
     results: list[OffsetDeletePartitionResponse] = []
     tombstones: list[tuple[str, int]] = []
+    pending = txn.state.pending_offsets.get(req.group_id, {})
     for topic, partition in req.partitions:
         if subscribed(topic):
             results.append(OffsetDeletePartitionResponse(topic, partition, Error.GROUP_SUBSCRIBED_TO_TOPIC))
             continue
         results.append(OffsetDeletePartitionResponse(topic, partition, Error.NONE))
-        # a tombstone only where an offset is committed (Kafka also writes one for a pending
-        # transactional offset, which the reference does not model), in the request's order,
-        # one for each time the request names the partition (OffsetMetadataManager.
-        # deleteOffsets asks hasCommittedOffset of the state before its records apply)
-        if (topic, partition) in offsets:
+        # a tombstone where an offset is committed or pending in a transaction, in the
+        # request's order, one for each time the request names the partition
+        # (OffsetMetadataManager.deleteOffsets asks hasCommittedOffset and
+        # hasPendingTransactionalOffsets of the state before its records apply)
+        if (topic, partition) in offsets or (topic, partition) in pending:
             tombstones.append((topic, partition))
     if tombstones:
         txn.emit(r.OffsetsDeleted(req.group_id, tuple(tombstones), "offset delete"))
@@ -390,20 +415,25 @@ def expire_offsets(txn: Txn, group: Group) -> None:
                 if tp[0] not in subscribed and c.expired(c.commit_timestamp_ms, now, retention)
             ]
     # PreparingRebalance and CompletingRebalance never expire offsets (KAFKA-13636).
+    pending = txn.state.pending_offsets.get(group.group_id)
+    if pending and expired:
+        # a partition with a pending transactional offset keeps its committed one
+        # (cleanupExpiredOffsets: hasPendingTransactionalOffsets)
+        expired = [tp for tp in expired if tp not in pending]
     if expired:
         # in the order cleanupExpiredOffsets walks the group's offset maps
         txn.emit(r.OffsetsDeleted(group.group_id, tuple(
             listed(txn.state.offset_order, group.group_id, set(expired))), "retention"))
-    if group.state is S.Empty and not group.offsets and not group.members:
+    if group.state is S.Empty and not group.offsets and not group.members and not pending:
+        # (and no open transaction: cleanupExpiredOffsets, openTransactions.contains)
         delete_group(txn, group)
 
 
 def delete_group(txn: Txn, group: Group) -> None:
     """Dead, tombstoned, and gone from the coordinator."""
-    if group.offsets:
-        # OffsetMetadataManager.deleteAllOffsets: in the order of the group's offset maps
-        txn.emit(r.OffsetsDeleted(group.group_id, tuple(
-            listed(txn.state.offset_order, group.group_id, group.offsets)), "group deleted"))
+    tombstones = all_offsets_tombstones(txn, group.group_id, group.offsets)
+    if tombstones:
+        txn.emit(r.OffsetsDeleted(group.group_id, tombstones, "group deleted"))
     rb.transition(txn, group, S.Dead)
     txn.emit(r.GroupTombstoned(group.group_id))
     txn.emit(r.GroupRemoved(group.group_id))
@@ -414,7 +444,7 @@ def delete_consumer_group(txn: Txn, group: ConsumerGroup) -> None:
     its offsets' tombstones (OffsetMetadataManager.deleteAllOffsets, in the order of the
     group's offset maps), then the group's, as the offset expiry deletes an emptied group
     (ConsumerGroup.createGroupTombstoneRecords: consumer/expiry.py)."""
-    if group.offsets:
-        txn.emit(r.OffsetsDeleted(group.group_id, tuple(
-            listed(txn.state.offset_order, group.group_id, group.offsets)), "group deleted"))
+    tombstones = all_offsets_tombstones(txn, group.group_id, group.offsets)
+    if tombstones:
+        txn.emit(r.OffsetsDeleted(group.group_id, tombstones, "group deleted"))
     delete_empty_consumer_group(txn, group)

@@ -67,6 +67,9 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         return
     if cls is r.OffsetCommitted:
         assert isinstance(rec, r.OffsetCommitted)
+        if rec.producer_id != -1:
+            _pending_offset(state, rec)
+            return
         cg = state.consumer_groups.get(rec.group_id)
         if cg is not None:
             _commit_offset(state, cg.offsets, rec)
@@ -94,6 +97,9 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         state.consumer_groups = {}
         state.group_order = GroupOrder(state.group_order.num_partitions)
         state.offset_order = {}
+        # (the next shard replays the pending transactional offsets from the log too: the
+        # failover re-emits them after each group's load)
+        state.pending_offsets = {}
         # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
         state.regex_tasks = {}
         # and the timers of gone consumer groups with its timer (the next shard schedules
@@ -454,12 +460,34 @@ def _apply_offsets(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
             _commit_offset(state, offsets, rec)
         case r.OffsetsDeleted(partitions=parts):
             order = state.offset_order.get(rec.group_id)
+            pending = state.pending_offsets.get(rec.group_id)
             for tp in parts:
                 offsets.pop(tp, None)
                 if order is not None:
                     order.remove(*tp)
+                if pending is not None:
+                    # a tombstone drops the partition's pending transactional offsets too
+                    # (OffsetMetadataManager.replay, openTransactions.clear)
+                    pending.pop(tp, None)
             if order is not None and not order:
                 del state.offset_order[rec.group_id]
+            if pending is not None and not pending:
+                del state.pending_offsets[rec.group_id]
+
+
+def _pending_offset(state: CoordinatorState, rec: r.OffsetCommitted) -> None:
+    """A transactional offset commit replayed: pending, kept by group id
+    (OffsetMetadataManager.replay with a producer id). The group it names exists (the
+    TxnOffsetCommit created a simple group if it had to); a classic group's offsets are
+    then in the log (a failover reloads it)."""
+    g = state.groups.get(rec.group_id)
+    if g is not None:
+        g.offsets_in_log = True
+    elif rec.group_id not in state.consumer_groups:
+        raise ReplayError(f"OffsetCommitted: no group {rec.group_id!r} for a transactional offset")
+    state.pending_offsets.setdefault(rec.group_id, {}).setdefault((rec.topic, rec.partition), {})[
+        rec.producer_id] = CommittedOffset(rec.committed_offset, rec.metadata, rec.commit_timestamp_ms,
+                                           rec.leader_epoch, rec.expire_timestamp_ms)
 
 
 def _commit_offset(state: CoordinatorState, offsets: dict[tuple[str, int], CommittedOffset],

@@ -30,7 +30,7 @@ member id, an absent ``instance=`` is a null group.instance.id)::
     LeaveGroup id=N group=G members=member[/instance],...    (``/inst`` alone: by instance)
     OffsetCommit id=N group=G [gen=-1] [member=] [instance=] [version=8] [metadata=]
                  [retention=-1] offsets=topic:partition:offset,...
-    OffsetFetch id=N group=G [partitions=topic:partition,...]
+    OffsetFetch id=N group=G [partitions=topic:partition,...] [require_stable=false]
     OffsetDelete id=N group=G partitions=topic:partition,...
     TxnOffsetCommit id=N group=G [gen=-1] [member=] [instance=] [metadata=] [producer=1]
                     [producer_epoch=0] offsets=topic:partition:offset,...
@@ -653,7 +653,11 @@ def _partitions(a: _Args) -> tuple[tuple[str, int], ...]:
 
 def _fetch(a: _Args) -> msg.Request:
     partitions = _partitions(a) if a.has("partitions") else None
-    return msg.OffsetFetchRequest(group_id=a.text("group"), partitions=partitions)
+    stable = a.text("require_stable", "false")
+    if stable not in ("true", "false"):
+        raise a.error(f"require_stable= is true or false, got {stable!r}")
+    return msg.OffsetFetchRequest(group_id=a.text("group"), partitions=partitions,
+                                  require_stable=stable == "true")
 
 
 def _parsed(block: Block, filename: str) -> tuple[str, _Args]:

@@ -59,6 +59,12 @@ class CoordinatorState:
     #: keeps offsets by group id, apart from the group): the order OffsetFetch of all offsets
     #: answers in; kept as offsets are committed and tombstoned
     offset_order: dict[str, OffsetOrder] = field(default_factory=dict)
+    #: group id -> partition -> producer id -> the pending transactional offset a
+    #: TxnOffsetCommit wrote in that producer's transaction (OffsetMetadataManager's
+    #: pendingTransactionalOffsets and openTransactions, kept by group id as Kafka keeps
+    #: them). Never committed or dropped here: the transaction's marker is not on the wire
+    #: (docs/deviations.md); a tombstone of the partition drops them, as Kafka's replay does
+    pending_offsets: dict[str, dict[tuple[str, int], dict[int, CommittedOffset]]] = field(default_factory=dict)
     #: the metadata image's topics by name (what a consumer group's assignor sees); an
     #: input, set by ``Coordinator.set_topics``
     topics: dict[str, TopicMetadata] = field(default_factory=dict)

@@ -275,6 +275,9 @@ class TxnOffsetCommitPartition:
     partition: int
     committed_offset: int
     committed_metadata: str | None = ""
+    #: v2+ (KIP-320): the leader epoch of the committed offset's record, -1 for none; kept
+    #: with the pending offset
+    committed_leader_epoch: int = added(-1)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -300,6 +300,12 @@ class OffsetCommitted(Record):
     #: commit's time plus an OffsetCommit v2-v4 retention_time_ms), None for none (the
     #: broker's offsets.retention.ms applies); a trace written before the field reads None
     expire_timestamp_ms: int | None = added(None)
+    #: -1: a plain commit. Otherwise the producer id of a TxnOffsetCommit's transaction: the
+    #: record is written in that transaction, and the offset is pending (OffsetFetch does not
+    #: see it, the group and the partition's committed offset are kept at the expiry check)
+    #: until the transaction's marker, which the group protocol never shows
+    #: (OffsetMetadataManager.replay with a producer id; docs/deviations.md)
+    producer_id: int = added(-1)
 
 
 @dataclass(frozen=True)

@@ -388,8 +388,8 @@ def _offset_delete_response(b: Mapping[str, Any], v: int) -> m.Response:
 
 
 def _txn_offset_commit_request(b: Mapping[str, Any], v: int, client_id: str, client_host: str) -> m.Request:
-    # recorded so the validator knows the group's offsets may change when the transaction
-    # commits (transactions are not modelled); v3+ carry the member's generation and ids
+    # replayed for the group's check of it (v3+ carry the member's generation and ids); the
+    # offsets become committed when the transaction commits (not modelled)
     return m.TxnOffsetCommitRequest(
         group_id=b["group_id"],
         transactional_id=b["transactional_id"],
@@ -400,7 +400,7 @@ def _txn_offset_commit_request(b: Mapping[str, Any], v: int, client_id: str, cli
         group_instance_id=b.get("group_instance_id"),
         partitions=tuple(
             m.TxnOffsetCommitPartition(_topic_name(t), p["partition_index"], p["committed_offset"],
-                                       p.get("committed_metadata"))
+                                       p.get("committed_metadata"), p.get("committed_leader_epoch", -1))
             for t in b["topics"]
             for p in t["partitions"]
         ),

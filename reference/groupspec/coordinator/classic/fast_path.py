@@ -87,7 +87,7 @@ def offset_committed(group_id: str, topic: str, partition: int, committed_offset
         "committed_offset": committed_offset, "metadata": metadata,
         "commit_timestamp_ms": commit_timestamp_ms, "generation_id": generation_id,
         "member_id": member_id, "leader_epoch": leader_epoch,
-        "expire_timestamp_ms": expire_timestamp_ms})
+        "expire_timestamp_ms": expire_timestamp_ms, "producer_id": -1})
     return rec
 
 

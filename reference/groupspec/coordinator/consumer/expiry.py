@@ -29,9 +29,13 @@ def expire_consumer_offsets(txn: Txn, group: ConsumerGroup) -> None:
     subscribed = subscription_counts(group.members.values(), group.resolved_regexes.values())
     retention = txn.config.offsets_retention_ms
     expired: list[tuple[str, int]] = []
-    all_expired = True
+    # a partition with a pending transactional offset keeps its committed one, and a group
+    # with an open transaction is not deleted (cleanupExpiredOffsets)
+    pending = txn.state.pending_offsets.get(group.group_id, {})
+    all_expired = not pending
     for (topic, partition), c in group.offsets.items():
-        if topic not in subscribed and c.expired(c.commit_timestamp_ms, txn.now_ms, retention):
+        if topic not in subscribed and c.expired(c.commit_timestamp_ms, txn.now_ms, retention) \
+                and (topic, partition) not in pending:
             expired.append((topic, partition))
         else:
             all_expired = False

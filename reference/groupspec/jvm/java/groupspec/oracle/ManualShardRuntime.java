@@ -96,6 +96,9 @@ abstract class ManualShardRuntime {
     final List<String> newIds = new ArrayList<>();
     /** every record appended so far: what a coordinator loading the partition replays */
     final List<CoordinatorRecord> log = new ArrayList<>();
+    /** The producer id and epoch each record of {@link #log} was written with (a
+     * transactional write's records carry its producer's; the others none). */
+    final List<long[]> logProducers = new ArrayList<>();
     ArrayNode completed;
     long offset;
     private final String logPrefix;
@@ -150,9 +153,9 @@ abstract class ManualShardRuntime {
             .withTopicPartition(new TopicPartition("__consumer_offsets", 0))
             .withSnapshotRegistry(snapshots)
             .build();
-        long at = 0;
-        for (CoordinatorRecord record : log) {
-            shard.replay(at++, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH, record);
+        for (int at = 0; at < log.size(); at++) {
+            long[] producer = logProducers.get(at);
+            shard.replay(at, producer[0], (short) producer[1], log.get(at));
         }
         shard.onLoaded(loadedImage());
         Field f = GroupCoordinatorShard.class.getDeclaredField("groupMetadataManager");
@@ -198,6 +201,7 @@ abstract class ManualShardRuntime {
             }
             offset++;
             log.add(record);
+            logProducers.add(new long[] {RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH});
             appended(record);
         }
         if (result.appendFuture() != null) {
@@ -555,15 +559,14 @@ abstract class ManualShardRuntime {
         answered(rid, o);
     }
 
-    /** TxnOffsetCommit ("partitions": [[topic, partition, offset, metadata?], ...],
+    /** TxnOffsetCommit ("partitions": [[topic, partition, offset, metadata?, leader epoch?], ...],
      * "producer_id", "producer_epoch", "transactional_id"), at version 3 (the first with the
      * member id, generation and instance): the shard's commitTransactionalOffset, its
      * records replayed as the runtime replays a transactional write's (with the producer
      * id: pending offsets, invisible to OffsetFetch, until a marker no step here writes).
      * The transaction's verification before it (the runtime asks the transaction
-     * coordinator) is not run: every transaction is taken as verified. The records are not
-     * kept in the log a failover reloads (an open transaction's offsets are not carried
-     * across a failover here). */
+     * coordinator) is not run: every transaction is taken as verified. The records go to
+     * the log with the producer id, so a failover replays them pending again. */
     final void txnCommit(int rid, JsonNode op) {
         Map<String, TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> topics = new TreeMap<>();
         List<TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic> ordered = new ArrayList<>();
@@ -578,7 +581,8 @@ abstract class ManualShardRuntime {
             t.partitions().add(new TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition()
                 .setPartitionIndex(p.get(1).asInt())
                 .setCommittedOffset(p.get(2).asLong())
-                .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null));
+                .setCommittedMetadata(p.size() > 3 && !p.get(3).isNull() ? p.get(3).asText() : null)
+                .setCommittedLeaderEpoch(p.size() > 4 ? p.get(4).asInt() : -1));
         }
         long producerId = op.path("producer_id").asLong(1L);
         short producerEpoch = (short) op.path("producer_epoch").asInt(0);
@@ -601,6 +605,8 @@ abstract class ManualShardRuntime {
                     shard.commitTransactionalOffset(context(28, op.path("version").asInt(3), "producer"), req);
                 for (CoordinatorRecord record : result.records()) {
                     shard.replay(offset++, producerId, producerEpoch, record);
+                    log.add(record);
+                    logProducers.add(new long[] {producerId, producerEpoch});
                 }
                 resp = result.response();
             } catch (Throwable e) {
