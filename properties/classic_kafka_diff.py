@@ -188,6 +188,15 @@ _commit = st.builds(
     # or one whose sum with the clock wraps (a Java long)
     st.sampled_from([-1, -1, -1, 0, 30_000, 400_000, 2**63 - 1]), st.sampled_from([-1, -1, 0, 7]),
 )
+#: TxnOffsetCommit (KIP-447) of producer 1 or 2 (kept in Op.ms' place), naming the client's
+#: member id, generation and instance as a transactional producer sends its consumer's
+#: group metadata (a stale generation: a zombie; "empty" ids with no generation: an
+#: anonymous commit); its offsets stay pending (no transaction marker on either side)
+_txn_commit = st.builds(
+    lambda who, group, ids, gen, meta, producer: Op(
+        "txn_commit", who=who, group=group, ids=ids, gen=gen, metadata=meta, ms=producer),
+    _who, _group, _ids, _gen, st.sampled_from(["short", "short", "none", "long"]), st.sampled_from([1, 2]),
+)
 _delete = st.builds(lambda group, both: Op("delete", group=group, assign="both" if both else "one"),
                     _group, st.booleans())
 _describe = st.builds(lambda group, both: Op("describe", group=group, assign="both" if both else "one"),
@@ -231,12 +240,12 @@ _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join(), "sync": _sync,
     "heartbeat": _heartbeat, "leave": _leave, "commit": _commit, "delete": _delete,
     "failover": st.just(Op("failover")), "describe": _describe, "fetch": _fetch,
-    "list": _list, "offset_delete": _offset_delete,
+    "list": _list, "offset_delete": _offset_delete, "txn_commit": _txn_commit,
 }
 #: mostly well-behaved steps (st.one_of would fold repeated branches into one)
 _WEIGHTS = {"next": 6, "round": 6, "advance": 5, "join": 2, "sync": 1, "heartbeat": 1, "leave": 1,
             "commit": 1, "delete": 1, "failover": 1, "describe": 1,
-            "fetch": 1, "list": 1, "offset_delete": 1}
+            "fetch": 1, "list": 1, "offset_delete": 1, "txn_commit": 1}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
 
@@ -472,6 +481,14 @@ class Differ:
                 retention_time_ms=op.retention_ms,
                 partitions=(m.OffsetCommitPartition("t", 0, offset, meta, op.leader_epoch),
                             m.OffsetCommitPartition("t", 1, offset + 1, "")))
+        if op.kind == "txn_commit":
+            meta = {"short": "m", "none": None, "long": "x" * (CONFIG.offset_metadata_max_bytes + 1)}[op.metadata]
+            offset = 10 * self.rid
+            return m.TxnOffsetCommitRequest(
+                group_id=gid, transactional_id=f"tx-{op.ms}", producer_id=op.ms, producer_epoch=0,
+                generation_id=gen, member_id=mid, group_instance_id=instance,
+                partitions=(m.TxnOffsetCommitPartition("t", 0, offset, meta, 5),
+                            m.TxnOffsetCommitPartition("t", 2, offset + 2, "")))
         if op.kind == "describe":
             return m.DescribeGroupsRequest(groups=GROUPS if op.assign == "both" else (gid,))
         if op.kind == "list":
@@ -491,7 +508,7 @@ class Differ:
 
     def _learn(self, rid: int, resp: dict[str, Any]) -> None:
         op = self.sent[rid]
-        if op.kind in ("delete", "describe", "fetch", "list", "offset_delete"):
+        if op.kind in ("delete", "describe", "fetch", "list", "offset_delete", "txn_commit"):
             return
         if op.kind == "leave":
             for (who, _), each in zip(op.others, resp["members"], strict=False):

@@ -287,13 +287,22 @@ abstract class ManualShardRuntime {
         return timers;
     }
 
-    /** The group's committed offsets ("topic-partition": offset) under "offsets", read as
-     * OffsetFetch with require_stable reads them. */
+    /** The group's committed offsets ("topic-partition": offset) under "offsets", read as a
+     * plain OffsetFetch of all offsets reads them (at a snapshot of the latest offset: a
+     * require_stable read would answer a partition with a pending transactional offset
+     * UNSTABLE_OFFSET_COMMIT instead of its committed offset). */
     final void putOffsets(ObjectNode o, String gid) {
         ObjectNode offsets = o.putObject("offsets");
-        OffsetFetchResponseData.OffsetFetchResponseGroup fetched = shard.fetchAllOffsets(
-            new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(gid).setTopics(null)
-                .setMemberEpoch(-1), Long.MAX_VALUE);
+        long at = offset;
+        snapshots.idempotentCreateSnapshot(at);
+        OffsetFetchResponseData.OffsetFetchResponseGroup fetched;
+        try {
+            fetched = shard.fetchAllOffsets(
+                new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId(gid).setTopics(null)
+                    .setMemberEpoch(-1), at);
+        } finally {
+            snapshots.deleteSnapshot(at);
+        }
         for (OffsetFetchResponseData.OffsetFetchResponseTopics t : fetched.topics()) {
             for (OffsetFetchResponseData.OffsetFetchResponsePartitions p : t.partitions()) {
                 offsets.put(t.name() + "-" + p.partitionIndex(), p.committedOffset());
