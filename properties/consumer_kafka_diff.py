@@ -218,6 +218,16 @@ _commit = st.builds(
     st.sampled_from(["current"] * 4 + ["stale", "future", "none"]), st.sampled_from([9, 9, 9, 8]),
     st.sampled_from(["short", "short", "none", "long"]),
 )
+#: TxnOffsetCommit (KIP-447): a transactional producer (1 or 2, in Op.ms' place) commits
+#: with the member's id and epoch (current, stale: a zombie, none) or none at all; its
+#: offsets stay pending on both sides (no transaction marker)
+_txn_commit = st.builds(
+    lambda who, group, ids, epoch, what, producer: Op("txn_commit", who=who, group=group, ids=ids, epoch=epoch,
+                                                      what=what, ms=producer),
+    _who, _group, st.sampled_from(["known"] * 4 + ["bogus", "empty"]),
+    st.sampled_from(["current"] * 4 + ["stale", "future", "none"]),
+    st.sampled_from(["short", "short", "none", "long"]), st.sampled_from([1, 2]),
+)
 #: OffsetFetch (v9 shape): all offsets or named ones, as the member (its id and epoch,
 #: current or stale) or as an admin (no member, epoch -1)
 _fetch = st.builds(
@@ -260,11 +270,11 @@ _classic_op = st.builds(
 _BY_KIND: dict[str, st.SearchStrategy[Op]] = {
     "next": _next, "round": _round, "advance": _advance, "join": _join, "heartbeat": _heartbeat,
     "subscribe": _subscribe, "leave": _leave, "failover": st.just(Op("failover")),
-    "commit": _commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
+    "commit": _commit, "txn_commit": _txn_commit, "fetch": _fetch, "describe": _describe, "list": _list, "image": _image_op,
     "delete": _delete, "regex": _regex, "offset_delete": _offset_delete, "classic": _classic_op,
 }
 _WEIGHTS = {"next": 6, "round": 6, "advance": 4, "join": 2, "heartbeat": 2, "subscribe": 1, "leave": 1,
-            "failover": 1, "commit": 2, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1, "regex": 2,
+            "failover": 1, "commit": 2, "txn_commit": 1, "fetch": 1, "describe": 1, "list": 1, "image": 1, "delete": 1, "regex": 2,
             "offset_delete": 1, "classic": 3}
 OPS = st.sampled_from([k for k, n in _WEIGHTS.items() for _ in range(n)]).flatmap(_BY_KIND.__getitem__)
 SEQUENCES = st.lists(OPS, min_size=10, max_size=40)
@@ -684,7 +694,7 @@ class Differ:
             instance = OTHER_INSTANCE
         gid = GROUPS[op.group]
         seen = self.seen.setdefault((op.who, op.group), Seen())
-        if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete"):
+        if op.kind in ("commit", "txn_commit", "fetch", "describe", "list", "delete", "offset_delete"):
             return self._other_request(op, rid, seen)
         if op.ids == "fresh" or (op.ids == "known" and not seen.member_id and op.version >= 1):
             seen.member_id = self._new_id(op.who)
@@ -773,6 +783,16 @@ class Differ:
             return wire, m.OffsetCommitRequest(
                 group_id=gid, generation_id=epoch, member_id=mid, group_instance_id=instance, version=op.version,
                 partitions=tuple(m.OffsetCommitPartition(t, p, o, md, le) for t, p, o, md, le in parts))
+        if op.kind == "txn_commit":
+            meta = {"short": "m", "none": None, "long": "x" * (CONFIG.offset_metadata_max_bytes + 1)}[op.what]
+            txn_parts: list[list[Any]] = [["t", 0, 10 * rid, meta, 3], ["v", 0, 10 * rid + 2, "", -1]]
+            wire = {"rid": rid, "kind": "txn_commit", "group": gid, "generation_id": epoch, "member_id": mid,
+                    "group_instance_id": instance, "transactional_id": f"tx-{op.ms}", "producer_id": op.ms,
+                    "producer_epoch": 0, "partitions": txn_parts}
+            return wire, m.TxnOffsetCommitRequest(
+                group_id=gid, transactional_id=f"tx-{op.ms}", producer_id=op.ms, producer_epoch=0,
+                generation_id=epoch, member_id=mid, group_instance_id=instance,
+                partitions=tuple(m.TxnOffsetCommitPartition(t, p, o, md, le) for t, p, o, md, le in txn_parts))
         wanted = None if op.what == "all" else [("t", 0), ("u", 1), ("v", 0)]
         member = None if op.ids == "admin" else mid
         if op.ids == "admin":
@@ -793,7 +813,7 @@ class Differ:
             elif resp.get("error") in (Error.UNKNOWN_MEMBER_ID.value, Error.FENCED_INSTANCE_ID.value):
                 self.classic_seen.pop(key, None)
             return
-        if op.kind in ("commit", "fetch", "describe", "list", "delete", "offset_delete"):
+        if op.kind in ("commit", "txn_commit", "fetch", "describe", "list", "delete", "offset_delete"):
             return
         seen = self.seen.setdefault((op.who, op.group), Seen())
         err = resp["error"]
@@ -837,6 +857,8 @@ def _ref_json(resp: Any, consumer_ids: Iterable[str] = ()) -> dict[str, Any]:
     if isinstance(resp, m.OffsetCommitResponse):
         return {"partitions": [{"topic": p.topic, "partition": p.partition, "error": p.error.value}
                                for p in resp.partitions]}
+    if isinstance(resp, m.TxnOffsetCommitResponse):
+        return classic_diff.ref_json(resp)
     if isinstance(resp, m.OffsetFetchResponse):
         return {"error": resp.error.value,
                 "offsets": [[p.topic, p.partition, p.committed_offset, p.metadata, p.error.value,

@@ -616,6 +616,7 @@ abstract class ManualShardRuntime {
                     shard.replay(offset++, producerId, producerEpoch, record);
                     log.add(record);
                     logProducers.add(new long[] {producerId, producerEpoch});
+                    appended(record);
                 }
                 resp = result.response();
             } catch (Throwable e) {
