@@ -25,12 +25,13 @@ from typing import Any
 
 import pytest
 
+from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
-from groupspec.validate import CONFORMING, VIOLATION, validate_path
+from groupspec.validate import CONFORMING, INCONCLUSIVE, VIOLATION, validate_path
 from groupspec.validate.verdict import GroupVerdict
 from tests.test_coordinator_kafka_offsets import Context
 from tests.test_validate_offset_delete import Broker, commit, fetch, stable_member, verdict
@@ -402,3 +403,137 @@ def test_tansu_accepting_the_zombie_producer_is_named() -> None:
     assert not any(line in (txn_lines[0], txn_lines[1], txn_lines[3]) for line, _ in named), named
     zombie = next(d for d in g.divergences if d.line == txn_lines[2])
     assert zombie.side == "broker" and zombie.definite and zombie.consequence_of is None, zombie
+
+
+def test_a_require_stable_fetch_of_a_pending_offset() -> None:
+    """The reference keeps a TxnOffsetCommit's offset pending (its marker is not on the
+    wire) and answers a require_stable fetch UNSTABLE_OFFSET_COMMIT for it, as Kafka does
+    until the marker. A broker answering so, or with the transaction's offset (committed
+    since), conforms; the earlier offset (an abort) leaves the group undecided, naming the
+    TxnOffsetCommit; a plain fetch does not see the pending offset."""
+    b = Broker()
+    commit(b, 1000, ("t", 0, 5))
+    b.send(m.TxnOffsetCommitRequest(group_id="g", transactional_id="tx", producer_id=3, producer_epoch=0,
+                                    partitions=(m.TxnOffsetCommitPartition("t", 0, 50, ""),)), 1100)
+    stable = b.send(m.OffsetFetchRequest(group_id="g", partitions=(("t", 0),), require_stable=True), 1200)
+    assert b.answer(stable) == m.OffsetFetchResponse(error=Error.NONE, partitions=(
+        m.OffsetFetchPartitionResponse("t", 0, -1, "", Error.UNSTABLE_OFFSET_COMMIT),))
+    plain = b.send(m.OffsetFetchRequest(group_id="g", partitions=(("t", 0),)), 1300)
+    assert [p.committed_offset for p in b.answer(plain).partitions] == [5]  # type: ignore[union-attr]
+    assert verdict(b).verdict == CONFORMING
+    b.inject[stable] = m.OffsetFetchResponse(error=Error.NONE, partitions=(
+        m.OffsetFetchPartitionResponse("t", 0, 50, "", Error.NONE),))
+    assert verdict(b).verdict == CONFORMING
+    b.inject[stable] = m.OffsetFetchResponse(error=Error.NONE, partitions=(
+        m.OffsetFetchPartitionResponse("t", 0, 5, "", Error.NONE),))
+    g = verdict(b)
+    assert g.verdict == INCONCLUSIVE, g
+    assert any("TxnOffsetCommit at line(s)" in x.what for x in g.missing), g.missing
+
+
+# ========================================= OffsetMetadataManagerTest: pending offsets
+def _txn_record(group_id: str, topic: str, partition: int, offset: int, producer_id: int,
+                at: int = 0) -> r.OffsetCommitted:
+    """context.commitOffset(producerId, ...) / verifyTransactionalReplay: the record a
+    transactional commit writes."""
+    return r.OffsetCommitted(group_id, topic, partition, offset, "small", at, -1, "", producer_id=producer_id)
+
+
+def _pending(ctx: Context, group_id: str, topic: str, partition: int) -> dict[int, int]:
+    by_producer = ctx.coordinator.state.pending_offsets.get(group_id, {}).get((topic, partition), {})
+    return {pid: c.committed_offset for pid, c in by_producer.items()}
+
+
+def test_transactional_replay() -> None:
+    """testTransactionalReplay: each record with a producer id is pending for that producer
+    (by group, topic and partition), and no offset is committed."""
+    ctx = Context()
+    ctx.replay(r.GroupCreated("foo", 0), r.GroupCreated("bar", 0))
+    for pid, gid, topic, partition, offset in ((5, "foo", "bar", 0, 100), (5, "foo", "bar", 1, 101),
+                                               (5, "bar", "zar", 0, 100), (5, "bar", "zar", 1, 101),
+                                               (6, "foo", "bar", 2, 102), (6, "foo", "bar", 3, 102)):
+        ctx.replay(_txn_record(gid, topic, partition, offset, pid))
+        assert _pending(ctx, gid, topic, partition) == {pid: offset}
+        assert not ctx.has_offset(gid, topic, partition)
+
+
+def test_replay_with_tombstone_and_pending_transactional_offsets() -> None:
+    """testReplayWithTombstoneAndPendingTransactionalOffsets: a tombstone drops the
+    partition's committed offset and its pending ones."""
+    ctx = Context()
+    ctx.replay(r.GroupCreated("foo", 0),
+               r.OffsetCommitted("foo", "bar", 0, 100, "small", 0, -1, ""),
+               _txn_record("foo", "bar", 0, 100, 10), _txn_record("foo", "bar", 1, 100, 10),
+               r.OffsetsDeleted("foo", (("bar", 0),), "offset delete"),
+               r.OffsetsDeleted("foo", (("bar", 1),), "offset delete"))
+    assert not ctx.has_offset("foo", "bar", 0) and not ctx.has_offset("foo", "bar", 1)
+    assert _pending(ctx, "foo", "bar", 0) == {} and _pending(ctx, "foo", "bar", 1) == {}
+    assert "foo" not in ctx.coordinator.state.pending_offsets
+
+
+@pytest.mark.parametrize("kind", ["classic", "consumer"])
+def test_offset_delete_with_pending_transactional_offsets(kind: str) -> None:
+    """testGenericGroupOffsetDeleteWithPendingTransactionalOffsets and
+    testConsumerGroupOffsetDeleteWithPendingTransactionalOffsets: a partition with only a
+    pending offset is answered NONE and tombstoned (testOffsetDeleteWith writes a tombstone
+    where hasOffset: committed or pending), and is gone."""
+    ctx = Context()
+    if kind == "classic":
+        ctx.replay(r.GroupCreated("foo", 0))
+    else:
+        ctx.consumer_group("foo")
+    ctx.replay(_txn_record("foo", "bar", 0, 100, 10))
+    resp, records = ctx.send(m.OffsetDeleteRequest(group_id="foo", partitions=(("bar", 0),)))
+    assert resp == m.OffsetDeleteResponse(error=Error.NONE, partitions=(
+        m.OffsetDeletePartitionResponse("bar", 0, Error.NONE),))
+    assert records == [r.OffsetsDeleted("foo", (("bar", 0),), "offset delete")]
+    assert _pending(ctx, "foo", "bar", 0) == {}
+
+
+@pytest.mark.parametrize("kind", ["classic", "consumer"])
+def test_delete_group_all_offsets_with_pending_transactional_offsets(kind: str) -> None:
+    """testDeleteGroupAllOffsetsWithPendingTransactionalOffsets (through DeleteGroups, which
+    calls deleteAllOffsets): the committed offsets' tombstones in the order of the group's
+    offset maps, then one for each partition with only pending offsets."""
+    ctx = Context()
+    if kind == "classic":
+        ctx.replay(r.GroupCreated("foo", 0))
+    else:
+        ctx.consumer_group("foo")
+    for topic, partition in (("bar-0", 0), ("bar-0", 1), ("bar-1", 0)):
+        ctx.commit_record("foo", topic, partition, 100, 0)
+    ctx.replay(_txn_record("foo", "bar-1", 0, 101, 10), _txn_record("foo", "bar-2", 0, 100, 10))
+    resp, records = ctx.send(m.DeleteGroupsRequest(groups_names=("foo",)))
+    assert resp == m.DeleteGroupsResponse(results=(m.DeletableGroupResult("foo", Error.NONE),))
+    deleted = [x for x in records if isinstance(x, r.OffsetsDeleted)]
+    assert deleted == [r.OffsetsDeleted("foo", (("bar-1", 0), ("bar-0", 0), ("bar-0", 1), ("bar-2", 0)),
+                                        "group deleted")]
+    for topic, partition in (("bar-0", 0), ("bar-0", 1), ("bar-1", 0), ("bar-2", 0)):
+        assert not ctx.has_offset("foo", topic, partition) and _pending(ctx, "foo", topic, partition) == {}
+
+
+def test_cleanup_expired_offsets_with_pending_transactional_offsets() -> None:
+    """testCleanupExpiredOffsetsWithPendingTransactionalOffsets: foo-0's committed offset is
+    past its retention (a minute, by commit timestamp: a simple group) but a transactional
+    offset for it is pending: nothing expires, and the group stays."""
+    c = Coordinator(CoordinatorConfig(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=60_000))
+    c.handle(1, m.OffsetCommitRequest(group_id="group-id", partitions=(m.OffsetCommitPartition("foo", 0, 100),)), 0)
+    c.handle(2, txn_commit("group-id", "", -1, partitions=(("foo", 0),)), 500)
+    out = c.advance(60_000)
+    assert not any(isinstance(x, r.OffsetsDeleted) for x in out.records)
+    assert "group-id" in c.state.groups and ("foo", 0) in c.state.groups["group-id"].offsets
+
+
+def test_cleanup_expired_offsets_with_pending_transactional_offsets_only() -> None:
+    """testCleanupExpiredOffsetsWithPendingTransactionalOffsetsOnly: foo-0 expires, foo-1 has
+    only a pending offset, and the group is not deleted (an open transaction); at the next
+    check nothing more happens."""
+    c = Coordinator(CoordinatorConfig(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=60_000))
+    c.handle(1, m.OffsetCommitRequest(group_id="group-id", partitions=(m.OffsetCommitPartition("foo", 0, 100),)), 0)
+    c.handle(2, txn_commit("group-id", "", -1, partitions=(("foo", 1),)), 500)
+    out = c.advance(60_000)
+    assert [x for x in out.records if isinstance(x, r.OffsetsDeleted)] == [
+        r.OffsetsDeleted("group-id", (("foo", 0),), "retention")]
+    assert "group-id" in c.state.groups
+    again = c.advance(120_000)
+    assert again.records == [] and "group-id" in c.state.groups

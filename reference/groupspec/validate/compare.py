@@ -418,9 +418,15 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         for p in actual.partitions:
             committed = e3.get((p.topic, p.partition))
             if committed is not None and committed.error is Error.UNSTABLE_OFFSET_COMMIT:
-                # pending in a transaction for the reference, whose marker is not on the wire:
-                # by now the broker may answer it committed, or the earlier offset (aborted)
-                continue
+                # pending in a transaction for the reference, whose marker is not on the
+                # wire: the broker may still answer UNSTABLE_OFFSET_COMMIT, or by now the
+                # transaction's offset (committed); anything else (the earlier offset of an
+                # aborted transaction, say) is for the replay to call undecided
+                if p.error is Error.UNSTABLE_OFFSET_COMMIT or (
+                        txn and (p.committed_offset, p.metadata) in txn.get((p.topic, p.partition), ())):
+                    continue
+                return Mismatch(f"offset of {p.topic}-{p.partition} (pending in a transaction)",
+                                partition=(p.topic, p.partition))
             want = -1 if committed is None else committed.committed_offset
             if p.error is not _NONE:
                 if p.error not in OFFSET_FETCH_PARTITION_ERRORS:
