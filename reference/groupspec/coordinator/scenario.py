@@ -634,10 +634,8 @@ def _txn_commit(a: _Args) -> msg.Request:
 
 def _error_code(code: int) -> str:
     """A wire error code by its name when the vocabulary has one (a TxnOffsetCommit's)."""
-    try:
-        return Error(code).name
-    except ValueError:
-        return str(code)
+    e = Error.known(code)
+    return e.name if e is not None else str(code)
 
 
 def _partitions(a: _Args) -> tuple[tuple[str, int], ...]:

@@ -63,6 +63,15 @@ class Error(Enum):
             raise ValueError(f"unknown Kafka error code {code}") from None
 
     @classmethod
+    def known(cls, code: int) -> Error | None:
+        """The error with wire code ``code``, or None for a code outside the vocabulary (a
+        transaction's error, which a TxnOffsetCommit answer may carry)."""
+        try:
+            return cls(code)
+        except ValueError:
+            return None
+
+    @classmethod
     def from_name(cls, name: str) -> Error:
         try:
             return cls[name]

@@ -101,15 +101,8 @@ def _code_name(code: int | None) -> str:
     """A wire error code by name (a code outside the vocabulary by number)."""
     if code is None:
         return "nothing"
-    e = _known_error(code)
+    e = Error.known(code)
     return e.name if e is not None else f"error {code}"
-
-
-def _known_error(code: int) -> Error | None:
-    try:
-        return Error(code)
-    except ValueError:
-        return None
 
 #: the per-partition errors an OffsetFetch answer may carry: UNSTABLE_OFFSET_COMMIT for a
 #: partition with a pending transactional offset when the request requires stable offsets
@@ -147,7 +140,7 @@ def main_error(resp: m.Response | None) -> Error | None:
         # (an error outside the group protocol's vocabulary, a transaction's: None)
         for t in resp.partitions:
             if t.error_code != 0 and t.error_code not in _API_LAYER_CODES:
-                return _known_error(t.error_code)
+                return Error.known(t.error_code)
         return _NONE
     if isinstance(resp, m.DeleteGroupsResponse):
         return resp.results[0].error if resp.results else _NONE
@@ -209,8 +202,7 @@ def summary(resp: m.Response | None) -> str:
         return f"OffsetCommit {'/'.join(errs) or 'NONE (no partitions)'}"
     if isinstance(resp, m.TxnOffsetCommitResponse):
         codes = sorted({p.error_code for p in resp.partitions})
-        names = [e.name if (e := _known_error(c)) is not None else f"error {c}" for c in codes]
-        return f"TxnOffsetCommit {'/'.join(names) or 'NONE (no partitions)'}"
+        return f"TxnOffsetCommit {'/'.join(map(_code_name, codes)) or 'NONE (no partitions)'}"
     if isinstance(resp, m.OffsetFetchResponse):
         parts = ", ".join(f"{p.topic}-{p.partition}@{p.committed_offset}{_fetched_metadata(p)}"
                           for p in resp.partitions)
