@@ -182,6 +182,14 @@ FOUND: dict[str, list[Op]] = {
         Op("join", who=3, epoch="zero", full=True, sub=0, other_instance=True),
         Op("join", who=3, epoch="zero", full=True, sub=0),
     ],
+    # deleting a group whose partitions t-0 and v-0 hold only pending transactional offsets
+    # writes their tombstones in the order of Kafka's open-transactions maps (v-0, t-0;
+    # OffsetMetadataManager.deleteAllOffsets), not sorted
+    "group-deletion-tombstones-pending-offsets-in-kafkas-order": [
+        Op("join", who=0, epoch="zero", full=True, sub=0),
+        Op("txn_commit", who=0, ids="known", epoch="current", what="short", ms=1),
+        Op("leave", who=0, epoch="leave"), Op("delete", what="one"),
+    ],
 }
 
 #: the migration policy of a found sequence that needs other than check's default

@@ -251,10 +251,11 @@ class Coordinator:
         old = self.state.groups
         old_consumer = self.state.consumer_groups
         old_pending = self.state.pending_offsets
+        old_pending_order = self.state.pending_order
         txn.emit(r.CoordinatorUnloaded(""))
         load_all(old, txn)
         load_consumer_groups(old_consumer, txn)
-        load_pending_offsets(old_pending, txn)
+        load_pending_offsets(old_pending, old_pending_order, txn)
         return txn.out
 
     def delete_partitions(self, partitions: Iterable[tuple[str, int]], now_ms: int) -> Output:

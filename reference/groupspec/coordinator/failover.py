@@ -20,6 +20,7 @@ from groupspec.coordinator.committed_offset import CommittedOffset, expire_times
 from groupspec.coordinator.consumer.group import ConsumerGroup
 from groupspec.coordinator.consumer.member import ConsumerMember, to_record
 from groupspec.coordinator.context import Txn
+from groupspec.coordinator.offset_order import OffsetOrder
 from groupspec.protocol import consumer_group_records as cr
 from groupspec.protocol import records as r
 from groupspec.protocol.errors import Error
@@ -61,12 +62,19 @@ def load_all(old: dict[str, Group], txn: Txn) -> None:
             rb.prepare_rebalance(txn, loaded, "freshly loaded group is over group.max.size")
 
 
-def load_pending_offsets(old: dict[str, dict[tuple[str, int], dict[int, CommittedOffset]]], txn: Txn) -> None:
-    """The pending transactional offsets, replayed from the log by the next shard as they
-    were written (their transactions' markers are not in it: not on the wire), after the
-    groups they belong to."""
+def load_pending_offsets(old: dict[str, dict[tuple[str, int], dict[int, CommittedOffset]]],
+                         old_order: dict[str, OffsetOrder], txn: Txn) -> None:
+    """The pending transactional offsets, replayed from the log by the next shard (their
+    transactions' markers are not in it: not on the wire), after the groups they belong
+    to, each group's partitions in the order they first became pending, as the log has
+    them (a partition tombstoned and pending again in between is replayed once, from its
+    last start: the open transactions' tables may be smaller than Kafka's after it replays
+    the whole log)."""
     for gid, partitions in old.items():
-        for (t, p), by_producer in sorted(partitions.items()):
+        order = old_order.get(gid)
+        listed = order.inserted() if order is not None else sorted(partitions)
+        for t, p in listed:
+            by_producer = partitions[(t, p)]
             for pid, c in sorted(by_producer.items()):
                 txn.emit(r.OffsetCommitted(gid, t, p, c.committed_offset, c.metadata, c.commit_timestamp_ms,
                                            -1, "", c.leader_epoch, c.expire_timestamp_ms, producer_id=pid))

@@ -19,6 +19,13 @@ Offsets are kept by group id, apart from the group itself (a group removed while
 offsets stay, as when an empty classic group makes way for a consumer group, leaves them,
 and their order, in place). The same nesting orders the offset tombstones of a group being
 deleted (OffsetMetadataManager.deleteAllOffsets).
+
+The partitions with pending transactional offsets are kept in the same nesting
+(OffsetMetadataManager.OpenTransactions: group id -> topic -> partition, its inner maps
+created with expected size 1, which BaseHashTable.expectedSizeToCapacity turns into the same
+2-slot table as expected size 0), but a partition is put only when it has none
+(computeIfAbsent): :meth:`OffsetOrder.add`. deleteAllOffsets writes the tombstones of
+partitions with only pending offsets in that map's order.
 """
 
 from __future__ import annotations
@@ -42,6 +49,18 @@ class OffsetOrder:
             self.topics.put(topic)
             by_partition = self.partitions[topic] = TimelineOrder()
         by_partition.put(partition)
+
+    def add(self, topic: str, partition: int) -> None:
+        """``computeIfAbsent`` on every level (OffsetMetadataManager.OpenTransactions.add):
+        a partition already there is not put again, so its map's table does not grow."""
+        by_partition = self.partitions.get(topic)
+        if by_partition is None or partition not in by_partition:
+            self.put(topic, partition)
+
+    def inserted(self) -> list[tuple[str, int]]:
+        """The (topic, partition) pairs in the order they were first put (and not removed
+        since): the order a log replays them in."""
+        return [(t, p) for t in self.topics.inserted() for p in self.partitions[t].inserted()]
 
     def remove(self, topic: str, partition: int) -> None:
         by_partition = self.partitions.get(topic)

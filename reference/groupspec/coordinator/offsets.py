@@ -250,11 +250,12 @@ def all_offsets_tombstones(txn: Txn, group_id: str,
                            offsets: dict[tuple[str, int], CommittedOffset]) -> tuple[tuple[str, int], ...]:
     """OffsetMetadataManager.deleteAllOffsets: a tombstone for each committed offset, in the
     order of the group's offset maps, then one for each partition with only pending
-    transactional offsets (Kafka walks its open transactions' hash map there; here in
-    sorted order: the records' order is not on the wire)."""
+    transactional offsets, in the order of the open transactions' maps
+    (``CoordinatorState.pending_order``)."""
     committed = tuple(listed(txn.state.offset_order, group_id, offsets)) if offsets else ()
     pending = txn.state.pending_offsets.get(group_id, {})
-    return committed + tuple(sorted(tp for tp in pending if tp not in offsets))
+    pending_only = [tp for tp in pending if tp not in offsets]
+    return committed + tuple(listed(txn.state.pending_order, group_id, pending_only))
 
 
 def _utf16_length(s: str) -> int:

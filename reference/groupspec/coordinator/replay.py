@@ -22,7 +22,7 @@ from groupspec.coordinator.classic.group import (
 from groupspec.coordinator.committed_offset import expire_timestamp_from_log
 from groupspec.coordinator.consumer.replay import apply_consumer_record
 from groupspec.coordinator.group_order import GroupOrder
-from groupspec.coordinator.offset_order import note_commit
+from groupspec.coordinator.offset_order import OffsetOrder, note_commit
 from groupspec.coordinator.state import CommittedOffset, CoordinatorState, ReplayError
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_records import CONSUMER_GROUP_RECORDS
@@ -100,6 +100,7 @@ def apply_record(state: CoordinatorState, rec: r.Record) -> None:
         # (the next shard replays the pending transactional offsets from the log too: the
         # failover re-emits them after each group's load)
         state.pending_offsets = {}
+        state.pending_order = {}
         # the executor's tasks are cancelled with the shard (CoordinatorExecutor.cancelAll)
         state.regex_tasks = {}
         # and the timers of gone consumer groups with its timer (the next shard schedules
@@ -461,6 +462,7 @@ def _apply_offsets(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
         case r.OffsetsDeleted(partitions=parts):
             order = state.offset_order.get(rec.group_id)
             pending = state.pending_offsets.get(rec.group_id)
+            pending_order = state.pending_order.get(rec.group_id)
             for tp in parts:
                 offsets.pop(tp, None)
                 if order is not None:
@@ -469,10 +471,14 @@ def _apply_offsets(state: CoordinatorState, offsets: dict[tuple[str, int], Commi
                     # a tombstone drops the partition's pending transactional offsets too
                     # (OffsetMetadataManager.replay, openTransactions.clear)
                     pending.pop(tp, None)
+                if pending_order is not None:
+                    pending_order.remove(*tp)
             if order is not None and not order:
                 del state.offset_order[rec.group_id]
             if pending is not None and not pending:
                 del state.pending_offsets[rec.group_id]
+            if pending_order is not None and not pending_order:
+                del state.pending_order[rec.group_id]
 
 
 def _pending_offset(state: CoordinatorState, rec: r.OffsetCommitted) -> None:
@@ -488,6 +494,10 @@ def _pending_offset(state: CoordinatorState, rec: r.OffsetCommitted) -> None:
     state.pending_offsets.setdefault(rec.group_id, {}).setdefault((rec.topic, rec.partition), {})[
         rec.producer_id] = CommittedOffset(rec.committed_offset, rec.metadata, rec.commit_timestamp_ms,
                                            rec.leader_epoch, rec.expire_timestamp_ms)
+    order = state.pending_order.get(rec.group_id)
+    if order is None:
+        order = state.pending_order[rec.group_id] = OffsetOrder()
+    order.add(rec.topic, rec.partition)
 
 
 def _commit_offset(state: CoordinatorState, offsets: dict[tuple[str, int], CommittedOffset],

@@ -65,6 +65,10 @@ class CoordinatorState:
     #: them). Never committed or dropped here: the transaction's marker is not on the wire
     #: (docs/deviations.md); a tombstone of the partition drops them, as Kafka's replay does
     pending_offsets: dict[str, dict[tuple[str, int], dict[int, CommittedOffset]]] = field(default_factory=dict)
+    #: group id -> the order Kafka's open-transactions maps keep the partitions of
+    #: ``pending_offsets`` in (OpenTransactions, coordinator/offset_order.py): the order a
+    #: group's deletion tombstones its partitions with only pending offsets in
+    pending_order: dict[str, OffsetOrder] = field(default_factory=dict)
     #: the metadata image's topics by name (what a consumer group's assignor sees); an
     #: input, set by ``Coordinator.set_topics``
     topics: dict[str, TopicMetadata] = field(default_factory=dict)

@@ -69,6 +69,10 @@ class TimelineOrder(Generic[K]):
     def remove(self, key: K) -> None:
         self._inserted.pop(key, None)
 
+    def inserted(self) -> list[K]:
+        """The keys in the order they were last inserted."""
+        return list(self._inserted)
+
     def order(self) -> list[K]:
         """The keys as the map iterates them now."""
         return sorted(self._inserted, key=lambda k: (timeline_slot(k, self.slots), -self._inserted[k]))
