@@ -537,3 +537,29 @@ def test_cleanup_expired_offsets_with_pending_transactional_offsets_only() -> No
     assert "group-id" in c.state.groups
     again = c.advance(120_000)
     assert again.records == [] and "group-id" in c.state.groups
+
+
+def test_an_offset_kept_by_a_pending_one_does_not_make_every_later_check_run() -> None:
+    """A committed offset past its own expire timestamp (OffsetCommit v2's retention of 0)
+    that a pending transactional offset keeps cannot expire, nor can its group be deleted:
+    the checks after one that found nothing are skipped on their cadence, not run one
+    interval at a time. A wire-fuzz recording (a TxnOffsetCommit after such a commit, on a
+    broker with a 1 s check interval) took the validator minutes before this."""
+    c = Coordinator(CoordinatorConfig(offsets_retention_check_interval_ms=1_000))
+    c.handle(1, m.OffsetCommitRequest(group_id="g", version=2, retention_time_ms=0,
+                                      partitions=(m.OffsetCommitPartition("foo", 0, 100),)), 0)
+    c.handle(2, txn_commit("g", "", -1, partitions=(("foo", 0),)), 0)
+    checks = 0
+    expire_all = c._expire_all
+
+    def counted(txn: Any) -> None:
+        nonlocal checks
+        checks += 1
+        expire_all(txn)
+
+    c._expire_all = counted  # type: ignore[method-assign]
+    out = c.advance(10**9)  # a million intervals
+    assert out.records == [] and checks <= 2
+    assert ("foo", 0) in c.state.groups["g"].offsets
+    # the cadence is kept: the next check is the first on it after the time reached
+    assert c.next_offsets_check_ms % 1_000 == 0 and 10**9 < c.next_offsets_check_ms <= 10**9 + 1_000

@@ -43,6 +43,7 @@ from groupspec.coordinator.classic.heartbeat import handle_heartbeat
 from groupspec.coordinator.classic.join_group import MemberIdGenerator, handle_join_group
 from groupspec.coordinator.classic.leave_group import handle_leave_group
 from groupspec.coordinator.classic.sync_group import handle_sync_group
+from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig, GroupConfig
 from groupspec.coordinator.consumer.describe import handle_consumer_group_describe
 from groupspec.coordinator.consumer.expiry import expire_consumer_offsets
@@ -192,11 +193,24 @@ class Coordinator:
         group with nothing left to expire was deleted by this check already), or an offset's
         own expire timestamp (OffsetCommit v2-v4) is reached: every check before the earliest
         such instant finds what this one found. Without this, a trace whose clock jumps (a
-        time of 1970 among 2026's) stepped through millions of checks."""
-        offsets = [c for g in self.state.groups.values() for c in g.offsets.values()]
-        offsets += [c for g in self.state.consumer_groups.values() for c in g.offsets.values()]
-        bases = [c.commit_timestamp_ms for c in offsets]
-        bases += [g.state_timestamp_ms for g in self.state.groups.values()]
+        time of 1970 among 2026's) stepped through millions of checks. A committed offset of
+        a partition with a pending transactional offset never expires here (the
+        transaction's end is not modelled), nor is a group with pending offsets deleted:
+        neither bounds the skip (else a past expire timestamp of such an offset made every
+        later check run, one interval at a time)."""
+        pending = self.state.pending_offsets
+        offsets: list[CommittedOffset] = []
+        bases: list[int] = []
+        for g in self.state.groups.values():
+            held = pending.get(g.group_id)
+            free = list(g.offsets.values()) if not held else [c for tp, c in g.offsets.items() if tp not in held]
+            offsets += free
+            if free or not held:
+                bases.append(g.state_timestamp_ms)
+        for cg in self.state.consumer_groups.values():
+            held = pending.get(cg.group_id)
+            offsets += cg.offsets.values() if not held else [c for tp, c in cg.offsets.items() if tp not in held]
+        bases += [c.commit_timestamp_ms for c in offsets]
         earliest_effect = (min(bases) + self.config.offsets_retention_ms) if bases else math.inf
         expiries = [c.expire_timestamp_ms for c in offsets if c.expire_timestamp_ms is not None]
         if expiries:
