@@ -105,6 +105,7 @@ def bases() -> tuple[tuple[str, Doc], ...]:
     out: list[tuple[str, Doc]] = []
     files = sorted([*(EXAMPLES / "conformance").rglob("*.jsonl"),
                     *(EXAMPLES / "validator-false-positives").rglob("*.jsonl"),
+                    *(EXAMPLES / "historical-bugs").rglob("*.jsonl"),
                     *(EXAMPLES / "wire-fuzz-open").rglob("*.jsonl")])
     for f in files:
         out.append((str(f.relative_to(EXAMPLES)), _read_lines(f)))

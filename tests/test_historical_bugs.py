@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CLASSIC = ROOT / "examples" / "conformance" / "kafka-4.1.2"
 KIP848 = ROOT / "examples" / "validator-false-positives" / "kip848"
 MIXED = ROOT / "examples" / "validator-false-positives" / "mixed"
+#: recordings made for a historical bug (the script that made each beside it)
+HISTORICAL = ROOT / "examples" / "historical-bugs"
 #: the broker settings the KIP-848 recordings were made with (tests/test_validate_regressions.py)
 KIP848_CONFIG = ReplayConfig(coordinator=dataclasses.replace(
     CoordinatorConfig(), consumer_group_session_timeout_ms=6000, consumer_group_heartbeat_interval_ms=1000))
@@ -56,6 +58,19 @@ def _kafka_16367_extra(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
     # a partial heartbeat (owned partitions only, nothing changed) answered with the
     # assignment all the same (line 7's)
     e["response"]["assignment"] = events[6]["response"]["assignment"]
+
+
+def _kafka_8653(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
+    # b's JoinGroup v0 answered at once, alone in generation 2 (a v0 member's rebalance
+    # timeout taken as 0: the join phase ends at the first join, without a); a's heartbeat
+    # sent meanwhile (line 8) then finds a gone. Kafka 4.1.2 takes a's session timeout for
+    # it and waits for a, who rejoins (line 10)
+    b = e["response"]["member_id"]
+    e["received_ms"] = e["sent_ms"] + 1
+    e["response"]["leader"] = b
+    e["response"]["members"] = [{"member_id": b, "group_instance_id": None,
+                                 "metadata": e["request"]["protocols"][0]["metadata"]}]
+    events[7]["response"]["error"] = "UNKNOWN_MEMBER_ID"
 
 
 def _kafka_16367_missing(e: dict[str, Any], events: list[dict[str, Any]]) -> None:
@@ -99,6 +114,7 @@ CASES = [
     # (bug, recording, line changed, change, the broker finding expected first)
     ("KAFKA-7610", CLASSIC / "cooperative-sticky--confluent-kafka.jsonl", 7, _kafka_7610, "JoinMemberIdRequired"),
     ("KAFKA-8500", CLASSIC / "static-membership--kafka-python.jsonl", 38, _kafka_8500, "MemberIdFresh"),
+    ("KAFKA-8653", HISTORICAL / "join-group-v0-kafka-4.1.2.jsonl", 9, _kafka_8653, "JoinWaitsForAllMembers"),
     ("KAFKA-16367-extra", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 10, _kafka_16367_extra,
      "ConsumerReconciliation"),
     ("KAFKA-16367-missing", KIP848 / "regex-topic-order-kafka-4.1.2.jsonl", 14, _kafka_16367_missing,

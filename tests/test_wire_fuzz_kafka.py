@@ -15,10 +15,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from groupspec.brokers import KafkaBroker
 from groupspec.brokers.tansu import TansuBroker
-from groupspec.conformance.wire_fuzz import MAX_SIZE_SETTINGS, run_sequence
+from groupspec.conformance.runner import validation_config
+from groupspec.conformance.wire_fuzz import (
+    MAX_SIZE_SETTINGS,
+    TXN_VERIFICATION_SETTING,
+    run_sequence,
+)
+from groupspec.validate import validate_path
 
 #: sequences in CI, and their first seed (GROUPSPEC_WIRE_FUZZ_SEQUENCES / _SEED to widen)
 SEQUENCES = int(os.environ.get("GROUPSPEC_WIRE_FUZZ_SEQUENCES", "3"))
@@ -80,6 +87,44 @@ def test_fuzzed_requests_against_a_broker_with_a_small_group_size(tmp_path: Path
     logs = ["\n".join(r.log) for r in results]
     assert "GROUP_MAX_SIZE_REACHED" in logs[0] + logs[1]
     assert "GROUP_MAX_SIZE_REACHED" in logs[2]
+
+
+def test_fuzzed_transactional_offset_commits(tmp_path: Path) -> None:
+    """``--txn-commits``: a broker of its own runs with transaction verification off, so a
+    TxnOffsetCommit from the fuzzer's producers (which no transaction coordinator knows)
+    reaches the group coordinator's checks (KIP-447: the member id and generation or member
+    epoch, current, stale or none). Both protocols' recordings are judged, Kafka's answers
+    cover acceptance and the fencing errors, and a refusal changed into an acceptance is
+    named on the broker's side by a TxnOffsetCommit rule."""
+    with KafkaBroker(properties={TXN_VERIFICATION_SETTING: "false"}) as broker:
+        results = [run_sequence((broker.host, broker.port), seed, tmp_path, ops=50, group_protocol=protocol,
+                                txn_commits=True)
+                   for seed, protocol in ((201, "classic"), (300, "consumer"))]
+    for r in results:
+        assert r.trace.stat().st_size > 0 and len(r.verdicts) >= r.groups
+        assert r.stopped == [], f"seed {r.seed}: {r.stopped}"
+    txn = [line for r in results for line in r.log if " TxnOffsetCommit " in line]
+    assert any(line.endswith("-> ['NONE']") for line in txn), txn
+    assert any("ILLEGAL_GENERATION" in line or "UNKNOWN_MEMBER_ID" in line for line in txn), txn
+    # the recordings are judged: a fencing refusal turned into an acceptance is a finding
+    refused = [(r, k, e) for r in results for k, e in enumerate(_events(r.trace))
+               if e.get("api") == "TxnOffsetCommit" and (e.get("response") or {}).get("partitions")
+               and all(p["error_code"] in (22, 25) for p in e["response"]["partitions"])]  # ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID
+    assert refused
+    r, k, e = refused[0]
+    for p in e["response"]["partitions"]:
+        p["error_code"] = 0
+    lines = r.trace.read_text(encoding="utf-8").splitlines()
+    lines[k] = json.dumps(e)
+    changed = tmp_path / f"changed-{r.trace.name}"
+    changed.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = validate_path(changed, validation_config("kafka", "consumer" if "consumer" in r.trace.name else "classic"))
+    named = [d for g in report.groups for d in g.divergences if d.side == "broker" and d.line == k + 1]
+    assert named and named[0].rule.startswith("TxnCommit"), (changed, k + 1, named)
+
+
+def _events(trace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
 
 
 def test_the_fuzzer_runs_through_another_broker_s_failures(tansu_broker: TansuBroker, tmp_path: Path) -> None:

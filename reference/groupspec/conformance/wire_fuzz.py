@@ -48,17 +48,18 @@ from groupspec.recorder.schema import encode_body, spec_for
 #: the broker settings ``--group-max-size`` gives (classic and consumer groups)
 MAX_SIZE_SETTINGS = ("group.max.size", "group.consumer.max.size")
 
-#: api keys and the versions sent (Kafka 4 removed JoinGroup v0-v1, OffsetCommit v0-v1 and
-#: OffsetFetch v0, KIP-896; OffsetCommit and OffsetFetch v10 name topics by id, which the
-#: reference's messages do not carry)
+#: api keys and the versions sent: every version Kafka 4.1.2 offers (its ApiVersions answer)
+#: but OffsetCommit and OffsetFetch v10, which name topics by id, which the reference's
+#: messages do not carry (Kafka 4 removed OffsetCommit v0-v1 and OffsetFetch v0, KIP-896,
+#: but kept JoinGroup v0-v1: JoinGroupRequest.json's validVersions 0-9)
 VERSIONS: dict[str, tuple[int, int, int]] = {
     "OffsetCommit": (8, 2, 9),
     "OffsetFetch": (9, 1, 9),
-    "JoinGroup": (11, 2, 9),
+    "JoinGroup": (11, 0, 9),
     "Heartbeat": (12, 0, 4),
     "LeaveGroup": (13, 0, 5),
     "SyncGroup": (14, 0, 5),
-    "DescribeGroups": (15, 0, 5),
+    "DescribeGroups": (15, 0, 6),
     "ListGroups": (16, 0, 5),
     "DeleteGroups": (42, 0, 2),
     "FindCoordinator": (10, 3, 3),
@@ -67,7 +68,14 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
     "ConsumerGroupHeartbeat": (68, 0, 1),
     "ConsumerGroupDescribe": (69, 0, 1),
     "ApiVersions": (18, 3, 3),
+    "TxnOffsetCommit": (28, 0, 5),
 }
+#: the broker setting that must be off for a TxnOffsetCommit from a producer the
+#: transaction coordinator does not know to reach the group coordinator's checks (with it
+#: on, KafkaApis verifies the transaction first and answers a transaction error)
+TXN_VERIFICATION_SETTING = "transaction.partition.verification.enable"
+#: offset.metadata.max.bytes' default: longer metadata is refused per partition
+METADATA_MAX_BYTES = 4096
 TOPIC_PARTITIONS = 3
 #: the broker's group.min.session.timeout.ms default (6 s): a shorter one is refused
 MIN_SESSION_TIMEOUT_MS = 6000
@@ -180,8 +188,13 @@ class Fuzzer:
     list_states: tuple[str, ...] = STATES
 
     def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str], topic: str,
-                 clients: int = 4, statics: int = 2, timeout_s: float = 45.0) -> None:
+                 clients: int = 4, statics: int = 2, timeout_s: float = 45.0,
+                 txn_commits: bool = False) -> None:
         self.rng = rng
+        #: TxnOffsetCommits are drawn too (KIP-447: a transactional producer committing
+        #: with the consumer's member id and generation, current, stale or none); the broker
+        #: must run with TXN_VERIFICATION_SETTING false. Off, a seed draws what it did before
+        self.txn_commits = txn_commits
         #: the committed leader epochs (KIP-320) commits carry, drawn apart from ``rng`` so
         #: that a seed's sequence of requests is what it was before they were drawn
         self.epochs = random.Random(str(rng.getstate()[1][:8]))
@@ -273,15 +286,16 @@ class Fuzzer:
 
     def _draw(self, c: Client, g: str) -> Callable[[], None]:
         rng = self.rng
-        kind = rng.choices(
-            ("join", "sync", "heartbeat", "leave", "commit", "fetch", "describe", "list", "delete",
-             "offset_delete"),
-            weights=(30, 22, 18, 6, 12, 5, 3, 2, 2, 3),
-        )[0]
+        kinds: tuple[str, ...] = ("join", "sync", "heartbeat", "leave", "commit", "fetch", "describe", "list",
+                                  "delete", "offset_delete")
+        weights: tuple[int, ...] = (30, 22, 18, 6, 12, 5, 3, 2, 2, 3)
+        if self.txn_commits:
+            kinds, weights = (*kinds, "txn_commit"), (*weights, 16)
+        kind = rng.choices(kinds, weights=weights)[0]
         return {"join": self._join, "sync": self._sync, "heartbeat": self._heartbeat,
                 "leave": self._leave, "commit": self._commit, "fetch": self._fetch,
                 "describe": self._describe, "list": self._list, "delete": self._delete,
-                "offset_delete": self._offset_delete}[kind](c, g)
+                "offset_delete": self._offset_delete, "txn_commit": self._txn_commit}[kind](c, g)
 
     def _offset_delete(self, c: Client, g: str) -> Callable[[], None]:
         """OffsetDelete (KIP-496) of some of the topic's partitions, now and then one the
@@ -438,11 +452,46 @@ class Fuzzer:
             self._note(f"{c.name} OffsetCommit v{v} {g} gen={gen} -> {errs}")
         return send
 
+    def _txn_commit(self, c: Client, g: str) -> Callable[[], None]:
+        """TxnOffsetCommit from the client's own transactional producer (one producer id per
+        client, epoch 0, its transaction never ended: the offsets stay pending). From v3 on
+        it names the consumer's member id, generation and instance id as the client knows
+        them (KIP-447's fencing of a zombie producer), or none (a producer outside the
+        group, or an older client); now and then metadata over offset.metadata.max.bytes."""
+        rng = self.rng
+        # (v3+ names the member, KIP-447's fencing: drawn more often)
+        v = rng.choices(range(6), weights=(1, 1, 1, 3, 3, 3))[0]
+        outside = v < 3 or rng.random() < 0.15
+        mid = "" if outside else self._member_id(c, g)
+        gen = -1 if outside else self._generation(c, g)
+        parts = sorted(rng.sample(range(TOPIC_PARTITIONS), rng.randint(1, TOPIC_PARTITIONS)))
+        too_long = "x" * (METADATA_MAX_BYTES + 1)
+        topics = [{"name": self.topic, "partitions": [
+            {"partition_index": p, "committed_offset": rng.randint(0, 50),
+             "committed_leader_epoch": rng.choice((-1, -1, 0, 3)),
+             "committed_metadata": rng.choices(("", "m", None, too_long), weights=(4, 4, 2, 1))[0]}
+            for p in parts]}]
+        body = {"transactional_id": f"wf-tx-{c.name}", "group_id": g,
+                "producer_id": 7000 + self.clients.index(c), "producer_epoch": 0, "generation_id": gen,
+                "member_id": mid, "group_instance_id": None if outside else self._instance(c), "topics": topics}
+
+        def send() -> None:
+            resp = c.conn.call("TxnOffsetCommit", v, body)
+            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            self._note(f"{c.name} TxnOffsetCommit v{v} {g} gen={gen} -> {errs}")
+        return send
+
+    def _require_stable(self, version: int) -> bool:
+        """Whether an OffsetFetch asks for stable offsets (v7+): with TxnOffsetCommits
+        drawn, now and then (a partition with a pending offset is then answered
+        UNSTABLE_OFFSET_COMMIT), else never (a seed draws what it did before)."""
+        return self.txn_commits and version >= 7 and self.rng.random() < 0.5
+
     def _fetch(self, c: Client, g: str) -> Callable[[], None]:
         v = self._version("OffsetFetch")
         every = self.rng.random() < 0.3 and v >= 2
         topics = None if every else [{"name": self.topic, "partition_indexes": list(range(TOPIC_PARTITIONS))}]
-        body = {"group_id": g, "topics": topics, "require_stable": False,
+        body = {"group_id": g, "topics": topics, "require_stable": self._require_stable(v),
                 "groups": [{"group_id": g, "member_id": None, "member_epoch": -1, "topics": topics}]}
 
         def send() -> None:
@@ -502,11 +551,12 @@ class ConsumerFuzzer(Fuzzer):
     list_states = CONSUMER_STATES
 
     def __init__(self, host: str, port: int, rng: random.Random, groups: Sequence[str],
-                 topics: Mapping[str, int], clients: int = 4, statics: int = 2, timeout_s: float = 45.0) -> None:
+                 topics: Mapping[str, int], clients: int = 4, statics: int = 2, timeout_s: float = 45.0,
+                 txn_commits: bool = False) -> None:
         self.topics = dict(topics)
         self.topic_ids: dict[str, bytes] = {}
         self.states: dict[tuple[str, str], ConsumerMembership] = {}
-        super().__init__(host, port, rng, groups, next(iter(topics)), clients, statics, timeout_s)
+        super().__init__(host, port, rng, groups, next(iter(topics)), clients, statics, timeout_s, txn_commits)
         self._learn_topic_ids()
 
     def _learn_topic_ids(self) -> None:
@@ -522,11 +572,15 @@ class ConsumerFuzzer(Fuzzer):
         return self.states.setdefault((c.name, g), ConsumerMembership())
 
     def _draw(self, c: Client, g: str) -> Callable[[], None]:
-        kind = self.rng.choices(("heartbeat", "leave", "commit", "fetch", "describe", "list"),
-                                weights=(75, 7, 12, 6, 8, 4))[0]
+        kinds: tuple[str, ...] = ("heartbeat", "leave", "commit", "fetch", "describe", "list")
+        weights: tuple[int, ...] = (75, 7, 12, 6, 8, 4)
+        if self.txn_commits:
+            kinds, weights = (*kinds, "txn_commit"), (*weights, 10)
+        kind = self.rng.choices(kinds, weights=weights)[0]
         return {"heartbeat": self._consumer_heartbeat, "leave": self._consumer_leave,
                 "commit": self._consumer_commit, "fetch": self._consumer_fetch,
-                "describe": self._consumer_describe, "list": self._list}[kind](c, g)
+                "describe": self._consumer_describe, "list": self._list,
+                "txn_commit": self._consumer_txn_commit}[kind](c, g)
 
     def _consumer_describe(self, c: Client, g: str) -> Callable[[], None]:
         v = self._version("ConsumerGroupDescribe")
@@ -620,10 +674,33 @@ class ConsumerFuzzer(Fuzzer):
             self._note(f"{c.name} OffsetCommit v9 {g} epoch={epoch} -> {errs}")
         return send
 
+    def _consumer_txn_commit(self, c: Client, g: str) -> Callable[[], None]:
+        """TxnOffsetCommit v5 from the client's own transactional producer (as the classic
+        fuzzer's) naming the member's id and epoch (its generation id field), a stale or a
+        future one, or none."""
+        rng = self.rng
+        st = self.state(c, g)
+        outside = rng.random() < 0.15
+        epoch = -1 if outside else rng.choices((st.epoch, st.epoch - 1, st.epoch + 1), weights=(85, 10, 5))[0]
+        topic = rng.choice(sorted(self.topics))
+        parts = sorted(rng.sample(range(self.topics[topic]), rng.randint(1, self.topics[topic])))
+        body = {"transactional_id": f"wf-tx-{c.name}", "group_id": g,
+                "producer_id": 7000 + self.clients.index(c), "producer_epoch": 0, "generation_id": epoch,
+                "member_id": "" if outside else st.member_id, "group_instance_id": None,
+                "topics": [{"name": topic, "partitions": [
+                    {"partition_index": p, "committed_offset": rng.randint(0, 50), "committed_leader_epoch": -1,
+                     "committed_metadata": rng.choice(("", "m"))} for p in parts]}]}
+
+        def send() -> None:
+            resp = c.conn.call("TxnOffsetCommit", 5, body)
+            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            self._note(f"{c.name} TxnOffsetCommit v5 {g} epoch={epoch} -> {errs}")
+        return send
+
     def _consumer_fetch(self, c: Client, g: str) -> Callable[[], None]:
         st = self.state(c, g)
         member = st.member_id if self.rng.random() < 0.8 else None
-        body = {"group_id": g, "topics": None, "require_stable": False,
+        body = {"group_id": g, "topics": None, "require_stable": self._require_stable(9),
                 "groups": [{"group_id": g, "member_id": member, "member_epoch": st.epoch if member else -1,
                             "topics": None}]}
 
@@ -662,11 +739,12 @@ class SequenceResult:
 
 def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int = 60,
                  broker: str = "kafka", group_protocol: str = "classic",
-                 broker_config: Mapping[str, int] | None = None) -> SequenceResult:
+                 broker_config: Mapping[str, int] | None = None, txn_commits: bool = False) -> SequenceResult:
     """Record one sequence through a fresh recorder and judge the recording (classic groups,
     or consumer groups with ``group_protocol="consumer"``). ``broker_config``: settings the
     broker runs with (Kafka's names), written into the recording's header, from which the
-    validator takes them."""
+    validator takes them. ``txn_commits``: TxnOffsetCommits are sent too, and some fetches
+    ask for stable offsets (the broker must run with TXN_VERIFICATION_SETTING false)."""
     from groupspec.conformance.runner import prepare_topics, validation_config
     from groupspec.recorder import BackgroundRecorder
     from groupspec.validate import validate_path
@@ -687,8 +765,9 @@ def run_sequence(upstream: tuple[str, int], seed: int, out_dir: Path, ops: int =
         broker_config=dict(broker_config or {}),
     ) as rec:
         host, _, port = rec.address.rpartition(":")
-        fz = (ConsumerFuzzer(host, int(port), rng, groups, topics) if group_protocol == "consumer"
-              else Fuzzer(host, int(port), rng, groups, topic))
+        fz = (ConsumerFuzzer(host, int(port), rng, groups, topics, txn_commits=txn_commits)
+              if group_protocol == "consumer"
+              else Fuzzer(host, int(port), rng, groups, topic, txn_commits=txn_commits))
         fz.run(ops)
     # the settings the broker runs with, as given (over those validation_config assumes)
     config = with_broker_config(validation_config(broker, group_protocol), dict(broker_config or {}), keep=False)
@@ -734,6 +813,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="a broker setting the reference models, by Kafka's name (repeatable): the broker "
                         "started here runs with it (with --broker HOST:PORT, that broker does), and each "
                         "recording's header carries it for the validator")
+    p.add_argument("--txn-commits", action="store_true",
+                   help="send TxnOffsetCommits too (KIP-447), from one transactional "
+                        f"producer per connection; the broker started here runs with {TXN_VERIFICATION_SETTING}"
+                        "=false (with --broker HOST:PORT, that broker must), so that they reach the group "
+                        "coordinator's checks")
     a = p.parse_args(argv)
     if a.group_max_size is not None and a.group_max_size < 1:
         p.error(f"--group-max-size: at least 1, got {a.group_max_size}")
@@ -747,7 +831,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.broker == "kafka":
         from groupspec.brokers import KafkaBroker
 
-        ctx: Any = KafkaBroker(properties={k: str(v) for k, v in sizes.items()})
+        props = {k: str(v) for k, v in sizes.items()}
+        if a.txn_commits:
+            props[TXN_VERIFICATION_SETTING] = "false"
+        ctx: Any = KafkaBroker(properties=props)
     else:
         ctx = None
     broker = ctx.start() if ctx is not None else None
@@ -764,7 +851,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for k in range(a.sequences):
             settings = a.settings or ("groupspec" if broker is not None else "kafka-defaults")
             r = run_sequence(upstream, first + k, a.out, a.ops, "kafka" if settings == "groupspec" else a.broker,
-                             a.group_protocol, known)
+                             a.group_protocol, known, txn_commits=a.txn_commits)
             worst = sorted(set(r.verdicts.values()))
             print(f"seed {r.seed}: {worst}, {len(r.violations)} group(s) with a broker divergence, "
                   f"{r.client_findings} client divergence(s) ({r.trace})", flush=True)
