@@ -72,7 +72,9 @@ VERSIONS: dict[str, tuple[int, int, int]] = {
 }
 #: the broker setting that must be off for a TxnOffsetCommit from a producer the
 #: transaction coordinator does not know to reach the group coordinator's checks (with it
-#: on, KafkaApis verifies the transaction first and answers a transaction error)
+#: on, the broker verifies the transaction first and answers a transaction error; v5, KIP-890,
+#: is sent to the transaction coordinator whatever the setting, unless the producer already
+#: has a transaction open on the partition: ReplicaManager.maybeSendPartitionsToTransactionCoordinator)
 TXN_VERIFICATION_SETTING = "transaction.partition.verification.enable"
 #: offset.metadata.max.bytes' default: longer metadata is refused per partition
 METADATA_MAX_BYTES = 4096
