@@ -656,13 +656,22 @@ class ConsumerFuzzer(Fuzzer):
             st.epoch, st.assignment = 0, {}
         return send
 
-    def _consumer_commit(self, c: Client, g: str) -> Callable[[], None]:
+    def _commit_target(self, c: Client, g: str) -> tuple[bool, int, str, list[int]]:
+        """Whom a consumer-group commit names and what: from outside the group (no member,
+        epoch -1) or as the member at its epoch, a stale or a future one; a topic and some
+        of its partitions."""
         rng = self.rng
         st = self.state(c, g)
         outside = rng.random() < 0.15
         epoch = -1 if outside else rng.choices((st.epoch, st.epoch - 1, st.epoch + 1), weights=(85, 10, 5))[0]
         topic = rng.choice(sorted(self.topics))
         parts = sorted(rng.sample(range(self.topics[topic]), rng.randint(1, self.topics[topic])))
+        return outside, epoch, topic, parts
+
+    def _consumer_commit(self, c: Client, g: str) -> Callable[[], None]:
+        rng = self.rng
+        st = self.state(c, g)
+        outside, epoch, topic, parts = self._commit_target(c, g)
         body = {"group_id": g, "generation_id_or_member_epoch": epoch, "member_id": "" if outside else st.member_id,
                 "group_instance_id": None, "retention_time_ms": -1,
                 "topics": [{"name": topic, "partitions": [
@@ -682,10 +691,7 @@ class ConsumerFuzzer(Fuzzer):
         future one, or none."""
         rng = self.rng
         st = self.state(c, g)
-        outside = rng.random() < 0.15
-        epoch = -1 if outside else rng.choices((st.epoch, st.epoch - 1, st.epoch + 1), weights=(85, 10, 5))[0]
-        topic = rng.choice(sorted(self.topics))
-        parts = sorted(rng.sample(range(self.topics[topic]), rng.randint(1, self.topics[topic])))
+        outside, epoch, topic, parts = self._commit_target(c, g)
         body = {"transactional_id": f"wf-tx-{c.name}", "group_id": g,
                 "producer_id": 7000 + self.clients.index(c), "producer_epoch": 0, "generation_id": epoch,
                 "member_id": "" if outside else st.member_id, "group_instance_id": None,
