@@ -72,7 +72,9 @@ def load_pending_offsets(old: dict[str, dict[tuple[str, int], dict[int, Committe
     the whole log)."""
     for gid, partitions in old.items():
         order = old_order.get(gid)
-        listed = order.inserted() if order is not None else sorted(partitions)
+        listed = [tp for tp in order.inserted() if tp in partitions] if order is not None else []
+        # (partitions no order knows, as in a state built without records: sorted, after)
+        listed += sorted(set(partitions) - set(listed))
         for t, p in listed:
             by_producer = partitions[(t, p)]
             for pid, c in sorted(by_producer.items()):
