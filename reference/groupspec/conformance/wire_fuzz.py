@@ -89,6 +89,13 @@ TYPES = ("classic", "consumer", "Classic", "share", "bogus")
 CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "reconciling ", "Dead", "CompletingRebalance")
 
 
+def _partition_errors(resp: Mapping[str, Any]) -> list[str]:
+    """The error names of a commit answer's partitions, each once (a code outside the
+    vocabulary, as a transaction's error may be, by its number)."""
+    codes = {p["error_code"] for t in resp["topics"] for p in t["partitions"]}
+    return sorted(e.name if (e := Error.known(code)) is not None else str(code) for code in codes)
+
+
 class WireError(RuntimeError):
     """A sequence could not be driven: no coordinator for a group, or a client's connection
     failed (closed by the broker, an undecodable answer)."""
@@ -314,7 +321,7 @@ class Fuzzer:
 
         def send() -> None:
             resp = c.conn.call("OffsetDelete", 0, body)
-            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            errs = _partition_errors(resp)
             self._note(f"{c.name} OffsetDelete v0 {body['group_id']} -> {Error(resp['error_code']).name} {errs}")
         return send
 
@@ -450,7 +457,7 @@ class Fuzzer:
 
         def send() -> None:
             resp = c.conn.call("OffsetCommit", v, body)
-            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            errs = _partition_errors(resp)
             self._note(f"{c.name} OffsetCommit v{v} {g} gen={gen} -> {errs}")
         return send
 
@@ -473,14 +480,19 @@ class Fuzzer:
              "committed_leader_epoch": rng.choice((-1, -1, 0, 3)),
              "committed_metadata": rng.choices(("", "m", None, too_long), weights=(4, 4, 2, 1))[0]}
             for p in parts]}]
+        return self._txn_send(c, g, v, gen, mid, None if outside else self._instance(c), topics, f"gen={gen}")
+
+    def _txn_send(self, c: Client, g: str, version: int, generation: int, member_id: str,
+                  instance_id: str | None, topics: list[dict[str, Any]], label: str) -> Callable[[], None]:
+        """A TxnOffsetCommit from the client's own transactional producer (producer id 7000
+        + the client's number, epoch 0, a transaction never ended)."""
         body = {"transactional_id": f"wf-tx-{c.name}", "group_id": g,
-                "producer_id": 7000 + self.clients.index(c), "producer_epoch": 0, "generation_id": gen,
-                "member_id": mid, "group_instance_id": None if outside else self._instance(c), "topics": topics}
+                "producer_id": 7000 + self.clients.index(c), "producer_epoch": 0, "generation_id": generation,
+                "member_id": member_id, "group_instance_id": instance_id, "topics": topics}
 
         def send() -> None:
-            resp = c.conn.call("TxnOffsetCommit", v, body)
-            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
-            self._note(f"{c.name} TxnOffsetCommit v{v} {g} gen={gen} -> {errs}")
+            resp = c.conn.call("TxnOffsetCommit", version, body)
+            self._note(f"{c.name} TxnOffsetCommit v{version} {g} {label} -> {_partition_errors(resp)}")
         return send
 
     def _require_stable(self, version: int) -> bool:
@@ -681,7 +693,7 @@ class ConsumerFuzzer(Fuzzer):
 
         def send() -> None:
             resp = c.conn.call("OffsetCommit", 9, body)
-            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
+            errs = _partition_errors(resp)
             self._note(f"{c.name} OffsetCommit v9 {g} epoch={epoch} -> {errs}")
         return send
 
@@ -692,18 +704,10 @@ class ConsumerFuzzer(Fuzzer):
         rng = self.rng
         st = self.state(c, g)
         outside, epoch, topic, parts = self._commit_target(c, g)
-        body = {"transactional_id": f"wf-tx-{c.name}", "group_id": g,
-                "producer_id": 7000 + self.clients.index(c), "producer_epoch": 0, "generation_id": epoch,
-                "member_id": "" if outside else st.member_id, "group_instance_id": None,
-                "topics": [{"name": topic, "partitions": [
-                    {"partition_index": p, "committed_offset": rng.randint(0, 50), "committed_leader_epoch": -1,
-                     "committed_metadata": rng.choice(("", "m"))} for p in parts]}]}
-
-        def send() -> None:
-            resp = c.conn.call("TxnOffsetCommit", 5, body)
-            errs = sorted({Error(p["error_code"]).name for t in resp["topics"] for p in t["partitions"]})
-            self._note(f"{c.name} TxnOffsetCommit v5 {g} epoch={epoch} -> {errs}")
-        return send
+        topics = [{"name": topic, "partitions": [
+            {"partition_index": p, "committed_offset": rng.randint(0, 50), "committed_leader_epoch": -1,
+             "committed_metadata": rng.choice(("", "m"))} for p in parts]}]
+        return self._txn_send(c, g, 5, epoch, "" if outside else st.member_id, None, topics, f"epoch={epoch}")
 
     def _consumer_fetch(self, c: Client, g: str) -> Callable[[], None]:
         st = self.state(c, g)
