@@ -27,6 +27,7 @@ from groupspec.trace.codec import type_hints
 from groupspec.trace.events import (
     APIS,
     FORMAT,
+    KINDS,
     RECORD_TYPES,
     VERSION,
     ApiVersionsEvent,
@@ -509,3 +510,40 @@ def test_a_file_written_before_the_leader_epochs_reads_them_as_none(tmp_path: Pa
     kept = [x.event for x in load_path(new).events if isinstance(x.event, WireExchange)]
     assert {p.committed_leader_epoch for e in kept if isinstance(e.request, OffsetCommitRequest)
             for p in e.request.partitions} == {5, -1, 7}
+
+
+def test_a_file_holds_the_struct_columns_its_rows_fill_and_one_with_all_reads_the_same(tmp_path: Path) -> None:
+    """A writer leaves out the struct columns no row fills (the module's docstring): a
+    classic trace has no KIP-848 request column, but one for each API, kind and record type
+    it holds, with every flat column. A file holding every column of the layout (as those
+    written before 2026-11-29 do) loads the same events, and the strings of either are read
+    as dictionaries (each distinct value decoded once)."""
+    import pyarrow as pa
+
+    raw = _bytes(INJECTED[0])
+    new = _round_trip(raw, tmp_path)
+    names = set(pq.read_schema(new).names)
+    loaded = load_path(new)
+    apis = {x.event.api for x in loaded.events if isinstance(x.event, WireExchange)}
+    records = {type(x.event.record).__name__ for x in loaded.events if isinstance(x.event, RecordEvent)}
+    kinds = {KINDS[type(x.event)] for x in loaded.events if not isinstance(x.event, WireExchange)}
+    assert {"header", "record"} <= kinds
+    lay = columnar.layout()
+    assert names - lay.optional == {f.name for f in lay.schema} - lay.optional
+    assert names & lay.optional == ({f"req_{a}" for a in apis} | {f"resp_{a}" for a in apis}
+                                    | {f"rec_{r}" for r in records} | {f"ev_{k}" for k in kinds})
+    assert "req_ConsumerGroupHeartbeat" not in names and "req_JoinGroup" in names
+    # the same rows with every column, as an older writer wrote them
+    table = pq.read_table(new)
+    full = pa.Table.from_arrays(
+        [table.column(f.name) if f.name in names else pa.nulls(table.num_rows, f.type) for f in lay.schema],
+        schema=lay.schema)
+    old = tmp_path / "every-column.parquet"
+    pq.write_table(full, old)
+    assert set(pq.read_schema(old).names) == {f.name for f in lay.schema}
+    _same_load(load_path(old), loaded)
+    _same_load(load_bytes(raw, "t"), loaded)
+    for path in (new, old):
+        arrow = columnar.open_file(path).schema_arrow
+        assert pa.types.is_dictionary(arrow.field("group_id").type)
+        assert pa.types.is_dictionary(arrow.field("req_JoinGroup").type.field("member_id").type)

@@ -315,7 +315,9 @@ def _read_and_validate(spark: SparkSession, files: list[str], layout: str, confi
         rows = rows_of_arrow(renamed(), local, config, on_file=on_file, layout=layout)
         yield from _batches(rows, result_schema)
 
-    read = spark.read.parquet(*[os.path.abspath(f) for f in files])
+    # (a columnar file holds only the struct columns its rows fill: the files' schemas are
+    # merged, a column a file lacks read as null in its rows, as the layout says)
+    read = spark.read.option("mergeSchema", "true").parquet(*[os.path.abspath(f) for f in files])
     columns = read.columns if layout == COLUMNAR else list(TEXT_COLUMNS)
     return (read.select(F.input_file_name().alias("source"), *columns)
             .mapInArrow(validate, RESULT_SCHEMA))

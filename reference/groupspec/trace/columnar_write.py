@@ -38,7 +38,7 @@ from groupspec.trace.columnar import (
     conv_for,
     layout,
     lines_to_table,
-    schema,
+    write_tables,
 )
 from groupspec.trace.events import (
     APIS,
@@ -294,17 +294,17 @@ def write_events(events: Sequence[Event], path: Any) -> int:
     :func:`groupspec.trace.columnar.write_events` writes them (for events that come back
     from their canonical line unchanged, see the module's docstring); the row count."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    with pq.ParquetWriter(str(path), schema()) as writer:
-        for start in range(0, len(events), BATCH_ROWS):
-            batch = events[start:start + BATCH_ROWS]
-            try:
-                table = events_table(batch, start + 1)
-            except (pa.ArrowException, ValueError, TypeError, OverflowError):
-                # a value Arrow cannot hold (a lone surrogate): the layout's own writer,
-                # which keeps such an event's line as raw text
-                table = lines_to_table([(no, canonical(e), True, e, True)
-                                        for no, e in enumerate(batch, start=start + 1)])
-            writer.write_table(table)
+    tables = []
+    for start in range(0, len(events), BATCH_ROWS):
+        batch = events[start:start + BATCH_ROWS]
+        try:
+            table = events_table(batch, start + 1)
+        except (pa.ArrowException, ValueError, TypeError, OverflowError):
+            # a value Arrow cannot hold (a lone surrogate): the layout's own writer,
+            # which keeps such an event's line as raw text
+            table = lines_to_table([(no, canonical(e), True, e, True)
+                                    for no, e in enumerate(batch, start=start + 1)])
+        tables.append(table)
+    write_tables(tables, path)
     return len(events)
