@@ -547,3 +547,35 @@ def test_a_file_holds_the_struct_columns_its_rows_fill_and_one_with_all_reads_th
         arrow = columnar.open_file(path).schema_arrow
         assert pa.types.is_dictionary(arrow.field("group_id").type)
         assert pa.types.is_dictionary(arrow.field("req_JoinGroup").type.field("member_id").type)
+
+
+@pytest.mark.parametrize("column", ["req_Heartbeat", "rec_HeartbeatScheduled", "ev_record", "ev_header"])
+@pytest.mark.parametrize("how", ["absent", "null"])
+def test_a_decoded_row_whose_struct_column_is_missing_is_named_not_read_as_defaults(
+        column: str, how: str, tmp_path: Path) -> None:
+    """A struct column is left out only when no row fills it: a file whose decoded rows
+    need a column it lacks (or hold null there) was not made by the layout's writers. The
+    loader names the first such line and the column; before, a Heartbeat's request read as
+    one of no member and the validator reported the broker's answers as violations."""
+    import pyarrow as pa
+
+    from groupspec.validate.problems import TraceInputError
+
+    new = _round_trip(_bytes(INJECTED[0]), tmp_path)
+    t = pq.read_table(new)
+    i = t.schema.get_field_index(column)
+    t = (t.remove_column(i) if how == "absent"
+         else t.set_column(i, t.schema.field(column), pa.nulls(t.num_rows, t.schema.field(column).type)))
+    out = tmp_path / "bad.parquet"
+    pq.write_table(t, out)
+    kind = t.column("kind").to_pylist()
+    rows = {"req_Heartbeat": [k for k, a in enumerate(t.column("api").to_pylist()) if a == "Heartbeat"],
+            "rec_HeartbeatScheduled": [k for k, r in enumerate(t.column("record_type").to_pylist())
+                                       if r == "HeartbeatScheduled"],
+            "ev_record": [k for k, x in enumerate(kind) if x == "record"],
+            "ev_header": [k for k, x in enumerate(kind) if x == "header"]}[column]
+    line = t.column("line")[rows[0]].as_py()
+    where = "the file has no such column" if how == "absent" else "it is null"
+    with pytest.raises(TraceInputError, match=rf"bad\.parquet: not a readable Parquet trace: line {line}: "
+                                              rf"an? .* without its {column} \({where}\)"):
+        load_path(out)

@@ -752,6 +752,17 @@ def _check_exchange_header(batch: _Columns, idx: Any, api: str, lines: list[int]
                             f"in 0..{MAX_API_VERSION}, the row has {keys[k].as_py()!r} and {versions[k].as_py()!r}")
 
 
+def _check_filled(batch: _Columns, name: str, values: Any, idx: Any, lines: list[int], what: str) -> None:
+    """``values`` (column ``name`` at rows ``idx``) has no null: a decoded row's struct
+    column is filled by every writer of the layout; ColumnarError at the first row where it
+    is null or the file lacks the column (a file this layout's writer did not make)."""
+    if not values.null_count:
+        return
+    k = _pa().compute.index(values.is_null(), True).as_py()
+    where = "the file has no such column" if name not in batch.names else "it is null"
+    raise ColumnarError(f"line {lines[idx[k].as_py()]}: {what} without its {name} ({where})")
+
+
 def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
     """Decode one record batch of the columnar layout into ``out``, in bulk: the rows of
     each kind (and of each API, record type) are taken together, and each column is
@@ -794,6 +805,7 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
                     raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown api {api!r}")
                 _check_exchange_header(batch, idx, api, lines)
                 *flat, req, resp = batch.take([*lay.exchange_fields, f"req_{api}", f"resp_{api}"], idx)
+                _check_filled(batch, f"req_{api}", req, idx, lines, f"a {api} exchange")
                 cols = [d(c) for d, c in zip(lay.exchange_decoders, flat, strict=True)]
                 made = lay.make_exchange(len(idx), *cols, lay.requests[api].decode(req),
                                          lay.response_decoders[api](resp))
@@ -804,7 +816,9 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
             raise ColumnarError(f"line {lines[_rows(mask)[0].as_py()]}: unknown event kind {kind!r}")
         if kind != "record":
             idx = _rows(mask)
-            made = conv.decode(batch.column(f"ev_{kind}").take(idx))
+            col = batch.column(f"ev_{kind}").take(idx)
+            _check_filled(batch, f"ev_{kind}", col, idx, lines, f"a {kind} event")
+            made = conv.decode(col)
             _place(idx, events, made, seqs, [e.seq for e in made])
             continue
         type_col = batch.plain("record_type")
@@ -817,6 +831,8 @@ def decode_batch(batch: Any, out: DecodedRows, keep_rows: bool = False) -> None:
             if name not in lay.records:
                 raise ColumnarError(f"line {lines[idx[0].as_py()]}: unknown record type {name!r}")
             ev, rec = batch.take(["ev_record", f"rec_{name}"], idx)
+            _check_filled(batch, "ev_record", ev, idx, lines, "a record event")
+            _check_filled(batch, f"rec_{name}", rec, idx, lines, f"a {name} record event")
             record = lay.records[name].parts
             assert record is not None
             rcols = record.columns(rec)
