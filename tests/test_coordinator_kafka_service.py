@@ -11,6 +11,8 @@ same groups (an unknown group: GROUP_ID_NOT_FOUND), and only what the service it
 
 from __future__ import annotations
 
+import pytest
+
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig
 from groupspec.coordinator.coordinator import Coordinator
@@ -186,3 +188,60 @@ def test_cleanup_group_metadata_walks_the_groups_map_in_its_order() -> None:
     assert groups == sorted(groups), records  # every group-1 record before group-2's
     assert {"group-1", "group-2"} == set(groups)
     assert not c.state.groups and not c.state.consumer_groups
+
+
+# ====================================================================== KafkaApis and the service's conversions
+def _joined(c: Coordinator) -> None:
+    out = c.handle(1, ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
+        subscribed_topic_names=("t",), topic_partitions=()), 0)
+    resp = out.response_to(1)
+    assert isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.error is Error.NONE
+
+
+def test_consumer_group_describe_fills_in_the_authorized_operations_when_asked() -> None:
+    """KafkaApis.handleConsumerGroupDescribe sets AuthorizedOperations on every group
+    described without error when the request includes them: with every request authorized
+    (a broker without an authorizer: AuthHelper.authorizedOperations), a group's READ,
+    DELETE, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS (AclEntry.supportedOperations), bit
+    field 3400. Groups answered with an error, and every group of a request that does not
+    ask, keep the schema's default (Integer.MIN_VALUE)."""
+    from groupspec.assignors.server_spec import TopicMetadata
+    from groupspec.protocol.consumer_group_messages import AUTHORIZED_OPERATIONS_OMITTED
+    from groupspec.protocol.topic_id import TopicId
+
+    c = Coordinator()
+    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
+    _joined(c)
+    for include, want in ((True, 3400), (False, AUTHORIZED_OPERATIONS_OMITTED)):
+        out = c.handle(2, ConsumerGroupDescribeRequest(group_ids=("g", "", "nope"),
+                                                      include_authorized_operations=include), 1)
+        resp = out.response_to(2)
+        assert isinstance(resp, ConsumerGroupDescribeResponse)
+        got = {g.group_id: (g.error, g.authorized_operations) for g in resp.groups}
+        assert got == {"g": (Error.NONE, want), "": (Error.INVALID_GROUP_ID, AUTHORIZED_OPERATIONS_OMITTED),
+                       "nope": (Error.GROUP_ID_NOT_FOUND, AUTHORIZED_OPERATIONS_OMITTED)}
+
+
+def test_an_unknown_server_error_heartbeat_answer_has_no_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shard turns an assignor's failure into an UnknownServerException naming the epoch
+    (GroupMetadataManager.updateTargetAssignment); the service answers every
+    UNKNOWN_SERVER_ERROR without a message (CoordinatorOperationExceptionHelper
+    .handleOperationException), so the heartbeat's ErrorMessage is null."""
+    import groupspec.coordinator.consumer.heartbeat as heartbeat_module
+    from groupspec.assignors.server_spec import PartitionAssignorError, TopicMetadata
+    from groupspec.protocol.topic_id import TopicId
+
+    class Failing:
+        def assign(self, *_: object) -> None:
+            raise PartitionAssignorError("Partitions were left unassigned")
+
+    monkeypatch.setattr(heartbeat_module, "get_server_assignor", lambda name: Failing())
+    c = Coordinator()
+    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
+    out = c.handle(1, ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
+        subscribed_topic_names=("t",), topic_partitions=()), 0)
+    assert out.records == []
+    assert out.response_to(1) == ConsumerGroupHeartbeatResponse(
+        error=Error.UNKNOWN_SERVER_ERROR, error_message=None, member_epoch=0, heartbeat_interval_ms=0)

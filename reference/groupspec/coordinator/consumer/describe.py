@@ -12,6 +12,8 @@ are left out of the assignments).
 
 from __future__ import annotations
 
+import dataclasses
+
 from groupspec.coordinator.consumer.group import (
     ConsumerGroup,
     current_preferred_assignor,
@@ -31,6 +33,11 @@ from groupspec.protocol.consumer_group_messages import (
     DescribedTopicPartitions,
 )
 from groupspec.protocol.errors import Error
+
+#: the authorized operations of a group when every operation is allowed: READ (3), DELETE
+#: (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11), the operations
+#: AclEntry.supportedOperations lists for a group, as a bit field (Utils.to32BitField)
+GROUP_AUTHORIZED_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
 def _not_found(group_id: str, message: str, error: Error = Error.GROUP_ID_NOT_FOUND) -> DescribedGroup:
@@ -99,4 +106,11 @@ def handle_consumer_group_describe(txn: Txn, request_id: int, req: ConsumerGroup
     answers = [_not_found("", "", Error.INVALID_GROUP_ID) for gid in req.group_ids if gid == ""]
     named = tuple(gid for gid in req.group_ids if gid != "")
     answers += [describe_group(txn, gid) for gid in service_order(named, txn.config.offsets_topic_num_partitions)]
+    if req.include_authorized_operations:
+        # KafkaApis.handleConsumerGroupDescribe fills them in on every group described
+        # without error; every request is authorized here (docs/deviations.md), as by a
+        # broker with no authorizer: AuthHelper.authorizedOperations gives every operation
+        # a group supports
+        answers = [dataclasses.replace(a, authorized_operations=GROUP_AUTHORIZED_OPERATIONS)
+                   if a.error is Error.NONE else a for a in answers]
     txn.respond(request_id, ConsumerGroupDescribeResponse(groups=tuple(answers)))

@@ -97,8 +97,8 @@ MemberIdSource = Callable[[], str]
 
 class ApiError(Exception):
     """A Kafka ``ApiException`` raised inside the handler: answered with its code and message
-    (None for an UNKNOWN_SERVER_ERROR from an unexpected exception: ApiError.fromThrowable
-    leaves its message out)."""
+    (None for any UNKNOWN_SERVER_ERROR: the service's handleOperationException answers one
+    without its message, whatever the exception said)."""
 
     def __init__(self, error: Error, message: str | None) -> None:
         super().__init__(message)
@@ -167,8 +167,11 @@ def handle_consumer_group_heartbeat(
         else:
             response = _heartbeat(txn, req, member_ids, records, refreshed)
     except ApiError as e:
+        # (the service answers any UNKNOWN_SERVER_ERROR without its message:
+        # CoordinatorOperationExceptionHelper.handleOperationException)
         txn.respond(request_id, ConsumerGroupHeartbeatResponse(
-            error=e.error, error_message=e.message, member_epoch=0, heartbeat_interval_ms=0))
+            error=e.error, error_message=None if e.error is Error.UNKNOWN_SERVER_ERROR else e.message,
+            member_epoch=0, heartbeat_interval_ms=0))
         return
     except FencedMemberEpoch as e:
         txn.respond(request_id, ConsumerGroupHeartbeatResponse(
