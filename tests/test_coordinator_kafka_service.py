@@ -245,3 +245,24 @@ def test_an_unknown_server_error_heartbeat_answer_has_no_message(monkeypatch: py
     assert out.records == []
     assert out.response_to(1) == ConsumerGroupHeartbeatResponse(
         error=Error.UNKNOWN_SERVER_ERROR, error_message=None, member_epoch=0, heartbeat_interval_ms=0)
+
+
+def test_delete_groups_of_one_partition_go_in_a_hash_sets_order() -> None:
+    """GroupCoordinatorService.deleteGroups hands the shard each partition's ids through a
+    new HashSet (updateResponseAndGetNonErrorGroupList, after the share-group step): group-2
+    and group-51 (both partition 0 of 50) are deleted, tombstoned and answered group-51
+    first, whichever order the request names them in (Java's HashSet of the two: buckets 9
+    and 7 of 16)."""
+    assert coordinator_partition("group-2", 50) == coordinator_partition("group-51", 50) == 0
+    for names in (("group-2", "group-51"), ("group-51", "group-2")):
+        c = Coordinator(CoordinatorConfig(offsets_topic_num_partitions=50))
+        for gid in ("group-2", "group-51"):
+            # a simple consumer's commit (generation -1) makes an Empty group holding it
+            c.handle(1, m.OffsetCommitRequest(group_id=gid, generation_id=-1, member_id="",
+                                              partitions=(m.OffsetCommitPartition("t", 0, 1),)), 0)
+        out = c.handle(2, m.DeleteGroupsRequest(groups_names=names), 1)
+        resp = out.response_to(2)
+        assert isinstance(resp, m.DeleteGroupsResponse)
+        assert [(x.group_id, x.error) for x in resp.results] == [("group-51", Error.NONE), ("group-2", Error.NONE)]
+        deleted = [rec.group_id for rec in out.records if isinstance(rec, r.GroupTombstoned)]
+        assert deleted == ["group-51", "group-2"]

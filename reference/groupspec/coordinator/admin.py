@@ -114,7 +114,8 @@ def described_group(g: ClassicGroup | None, gid: str, version: int) -> Described
 
 def handle_delete_groups(txn: Txn, request_id: int, req: DeleteGroupsRequest) -> None:
     results = []
-    for gid in service_order(req.groups_names, txn.config.offsets_topic_num_partitions):
+    # (each partition's ids in a HashSet's order: GroupCoordinatorService.deleteGroups)
+    for gid in service_order(req.groups_names, txn.config.offsets_topic_num_partitions, hash_set=True):
         cg = txn.state.consumer_groups.get(gid)
         if cg is not None:
             # ConsumerGroup.validateDeleteGroup, then createGroupTombstoneRecords

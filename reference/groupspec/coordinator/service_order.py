@@ -4,10 +4,13 @@ groups (DescribeGroups, DeleteGroups, ConsumerGroupDescribe).
 Each of those service methods puts every group id (``computeIfAbsent``) in a ``new
 HashMap<TopicPartition, List<String>>`` under its ``__consumer_offsets`` partition,
 schedules one read or write operation per partition in that map's iteration order, and
-concatenates the per-partition answers in that order (FutureUtils.combineFutures); within a
-partition the request's order is kept. So the answer lists the groups partition by
-partition, in Java ``HashMap`` order, not in the request's order (GroupCoordinatorServiceTest
-testDeleteGroups: partitions 2, 0, 1 asked, answered 0, 1, 2).
+concatenates the per-partition answers in that order (FutureUtils.combineFutures). So the
+answer lists the groups partition by partition, in Java ``HashMap`` order, not in the
+request's order (GroupCoordinatorServiceTest testDeleteGroups: partitions 2, 0, 1 asked,
+answered 0, 1, 2). Within a partition DescribeGroups and ConsumerGroupDescribe keep the
+request's order; DeleteGroups hands the shard each partition's ids through a ``new
+HashSet<>(groupList)`` (updateResponseAndGetNonErrorGroupList, after the share-group step),
+so they are deleted and answered in that set's order (:func:`new_hash_set_order`).
 """
 
 from __future__ import annotations
@@ -15,14 +18,15 @@ from __future__ import annotations
 from functools import lru_cache
 
 from groupspec.assignors.java_collections import bucket, topic_partition_hash
-from groupspec.coordinator.find_coordinator import coordinator_partition
+from groupspec.coordinator.find_coordinator import coordinator_partition, java_string_hash
 
 #: ``Topic.GROUP_METADATA_TOPIC_NAME``, whose ``TopicPartition`` keys the service's maps
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
-def service_order(group_ids: tuple[str, ...], num_partitions: int) -> list[str]:
-    """``group_ids`` in the order the service answers them. The map is simulated as Java
+def service_order(group_ids: tuple[str, ...], num_partitions: int, hash_set: bool = False) -> list[str]:
+    """``group_ids`` in the order the service answers them (each partition's ids in
+    :func:`new_hash_set_order` with ``hash_set``, as DeleteGroups). The map is simulated as Java
     17's HashMap runs ``computeIfAbsent``: a table of 16 buckets made at the first call and
     doubled at the start of a call once the size exceeds three quarters of it (a resize
     splits each bucket keeping its order), a new key put at the head of its bucket, a bucket
@@ -53,7 +57,41 @@ def service_order(group_ids: tuple[str, ...], num_partitions: int) -> list[str]:
         by_partition[partition] = [gid]
         if len(chain) >= 8 and len(table) < 64:
             table = resize()
+    if hash_set:
+        return [gid for chain in table for partition in chain for gid in new_hash_set_order(by_partition[partition])]
     return [gid for chain in table for partition in chain for gid in by_partition[partition]]
+
+
+def new_hash_set_order(keys: list[str]) -> list[str]:
+    """The iteration order of Java 17's ``new HashSet<>(keys)`` of strings: a table of
+    ``tableSizeFor(max((int) (n / .75f) + 1, 16))`` buckets (n counting repeats), each key
+    added in turn at the tail of its bucket (a repeat adds nothing), a key added to a bucket
+    of eight or more doubling a table shorter than 64 (``treeifyBin``; a resize keeps each
+    bucket's order). The set iterates bucket by bucket, a bucket in insertion order. Not
+    modelled: a tree bin (a ninth key in one bucket of a table of 64, whose root Java moves
+    to the front), which takes nine ids of one request in one ``__consumer_offsets``
+    partition whose hashes agree in six bits."""
+    size = max(int(len(keys) / 0.75) + 1, 16)
+    cap = 1 << (size - 1).bit_length()
+    first = {k: i for i, k in reversed(list(enumerate(keys)))}
+    distinct = sorted(first, key=first.__getitem__)
+
+    def spread(k: str) -> int:
+        h = java_string_hash(k) & 0xFFFFFFFF
+        return h ^ (h >> 16)
+
+    counts: dict[int, int] = {}
+    for n, k in enumerate(distinct, start=1):
+        b = spread(k) & (cap - 1)
+        counts[b] = counts.get(b, 0) + 1
+        if counts[b] > 8 and cap < 64:
+            # (a key appended to a bucket of eight or more: treeifyBin doubles a short table,
+            # however many times the bucket stays that full)
+            cap *= 2  # the keys so far, spread over the doubled table
+            counts = {}
+            for j in distinct[:n]:
+                counts[spread(j) & (cap - 1)] = counts.get(spread(j) & (cap - 1), 0) + 1
+    return sorted(distinct, key=lambda k: (spread(k) & (cap - 1), first[k]))
 
 
 def runtime_capacity(keys: int) -> int:
