@@ -266,3 +266,24 @@ def test_delete_groups_of_one_partition_go_in_a_hash_sets_order() -> None:
         assert [(x.group_id, x.error) for x in resp.results] == [("group-51", Error.NONE), ("group-2", Error.NONE)]
         deleted = [rec.group_id for rec in out.records if isinstance(rec, r.GroupTombstoned)]
         assert deleted == ["group-51", "group-2"]
+
+
+def test_a_join_with_a_negative_session_timeout_is_refused_by_the_bounds_check() -> None:
+    """Kafka's JoinGroupRequest takes any session timeout; GroupCoordinatorService.joinGroup
+    answers one outside group.min/max.session.timeout.ms INVALID_SESSION_TIMEOUT with the
+    request's member id. A negative one was refused by the reference's message class
+    instead, so a recorded JoinGroup carrying one was a line the validator could not read
+    (and a broker admitting it went unnamed)."""
+    from groupspec.trace.events import WireExchange
+    from groupspec.trace.jsonl import event_from_json, event_to_json
+
+    req = m.JoinGroupRequest(group_id="g", member_id="m-1", session_timeout_ms=-1,
+                             protocols=(m.JoinGroupProtocol("range", b""),), version=5)
+    out = Coordinator().handle(1, req, 0)
+    assert out.records == []
+    resp = out.response_to(1)
+    assert isinstance(resp, m.JoinGroupResponse)
+    assert (resp.error, resp.member_id) == (Error.INVALID_SESSION_TIMEOUT, "m-1")
+    e = WireExchange(seq=1, api="JoinGroup", api_key=11, api_version=5, correlation_id=1, client_id="c", group_id="g",
+                     connection="c#1", sent_ms=0.0, received_ms=1.0, request=req, response=resp)
+    assert event_from_json(event_to_json(e)) == e
