@@ -287,3 +287,30 @@ def test_a_join_with_a_negative_session_timeout_is_refused_by_the_bounds_check()
     e = WireExchange(seq=1, api="JoinGroup", api_key=11, api_version=5, correlation_id=1, client_id="c", group_id="g",
                      connection="c#1", sent_ms=0.0, received_ms=1.0, request=req, response=resp)
     assert event_from_json(event_to_json(e)) == e
+
+
+def test_a_leave_group_naming_no_member_is_answered_none_with_no_member() -> None:
+    """LeaveGroup v3+ carries a list of identities, which Kafka's parser takes empty too:
+    the shard's classicGroupLeaveToClassicGroup answers NONE with no member and changes
+    nothing; an unknown group's UnknownMemberIdException becomes the service's NONE with an
+    UNKNOWN_MEMBER_ID per identity, that is none; a consumer group fences nobody
+    (consumerGroupFenceMembers: no epoch bump). The reference's message class refused an
+    empty list, so such a recorded request could not be judged."""
+    from groupspec.assignors.server_spec import TopicMetadata
+    from groupspec.protocol.topic_id import TopicId
+
+    c = Coordinator()
+    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
+    c.handle(1, m.JoinGroupRequest(group_id="classic", protocols=(m.JoinGroupProtocol("range", b""),),
+                                   member_id="", version=3), 0)
+    _ = c.handle(2, ConsumerGroupHeartbeatRequest(
+        group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
+        subscribed_topic_names=("t",), topic_partitions=()), 0)
+    epoch = c.state.consumer_groups["g"].group_epoch
+    members = {gid: dict(c.state.groups[gid].members) for gid in c.state.groups}
+    for rid, gid in enumerate(("classic", "g", "nope"), start=10):
+        out = c.handle(rid, m.LeaveGroupRequest(group_id=gid, members=()), 1)
+        assert out.response_to(rid) == m.LeaveGroupResponse(error=Error.NONE, members=())
+        assert out.records == []
+    assert c.state.consumer_groups["g"].group_epoch == epoch
+    assert {gid: dict(c.state.groups[gid].members) for gid in c.state.groups} == members

@@ -133,11 +133,9 @@ class MemberIdentity:
 @dataclass(frozen=True, kw_only=True)
 class LeaveGroupRequest:
     group_id: str
+    #: v0-2 carry one member id (KafkaApis normalizes it into one identity); v3+ a list,
+    #: which may be empty (Kafka parses it and answers NONE with no member: nobody leaves)
     members: tuple[MemberIdentity, ...]
-
-    def __post_init__(self) -> None:
-        if not self.members:
-            raise ValueError("LeaveGroup needs at least one member identity")
 
 
 @dataclass(frozen=True)
