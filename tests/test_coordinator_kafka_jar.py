@@ -100,6 +100,25 @@ FOUND: dict[str, list[Op]] = {
     ],
     # a simple group whose offsets OffsetDelete removed is recreated by a failover (the log
     # still holds its offset commits: OffsetMetadataManager.replay), Empty with no offset
+    # a JoinGroup v1+ with a negative rebalance timeout: Kafka's parser replaces it by the
+    # session timeout only for v0 (maybeOverrideRebalanceTimeout); the group keeps -1 and
+    # its join and sync timers fall due at once (the reference replaced any negative one)
+    "join-negative-rebalance-timeout-kept": [
+        Op("join", who=0, version=5, rebalance_ms=-1), Op("join", who=0, version=5, rebalance_ms=-1),
+        Op("join", who=1, version=5, rebalance_ms=-1), Op("join", who=1, version=5, rebalance_ms=-1),
+        Op("advance", ms=3_000), Op("sync", who=0), Op("sync", who=1), Op("heartbeat", who=0),
+        Op("join", who=1, version=5, rebalance_ms=-1), Op("advance", ms=1), Op("heartbeat", who=0),
+        Op("join", who=0, version=5, rebalance_ms=-1), Op("advance", ms=1), Op("sync", who=0),
+        Op("advance", ms=1), Op("sync", who=1), Op("advance", ms=10),
+    ],
+    # ... and the group's rebalance timeout, the largest of its members', is never below 0
+    # (ClassicGroup.rebalanceTimeoutMs starts its maximum at 0): a lone member rejoining a
+    # Stable group with -1 completes the join at once and the sync timer is due now, not 1 ms
+    # ago
+    "negative-rebalance-timeout-floored-at-zero": [
+        Op("join", who=0, version=1), Op("advance", ms=3_000), Op("sync", who=0),
+        Op("join", who=0, version=1, rebalance_ms=-1), Op("advance", ms=1),
+    ],
     "offset-deleted-simple-group-reloaded": [
         Op("commit", gen="none", ids="empty"), Op("offset_delete", ms=1), Op("failover"),
         Op("offset_delete", ms=0), Op("advance", ms=60_000), Op("offset_delete", ms=0),
@@ -136,3 +155,17 @@ def test_offset_delete_is_compared_on_every_path(jvm: JvmOracle) -> None:
         Op("advance", ms=3_000), Op("commit", who=1, group=1), delete(0, group=1), Op("failover"), delete(1, group=1),
     ]
     assert check(jvm, ops) == len(ops)
+
+
+def test_a_negative_rebalance_timeout_reaches_the_group(jvm: JvmOracle) -> None:
+    """JoinGroup v5 with rebalance timeout -1 (Kafka's parser overrides only v0's): the
+    group completes its join phase at the initial delay and its sync timer, -1 past that,
+    falls due at once, so the members are gone before they sync, in Kafka's shard and in the
+    reference alike (the found sequence above compares every step). The reference once put
+    the session timeout in its place at every version: the group then waited for the syncs."""
+    from properties.classic_kafka_diff import Differ
+
+    d = Differ(jvm)
+    assert d.run(FOUND["join-negative-rebalance-timeout-kept"][:6]) == 6
+    g = d.ref.state.groups["g0"]
+    assert (g.state.name, g.generation_id, dict(g.members)) == ("Empty", 2, {})

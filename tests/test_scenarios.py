@@ -90,7 +90,7 @@ def test_comments_and_blank_lines_survive_a_rewrite() -> None:
         ("----\n", "bad.txt:1: '----' without a command"),
         ("FindCoordinator id=1 key=g\n----\n\nFindCoordinator id=1 key=g\n----\n",
          "bad.txt:4: FindCoordinator: request id 1 was already used"),
-        ("JoinGroup id=1 group=g protocols=r:m session=-5\n----\n",
+        ("JoinGroup id=1 group=g protocols=r:m version=12\n----\n",
          "bad.txt:1: JoinGroup: invalid request"),
     ],
 )

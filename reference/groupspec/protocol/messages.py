@@ -57,9 +57,12 @@ class JoinGroupRequest:
         # bounds check refuses it, INVALID_SESSION_TIMEOUT)
         if not 0 <= self.version <= JOIN_GROUP_MAX_VERSION:
             raise ValueError(f"JoinGroup version {self.version} not in 0..{JOIN_GROUP_MAX_VERSION}")
-        if self.version == 0 or self.rebalance_timeout_ms < 0:
+        if self.version == 0:
             # JoinGroupRequest.maybeOverrideRebalanceTimeout (KAFKA-8653): v0 has no
-            # rebalance timeout, the session timeout stands in for it.
+            # rebalance timeout, the session timeout stands in for it. Only v0: a later
+            # version's value reaches the group as sent, a negative one too (its join and
+            # sync timers then fall due at once; checked against Kafka's shard,
+            # tests/test_coordinator_kafka_jar.py)
             object.__setattr__(self, "rebalance_timeout_ms", self.session_timeout_ms)
 
     def protocol_names(self) -> tuple[str, ...]:

@@ -154,8 +154,10 @@ class Group:
         )
 
     def rebalance_timeout_ms(self) -> int:
-        """ClassicGroup.rebalanceTimeoutMs: the largest rebalance timeout of any member."""
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        """ClassicGroup.rebalanceTimeoutMs: the largest rebalance timeout of any member, and
+        never below 0 (Kafka's maximum starts at 0: a member's negative one, which a JoinGroup
+        v1+ may carry, makes the join and sync timers fall due at once, not in the past)."""
+        return max([0, *(m.rebalance_timeout_ms for m in self.members.values())])
 
     def supported_protocol_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
