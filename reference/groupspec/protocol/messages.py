@@ -5,9 +5,10 @@ in snake_case, so a recorded wire exchange maps onto these one-to-one. Protocol 
 and assignments stay opaque ``bytes`` here, exactly as the coordinator sees them; the
 consumer-protocol payload inside them is :mod:`groupspec.protocol.consumer_protocol`.
 
-Constructors validate what Kafka's request parsing would reject before the coordinator
-sees it (negative timeouts, an empty protocol list), so a handler never meets a malformed
-value.
+Constructors refuse only a version outside the range modelled. Whatever else Kafka's
+request parser takes reaches the coordinator, odd values included (a negative session or
+rebalance timeout, a LeaveGroup naming no member), and is answered as Kafka's service and
+shard answer it (INVALID_SESSION_TIMEOUT for the first, for instance).
 """
 
 from __future__ import annotations
