@@ -654,3 +654,36 @@ def test_kafka_python_fetching_its_previous_generations_partitions_is_named() ->
     assert (g.violation.rule, g.violation.side, g.violation.line, g.violation.client_id) == \
         ("ClientFetchesOwnedOnly", "client", 46, "a")
     assert [d for d in g.divergences if d.side == "broker"] == []
+
+
+def test_a_commits_fenced_instance_id_leaves_the_heartbeat_thread_going() -> None:
+    """ClientStopsWhenFenced: a static member's OffsetCommit (or SyncGroup) answered
+    FENCED_INSTANCE_ID resets nothing in the Java client (the error goes to the
+    application), so its heartbeat thread sends the same member id and generation on; only
+    a heartbeat's own FENCED_INSTANCE_ID resets it."""
+    g = member_in_generation_1({("t", 0)})
+    g.commit(3_000, "m1", 1, ("t", 0), answer=E.FENCED_INSTANCE_ID)
+    g.x(m.SyncGroupRequest(group_id="g", generation_id=1, member_id="m1"),
+        m.SyncGroupResponse(error=E.FENCED_INSTANCE_ID), 3_100, 3_105)
+    g.heartbeat(6_000, "m1", 1, E.FENCED_INSTANCE_ID)
+    assert g.rules() == []
+    g.heartbeat(9_000, "m1", 1, E.FENCED_INSTANCE_ID)
+    assert g.rules() == ["ClientStopsWhenFenced"]
+
+
+def test_an_assignor_the_validator_does_not_know_may_be_cooperative() -> None:
+    """Kafka Streams' assignor is named "stream" and supports only the cooperative protocol:
+    its member keeps fetching what its JoinGroup reports owned during the rebalance, and
+    commits a revoked task's partition in onPartitionsRevoked, after the SyncGroup, at the
+    new generation. Neither is a finding; the same for a known eager assignor is."""
+    for assignor, want in (("stream", []), ("range", ["ClientFetchesOwnedOnly", "ClientCommitsOwnedOnly"])):
+        g = member_in_generation_1({("t", 0), ("t", 1)}, assignor)
+        owned = {("t", 0), ("t", 1)} if assignor == "stream" else set()
+        g.x(m.JoinGroupRequest(group_id="g", member_id="m1", protocols=(m.JoinGroupProtocol(
+            name=assignor, metadata=Subscription(("t",), None, from_pairs(owned), 1).encode()),)),
+            m.JoinGroupResponse(error=E.NONE, generation_id=2, protocol_type="consumer", protocol_name=assignor,
+                                leader="the-leader", member_id="m1"), 5_000, 8_000)
+        g.fetch(7_000, ("t", 0), ("t", 1))  # while the JoinGroup waits for the others
+        g.sync(8_010, "m1", 2, {("t", 0)})
+        g.commit(8_030, "m1", 2, ("t", 0), ("t", 1))
+        assert sorted(g.rules()) == sorted(want), assignor

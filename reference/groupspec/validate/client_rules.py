@@ -264,7 +264,10 @@ def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         if mine is None:
             continue  # the member's assignment in that generation is not in the trace
         allowed = mine[0]
-        if f.protocol.get(req.generation_id) in COOPERATIVE_ASSIGNORS:
+        # (cooperative, or an assignor the validator does not know, which may be: Kafka
+        # Streams' "stream" commits the tasks it revokes in onPartitionsRevoked, after the
+        # SyncGroup, at the new generation)
+        if f.protocol.get(req.generation_id) not in EAGER_ASSIGNORS:
             same = f.assigned[(req.generation_id, key)]
             at = next(i for i, entry in enumerate(same) if entry is mine)
             if at > 0:
@@ -389,6 +392,13 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     for x in sorted(answered_fencing, key=lambda x: x.received):
         req = x.event.request
         if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
+            continue
+        if errors[id(x)] is _FENCED_INSTANCE_ID and not isinstance(req, m.HeartbeatRequest):
+            # an OffsetCommit's or SyncGroup's FENCED_INSTANCE_ID resets nothing: the error
+            # reaches the application and the heartbeat thread goes on with the member id
+            # and generation until a heartbeat is fenced itself (ConsumerCoordinator
+            # OffsetCommitResponseHandler, AbstractCoordinator SyncGroupResponseHandler and
+            # HeartbeatResponseHandler, which alone calls resetStateOnResponseError for it)
             continue
         if req.generation_id >= 0 and req.member_id:
             fenced.setdefault((req.member_id, req.generation_id), x)
@@ -929,7 +939,12 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
             joined = at if joined is None else joined
             subs = _subscriptions(req)
             kind = _protocol_kind(name for name, _ in subs)
-            if kind == "cooperative" and subs:
+            if kind != "eager" and subs:
+                # a cooperative member keeps what it reports owned; so may one of an
+                # assignor the validator does not know (Kafka Streams' "stream" is
+                # cooperative: the protocol is what all the assignors support,
+                # ConsumerCoordinator's constructor), and an eager client reports nothing
+                # here, having revoked it all in onJoinPrepare
                 owned &= pairs(subs[0][1].owned_partitions)
             else:
                 owned = set()
