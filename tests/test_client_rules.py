@@ -687,3 +687,26 @@ def test_an_assignor_the_validator_does_not_know_may_be_cooperative() -> None:
         g.sync(8_010, "m1", 2, {("t", 0)})
         g.commit(8_030, "m1", 2, ("t", 0), ("t", 1))
         assert sorted(g.rules()) == sorted(want), assignor
+
+
+def test_a_generation_given_again_after_a_failover_is_the_members_own_again() -> None:
+    """A coordinator that moves before a new generation is persisted reloads the group as it
+    was and hands the member the same generation number again: a heartbeat of generation 2
+    answered ILLEGAL_GENERATION by the new coordinator, the member's rejoin answered
+    generation 2 with its member id, and its heartbeats at generation 2 after that are its
+    own. Before that answer they are still a finding."""
+    g = member_in_generation_1({("t", 0)})
+    g.join(1_000, "m1", 2)
+    g.sync(1_010, "m1", 2, {("t", 0)})
+    g.heartbeat(3_000, "m1", 2, E.ILLEGAL_GENERATION)  # the new coordinator is at generation 1
+    g.join(3_100, "m1", 2)  # ... and gives generation 2 again
+    g.sync(3_120, "m1", 2, {("t", 0)})
+    g.heartbeat(6_000, "m1", 2)
+    g.commit(6_100, "m1", 2, ("t", 0))
+    assert g.rules() == []
+    h = member_in_generation_1({("t", 0)})
+    h.join(1_000, "m1", 2)
+    h.sync(1_010, "m1", 2, {("t", 0)})
+    h.heartbeat(3_000, "m1", 2, E.ILLEGAL_GENERATION)
+    h.heartbeat(6_000, "m1", 2)
+    assert h.rules() == ["ClientStopsWhenFenced"]

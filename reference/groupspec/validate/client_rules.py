@@ -405,6 +405,17 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     out: list[ClientFinding] = []
     if not fenced:
         return out  # (most groups: no request is checked against anything)
+    # a member id and generation a JoinGroup answer gives again after the fencing (a new
+    # coordinator that reloaded the group as it was before the generation was persisted
+    # hands the member the same number again) are the member's own once more
+    regranted: dict[tuple[str, int], float] = {}
+    for x in xs:
+        resp = x.event.response
+        if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE and x.received is not None:
+            pair = (resp.member_id, resp.generation_id)
+            hit = fenced.get(pair)
+            if hit is not None and x.received > hit.received and pair not in regranted:
+                regranted[pair] = x.received
     reported: set[tuple[str, int]] = set()
     for y in xs:
         req = y.event.request
@@ -413,6 +424,9 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         pair = (req.member_id, req.generation_id)
         hit = fenced.get(pair)
         if hit is None or pair in reported or y.sent <= hit.received + SLACK_MS:
+            continue
+        again = regranted.get(pair)
+        if again is not None and y.sent >= again:
             continue
         x = hit
         reported.add(pair)
