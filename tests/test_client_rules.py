@@ -710,3 +710,19 @@ def test_a_generation_given_again_after_a_failover_is_the_members_own_again() ->
     h.heartbeat(3_000, "m1", 2, E.ILLEGAL_GENERATION)
     h.heartbeat(6_000, "m1", 2)
     assert h.rules() == ["ClientStopsWhenFenced"]
+
+
+def test_a_cooperative_member_whose_id_changed_may_commit_what_it_revokes() -> None:
+    """A cooperative member whose onJoinPrepare commit is answered UNKNOWN_MEMBER_ID keeps
+    its partitions and rejoins without a member id (a new one, m2), reporting them owned;
+    after the SyncGroup it revokes what it was not given and commits it in the callback, at
+    the new generation under the new id: what its JoinGroup reported owned is allowed."""
+    g = member_in_generation_1({("t", 0), ("t", 1)}, "cooperative-sticky")
+    g.heartbeat(3_000, "m1", 1, E.REBALANCE_IN_PROGRESS)
+    g.commit(3_010, "m1", 1, ("t", 0), ("t", 1), answer=E.UNKNOWN_MEMBER_ID)
+    g.join(3_030, "m2", 2, "cooperative-sticky", {("t", 0), ("t", 1)}, 1, req_member="")
+    g.sync(3_050, "m2", 2, {("t", 0)})
+    g.commit(3_070, "m2", 2, ("t", 1))
+    assert "ClientCommitsOwnedOnly" not in g.rules()
+    g.commit(3_090, "m2", 2, ("t", 2))  # never its own
+    assert "ClientCommitsOwnedOnly" in g.rules()

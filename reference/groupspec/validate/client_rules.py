@@ -176,6 +176,10 @@ class _Facts:
     assigned: dict[tuple[int, str], list[tuple[set[TP], Exchange]]] = field(default_factory=dict)
     #: generation -> protocol name chosen
     protocol: dict[int, str] = field(default_factory=dict)
+    #: (generation, member key) -> the partitions the member's JoinGroup answered with that
+    #: generation reported owned: what its onJoinComplete may revoke (and commit) after the
+    #: SyncGroup, whatever member id it had before
+    reported: dict[tuple[int, str], set[TP]] = field(default_factory=dict)
     #: client ids that served two members of one generation
     ambiguous: set[str] = field(default_factory=set)
     #: client id -> [(received, generation, member id)] of its successful JoinGroups
@@ -234,6 +238,11 @@ def _facts(xs: list[Exchange]) -> _Facts:
         elif isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE:
             if resp.protocol_name:
                 f.protocol[resp.generation_id] = resp.protocol_name
+            if isinstance(req, m.JoinGroupRequest):
+                subs = _subscriptions(req)
+                if subs and subs[0][1].owned_partitions:
+                    f.reported[(resp.generation_id, str(req.group_instance_id or resp.member_id))] = \
+                        pairs(subs[0][1].owned_partitions)
             f.joined.setdefault(x.event.client_id, []).append((x.received, resp.generation_id, resp.member_id))
             members_of.setdefault((resp.generation_id, x.event.client_id), set()).add(resp.member_id)
     f.ambiguous = {cid for (_, cid), ms in members_of.items() if len(ms) > 1}
@@ -268,6 +277,10 @@ def commits_owned_only(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         # Streams' "stream" commits the tasks it revokes in onPartitionsRevoked, after the
         # SyncGroup, at the new generation)
         if f.protocol.get(req.generation_id) not in EAGER_ASSIGNORS:
+            # what its JoinGroup of this generation reported owned, revoked after the
+            # SyncGroup (also by a member whose id changed on the way: a cooperative member
+            # keeps its partitions through onJoinPrepare's fenced commit and rejoins anew)
+            allowed = allowed | f.reported.get((req.generation_id, key), set())
             same = f.assigned[(req.generation_id, key)]
             at = next(i for i, entry in enumerate(same) if entry is mine)
             if at > 0:
