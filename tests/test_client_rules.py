@@ -726,3 +726,16 @@ def test_a_cooperative_member_whose_id_changed_may_commit_what_it_revokes() -> N
     assert "ClientCommitsOwnedOnly" not in g.rules()
     g.commit(3_090, "m2", 2, ("t", 2))  # never its own
     assert "ClientCommitsOwnedOnly" in g.rules()
+
+
+def test_a_commits_fenced_instance_id_does_not_take_the_partitions_away() -> None:
+    """The partitions stay the member's after its commit is answered FENCED_INSTANCE_ID (the
+    Java client resets nothing; an application that catches the error polls and fetches on);
+    a heartbeat's FENCED_INSTANCE_ID takes them."""
+    g = member_in_generation_1({("t", 0)})
+    g.commit(3_000, "m1", 1, ("t", 0), answer=E.FENCED_INSTANCE_ID)
+    g.fetch(5_000, ("t", 0))
+    assert g.rules() == []
+    g.heartbeat(6_000, "m1", 1, E.FENCED_INSTANCE_ID)
+    g.fetch(9_000, ("t", 0))
+    assert g.rules() == ["ClientFetchesOwnedOnly"]

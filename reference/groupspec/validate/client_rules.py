@@ -116,6 +116,15 @@ def _fencing(err: Error | None) -> TypeGuard[Error]:
     return err is _UNKNOWN_MEMBER_ID or err is _ILLEGAL_GENERATION or err is _FENCED_INSTANCE_ID
 
 
+def _keeps_generation(req: object, err: Error | None) -> bool:
+    """Whether the Java client keeps its member id, generation and partitions on fencing
+    error ``err`` answering ``req``: an OffsetCommit's or SyncGroup's FENCED_INSTANCE_ID
+    resets nothing (the error goes to the application; ConsumerCoordinator
+    OffsetCommitResponseHandler, AbstractCoordinator SyncGroupResponseHandler), and the
+    heartbeat thread goes on until a heartbeat is fenced itself."""
+    return err is _FENCED_INSTANCE_ID and isinstance(req, m.OffsetCommitRequest | m.SyncGroupRequest)
+
+
 #: response classes with one ``error`` field
 _ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupResponse,
                           m.LeaveGroupResponse, m.OffsetFetchResponse, m.FindCoordinatorResponse})
@@ -406,12 +415,7 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         req = x.event.request
         if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
             continue
-        if errors[id(x)] is _FENCED_INSTANCE_ID and not isinstance(req, m.HeartbeatRequest):
-            # an OffsetCommit's or SyncGroup's FENCED_INSTANCE_ID resets nothing: the error
-            # reaches the application and the heartbeat thread goes on with the member id
-            # and generation until a heartbeat is fenced itself (ConsumerCoordinator
-            # OffsetCommitResponseHandler, AbstractCoordinator SyncGroupResponseHandler and
-            # HeartbeatResponseHandler, which alone calls resetStateOnResponseError for it)
+        if _keeps_generation(req, errors[id(x)]):
             continue
         if req.generation_id >= 0 and req.member_id:
             fenced.setdefault((req.member_id, req.generation_id), x)
@@ -985,7 +989,8 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
             # several at one generation, its member epoch)
             got = decode_assignment(resp.assignment)
             owned = set(got) if got is not None else owned
-        elif _fencing(_error(resp)) and getattr(req, "generation_id", generation) == generation:
+        elif (_fencing(err := _error(resp)) and getattr(req, "generation_id", generation) == generation
+              and not _keeps_generation(req, err)):
             if _join_prepare_commit(x, told):
                 # the call goes on with the generation it began with; the JoinGroup that
                 # follows says what is kept (cooperative)
