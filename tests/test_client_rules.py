@@ -739,3 +739,18 @@ def test_a_commits_fenced_instance_id_does_not_take_the_partitions_away() -> Non
     g.heartbeat(6_000, "m1", 1, E.FENCED_INSTANCE_ID)
     g.fetch(9_000, ("t", 0))
     assert g.rules() == ["ClientFetchesOwnedOnly"]
+
+
+def test_a_consumer_protocol_commit_refused_leaves_the_member_as_it_was() -> None:
+    """A consumer-protocol (KIP-848) member's OffsetCommit answered UNKNOWN_MEMBER_ID fails
+    that commit only (CommitRequestManager); the member learns it is out from its next
+    ConsumerGroupHeartbeat, so a commit at the same epoch before then is not
+    ClientStopsWhenFenced. A classic member's is (its generation is reset)."""
+    g = consumer_member((0, 0, E.NONE, 5))
+    g.commit(1_000, "m1", 5, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    g.commit(2_500, "m1", 5, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    assert g.rules() == []
+    h = member_in_generation_1({("t", 0)})
+    h.commit(1_000, "m1", 1, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    h.commit(2_500, "m1", 1, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    assert h.rules() == ["ClientStopsWhenFenced"]

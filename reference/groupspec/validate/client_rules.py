@@ -422,6 +422,15 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     out: list[ClientFinding] = []
     if not fenced:
         return out  # (most groups: no request is checked against anything)
+    # a consumer-protocol member (KIP-848) learns it is fenced from its heartbeat alone: an
+    # OffsetCommit answered UNKNOWN_MEMBER_ID fails that commit and changes nothing
+    # (CommitRequestManager's OffsetCommit handler; the epoch a commit carries moves only
+    # with the member's, onMemberEpochUpdated), so its next commits may carry the same
+    consumers = {x.event.request.member_id for x in xs
+                 if type(x.event.request) is ConsumerGroupHeartbeatRequest and x.event.request.member_id}
+    if consumers:
+        fenced = {pair: x for pair, x in fenced.items()
+                  if not (pair[0] in consumers and isinstance(x.event.request, m.OffsetCommitRequest))}
     # a member id and generation a JoinGroup answer gives again after the fencing (a new
     # coordinator that reloaded the group as it was before the generation was persisted
     # hands the member the same number again) are the member's own once more
