@@ -3,8 +3,8 @@
 - ``TopicPartition.hashCode`` (clients/.../common/TopicPartition.java) and the bucket a
   ``java.util.HashMap``/``HashSet`` puts a hash in (``HashMap.hash`` spreads the high half
   into the low one, the table is a power of two).
-- :class:`JavaHashSet`: the iteration order of a ``new HashSet<>()`` after a sequence of
-  adds and removes. Java keeps each bucket as a list in insertion order and keeps that
+- :class:`JavaHashSet`: the iteration order of a ``HashSet`` after a sequence of adds and
+  removes. Java keeps each bucket as a list in insertion order and keeps that
   relative order when the table doubles (at more than 0.75 entries per slot), so the order
   is (bucket, time of insertion). A bucket reaching nine entries in a table smaller than 64
   also doubles the table (``treeifyBin``); the tree bins of larger tables are not modelled.
@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from groupspec.assignors.ordering import java_key
 from groupspec.coordinator.find_coordinator import java_string_hash
 
 TP = tuple[str, int]
+K = TypeVar("K")
 
 
 def _int32(v: int) -> int:
@@ -39,42 +41,60 @@ def bucket(h: int, capacity: int) -> int:
     return (u ^ (u >> 16)) & (capacity - 1)
 
 
-class JavaHashSet:
-    """A ``HashSet<TopicPartition>`` that knows which element its iterator returns first."""
+class JavaHashSet(Generic[K]):
+    """A ``HashSet`` of keys whose Java ``hashCode`` is ``hash_of`` (``TopicPartition``'s for
+    the sticky assignor, ``String``'s for group ids) that knows its iteration order. A
+    ``new HashSet<>()`` starts at 16 slots; ``new HashSet<>(collection)`` at
+    :func:`collection_capacity`."""
 
-    __slots__ = ("_capacity", "_items", "_seq")
+    __slots__ = ("_capacity", "_hash", "_items", "_seq")
 
-    def __init__(self) -> None:
-        self._capacity = 16
+    def __init__(self, hash_of: Callable[[K], int], capacity: int = 16) -> None:
+        self._hash = hash_of
+        self._capacity = capacity
         self._seq = 0
-        self._items: dict[TP, tuple[int, int]] = {}  # element -> (hash, insertion number)
+        self._items: dict[K, tuple[int, int]] = {}  # element -> (hash, insertion number)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def __contains__(self, tp: object) -> bool:
-        return tp in self._items
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
 
-    def add(self, tp: TP) -> None:
-        if tp in self._items:
+    def add(self, key: K) -> None:
+        if key in self._items:
             return
-        h = topic_partition_hash(tp)
+        h = self._hash(key)
         self._seq += 1
         b = bucket(h, self._capacity)
         in_bucket = sum(1 for hh, _ in self._items.values() if bucket(hh, self._capacity) == b)
-        self._items[tp] = (h, self._seq)
+        self._items[key] = (h, self._seq)
         if in_bucket >= 8 and self._capacity < 64:
             self._capacity *= 2  # HashMap.treeifyBin resizes small tables instead
         if len(self._items) > self._capacity * 3 // 4:
             self._capacity *= 2
 
-    def remove(self, tp: TP) -> None:
-        self._items.pop(tp, None)
+    def remove(self, key: K) -> None:
+        self._items.pop(key, None)
 
-    def first(self) -> TP:
+    def _place(self, key: K) -> tuple[int, int]:
+        h, seq = self._items[key]
+        return bucket(h, self._capacity), seq
+
+    def first(self) -> K:
         """What ``iterator().next()`` returns."""
-        cap = self._capacity
-        return min(self._items, key=lambda tp: (bucket(self._items[tp][0], cap), self._items[tp][1]))
+        return min(self._items, key=self._place)
+
+    def order(self) -> list[K]:
+        """The elements as the iterator returns them."""
+        return sorted(self._items, key=self._place)
+
+
+def collection_capacity(size: int) -> int:
+    """The table length of ``new HashSet<>(c)`` for a collection of ``size`` elements
+    (repeats counted): ``tableSizeFor(max((int) (size / .75f) + 1, 16))``."""
+    n = max(int(size / 0.75) + 1, 16)
+    return 1 << (n - 1).bit_length()
 
 
 class SortedMembers:

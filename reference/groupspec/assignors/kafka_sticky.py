@@ -33,7 +33,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
 
-from groupspec.assignors.java_collections import TP, JavaHashSet, SortedMembers
+from groupspec.assignors.java_collections import (
+    TP,
+    JavaHashSet,
+    SortedMembers,
+    topic_partition_hash,
+)
 from groupspec.assignors.ordering import hashmap_order, java_key
 
 DEFAULT_GENERATION = -1
@@ -370,7 +375,7 @@ class _Movements:
     """``AbstractStickyAssignor.PartitionMovements``."""
 
     def __init__(self) -> None:
-        self.by_topic: dict[str, dict[tuple[str, str], JavaHashSet]] = {}
+        self.by_topic: dict[str, dict[tuple[str, str], JavaHashSet[TP]]] = {}
         self.moves: dict[TP, tuple[str, str]] = {}
 
     def _remove_record(self, tp: TP) -> tuple[str, str]:
@@ -385,7 +390,7 @@ class _Movements:
 
     def _add_record(self, tp: TP, pair: tuple[str, str]) -> None:
         self.moves[tp] = pair
-        self.by_topic.setdefault(tp[0], {}).setdefault(pair, JavaHashSet()).add(tp)
+        self.by_topic.setdefault(tp[0], {}).setdefault(pair, JavaHashSet(topic_partition_hash)).add(tp)
 
     def move(self, tp: TP, old: str, new: str) -> None:
         if tp in self.moves:

@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from groupspec.assignors.java_collections import bucket, topic_partition_hash
+from groupspec.assignors.java_collections import (
+    JavaHashSet,
+    bucket,
+    collection_capacity,
+    topic_partition_hash,
+)
 from groupspec.coordinator.find_coordinator import coordinator_partition, java_string_hash
 
 #: ``Topic.GROUP_METADATA_TOPIC_NAME``, whose ``TopicPartition`` keys the service's maps
@@ -63,35 +68,16 @@ def service_order(group_ids: tuple[str, ...], num_partitions: int, hash_set: boo
 
 
 def new_hash_set_order(keys: list[str]) -> list[str]:
-    """The iteration order of Java 17's ``new HashSet<>(keys)`` of strings: a table of
-    ``tableSizeFor(max((int) (n / .75f) + 1, 16))`` buckets (n counting repeats), each key
-    added in turn at the tail of its bucket (a repeat adds nothing), a key added to a bucket
-    of eight or more doubling a table shorter than 64 (``treeifyBin``; a resize keeps each
-    bucket's order). The set iterates bucket by bucket, a bucket in insertion order. Not
-    modelled: a tree bin (a ninth key in one bucket of a table of 64, whose root Java moves
-    to the front), which takes nine ids of one request in one ``__consumer_offsets``
-    partition whose hashes agree in six bits."""
-    size = max(int(len(keys) / 0.75) + 1, 16)
-    cap = 1 << (size - 1).bit_length()
-    first = {k: i for i, k in reversed(list(enumerate(keys)))}
-    distinct = sorted(first, key=first.__getitem__)
-
-    def spread(k: str) -> int:
-        h = java_string_hash(k) & 0xFFFFFFFF
-        return h ^ (h >> 16)
-
-    counts: dict[int, int] = {}
-    for n, k in enumerate(distinct, start=1):
-        b = spread(k) & (cap - 1)
-        counts[b] = counts.get(b, 0) + 1
-        if counts[b] > 8 and cap < 64:
-            # (a key appended to a bucket of eight or more: treeifyBin doubles a short table,
-            # however many times the bucket stays that full)
-            cap *= 2  # the keys so far, spread over the doubled table
-            counts = {}
-            for j in distinct[:n]:
-                counts[spread(j) & (cap - 1)] = counts.get(spread(j) & (cap - 1), 0) + 1
-    return sorted(distinct, key=lambda k: (spread(k) & (cap - 1), first[k]))
+    """The iteration order of Java 17's ``new HashSet<>(keys)`` of strings
+    (:class:`~groupspec.assignors.java_collections.JavaHashSet` of
+    :func:`~groupspec.assignors.java_collections.collection_capacity` slots, each key added
+    in turn). Not modelled, as there: a tree bin (a ninth key in one bucket of a table of
+    64), which takes nine ids of one request in one ``__consumer_offsets`` partition whose
+    hashes agree in six bits."""
+    ids = JavaHashSet(java_string_hash, collection_capacity(len(keys)))
+    for k in keys:
+        ids.add(k)
+    return ids.order()
 
 
 def runtime_capacity(keys: int) -> int:
