@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import pytest
 
+import groupspec.coordinator.consumer.heartbeat as heartbeat_module
+from groupspec.assignors.server_spec import PartitionAssignorError, TopicMetadata
 from groupspec.coordinator.committed_offset import CommittedOffset
 from groupspec.coordinator.config import CoordinatorConfig
+from groupspec.coordinator.context import Output
 from groupspec.coordinator.coordinator import Coordinator
 from groupspec.coordinator.find_coordinator import coordinator_partition
 from groupspec.protocol import messages as m
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
+    AUTHORIZED_OPERATIONS_OMITTED,
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
     ConsumerGroupHeartbeatRequest,
@@ -27,6 +31,9 @@ from groupspec.protocol.consumer_group_messages import (
     DescribedGroup,
 )
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
+from groupspec.trace.events import WireExchange
+from groupspec.trace.jsonl import event_from_json, event_to_json
 
 
 def _error_group(group_id: str, error: Error) -> DescribedGroup:
@@ -191,11 +198,22 @@ def test_cleanup_group_metadata_walks_the_groups_map_in_its_order() -> None:
 
 
 # ====================================================================== KafkaApis and the service's conversions
-def _joined(c: Coordinator) -> None:
-    out = c.handle(1, ConsumerGroupHeartbeatRequest(
+def _with_topic() -> Coordinator:
+    """A coordinator whose metadata image has topic t, 3 partitions."""
+    c = Coordinator()
+    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
+    return c
+
+
+def _join(c: Coordinator, rid: int) -> Output:
+    """Consumer-protocol member m1 joins group g, subscribed to t."""
+    return c.handle(rid, ConsumerGroupHeartbeatRequest(
         group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
         subscribed_topic_names=("t",), topic_partitions=()), 0)
-    resp = out.response_to(1)
+
+
+def _joined(c: Coordinator, rid: int = 1) -> None:
+    resp = _join(c, rid).response_to(rid)
     assert isinstance(resp, ConsumerGroupHeartbeatResponse) and resp.error is Error.NONE
 
 
@@ -206,12 +224,7 @@ def test_consumer_group_describe_fills_in_the_authorized_operations_when_asked()
     DELETE, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS (AclEntry.supportedOperations), bit
     field 3400. Groups answered with an error, and every group of a request that does not
     ask, keep the schema's default (Integer.MIN_VALUE)."""
-    from groupspec.assignors.server_spec import TopicMetadata
-    from groupspec.protocol.consumer_group_messages import AUTHORIZED_OPERATIONS_OMITTED
-    from groupspec.protocol.topic_id import TopicId
-
-    c = Coordinator()
-    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
+    c = _with_topic()
     _joined(c)
     for include, want in ((True, 3400), (False, AUTHORIZED_OPERATIONS_OMITTED)):
         out = c.handle(2, ConsumerGroupDescribeRequest(group_ids=("g", "", "nope"),
@@ -228,20 +241,12 @@ def test_an_unknown_server_error_heartbeat_answer_has_no_message(monkeypatch: py
     (GroupMetadataManager.updateTargetAssignment); the service answers every
     UNKNOWN_SERVER_ERROR without a message (CoordinatorOperationExceptionHelper
     .handleOperationException), so the heartbeat's ErrorMessage is null."""
-    import groupspec.coordinator.consumer.heartbeat as heartbeat_module
-    from groupspec.assignors.server_spec import PartitionAssignorError, TopicMetadata
-    from groupspec.protocol.topic_id import TopicId
-
     class Failing:
         def assign(self, *_: object) -> None:
             raise PartitionAssignorError("Partitions were left unassigned")
 
     monkeypatch.setattr(heartbeat_module, "get_server_assignor", lambda name: Failing())
-    c = Coordinator()
-    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
-    out = c.handle(1, ConsumerGroupHeartbeatRequest(
-        group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
-        subscribed_topic_names=("t",), topic_partitions=()), 0)
+    out = _join(_with_topic(), 1)
     assert out.records == []
     assert out.response_to(1) == ConsumerGroupHeartbeatResponse(
         error=Error.UNKNOWN_SERVER_ERROR, error_message=None, member_epoch=0, heartbeat_interval_ms=0)
@@ -274,9 +279,6 @@ def test_a_join_with_a_negative_session_timeout_is_refused_by_the_bounds_check()
     request's member id. A negative one was refused by the reference's message class
     instead, so a recorded JoinGroup carrying one was a line the validator could not read
     (and a broker admitting it went unnamed)."""
-    from groupspec.trace.events import WireExchange
-    from groupspec.trace.jsonl import event_from_json, event_to_json
-
     req = m.JoinGroupRequest(group_id="g", member_id="m-1", session_timeout_ms=-1,
                              protocols=(m.JoinGroupProtocol("range", b""),), version=5)
     out = Coordinator().handle(1, req, 0)
@@ -296,16 +298,10 @@ def test_a_leave_group_naming_no_member_is_answered_none_with_no_member() -> Non
     UNKNOWN_MEMBER_ID per identity, that is none; a consumer group fences nobody
     (consumerGroupFenceMembers: no epoch bump). The reference's message class refused an
     empty list, so such a recorded request could not be judged."""
-    from groupspec.assignors.server_spec import TopicMetadata
-    from groupspec.protocol.topic_id import TopicId
-
-    c = Coordinator()
-    c.set_topics([TopicMetadata(TopicId(1), "t", 3)])
+    c = _with_topic()
     c.handle(1, m.JoinGroupRequest(group_id="classic", protocols=(m.JoinGroupProtocol("range", b""),),
                                    member_id="", version=3), 0)
-    _ = c.handle(2, ConsumerGroupHeartbeatRequest(
-        group_id="g", member_id="m1", member_epoch=0, rebalance_timeout_ms=5000,
-        subscribed_topic_names=("t",), topic_partitions=()), 0)
+    _joined(c, 2)
     epoch = c.state.consumer_groups["g"].group_epoch
     members = {gid: dict(c.state.groups[gid].members) for gid in c.state.groups}
     for rid, gid in enumerate(("classic", "g", "nope"), start=10):
