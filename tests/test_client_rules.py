@@ -193,6 +193,37 @@ def test_eager_member_reporting_owned_partitions() -> None:
     assert g.rules() == ["EagerRevokesBeforeJoin"]
 
 
+def _join_offering(g: Group, at: float, gen: int, names: tuple[str, ...], owned: set[tuple[str, int]]) -> None:
+    """m1's JoinGroup offering the assignors ``names`` (each with the same subscription,
+    reporting ``owned`` from generation 1), answered with generation ``gen``."""
+    meta = Subscription(("t",), None, from_pairs(owned), 1).encode()
+    g.x(m.JoinGroupRequest(group_id="g", member_id="m1", session_timeout_ms=10_000,
+                           protocols=tuple(m.JoinGroupProtocol(name=n, metadata=meta) for n in names)),
+        m.JoinGroupResponse(error=E.NONE, generation_id=gen, protocol_type="consumer", protocol_name=names[0],
+                            leader="the-leader", member_id="m1"), at, at + 5)
+
+
+@pytest.mark.parametrize("names", [("range", "cooperative-sticky"), ("cooperative-sticky", "range"),
+                                   ("cooperative-sticky", "roundrobin", "stream")])
+def test_a_member_offering_an_eager_assignor_among_cooperative_ones_is_eager(names: tuple[str, ...]) -> None:
+    """The Java client follows the highest rebalance protocol all its assignors support
+    (ConsumerCoordinator's constructor): with range (eager only) beside cooperative-sticky,
+    its default and KIP-429's first upgrade bounce, that is eager, whatever the group chose,
+    so onJoinPrepare revokes everything and the JoinGroup reports nothing owned. Such a
+    member was never judged (neither eager nor cooperative)."""
+    g = member_in_generation_1({("t", 0)})
+    _join_offering(g, 5_000, 2, names, set())
+    assert g.rules() == []
+    _join_offering(g, 9_000, 3, names, {("t", 0)})
+    assert g.rules() == ["EagerRevokesBeforeJoin"]
+
+
+def test_a_member_offering_only_cooperative_and_unknown_assignors_is_not_judged_eager() -> None:
+    g = member_in_generation_1({("t", 0)}, "cooperative-sticky")
+    _join_offering(g, 5_000, 2, ("cooperative-sticky", "stream"), {("t", 0)})
+    assert g.rules() == []
+
+
 def test_cooperative_member_reporting_a_revoked_partition() -> None:
     g = member_in_generation_1({("t", 0), ("t", 1)}, "cooperative-sticky")
     g.join(5_000, "m1", 2, "cooperative-sticky", {("t", 0), ("t", 1)}, 1)

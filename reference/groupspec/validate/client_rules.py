@@ -165,11 +165,18 @@ def _subscriptions(req: m.JoinGroupRequest) -> list[tuple[str, Subscription]]:
 
 
 def _protocol_kind(names: Iterable[str]) -> str | None:
+    """The rebalance protocol a member offering these assignors follows: the highest one
+    that every assignor supports (ConsumerCoordinator's constructor keeps the protocols
+    common to all of them and takes the last after sorting). Cooperative when each is
+    cooperative-sticky; eager as soon as one supports only eager (range, roundrobin and
+    sticky: ConsumerPartitionAssignor.supportedProtocols' default), whatever the others,
+    so the Java default ``[range, cooperative-sticky]`` and KIP-429's first upgrade bounce
+    are eager; None when the others are assignors the validator does not know."""
     names = set(names)
+    if names & EAGER_ASSIGNORS:
+        return "eager"
     if names and names <= COOPERATIVE_ASSIGNORS:
         return "cooperative"
-    if names and names <= EAGER_ASSIGNORS:
-        return "eager"
     return None
 
 

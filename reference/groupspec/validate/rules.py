@@ -260,7 +260,7 @@ RULES: dict[str, Rule] = {
            f"{CC} (metadata, onJoinComplete, onJoinPrepare)"),
         _r("EagerRevokesBeforeJoin",
            "an eager member gives up every partition before it sends JoinGroup (it reports none owned)",
-           f"{CC} (onJoinPrepare, metadata)"),
+           f"{CC} (constructor: the protocol all its assignors support; onJoinPrepare, metadata)"),
         _r("ClientIgnoresStaleErrors",
            "an error answering a heartbeat of an older generation than the member's does not reset its "
            "generation or member id (KAFKA-9823)",
