@@ -72,11 +72,16 @@ def test_a_broker_numbering_generations_from_zero_is_told_so() -> None:
     assert "generation 0" in v.detail and "JoinWaitsForAllMembers" in v.detail
     # the join timing (the initial delay not extended) is listed too, at the same exchange;
     # after adopting Tansu's numbering the rest of the trace agrees but for the metadata
-    # Tansu fetches back: null for the "" kafka-python committed (Kafka answers "")
+    # Tansu fetches back: null for the "" kafka-python committed (Kafka answers ""), and null
+    # for the partitions with no offset yet (Kafka answers "" there too)
     assert {(d.seq, d.rule) for d in g.divergences} == {
-        (5, "GenerationStartsAtOne"), (5, "JoinWaitsForAllMembers"), (21, "FetchReturnsCommitted")}
+        (5, "GenerationStartsAtOne"), (5, "JoinWaitsForAllMembers"), (7, "FetchReturnsCommitted"),
+        (10, "FetchReturnsCommitted"), (21, "FetchReturnsCommitted")}
     [fetch] = [d for d in g.divergences if d.seq == 21]
     assert fetch.side == "broker" and "metadata of" in fetch.detail
+    for d in g.divergences:
+        if d.seq in (7, 10):
+            assert d.side == "broker" and "no committed offset, answered metadata null" in d.detail, d.detail
 
 
 def _second_generation_numbered(gen: int) -> tuple[bytes, int]:

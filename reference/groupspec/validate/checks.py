@@ -106,9 +106,10 @@ def heartbeat_intervals(exchanges: list[Exchange], interval_ms: int | None) -> l
     the answer must say follows from the request and the configuration alone, whatever the
     order of the requests, so it is judged without the replay (which does not compare it:
     a search for an order that explains it could only find a worse explanation). An error
-    answer's interval is not judged (the service layer's error response leaves it 0)."""
-    if interval_ms is None:
-        return []
+    answer's interval is not judged (the service layer's error response leaves it 0). When
+    the setting is not known, a leave's answer must still carry 0 and any other accepted
+    answer a positive interval (group.consumer.heartbeat.interval.ms and a group's
+    consumer.heartbeat.interval.ms are at least 1: GroupCoordinatorConfig, GroupConfig)."""
     out = []
     for x in exchanges:
         e = x.event
@@ -117,17 +118,22 @@ def heartbeat_intervals(exchanges: list[Exchange], interval_ms: int | None) -> l
                 or resp.error is not _NONE):
             continue
         leave = req.member_epoch in _LEAVE_EPOCHS
+        got = resp.heartbeat_interval_ms
         want = 0 if leave else interval_ms
-        if resp.heartbeat_interval_ms != want:
-            what = "a leave's answer carries no interval (0)" if leave else f"heartbeat_interval_ms {want}"
-            out.append(Finding(
-                x.seq, x.line, RULES["ConsumerHeartbeatInterval"],
-                f"{summary(resp)} heartbeat_interval_ms={resp.heartbeat_interval_ms}", what,
-                (f"the broker answered the leave of {req.member_id} (epoch {req.member_epoch}) with heartbeat "
-                 f"interval {resp.heartbeat_interval_ms} ms; Kafka sets none on a leave's answer") if leave else
-                (f"the broker told {resp.member_id or req.member_id} to heartbeat every "
-                 f"{resp.heartbeat_interval_ms} ms; the group's interval is {interval_ms} ms"),
-                e.api, e.connection, e.client_id))
+        if got == want or (want is None and got >= 1):
+            continue
+        if leave:
+            what = "a leave's answer carries no interval (0)"
+            how = (f"the broker answered the leave of {req.member_id} (epoch {req.member_epoch}) with heartbeat "
+                   f"interval {got} ms; Kafka sets none on a leave's answer")
+        else:
+            what = f"heartbeat_interval_ms {want}" if want is not None else "a positive heartbeat_interval_ms"
+            how = (f"the broker told {resp.member_id or req.member_id} to heartbeat every {got} ms; "
+                   + (f"the group's interval is {want} ms" if want is not None else
+                      "an interval is at least 1 ms (the broker's setting is not known)"))
+        out.append(Finding(x.seq, x.line, RULES["ConsumerHeartbeatInterval"],
+                           f"{summary(resp)} heartbeat_interval_ms={got}", what, how,
+                           e.api, e.connection, e.client_id))
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -261,11 +262,28 @@ def _consumer_heartbeat(e: ConsumerGroupHeartbeatResponse,
         return Mismatch("member_id")
     if e.member_epoch != a.member_epoch:
         return Mismatch("member_epoch")
+    if a.error_message is not None and e.error_message is None:
+        # an answer without error carries no message (consumerGroupHeartbeat leaves it null)
+        return Mismatch("error_message", how=f"an answer without error carries the message {a.error_message!r}")
     if (e.assignment is None) != (a.assignment is None):
         return Mismatch("whether the assignment is sent")
     if _heartbeat_assignment(e.assignment) != _heartbeat_assignment(a.assignment):
         return Mismatch("assignment")
+    if a.assignment is not None and _listed_twice(a.assignment):
+        # Kafka writes a member's assignment from a map of topic ids to partition sets
+        # (GroupMetadataManager.createConsumerGroupResponseAssignment): each partition once
+        return Mismatch("assignment", how=f"a partition or topic listed more than once: {_listed_twice(a.assignment)}")
     return None
+
+
+def _listed_twice(a: HeartbeatAssignment) -> str:
+    """The topics and partitions a heartbeat's assignment lists more than once ("" when
+    none)."""
+    topics = Counter(int(t.topic_id) for t in a.topic_partitions)
+    parts = Counter((t.topic_id, p) for t in a.topic_partitions for p in t.partitions)
+    twice = [f"topic {t.topic_id}" for t in a.topic_partitions if topics[int(t.topic_id)] > 1][:1]
+    twice += sorted({f"{t}-{p}" for (t, p), n in parts.items() if n > 1})[:3]
+    return ", ".join(twice)
 
 
 def _described_assignment(a: DescribedAssignment) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -358,7 +376,15 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         a2 = {(p.topic, p.partition): p.error for p in actual.partitions
               if p.error is _NONE or p.error not in API_LAYER_PARTITION_ERRORS
               or (p.topic, p.partition) in e2}
-        return None if e2 == a2 else Mismatch("partition errors")
+        if e2 != a2:
+            return Mismatch("partition errors")
+        if len(e2) != len(expected.partitions) or len(a2) != len(actual.partitions):
+            # a partition answered more than once: Kafka answers each partition the request
+            # names, once per time it names it (OffsetMetadataManager.commitOffset)
+            return _answered_times([(p.topic, p.partition, p.error.name) for p in expected.partitions],
+                                   [(p.topic, p.partition, p.error.name) for p in actual.partitions
+                                    if (p.topic, p.partition) in e2 or p.error not in API_LAYER_PARTITION_ERRORS])
+        return None
     if isinstance(expected, m.JoinGroupResponse) and isinstance(actual, m.JoinGroupResponse):
         return _join(api_version, expected, actual)
     if isinstance(expected, m.TxnOffsetCommitResponse) and isinstance(actual, m.TxnOffsetCommitResponse):
@@ -367,7 +393,11 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
         a5 = {(p.topic, p.partition): p.error_code for p in actual.partitions
               if p.error_code not in _API_LAYER_CODES or (p.topic, p.partition) in e5}
         if e5 == a5:
-            return None
+            if len(e5) == len(expected.partitions) and len(a5) == len(actual.partitions):
+                return None
+            return _answered_times([(p.topic, p.partition, _code_name(p.error_code)) for p in expected.partitions],
+                                   [(p.topic, p.partition, _code_name(p.error_code)) for p in actual.partitions
+                                    if (p.topic, p.partition) in e5 or p.error_code not in _API_LAYER_CODES])
         diffs = [f"{t}-{p}: answered {_code_name(a5.get((t, p)))}, Kafka {_code_name(e5.get((t, p)))}"
                  for t, p in sorted(e5.keys() | a5.keys()) if e5.get((t, p)) != a5.get((t, p))]
         return Mismatch("partition errors", how="; ".join(diffs[:4]))
@@ -407,6 +437,14 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
                 # committed offset (OffsetMetadataManager.fetchOffsets, fetchAllOffsets)
                 return Mismatch(f"offset of {q.topic}-{q.partition} (not answered)",
                                 partition=(q.topic, q.partition))
+        stated = expected.error is _NONE  # (the partitions an error answer lists are not a rule)
+        if stated and (len(actual.partitions) != len(answered) or len(expected.partitions) != len(e3)):
+            # each partition is answered once per time the request names it
+            # (OffsetMetadataManager.fetchOffsets); fetching all lists each once
+            mismatch = _answered_times([(p.topic, p.partition, "") for p in expected.partitions],
+                                       [(p.topic, p.partition, "") for p in actual.partitions])
+            if mismatch is not None:
+                return Mismatch("partitions answered", how=mismatch.how.replace(" : ", ": "))
         for p in actual.partitions:
             committed = e3.get((p.topic, p.partition))
             if committed is not None and committed.error is Error.UNSTABLE_OFFSET_COMMIT:
@@ -430,6 +468,20 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
             if p.committed_offset != want:
                 return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1,
                                 partition=(p.topic, p.partition))
+            if want == -1 and stated:
+                if committed is None:
+                    # neither asked for nor committed: fetching all lists committed offsets
+                    # only, and a request's own partitions are all in the reference's answer
+                    return Mismatch(f"offset of {p.topic}-{p.partition} (answered, but neither asked for "
+                                    "nor committed)", partition=(p.topic, p.partition))
+                if p.metadata != "" or (api_version >= m.OFFSET_FETCH_LEADER_EPOCH_MIN_VERSION
+                                        and p.committed_leader_epoch != -1):
+                    # no offset: no metadata ("") and no leader epoch (-1)
+                    # (OffsetMetadataManager.fetchOffsets, the partition without an offset)
+                    return Mismatch(f"metadata of {p.topic}-{p.partition} (no committed offset, answered metadata "
+                                    f"{json.dumps(p.metadata)} and leader epoch {p.committed_leader_epoch}; "
+                                    'Kafka answers "" and -1)', partition=(p.topic, p.partition))
+                continue
             # the metadata committed with it, "" for none (OffsetAndMetadata.fromRequest);
             # a partition with no commit in the trace may hold one from before it
             if committed is not None and want != -1 and p.metadata != committed.metadata:
@@ -463,6 +515,18 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
     return None if expected == actual else Mismatch("response")
 
 
+def _answered_times(expected: list[tuple[str, int, str]], actual: list[tuple[str, int, str]]) -> Mismatch | None:
+    """Per-partition answers compared with their multiplicity (the dictionaries compared
+    first keep one answer per partition): None when each (topic, partition, error) comes as
+    many times in both."""
+    e, a = Counter(expected), Counter(actual)
+    if e == a:
+        return None
+    diffs = [f"{t}-{p} {err}: answered {a[(t, p, err)]} times, Kafka {e[(t, p, err)]}"
+             for t, p, err in sorted(e.keys() | a.keys()) if e[(t, p, err)] != a[(t, p, err)]]
+    return Mismatch("partition errors", how="; ".join(diffs[:4]))
+
+
 def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Mismatch | None:
     if e.error is not a.error:
         return Mismatch("error")
@@ -483,6 +547,10 @@ def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Misma
     am = dict((x.member_id, x.metadata) for x in a.members)
     if em != am:
         return Mismatch("members", how=_members_difference(em, am))
+    if len(am) != len(a.members):
+        # the leader's list holds each member once (ClassicGroup's members, a map by id)
+        twice = sorted({x.member_id for x in a.members if sum(y.member_id == x.member_id for y in a.members) > 1})
+        return Mismatch("members", how=f"listed more than once: {', '.join(twice)}")
     if version >= JOIN_INSTANCE_ID_MIN_VERSION:
         ei = {x.member_id: x.group_instance_id for x in e.members}
         for x in a.members:

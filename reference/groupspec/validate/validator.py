@@ -245,9 +245,10 @@ def _judge_group(g: GroupTrace, config: ReplayConfig | None) -> GroupVerdict:
     findings += checks.one_owner_per_generation(g.exchanges)
     findings += checks.assignor_contract(g.exchanges)
     findings += checks.closed_unanswered(g.closed_unanswered)
-    if config is not None and config.heartbeat_interval_known:
-        findings += checks.heartbeat_intervals(
-            g.exchanges, config.coordinator.consumer_heartbeat_interval_ms_of(g.group_id))
+    # (the broker's interval when it is known; otherwise only what holds whatever it is)
+    findings += checks.heartbeat_intervals(
+        g.exchanges, config.coordinator.consumer_heartbeat_interval_ms_of(g.group_id)
+        if config is not None and config.heartbeat_interval_known else None)
     records = list(g.records) if g.records_in_seq_order else sorted(g.records, key=lambda r: r[1].seq)
     rec_findings, rec_cov = checks.record_invariants(records)
     stopped = rec_cov.stopped

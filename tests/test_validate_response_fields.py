@@ -1,0 +1,121 @@
+"""A broker's answer that differs from Kafka's in one field is named, also where the field
+holds a list: real Kafka 4.1.2 recordings (examples/conformance) with one response changed
+as another broker might answer, each judged a violation naming the field. The cases are
+the ones a sweep over every response field of those recordings found unnamed: a partition
+or member answered twice (the comparisons kept one entry per key), metadata or a leader
+epoch on a partition without an offset, a partition answered that was neither asked for
+nor committed, a message on a ConsumerGroupHeartbeat answered without error, and a
+heartbeat interval that no broker setting allows where the setting is not known."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupspec.validate import CONFORMING, VIOLATION, validate_bytes
+
+ROOT = Path(__file__).resolve().parent.parent / "examples" / "conformance" / "kafka-4.1.2"
+PYTHON = ROOT / "cooperative-sticky--kafka-python.jsonl"
+EOS_848 = ROOT / "eos-zombie-producer--confluent-kafka-consumer-protocol.jsonl"
+
+
+def changed(path: Path, seq: int, change: Callable[[dict[str, Any]], None]) -> bytes:
+    """The recording with the response of exchange ``seq`` changed in place by ``change``."""
+    out = []
+    hits = 0
+    for line in path.read_text().splitlines():
+        o = json.loads(line)
+        if o.get("kind") == "exchange" and o["seq"] == seq:
+            change(o["response"])
+            hits += 1
+            line = json.dumps(o, separators=(",", ":"))
+        out.append(line)
+    assert hits == 1, f"no exchange {seq} in {path.name}"
+    return "\n".join(out).encode()
+
+
+def verdict(raw: bytes, source: str) -> tuple[str, str]:
+    """The one group's verdict and its first divergence's rule and text."""
+    [g] = validate_bytes(raw, source).groups
+    if g.violation is None:
+        return g.verdict, ""
+    v = g.violation
+    return g.verdict, f"{v.rule}: {v.broker_answered} / {v.detail}"
+
+
+def _dup_partition(r: dict[str, Any]) -> None:
+    r["partitions"].append(dict(r["partitions"][0]))
+
+
+def _dup_member(r: dict[str, Any]) -> None:
+    r["members"].append(dict(r["members"][0]))
+
+
+def _dup_assigned_partition(r: dict[str, Any]) -> None:
+    r["assignment"]["topic_partitions"][0]["partitions"].append(0)
+
+
+def _dup_assigned_topic(r: dict[str, Any]) -> None:
+    tps = r["assignment"]["topic_partitions"]
+    tps.append({"topic_id": tps[0]["topic_id"], "partitions": []})
+
+
+def _metadata_without_offset(r: dict[str, Any]) -> None:
+    assert r["partitions"][0]["committed_offset"] == -1
+    r["partitions"][0]["metadata"] = "x"
+
+
+def _null_metadata_without_offset(r: dict[str, Any]) -> None:
+    r["partitions"][0]["metadata"] = None
+
+
+def _unasked_partition(r: dict[str, Any]) -> None:
+    extra = dict(r["partitions"][0])
+    extra["partition"] = 99
+    r["partitions"].append(extra)
+
+
+def _message_without_error(r: dict[str, Any]) -> None:
+    r["error_message"] = "all good"
+
+
+def _interval(ms: int) -> Callable[[dict[str, Any]], None]:
+    def change(r: dict[str, Any]) -> None:
+        r["heartbeat_interval_ms"] = ms
+    change.__name__ = f"interval_{ms}"
+    return change
+
+
+CASES = [
+    # (recording, seq, change, rule, words the divergence names)
+    (PYTHON, 78, _dup_partition, "CommitAccepted", "answered 2 times"),
+    (EOS_848, 25, _dup_partition, "TxnCommitAccepted", "answered 2 times"),
+    (PYTHON, 10, _dup_partition, "FetchReturnsCommitted", "answered 2 times"),
+    (PYTHON, 8, _dup_member, "JoinCompletion", "listed more than once"),
+    (EOS_848, 15, _dup_assigned_partition, "ConsumerReconciliation", "more than once"),
+    (EOS_848, 15, _dup_assigned_topic, "ConsumerReconciliation", "more than once"),
+    (PYTHON, 10, _metadata_without_offset, "FetchReturnsCommitted", "no committed offset"),
+    (PYTHON, 10, _null_metadata_without_offset, "FetchReturnsCommitted", "no committed offset"),
+    (PYTHON, 10, _unasked_partition, "FetchReturnsCommitted", "neither asked for nor committed"),
+    (EOS_848, 15, _message_without_error, "ConsumerReconciliation", "all good"),
+    (EOS_848, 15, _interval(0), "ConsumerHeartbeatInterval", "at least 1 ms"),
+    (EOS_848, 115, _interval(1000), "ConsumerHeartbeatInterval", "none on a leave"),
+]
+
+
+def test_the_recordings_conform_unchanged() -> None:
+    for path in (PYTHON, EOS_848):
+        assert verdict(path.read_bytes(), path.name)[0] == CONFORMING
+
+
+@pytest.mark.parametrize(("path", "seq", "change", "rule", "words"), CASES,
+                         ids=[f"{c[0].stem[:12]}-{c[1]}-{c[2].__name__.strip('_')}" for c in CASES])
+def test_a_one_field_difference_is_named(path: Path, seq: int, change: Callable[[dict[str, Any]], None],
+                                         rule: str, words: str) -> None:
+    got, text = verdict(changed(path, seq, change), path.name)
+    assert got == VIOLATION, text
+    assert text.startswith(rule + ":") and words in text, text
