@@ -111,9 +111,22 @@ def _code_name(code: int | None) -> str:
 #: the API layer's authorization error (KafkaApis.handleOffsetFetchRequest)
 OFFSET_FETCH_PARTITION_ERRORS = frozenset({Error.UNSTABLE_OFFSET_COMMIT, Error.TOPIC_AUTHORIZATION_FAILED})
 
-#: (topic, partition) -> the (offset, metadata) pairs TxnOffsetCommits named for it: what an
-#: OffsetFetch may answer for it besides the reference's offset (a transaction that committed)
-TxnOffsets = Mapping[tuple[str, int], Collection[tuple[int, str | None]]]
+#: (topic, partition) -> the (offset, metadata, leader epoch) TxnOffsetCommits named for it:
+#: what an OffsetFetch may answer for it besides the reference's offset (a transaction that
+#: committed)
+TxnOffsets = Mapping[tuple[str, int], Collection[tuple[int, str | None, int]]]
+
+
+def _from_txn(version: int, p: m.OffsetFetchPartitionResponse, txn: TxnOffsets | None) -> bool:
+    """Whether the OffsetFetch answer ``p`` is an offset a TxnOffsetCommit named, with its
+    metadata and (from v5, where the answer carries it) its leader epoch. A TxnOffsetCommit
+    naming epoch -1 matches any: a trace line leaves a -1 epoch out, and traces recorded
+    before the vocabulary had the field leave out every epoch, so -1 may be unknown."""
+    if not txn:
+        return False
+    epochs = version >= m.OFFSET_FETCH_LEADER_EPOCH_MIN_VERSION
+    return any(o == p.committed_offset and md == p.metadata and (not epochs or ep in (-1, p.committed_leader_epoch))
+               for o, md, ep in txn.get((p.topic, p.partition), ()))
 
 #: response classes whose ``error`` field (always an Error) decides them
 _ERROR_FIELD = frozenset({m.HeartbeatResponse, m.JoinGroupResponse, m.SyncGroupResponse,
@@ -452,8 +465,7 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
                 # wire: the broker may still answer UNSTABLE_OFFSET_COMMIT, or by now the
                 # transaction's offset (committed); anything else (the earlier offset of an
                 # aborted transaction, say) is for the replay to call undecided
-                if p.error is Error.UNSTABLE_OFFSET_COMMIT or (
-                        txn and (p.committed_offset, p.metadata) in txn.get((p.topic, p.partition), ())):
+                if p.error is Error.UNSTABLE_OFFSET_COMMIT or _from_txn(api_version, p, txn):
                     continue
                 return Mismatch(f"offset of {p.topic}-{p.partition} (pending in a transaction)",
                                 partition=(p.topic, p.partition))
@@ -463,7 +475,7 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
                     return Mismatch(f"error of {p.topic}-{p.partition} ({p.error.name})",
                                     partition=(p.topic, p.partition))
                 continue
-            if txn and (p.committed_offset, p.metadata) in txn.get((p.topic, p.partition), ()):
+            if _from_txn(api_version, p, txn):
                 continue
             if p.committed_offset != want:
                 return Mismatch(f"offset of {p.topic}-{p.partition}", prehistory=want == -1,

@@ -2388,12 +2388,13 @@ class Replayer:
     def _txn_offsets(self, before: float) -> TxnOffsets:
         """What the group's TxnOffsetCommits sent before ``before`` committed, by partition
         (a commit without metadata is stored as "", as a plain commit's)."""
-        out: dict[tuple[str, int], set[tuple[int, str | None]]] = {}
+        out: dict[tuple[str, int], set[tuple[int, str | None, int]]] = {}
         for x in self.cfg.txn_commits:
             if x.sent < before:
                 for p in txn_accepted(x.event):
                     meta = "" if p.committed_metadata is None else p.committed_metadata
-                    out.setdefault((p.topic, p.partition), set()).add((p.committed_offset, meta))
+                    out.setdefault((p.topic, p.partition), set()).add((p.committed_offset, meta,
+                                                                       p.committed_leader_epoch))
         return out
 
     def _txn_unmodelled(self, ex: Exchange, tp: tuple[str, int]) -> str:
