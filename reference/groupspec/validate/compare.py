@@ -455,9 +455,9 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
             # each partition is answered once per time the request names it
             # (OffsetMetadataManager.fetchOffsets); fetching all lists each once
             mismatch = _answered_times([(p.topic, p.partition, "") for p in expected.partitions],
-                                       [(p.topic, p.partition, "") for p in actual.partitions])
+                                       [(p.topic, p.partition, "") for p in actual.partitions], "partitions answered")
             if mismatch is not None:
-                return Mismatch("partitions answered", how=mismatch.how.replace(" : ", ": "))
+                return mismatch
         for p in actual.partitions:
             committed = e3.get((p.topic, p.partition))
             if committed is not None and committed.error is Error.UNSTABLE_OFFSET_COMMIT:
@@ -527,16 +527,17 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
     return None if expected == actual else Mismatch("response")
 
 
-def _answered_times(expected: list[tuple[str, int, str]], actual: list[tuple[str, int, str]]) -> Mismatch | None:
+def _answered_times(expected: list[tuple[str, int, str]], actual: list[tuple[str, int, str]],
+                    what: str = "partition errors") -> Mismatch | None:
     """Per-partition answers compared with their multiplicity (the dictionaries compared
-    first keep one answer per partition): None when each (topic, partition, error) comes as
-    many times in both."""
+    first keep one answer per partition): None when each (topic, partition, error; the
+    error "" when only the partitions count) comes as many times in both."""
     e, a = Counter(expected), Counter(actual)
     if e == a:
         return None
-    diffs = [f"{t}-{p} {err}: answered {a[(t, p, err)]} times, Kafka {e[(t, p, err)]}"
+    diffs = [f"{t}-{p}{' ' + err if err else ''}: answered {a[(t, p, err)]} times, Kafka {e[(t, p, err)]}"
              for t, p, err in sorted(e.keys() | a.keys()) if e[(t, p, err)] != a[(t, p, err)]]
-    return Mismatch("partition errors", how="; ".join(diffs[:4]))
+    return Mismatch(what, how="; ".join(diffs[:4]))
 
 
 def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Mismatch | None:
