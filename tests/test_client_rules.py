@@ -15,14 +15,24 @@ from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse,
+    HeartbeatAssignment,
+    HeartbeatTopicPartitions,
 )
 from groupspec.protocol.consumer_protocol import Assignment, Subscription, from_pairs
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
 from groupspec.sim.runner import simulate
 from groupspec.sim.scenario import load_scenario_text
-from groupspec.trace.events import APIS, Event, FetchEvent, FetchPartition, WireExchange
+from groupspec.trace.events import (
+    APIS,
+    Event,
+    FetchEvent,
+    FetchPartition,
+    MetadataEvent,
+    WireExchange,
+)
 from groupspec.trace.jsonl import TraceWriter
-from groupspec.validate import validate_path
+from groupspec.validate import validate_bytes, validate_path
 from groupspec.validate.client_rules import client_findings
 from groupspec.validate.grouping import Exchange, GroupTrace, group_trace
 from groupspec.validate.load import load_bytes, load_path
@@ -89,8 +99,9 @@ class Group:
             m.OffsetCommitPartitionResponse(topic=t, partition=p, error=answer) for t, p in tps))
         self.x(req, resp, at, at + 5, client)
 
-    def rules(self) -> list[str]:
-        return [f.rule.name for f in client_findings(GroupTrace("g", self.exchanges, fetches=self.fetches))]
+    def rules(self, names: dict[TopicId, str] | None = None) -> list[str]:
+        return [f.rule.name for f in client_findings(GroupTrace("g", self.exchanges, fetches=self.fetches),
+                                                     topic_names=names)]
 
 
 def member_in_generation_1(parts: set[tuple[str, int]], assignor: str = "range") -> Group:
@@ -542,6 +553,63 @@ def consumer_member(*steps: tuple[float, int, Error, int]) -> Group:
     return g
 
 
+T_ID = TopicId(0x7E57)
+NAMES = {T_ID: "t"}
+
+
+def consumer_beat(g: Group, at: float, epoch: int, owned: tuple[int, ...] | None, answer: Error = E.NONE,
+                  answered: int = 1, assigned: tuple[int, ...] | None = None) -> None:
+    """m1's ConsumerGroupHeartbeat at ``at``: reporting ``owned`` partitions of t (None: not
+    sent), answered ``answer`` with epoch ``answered`` and, when given, the assignment."""
+    join = epoch == 0
+    g.x(ConsumerGroupHeartbeatRequest(
+            group_id="g", member_id="m1", member_epoch=epoch, rebalance_timeout_ms=30_000 if join else -1,
+            subscribed_topic_names=("t",) if join else None,
+            topic_partitions=None if owned is None else (HeartbeatTopicPartitions(T_ID, owned),) if owned else ()),
+        ConsumerGroupHeartbeatResponse(
+            error=answer, member_id="m1", member_epoch=answered if answer is E.NONE else 0,
+            heartbeat_interval_ms=3_000 if answer is E.NONE else 0,
+            assignment=None if assigned is None else HeartbeatAssignment((HeartbeatTopicPartitions(T_ID, assigned),))),
+        at, at + 5)
+
+
+def test_a_consumer_protocol_member_fetches_what_it_owns_only() -> None:
+    """A KIP-848 member owns at most what it last reported owning and the last assignment
+    it was sent (ConsumerMembershipManager reconciles: it stops fetching what it revokes
+    before it reports it gone, and fetches what it gains before reporting it); fetches of
+    anything else were not judged (the rule followed JoinGroup and SyncGroup only)."""
+    g = Group()
+    consumer_beat(g, 0, 0, (), answered=1, assigned=(0, 1))
+    g.fetch(100, ("t", 0), ("t", 1))  # assigned, not reported yet
+    consumer_beat(g, 3_000, 1, (0, 1), answered=2, assigned=(0,))
+    g.fetch(3_200, ("t", 0), ("t", 1))  # t-1 being revoked: still reported owned
+    consumer_beat(g, 3_300, 2, (0,), answered=2)
+    assert g.rules(NAMES) == []
+    assert g.rules() == []  # topic ids without names: not judged
+    g.fetch(5_000, ("t", 1))  # revoked and reported gone
+    assert g.rules(NAMES) == ["ClientFetchesOwnedOnly"]
+    g.fetch(5_100, ("t", 3))  # never assigned
+    assert g.rules(NAMES) == ["ClientFetchesOwnedOnly"] * 2
+
+
+def test_a_fenced_consumer_protocol_member_owns_its_partitions_until_it_rejoins() -> None:
+    """Fenced, the Java client keeps its partitions until onPartitionsLost has run, then
+    clears them and rejoins at epoch 0: fetches in between are its own, after the rejoin not;
+    a leave gives everything up first."""
+    g = Group()
+    consumer_beat(g, 0, 0, (), answered=1, assigned=(0, 1))
+    consumer_beat(g, 3_000, 1, (0, 1), answer=E.FENCED_MEMBER_EPOCH)
+    g.fetch(6_000, ("t", 0))  # the lost-partitions callback is slow: still assigned
+    consumer_beat(g, 7_000, 0, (), answered=3, assigned=(1,))
+    g.fetch(7_100, ("t", 1))
+    assert g.rules(NAMES) == []
+    g.fetch(9_000, ("t", 0))
+    assert g.rules(NAMES) == ["ClientFetchesOwnedOnly"]
+    consumer_beat(g, 10_000, -1, None, answered=-1)
+    g.fetch(12_000, ("t", 1))
+    assert g.rules(NAMES) == ["ClientFetchesOwnedOnly"] * 2
+
+
 def test_kafka_16251_a_fenced_consumer_rejoins_at_epoch_zero() -> None:
     """KAFKA-16251 (fixed in 3.8.0): after FENCED_MEMBER_EPOCH the member stops
     heartbeating until its lost-partitions callback ends, then joins at epoch 0
@@ -648,8 +716,9 @@ def test_a_client_finding_is_a_violation_naming_the_client() -> None:
                          ids=lambda p: p.name)
 def test_no_client_finding_on_kafka_recordings(path: Path) -> None:
     grouped = group_trace(load_path(path))
+    names = topic_names(path)
     for g in grouped.groups.values():
-        assert client_findings(g) == []
+        assert client_findings(g, topic_names=names) == []
     assert validate_path(path).worst() == "conforming"
 
 
@@ -661,7 +730,30 @@ def test_real_clients_the_new_rules_once_misjudged(path: Path) -> None:
     KIP-848 client rejoining while its leave is in flight (slow-revocation). Both were
     called client violations by the first ClientKeepsMemberId and ConsumerClientRejoinsAtZero."""
     grouped = group_trace(load_path(path))
-    assert grouped.groups and all(client_findings(g) == [] for g in grouped.groups.values())
+    names = topic_names(path)
+    assert grouped.groups and all(client_findings(g, topic_names=names) == [] for g in grouped.groups.values())
+
+
+def topic_names(path: Path) -> dict[TopicId, str]:
+    """The recording's topic ids by name (its metadata events), as the validator gives
+    them to the client rules."""
+    return {t.topic_id: t.name for x in load_path(path).events if isinstance(x.event, MetadataEvent)
+            for t in x.event.topics}
+
+
+def test_a_java_kip848_consumer_fetching_a_partition_it_was_not_assigned_is_named() -> None:
+    """The Java consumer of the slow-revocation recording (KIP-848, Kafka 4.1.2) made to
+    fetch a partition it was never assigned: named (its topic ids named by the recording's
+    metadata events)."""
+    path = ROOT / "examples" / "validator-false-positives" / "client-rules" / "slow-revocation-java-kip848-4.1.2.jsonl"
+    lines = path.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"kind":"fetch"' in line)
+    o = json.loads(lines[at])
+    o["partitions"][0]["partition"] = 97
+    lines[at] = json.dumps(o)
+    [g] = validate_bytes("\n".join(lines).encode(), path.name).groups
+    assert g.verdict == "violation" and g.violation is not None
+    assert g.violation.rule == "ClientFetchesOwnedOnly" and g.violation.side == "client", g.violation
 
 
 def test_kafka_recordings_carry_fetches_for_the_rules() -> None:

@@ -12,7 +12,11 @@ The Java consumer is the reference (clients/.../consumer/internals/ in kafka-cli
   (AbstractCoordinator.resetStateAndGeneration, then onPartitionsLost), as does LeaveGroup,
   except one answering the commit of onJoinPrepare (a commit sent after the member was told
   of a rebalance): ConsumerCoordinator.onJoinPrepare decides by the generation it was
-  called with, so a cooperative member keeps what its JoinGroup then reports owned.
+  called with, so a cooperative member keeps what its JoinGroup then reports owned. A
+  consumer-protocol (KIP-848) member owns at most what its ConsumerGroupHeartbeats last
+  reported owning and the last assignment it was sent (ConsumerMembershipManager's
+  reconciliation), nothing once it rejoins at epoch 0 or leaves (:func:`_consumer_ownership`;
+  judged where the trace's metadata names the assignment's topic ids).
 - **ClientCommitsOwnedOnly**: an OffsetCommit carries the member's generation
   (generationIfStable) and the partitions it consumed, which are those assigned to it in
   that generation; a cooperative member may also commit the partitions it was just told to
@@ -58,16 +62,21 @@ unused yet) and returns findings; the validator appends them to the group's verd
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, TypeGuard
 
 from groupspec.coordinator.consumer.heartbeat import request_error
 from groupspec.protocol import messages as m
-from groupspec.protocol.consumer_group_messages import ConsumerGroupHeartbeatRequest
+from groupspec.protocol.consumer_group_messages import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+    HeartbeatTopicPartitions,
+)
 from groupspec.protocol.consumer_protocol import Subscription, pairs
 from groupspec.protocol.errors import Error
+from groupspec.protocol.topic_id import TopicId
 from groupspec.trace.events import FetchEvent
 from groupspec.validate.checks import COOPERATIVE_ASSIGNORS, decode_assignment, subscription
 from groupspec.validate.grouping import Exchange, GroupTrace
@@ -1019,22 +1028,116 @@ def _ownership(mine: list[Exchange], f: _Facts) -> tuple[_Ownership, float | Non
     return own, joined
 
 
-def fetches_owned_only(g: GroupTrace, f: _Facts) -> list[ClientFinding]:
+def _named(tps: Iterable[HeartbeatTopicPartitions], names: Mapping[TopicId, str]) -> set[TP] | None:
+    """A ConsumerGroupHeartbeat's partitions by topic name (None: a topic id the trace's
+    metadata does not name)."""
+    out: set[TP] = set()
+    for t in tps:
+        name = names.get(t.topic_id)
+        if name is None:
+            return None
+        out.update((name, p) for p in t.partitions)
+    return out
+
+
+def _interleaved(ids: list[str]) -> bool:
+    """Whether a client id's member ids (in send order) interleave: two processes sharing the
+    client id, rather than one after the other."""
+    done: set[str] = set()
+    last = None
+    for member in ids:
+        if member != last:
+            if member in done:
+                return True
+            if last is not None:
+                done.add(last)
+            last = member
+    return False
+
+
+def _consumer_ownership(mine: list[Exchange], names: Mapping[TopicId, str]) -> tuple[_Ownership, float | None] | None:
+    """A consumer-protocol (KIP-848) process's ownership steps and when it first joined, from
+    its ConsumerGroupHeartbeats; None when they cannot be followed (a topic id the metadata
+    does not name, two processes sharing the client id). The Java client
+    (ConsumerMembershipManager, AbstractMembershipManager) owns at any time at most what it
+    last reported owning (the request's TopicPartitions, sent only when they changed) and
+    the last assignment the coordinator sent it: reconciling, it stops fetching the
+    partitions to revoke before it reports them gone, and starts fetching the added ones
+    before it reports them. It owns nothing when it joins at epoch 0 unless it reports
+    partitions (after a fencing it clears its assignment before rejoining, and a new
+    process has none) nor when it leaves (it releases everything before the leave's
+    heartbeat). A fencing answer changes nothing by itself: the partitions are lost once
+    onPartitionsLost has run, which the epoch-0 rejoin follows."""
+    beats = [x for x in mine if isinstance(x.event.request, ConsumerGroupHeartbeatRequest)]
+    if not beats or any(isinstance(x.event.request, m.JoinGroupRequest) for x in mine):
+        return None  # the client id is a classic member's too: not followed here
+    requests = [x.event.request for x in beats]
+    if _interleaved([r.member_id for r in requests if isinstance(r, ConsumerGroupHeartbeatRequest) and r.member_id]):
+        return None
+    steps: list[tuple[float, int, Exchange]] = []
+    for x in beats:
+        steps.append((x.sent, 0, x))
+        if isinstance(x.event.response, ConsumerGroupHeartbeatResponse):
+            steps.append((x.received, 1, x))
+    steps.sort(key=lambda s: (s[0], s[1], s[2].seq))
+    own = _Ownership()
+    reported: set[TP] = set()
+    target: set[TP] = set()
+    joined: float | None = None
+    for at, phase, x in steps:
+        req, resp = x.event.request, x.event.response
+        assert isinstance(req, ConsumerGroupHeartbeatRequest)
+        if phase == 0:
+            got = set() if req.topic_partitions is None else _named(req.topic_partitions, names)
+            if got is None:
+                return None
+            if req.member_epoch == 0:
+                joined = at if joined is None else joined
+                reported, target = got, set()
+            elif req.member_epoch < 0:
+                reported, target = set(), set()  # a leave: everything released before it
+            elif req.topic_partitions is not None:
+                reported = got
+            else:
+                continue
+        else:
+            assert isinstance(resp, ConsumerGroupHeartbeatResponse)
+            if resp.error is not _NONE or resp.assignment is None:
+                continue
+            got = _named(resp.assignment.topic_partitions, names)
+            if got is None:
+                return None
+            target = got
+        own.step(at, reported | target)
+    return own, joined
+
+
+def fetches_owned_only(g: GroupTrace, f: _Facts, names: Mapping[TopicId, str] | None = None) -> list[ClientFinding]:
+    """ClientFetchesOwnedOnly: classic members by their JoinGroup and SyncGroup exchanges
+    (:func:`_ownership`), consumer-protocol members by their ConsumerGroupHeartbeats
+    (:func:`_consumer_ownership`, which needs ``names``, the trace's topic ids by name)."""
     out: list[ClientFinding] = []
     if not g.fetches:
         return out
     by_client: dict[str, list[Exchange]] = {}
     for x in g.exchanges:
         by_client.setdefault(x.event.client_id, []).append(x)
-    cache: dict[str, tuple[_Ownership, float | None]] = {}
+    cache: dict[str, tuple[_Ownership, float | None] | None] = {}
     reported: set[tuple[str, TP]] = set()
     for line, fe in sorted(g.fetches, key=lambda lf: (lf[1].sent_ms, lf[1].seq)):
         cid = fe.client_id
         if cid in f.ambiguous or cid not in by_client:
             continue
         if cid not in cache:
-            cache[cid] = _ownership(sorted(by_client[cid], key=lambda x: x.sent), f)
-        own, joined = cache[cid]
+            mine = sorted(by_client[cid], key=lambda x: x.sent)
+            if any(isinstance(x.event.request, ConsumerGroupHeartbeatRequest) for x in mine):
+                cache[cid] = _consumer_ownership(mine, names) if names else None
+            else:
+                cache[cid] = _ownership(mine, f)
+        followed = cache[cid]
+        if followed is None:
+            continue
+        own, joined = followed
         if joined is None or fe.sent_ms < joined:
             continue
         asked = {(p.topic, p.partition) for p in fe.partitions}
@@ -1062,14 +1165,17 @@ def _fetch_finding(line: int, fe: FetchEvent, extra: set[TP], offsets: dict[TP, 
 _SENT_SEQ = attrgetter("sent", "seq")
 
 
-def client_findings(g: GroupTrace, replay: object | None = None) -> list[ClientFinding]:
+def client_findings(g: GroupTrace, replay: object | None = None,
+                    topic_names: Mapping[TopicId, str] | None = None) -> list[ClientFinding]:
     """Every client-side finding of one group, by seq. ``replay`` is the replay's result
-    (unused yet: the rules need only the exchanges' own answers)."""
+    (unused yet: the rules need only the exchanges' own answers); ``topic_names``: the
+    trace's topic ids by name (its metadata events), without which a consumer-protocol
+    member's fetches are not judged (its assignments name topics by id)."""
     xs = sorted(g.exchanges, key=_SENT_SEQ)
     f = _facts(xs)
     stale = ignores_stale_errors(xs, f)
     out = (
-        fetches_owned_only(g, f)
+        fetches_owned_only(g, f, topic_names)
         + commits_owned_only(xs, f)
         + reported_ownership(xs, f)
         + stops_when_fenced(xs, f)
