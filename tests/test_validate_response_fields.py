@@ -150,3 +150,46 @@ def test_a_transaction_s_offset_fetched_back_with_another_leader_epoch_is_not_ta
     lines[at] = json.dumps(o)
     [g] = validate_bytes("\n".join(lines).encode(), stated.name).groups
     assert g.verdict == INCONCLUSIVE and any("transactions are not modelled" in n for n in g.notes), g
+
+
+FUZZ = Path(__file__).resolve().parent.parent / "examples" / "validator-false-positives"
+#: wire-fuzz recordings of Kafka 4.1.2 (their groups carry the fuzzer's client-side
+#: findings already: the broker's answer is judged by the divergence it adds)
+DESCRIBE = FUZZ / "commit-inside-a-delete-then-fetch-all-kafka-4.1.2.jsonl"
+DELETE = FUZZ / "delete-takes-a-pending-member-kafka-4.1.2.jsonl"
+
+
+def _dup_described_member(r: dict[str, Any]) -> None:
+    r["groups"][0]["members"].append(dict(r["groups"][0]["members"][0]))
+
+
+def _dup_described_group(r: dict[str, Any]) -> None:
+    r["groups"].append(dict(r["groups"][0]))
+
+
+def _renamed_described_group(r: dict[str, Any]) -> None:
+    r["groups"][0]["group_id"] += "-other"
+
+
+LISTED = [
+    (DESCRIBE, 33, _dup_described_member, "DescribeGroupAnswer", "members"),
+    (DESCRIBE, 33, _dup_described_group, "DescribeGroupAnswer", "groups described"),
+    (DESCRIBE, 33, _renamed_described_group, "DescribeGroupAnswer", "groups described"),
+    (DELETE, 22, _dup_partition, "OffsetDeleteAccepted", "answered 2 times"),
+]
+
+
+def _divergences(raw: bytes, source: str) -> set[tuple[int, str, str]]:
+    return {(d.seq, d.rule, d.detail) for g in validate_bytes(raw, source).groups for d in g.divergences}
+
+
+@pytest.mark.parametrize(("path", "seq", "change", "rule", "words"), LISTED,
+                         ids=[f"{c[0].stem[:16]}-{c[1]}-{c[2].__name__.strip('_')}" for c in LISTED])
+def test_a_one_field_difference_is_listed(path: Path, seq: int, change: Callable[[dict[str, Any]], None],
+                                          rule: str, words: str) -> None:
+    """A DescribeGroups answer listing a member or a group twice, or a group it was not
+    asked for, and an OffsetDelete answering a partition twice: each a divergence of its own
+    at that exchange (they were compared entry by entry, by position or by key)."""
+    before = _divergences(path.read_bytes(), path.name)
+    added = _divergences(changed(path, seq, change), path.name) - before
+    assert any(s == seq and r == rule and words in d for s, r, d in added), added

@@ -250,7 +250,8 @@ RULES: dict[str, Rule] = {
            "a member fetches only partitions it owns: assigned in its current generation and not yet "
            "revoked, lost, or (eager) given up before rejoining",
            f"{CC} (onJoinPrepare, onJoinComplete); {AC} (resetStateAndGeneration); "
-           "clients/.../consumer/internals/ConsumerMembershipManager.java (reconcile)"),
+           "clients/src/main/java/org/apache/kafka/clients/consumer/internals/ConsumerMembershipManager.java "
+           "(reconcile)"),
         _r("ClientCommitsOwnedOnly",
            "an OffsetCommit carrying a generation names only partitions assigned to the member in that "
            "generation (or, cooperatively, just revoked by it)",
