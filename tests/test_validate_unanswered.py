@@ -60,3 +60,26 @@ def test_the_same_trace_from_a_lossy_simulated_network_is_not_this_violation() -
     raw, target = _drop_answer("Heartbeat", source="simulator")
     [g] = [g for g in validate_bytes(raw).groups if g.group_id == target["group_id"]]
     assert all(d.rule != "AnsweredBeforeLaterRequests" for d in g.divergences), g.divergences
+
+
+def test_a_request_unanswered_before_a_later_answer_on_its_connection_is_a_violation_whatever_the_timing() -> None:
+    """confluent-kafka's last OffsetCommit before its LeaveGroup (sent within the slack of
+    it) made unanswered while the LeaveGroup stays answered: the broker reads a connection's
+    next request only after answering the one before (SocketServer mutes the channel while a
+    request is in flight), so the commit was answered first and the recording would show it.
+    That the client went on sending within the slack was no evidence; that the broker
+    answered the later request is."""
+    path = RECORDING.with_name("eager-roundrobin--confluent-kafka.jsonl")
+    objs: list[dict[str, Any]] = events(path.read_text(encoding="utf-8"))
+    [target] = [o for o in objs if o.get("kind") == "exchange" and o["seq"] == 97]
+    assert target["api"] == "OffsetCommit"
+    later = [o for o in objs if o.get("kind") == "exchange" and o["connection"] == target["connection"]
+             and o["sent_ms"] > target["sent_ms"]]
+    assert later and later[0]["response"] is not None
+    assert later[0]["sent_ms"] - target["received_ms"] < 1_000  # within the slack
+    target["response"] = None
+    target["received_ms"] = None
+    [g] = validate_bytes(dump(objs).encode()).groups
+    assert g.verdict == VIOLATION, g
+    [d] = [d for d in g.divergences if d.rule == "AnsweredBeforeLaterRequests"]
+    assert d.seq == 97 and f"seq {later[0]['seq']}" in d.detail and "in order" in d.detail, d.detail

@@ -577,6 +577,9 @@ class _Prepared:
     sent_ms: list[int]
     #: each exchange has a response that is not a coordinator error
     answered: list[bool]
+    #: for each exchange, the first later request on its connection the broker answered
+    #: (index; None: none): on a TCP connection the broker answers requests in order
+    answered_later: list[int | None]
 
 
 def _coordinator_error(x: Exchange) -> bool:
@@ -591,13 +594,19 @@ def _coordinator_error(x: Exchange) -> bool:
 def _prepare(exchanges: list[Exchange]) -> _Prepared:
     coordinator_error = list(map(_coordinator_error, exchanges))
     open_until: list[float | None] = [None] * len(exchanges)
+    answered_later: list[int | None] = [None] * len(exchanges)
     last: dict[str, float] = {}
+    #: per connection, the first answered request sent after the one at hand
+    next_answered: dict[str, int] = {}
     sent = [x.sent for x in exchanges]
     for i in sorted(range(len(exchanges)), key=sent.__getitem__, reverse=True):
         conn = exchanges[i].event.connection
         open_until[i] = last.get(conn)
+        answered_later[i] = next_answered.get(conn)
         if conn not in last:
             last[conn] = exchanges[i].sent
+        if exchanges[i].event.response is not None:
+            next_answered[conn] = i
     return _Prepared(
         coordinator_error, [i for i, err in enumerate(coordinator_error) if err],
         {id(x): i for i, x in enumerate(exchanges)}, open_until,
@@ -605,6 +614,7 @@ def _prepare(exchanges: list[Exchange]) -> _Prepared:
             and x.event.request.subscribed_topic_regex for x in exchanges),
         [_floor(t) for t in sent],
         [x.event.response is not None and not err for x, err in zip(exchanges, coordinator_error, strict=True)],
+        answered_later,
     )
 
 
@@ -635,6 +645,7 @@ class Replayer:
         #: for each exchange, the latest send time of a later request on its connection
         #: (None: none), the evidence that the connection stayed open
         self._open_until = pre.open_until
+        self._answered_later = pre.answered_later
         self._sent_ms = pre.sent_ms
         #: the trace describes groups: the replay keeps how reads may see them (_note_views)
         self._describes = any(type(ex.event.request) in _GROUP_READS for ex in exchanges)
@@ -2113,10 +2124,23 @@ class Replayer:
         same connection well after ``at`` (the answer would have reached it first)."""
         if not self.cfg.reliable_connections or rid in self.accept:
             return
+        ex = self.x[rid]
+        later = self._answered_later[rid]
+        if later is not None:
+            # the broker answered a request sent after it on the same connection: it reads
+            # a connection's next request only once it has answered the one before
+            # (SocketServer mutes a channel while its request is in flight), so this one was
+            # answered first, and a recording would show it
+            lx = self.x[later]
+            raise _Fail(self._failure(
+                b, ex, "no answer", f"{summary(resp)} before seq {lx.seq}'s answer", RULES["AnsweredBeforeLaterRequests"],
+                f"the broker answered {lx.event.api} seq {lx.seq}, sent after this {ex.event.api} on connection "
+                f"{ex.event.connection}, at {lx.received:.0f} ms, but never this one: Kafka answers a "
+                "connection's requests one at a time, in order",
+            ))
         open_until = self._open_until[rid]
         if open_until is None or open_until <= at + self.cfg.slack_ms:
             return
-        ex = self.x[rid]
         raise _Fail(self._failure(
             b, ex, "no answer", f"{summary(resp)} by {at} ms", RULES["AnsweredBeforeLaterRequests"],
             f"Kafka answers this {ex.event.api} by {at} ms; the client was still sending on "
