@@ -193,3 +193,26 @@ def test_a_one_field_difference_is_listed(path: Path, seq: int, change: Callable
     before = _divergences(path.read_bytes(), path.name)
     added = _divergences(changed(path, seq, change), path.name) - before
     assert any(s == seq and r == rule and words in d for s, r, d in added), added
+
+
+def test_a_list_groups_answered_with_an_error_kafka_never_gives_is_named() -> None:
+    """ListGroups is cluster-wide, and the validator judges each answer for the groups it
+    lists or that used its connection; an error answer was never judged (only NONE ones
+    were handed to the groups). Kafka answers ListGroups with an error only while a
+    coordinator is not active or loading: any other error is a divergence for the groups
+    on that connection."""
+    seq = 17  # ListGroups v1 on c1, answered NONE
+    before = _divergences(DESCRIBE.read_bytes(), DESCRIBE.name)
+
+    def error(r: dict[str, Any]) -> None:
+        assert r["error"] == "NONE"
+        r["error"] = "UNKNOWN_SERVER_ERROR"
+
+    added = _divergences(changed(DESCRIBE, seq, error), DESCRIBE.name) - before
+    assert any(s == seq and rule == "ListGroupAnswer" for s, rule, _ in added), added
+
+    def loading(r: dict[str, Any]) -> None:
+        r["error"] = "COORDINATOR_LOAD_IN_PROGRESS"
+        r["groups"] = []
+
+    assert not any(s == seq for s, _, _ in _divergences(changed(DESCRIBE, seq, loading), DESCRIBE.name) - before)

@@ -20,7 +20,6 @@ from groupspec.protocol.consumer_group_messages import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupDescribeResponse,
 )
-from groupspec.protocol.errors import Error
 from groupspec.trace.events import (
     APIS,
     ApiVersionsEvent,
@@ -281,7 +280,8 @@ def per_group(ev: WireExchange) -> list[WireExchange]:
 
 
 def list_groups_per_group(listings: list[tuple[int, WireExchange]], groups: dict[str, GroupTrace]) -> None:
-    """Each ListGroups answer (``listings``: (line, exchange), answered NONE) as one exchange
+    """Each ListGroups answer (``listings``: (line, exchange), answered NONE or with an error
+    other than a coordinator error) as one exchange
     per replayed group it can be judged for: the request as it was, the response holding the
     broker's entries for that group. ListGroups is cluster-wide (each broker lists the groups
     of the __consumer_offsets partitions it leads, GroupCoordinatorService.listGroups), so a
@@ -476,7 +476,9 @@ def group_trace(loaded: LoadedTrace) -> GroupedTrace:
             for x in parts or (ev,):
                 add_exchange(line, x)
             resp = ev.response
-            if (type(resp) is m.ListGroupsResponse and resp.error is Error.NONE
+            # (an error answer too, unless a coordinator error: Kafka answers ListGroups
+            # NONE but while a coordinator is loading or not yet active)
+            if (type(resp) is m.ListGroupsResponse and resp.error not in COORDINATOR_ERRORS
                     and ev.received_ms is not None and ev.received_ms >= ev.sent_ms):
                 listings.append((line, ev))
         elif isinstance(ev, RecordEvent):
