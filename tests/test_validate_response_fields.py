@@ -90,6 +90,11 @@ def _interval(ms: int) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _sync_without_protocol(r: dict[str, Any]) -> None:
+    assert r["error"] == "NONE" and r["protocol_name"] == "cooperative-sticky"
+    r["protocol_name"] = None
+
+
 CASES = [
     # (recording, seq, change, rule, words the divergence names)
     (PYTHON, 78, _dup_partition, "CommitAccepted", "answered 2 times"),
@@ -104,6 +109,7 @@ CASES = [
     (EOS_848, 15, _message_without_error, "ConsumerReconciliation", "all good"),
     (EOS_848, 15, _interval(0), "ConsumerHeartbeatInterval", "at least 1 ms"),
     (EOS_848, 115, _interval(1000), "ConsumerHeartbeatInterval", "none on a leave"),
+    (PYTHON, 7, _sync_without_protocol, "SyncPropagatesLeaderAssignment", "protocol_name differs: None"),
 ]
 
 

@@ -31,6 +31,8 @@ SKIP_ASSIGNMENT_MIN_VERSION = 9
 #: JoinGroup v5 added each member's group instance id to the leader's member list (KIP-345)
 JOIN_INSTANCE_ID_MIN_VERSION = 5
 LEAVE_MEMBERS_MIN_VERSION = 3
+#: SyncGroup v5 added the protocol type and name to the request and the response (KIP-559)
+SYNC_PROTOCOL_MIN_VERSION = 5
 #: ListGroups v4 added the states filter and each listed group's state (KIP-518), v5 the
 #: types filter and each listed group's type (KIP-848)
 LIST_GROUPS_STATE_MIN_VERSION = 4
@@ -422,9 +424,11 @@ def compare(api_version: int, expected: m.Response, actual: m.Response,
                     coordinator_assignment and _same_partitions(expected.assignment, actual.assignment)):
                 return Mismatch("assignment")
             for f in ("protocol_type", "protocol_name"):
+                # from v5 Kafka answers both (the group's protocol type and name:
+                # GroupMetadataManager.classicGroupSync); before, the wire has neither
                 a = getattr(actual, f)
-                if a is not None and a != getattr(expected, f):
-                    return Mismatch(f)
+                if (a is not None or api_version >= SYNC_PROTOCOL_MIN_VERSION) and a != getattr(expected, f):
+                    return Mismatch(f, how=f"{a!r}, due {getattr(expected, f)!r}")
         return None
     if isinstance(expected, m.LeaveGroupResponse) and isinstance(actual, m.LeaveGroupResponse):
         if api_version < LEAVE_MEMBERS_MIN_VERSION:
