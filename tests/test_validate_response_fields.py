@@ -95,6 +95,11 @@ def _sync_without_protocol(r: dict[str, Any]) -> None:
     r["protocol_name"] = None
 
 
+def _join_without_protocol_type(r: dict[str, Any]) -> None:
+    assert r["error"] == "NONE" and r["protocol_type"] == "consumer"
+    r["protocol_type"] = None
+
+
 CASES = [
     # (recording, seq, change, rule, words the divergence names)
     (PYTHON, 78, _dup_partition, "CommitAccepted", "answered 2 times"),
@@ -109,6 +114,7 @@ CASES = [
     (EOS_848, 15, _message_without_error, "ConsumerReconciliation", "all good"),
     (EOS_848, 15, _interval(0), "ConsumerHeartbeatInterval", "at least 1 ms"),
     (EOS_848, 115, _interval(1000), "ConsumerHeartbeatInterval", "none on a leave"),
+    (PYTHON, 8, _join_without_protocol_type, "JoinCompletion", "protocol_type differs: None"),
     (PYTHON, 7, _sync_without_protocol, "SyncPropagatesLeaderAssignment", "protocol_name differs: None"),
 ]
 

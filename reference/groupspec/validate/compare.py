@@ -28,6 +28,9 @@ from groupspec.protocol.wire import DecodeError
 
 #: JoinGroup v9 added skipAssignment (KIP-814); LeaveGroup v3 answers per member (KIP-345).
 SKIP_ASSIGNMENT_MIN_VERSION = 9
+#: JoinGroup v7 added the protocol type to the response and made the protocol name nullable
+#: (KIP-559)
+JOIN_PROTOCOL_TYPE_MIN_VERSION = 7
 #: JoinGroup v5 added each member's group instance id to the leader's member list (KIP-345)
 JOIN_INSTANCE_ID_MIN_VERSION = 5
 LEAVE_MEMBERS_MIN_VERSION = 3
@@ -560,10 +563,13 @@ def _join(version: int, e: m.JoinGroupResponse, a: m.JoinGroupResponse) -> Misma
     for f in ("generation_id", "leader", "member_id"):
         if getattr(e, f) != getattr(a, f):
             return Mismatch(f)
-    if a.protocol_name is not None and a.protocol_name != e.protocol_name:
-        return Mismatch("protocol_name")
-    if a.protocol_type is not None and a.protocol_type != e.protocol_type:
-        return Mismatch("protocol_type")
+    # (v7 made the protocol name nullable and added the protocol type: a completed join's
+    # answer carries both, the group's; GroupMetadataManager.completeClassicGroupJoin)
+    strict = version >= JOIN_PROTOCOL_TYPE_MIN_VERSION
+    if (a.protocol_name is not None or strict) and a.protocol_name != e.protocol_name:
+        return Mismatch("protocol_name", how=f"{a.protocol_name!r}, due {e.protocol_name!r}")
+    if (a.protocol_type is not None or strict) and a.protocol_type != e.protocol_type:
+        return Mismatch("protocol_type", how=f"{a.protocol_type!r}, due {e.protocol_type!r}")
     if version >= SKIP_ASSIGNMENT_MIN_VERSION and a.skip_assignment != e.skip_assignment:
         return Mismatch("skip_assignment")
     em = dict((x.member_id, x.metadata) for x in e.members)
