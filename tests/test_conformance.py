@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -47,12 +49,15 @@ def tansu_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     proc = subprocess.Popen(
         [sys.executable, "-m", "groupspec", "conformance", "--broker", "tansu", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,  # its own process group: the Tansu it starts goes with it
     )
     try:
         yield out, proc
     finally:
         if proc.poll() is None:
-            proc.kill()
+            # killed unfinished (a session that did not need its run): the whole group, or
+            # the broker it started outlives the test session
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
 
 
