@@ -65,7 +65,9 @@ def test_a_divergence_before_the_state_agrees_again_may_be_a_consequence() -> No
 
 
 def test_a_broker_numbering_generations_from_zero_is_told_so() -> None:
-    [g] = validate_path(TANSU).groups
+    # Tansu's initial rebalance delay is Kafka's default, 3000 ms (docs/conformance.md): the
+    # recording's header does not say so, so it is given here
+    [g] = validate_path(TANSU, ReplayConfig(initial_delays_ms=(3000,))).groups
     assert g.verdict == VIOLATION and g.violation is not None
     v = g.violation
     assert (v.seq, v.rule) == (5, "GenerationStartsAtOne")
@@ -82,6 +84,20 @@ def test_a_broker_numbering_generations_from_zero_is_told_so() -> None:
     for d in g.divergences:
         if d.seq in (7, 10):
             assert d.side == "broker" and "no committed offset, answered metadata null" in d.detail, d.detail
+
+
+def test_with_the_delay_unknown_the_one_that_explains_more_of_the_trace_is_assumed() -> None:
+    """Both delays the validator tries diverge first at the same JoinGroup (Tansu numbers
+    the generation 0); the rest of the trace decides between them. At 0 ms the join phase
+    that Tansu ends when its first delay runs out is a join the broker read late, and only the
+    numbering differs; at 3000 ms it is also a delay not extended. The first delay tried
+    used to win such a tie, whatever followed (and an early divergence that both share,
+    such as a read, then made every later join a divergence of its own)."""
+    [g] = validate_path(TANSU).groups
+    assert g.assumed["group.initial.rebalance.delay.ms"] == 0
+    assert {(d.seq, d.rule) for d in g.divergences} == {
+        (5, "GenerationStartsAtOne"), (7, "FetchReturnsCommitted"), (10, "FetchReturnsCommitted"),
+        (21, "FetchReturnsCommitted")}
 
 
 def _second_generation_numbered(gen: int) -> tuple[bytes, int]:
@@ -130,3 +146,20 @@ def test_a_generation_skipped_is_named_as_such() -> None:
     assert g.violation is not None and g.violation.seq == joins[0]["seq"]
     assert g.violation.rule == "GenerationIncrements"
     assert "generation" in g.violation.detail
+
+
+def test_a_read_both_delays_find_wrong_does_not_decide_the_delay() -> None:
+    """A wire-fuzz recording against Kafka 4.1.2 (group.initial.rebalance.delay.ms not in its
+    header) with one ListGroups entry changed, before the group's first join: both delays
+    diverge first there. The first tried (3000 ms) used to be kept, and every later join of
+    the group then diverged too (15 divergences where the trace has one)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "validator-false-positives" / \
+        "delete-groups-naming-a-group-twice-kafka-4.1.2.jsonl"
+    objs = events(path.read_text(encoding="utf-8"))
+    [listing] = [o for o in objs if o.get("kind") == "exchange" and o["seq"] == 12]
+    assert listing["api"] == "ListGroups" and listing["response"]["groups"][0]["group_id"] == "wf-112-f64cca-g0"
+    listing["response"]["groups"][0]["protocol_type"] = "x"
+    by_id = {g.group_id: g for g in validate_bytes(dump(objs).encode()).groups}
+    g = by_id["wf-112-f64cca-g0"]
+    assert [(d.seq, d.rule) for d in g.divergences] == [(12, "ListGroupAnswer")], g.divergences
+    assert g.assumed["group.initial.rebalance.delay.ms"] == 0

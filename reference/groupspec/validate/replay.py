@@ -2452,16 +2452,19 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
     first_only = dataclasses.replace(cfg, max_divergences=1)
     best: ReplayResult | None = None
     prepared = _prepare(exchanges)
+    by_delay: list[ReplayResult] = []
     for delay in cfg.initial_delays_ms:
         if on_try is not None:
             on_try(delay)
         result = Replayer(exchanges, first_only, prepared).run(delay)
         if result.ok:
             return result
+        by_delay.append(result)
         if best is None or (result.failure is not None and best.failure is not None
                             and result.failure.depth > best.failure.depth):
             best = result
     assert best is not None
+    first = best
     if cfg.offsets_check_phase_known is False and best.failure is not None:
         # the placements for the divergence; where one gets further and diverges later, the
         # placements for that divergence too (a check must fall where the earlier one needs
@@ -2485,7 +2488,21 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
             if best.failure is None or best.failure.exchange is failed:
                 break
     if cfg.max_divergences > 1 and not best.bound_hit:
-        best = Replayer(exchanges, cfg, prepared, best.offsets_check_ms).run(best.initial_delay_ms)
+        full = Replayer(exchanges, cfg, prepared, best.offsets_check_ms).run(best.initial_delay_ms)
+        if best is first:
+            # delays whose first divergence came as deep (the same exchange, say a read
+            # both answer alike) are told apart by the rest of the trace: the one with
+            # fewer divergences explains more of it (the first tried, on a tie). Taking the
+            # first tried alone let one early divergence decide the delay, and a wrong
+            # delay made every later join a divergence of its own
+            for other in by_delay:
+                if (other is best or other.bound_hit or other.failure is None or best.failure is None
+                        or other.failure.depth != best.failure.depth):
+                    continue
+                alt = Replayer(exchanges, cfg, prepared, other.offsets_check_ms).run(other.initial_delay_ms)
+                if len(alt.found) < len(full.found):
+                    full = alt
+        best = full
     return best
 
 
