@@ -180,7 +180,8 @@ def _protocol_kind(names: Iterable[str]) -> str | None:
     cooperative-sticky; eager as soon as one supports only eager (range, roundrobin and
     sticky: ConsumerPartitionAssignor.supportedProtocols' default), whatever the others,
     so the Java default ``[range, cooperative-sticky]`` and KIP-429's first upgrade bounce
-    are eager; None when the others are assignors the validator does not know."""
+    are eager; None when, besides cooperative-sticky, it offers only assignors the validator
+    does not know."""
     names = set(names)
     if names & EAGER_ASSIGNORS:
         return "eager"
