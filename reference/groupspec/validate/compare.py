@@ -287,10 +287,11 @@ def _consumer_heartbeat(e: ConsumerGroupHeartbeatResponse,
         return Mismatch("whether the assignment is sent")
     if _heartbeat_assignment(e.assignment) != _heartbeat_assignment(a.assignment):
         return Mismatch("assignment")
-    if a.assignment is not None and _listed_twice(a.assignment):
-        # Kafka writes a member's assignment from a map of topic ids to partition sets
-        # (GroupMetadataManager.createConsumerGroupResponseAssignment): each partition once
-        return Mismatch("assignment", how=f"a partition or topic listed more than once: {_listed_twice(a.assignment)}")
+    # Kafka writes a member's assignment from a map of topic ids to partition sets
+    # (GroupMetadataManager.createConsumerGroupResponseAssignment): each partition once
+    twice = _listed_twice(a.assignment) if a.assignment is not None else ""
+    if twice:
+        return Mismatch("assignment", how=f"a partition or topic listed more than once: {twice}")
     return None
 
 

@@ -55,6 +55,7 @@ its first failure) and the decisions taken since it; revisiting a choice point c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 import pickle
@@ -97,6 +98,7 @@ from groupspec.protocol.records import (
     OffsetsDeleted,
     StaticMemberReplaced,
 )
+from groupspec.protocol.topic_id import TopicId
 from groupspec.trace.events import MetadataEvent, WireExchange
 from groupspec.validate.compare import (
     LIST_GROUPS_TYPE_MIN_VERSION,
@@ -187,6 +189,15 @@ class ReplayConfig:
     #: judged (checks.heartbeat_intervals, ConsumerHeartbeatInterval); unknown, Kafka's
     #: default is assumed by the replay, not judged
     heartbeat_interval_known: bool = False
+
+    @functools.cached_property
+    def topic_names(self) -> dict[TopicId, str] | None:
+        """The topic ids of :attr:`metadata` by name (None: no metadata), made once per
+        configuration (a file's groups share it): what the client rules name a
+        consumer-protocol member's assignments by."""
+        if not self.metadata:
+            return None
+        return {t.topic_id: t.name for image in self.metadata for t in image.topics}
 
 
 @dataclass(frozen=True)

@@ -346,9 +346,8 @@ def _judge_group(g: GroupTrace, config: ReplayConfig | None) -> GroupVerdict:
         revealed[id(d)] = found.revealed_by
     checked = [_from_finding(f) for f in findings]
     # client-side rules: evidence in what a client sent, whatever the broker did
-    names = ({t.topic_id: t.name for image in config.metadata for t in image.topics}
-             if config is not None and config.metadata else None)
-    checked += [_from_client(c) for c in client_rules.client_findings(g, result, names)]
+    checked += [_from_client(c) for c in client_rules.client_findings(
+        g, result, config.topic_names if config is not None else None)]
     every = sorted([d for d, _ in replayed] + checked,
                    key=lambda d: (d.seq, d.line, d.rule not in FIRST_CAUSE))
     cap = (config or ReplayConfig()).max_divergences
