@@ -69,7 +69,14 @@ from groupspec.coordinator.offsets import (
     handle_txn_offset_commit,
 )
 from groupspec.coordinator.state import CoordinatorState
-from groupspec.coordinator.timers import Expiry, all_timers, due_timers, earliest_deadline, fire
+from groupspec.coordinator.timers import (
+    Expiry,
+    TimerKind,
+    all_timers,
+    due_timers,
+    earliest_deadline,
+    fire,
+)
 from groupspec.protocol import messages as msg
 from groupspec.protocol import records as r
 from groupspec.protocol.consumer_group_messages import (
@@ -78,6 +85,7 @@ from groupspec.protocol.consumer_group_messages import (
 )
 from groupspec.protocol.error_responses import error_response
 from groupspec.protocol.errors import Error
+from groupspec.protocol.group_state import GroupState
 from groupspec.protocol.topic_id import TopicId
 
 
@@ -180,9 +188,36 @@ class Coordinator:
                     on_fire(e)
                 txn = self._txn(max(e.deadline_ms, self._last_now_ms))
                 fire(txn, e)
+                if e.kind is TimerKind.ExpireJoin:
+                    self._skip_idle_join_firings(txn, e.group_id, now_ms)
             out.extend(txn.out)
         self._last_now_ms = max(self._last_now_ms, now_ms)
         return out
+
+    def _skip_idle_join_firings(self, txn: Txn, group_id: str, now_ms: int) -> None:
+        """After a join timer fired and found no member rejoined (it re-armed itself: the
+        group is still PreparingRebalance): move it past the firings due by ``now_ms`` that
+        can change nothing either, keeping their cadence. Until another timer fires or a
+        periodic check runs, nothing changes the group, and such a firing on an unchanged
+        group removes no one (the dynamic members that had not rejoined went at the first)
+        and re-arms the timer one rebalance timeout on (1 ms when that is 0: rebalance.py,
+        complete_join): each one makes the state the one before it made. Without this, a
+        group whose members' rebalance timeouts are all 0 or negative fired once per
+        millisecond until a static member's session ran out."""
+        g = self.state.groups.get(group_id)
+        t = None if g is None else g.join_timer
+        if g is None or t is None or t.initial or g.state is not GroupState.PreparingRebalance:
+            return
+        step = t.deadline_ms - txn.now_ms
+        others = [e.deadline_ms for e in all_timers(self.state)
+                  if e.kind is not TimerKind.ExpireJoin or e.group_id != group_id]
+        horizon = min([now_ms + 1, self._next_offsets_check_ms, *others])
+        if step <= 0 or t.deadline_ms >= horizon:
+            return
+        # the first firing at or after the horizon: ties with a timer due there are broken
+        # as they would have been
+        deadline = txn.now_ms + -(-(horizon - txn.now_ms) // step) * step
+        txn.emit(r.JoinTimerSet(group_id, r.JoinTimer(deadline, False)))
 
     def _skip_idle_checks(self, now_ms: int, first_timer: int | None) -> None:
         """After a periodic check that expired nothing: move past the checks due by

@@ -210,7 +210,13 @@ def complete_join(txn: Txn, group: Group) -> None:
     if group.state is S.Dead:
         return
     if not maybe_elect_new_joined_leader(txn, group) and group.members:
-        arm_join_timer(txn, group)
+        # Kafka re-arms DelayedJoin at the group's rebalance timeout, 0 when every member's
+        # is 0 or negative: its timer then fires again at once, as often as its event loop
+        # runs, until a member rejoins or a session expires. The model's clock moves 1 ms a
+        # firing instead of standing still for ever (docs/deviations.md, "A join timer
+        # re-armed with no delay"; the JVM harness's ManualShardRuntime.advance does the same)
+        txn.emit(r.JoinTimerSet(
+            group.group_id, r.JoinTimer(txn.now_ms + max(group.rebalance_timeout_ms(), 1), False)))
         return
     protocol = group.select_protocol() if group.members else None
     txn.emit(r.GenerationStarted(group.group_id, group.generation_id + 1, protocol))

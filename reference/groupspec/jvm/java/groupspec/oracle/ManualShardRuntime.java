@@ -252,11 +252,22 @@ abstract class ManualShardRuntime {
     }
 
     /** The clock moves to {@code to}, firing the timers due on the way, each at its own
-     * deadline, and their writes. */
+     * deadline, and their writes.
+     *
+     * <p>A timer that fires and re-arms itself with no delay a second time in one
+     * millisecond is next due 1 ms later. Kafka's own timer would fire it again at once, as
+     * often as the event loop runs, while the real clock moves on: completeClassicGroupJoin
+     * (GroupMetadataManager) re-arms the join timer at the group's rebalance timeout, 0 when
+     * every member's is 0 or negative, for as long as no member has rejoined. On a clock
+     * that only this loop moves that is a loop without end; here, and in the reference
+     * (coordinator/classic/rebalance.py, complete_join), the clock moves 1 ms a firing
+     * (docs/deviations.md, "A join timer re-armed with no delay"). */
     final void advance(long to) {
         if (to < time.milliseconds()) {
             throw new IllegalArgumentException("time went backwards: " + to + " < " + time.milliseconds());
         }
+        String rearmedKey = null;
+        long rearmedAt = -1;
         while (true) {
             ManualTimer.Scheduled due = nextDue(to);
             if (due == null) {
@@ -266,7 +277,17 @@ abstract class ManualShardRuntime {
             if (due.deadline > time.milliseconds()) {
                 time.sleep(due.deadline - time.milliseconds());
             }
+            long at = time.milliseconds();
             apply(due.op.generateRecords());
+            ManualTimer.Scheduled again = timer.byKey.get(due.key);
+            if (again == null || again.deadline > at) {
+                continue;
+            }
+            if (due.key.equals(rearmedKey) && rearmedAt == at) {
+                timer.byKey.put(due.key, new ManualTimer.Scheduled(due.key, at + 1, again.seq, again.op));
+            }
+            rearmedKey = due.key;
+            rearmedAt = at;
         }
         time.sleep(to - time.milliseconds());
     }
