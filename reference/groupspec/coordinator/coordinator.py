@@ -208,16 +208,17 @@ class Coordinator:
         t = None if g is None else g.join_timer
         if g is None or t is None or t.initial or g.state is not GroupState.PreparingRebalance:
             return
-        step = t.deadline_ms - txn.now_ms
+        at, step = txn.now_ms, t.deadline_ms - txn.now_ms
+        if step <= 0 or t.deadline_ms > now_ms:
+            return
         others = [e.deadline_ms for e in all_timers(self.state)
                   if e.kind is not TimerKind.ExpireJoin or e.group_id != group_id]
-        horizon = min([now_ms + 1, self._next_offsets_check_ms, *others])
-        if step <= 0 or t.deadline_ms >= horizon:
-            return
-        # the first firing at or after the horizon: ties with a timer due there are broken
-        # as they would have been
-        deadline = txn.now_ms + -(-(horizon - txn.now_ms) // step) * step
-        txn.emit(r.JoinTimerSet(group_id, r.JoinTimer(deadline, False)))
+        horizon = min([self._next_offsets_check_ms, *others])
+        # the first firing after the advance's end, or at or after the next thing due (a
+        # tie with it is broken as it would have been)
+        firings = min((now_ms - at) // step + 1, -(-(horizon - at) // step))
+        if firings > 1:
+            txn.emit(r.JoinTimerSet(group_id, r.JoinTimer(at + firings * step, False)))
 
     def _skip_idle_checks(self, now_ms: int, first_timer: int | None) -> None:
         """After a periodic check that expired nothing: move past the checks due by
