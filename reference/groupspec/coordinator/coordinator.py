@@ -187,17 +187,27 @@ class Coordinator:
                 if on_fire is not None:
                     on_fire(e)
                 txn = self._txn(max(e.deadline_ms, self._last_now_ms))
+                own_join = e.kind is TimerKind.ExpireJoin and self._is_own_join_timer(e)
                 fire(txn, e)
-                if e.kind is TimerKind.ExpireJoin:
+                if own_join:
                     self._skip_idle_join_firings(txn, e.group_id, now_ms)
             out.extend(txn.out)
         self._last_now_ms = max(self._last_now_ms, now_ms)
         return out
 
+    def _is_own_join_timer(self, e: Expiry) -> bool:
+        """Whether ``e`` is the classic group's own DelayedJoin (not its initial delay, nor
+        the join timer of a classic group an upgrade removed, which :func:`fire` takes first)."""
+        g = self.state.groups.get(e.group_id)
+        t = None if g is None else g.join_timer
+        detached = self.state.detached_classic_join_timers.get(e.group_id)
+        return (t is not None and t.deadline_ms == e.deadline_ms and not t.initial
+                and (detached is None or detached.deadline_ms != e.deadline_ms))
+
     def _skip_idle_join_firings(self, txn: Txn, group_id: str, now_ms: int) -> None:
-        """After a join timer fired and found no member rejoined (it re-armed itself: the
-        group is still PreparingRebalance): move it past the firings due by ``now_ms`` that
-        can change nothing either, keeping their cadence. Until another timer fires or a
+        """After the group's join timer fired and found no member rejoined (it re-armed
+        itself: the group is still PreparingRebalance): move it past the firings due by
+        ``now_ms`` that can change nothing either, keeping their cadence. Until another timer fires or a
         periodic check runs, nothing changes the group, and such a firing on an unchanged
         group removes no one (the dynamic members that had not rejoined went at the first)
         and re-arms the timer one rebalance timeout on (1 ms when that is 0: rebalance.py,
@@ -211,8 +221,10 @@ class Coordinator:
         at, step = txn.now_ms, t.deadline_ms - txn.now_ms
         if step <= 0 or t.deadline_ms > now_ms:
             return
-        others = [e.deadline_ms for e in all_timers(self.state)
-                  if e.kind is not TimerKind.ExpireJoin or e.group_id != group_id]
+        # every other timer bounds the skip, the join timer of a classic group an upgrade
+        # removed too (it may act on this group when it fires)
+        others = [e.deadline_ms for e in all_timers(self.state)]
+        others.remove(t.deadline_ms)
         horizon = min([self._next_offsets_check_ms, *others])
         # the first firing after the advance's end, or at or after the next thing due (a
         # tie with it is broken as it would have been)
