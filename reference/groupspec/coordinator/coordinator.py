@@ -207,9 +207,9 @@ class Coordinator:
     def _skip_idle_join_firings(self, txn: Txn, group_id: str, now_ms: int) -> None:
         """After the group's join timer fired and found no member rejoined (it re-armed
         itself: the group is still PreparingRebalance): move it past the firings due by
-        ``now_ms`` that can change nothing either, keeping their cadence. Until another timer fires or a
-        periodic check runs, nothing changes the group, and such a firing on an unchanged
-        group removes no one (the dynamic members that had not rejoined went at the first)
+        ``now_ms`` that can change nothing either, keeping their cadence. Until another
+        timer fires or a periodic check runs, nothing changes the group, and such a firing on
+        an unchanged group removes no one (the dynamic members that had not rejoined went at the first)
         and re-arms the timer one rebalance timeout on (1 ms when that is 0: rebalance.py,
         complete_join): each one makes the state the one before it made. Without this, a
         group whose members' rebalance timeouts are all 0 or negative fired once per
