@@ -49,16 +49,22 @@ def tansu_cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
     proc = subprocess.Popen(
         [sys.executable, "-m", "groupspec", "conformance", "--broker", "tansu", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,  # its own process group: the Tansu it starts goes with it
+        start_new_session=True,  # its own process group, to be interrupted whole
     )
     try:
         yield out, proc
     finally:
         if proc.poll() is None:
-            # killed unfinished (a session that did not need its run): the whole group, or
-            # the broker it started outlives the test session
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+            # unfinished (a session that did not need its run): interrupted, so that the CLI
+            # stops the Tansu it started (the broker runs in a process group of its own,
+            # brokers/common.py, which a kill of the CLI's group does not reach: a SIGKILL
+            # left it running after the session); killed if it does not end by itself
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
 
 
 @pytest.fixture(scope="session")
