@@ -161,8 +161,9 @@ def _join(draw: st.DrawFn) -> Op:
         protocols=draw(st.sampled_from([0, 0, 0, 2, 1])),
         protocol_type=draw(st.sampled_from(["consumer", "consumer", "consumer", "connect"])),
         session_ms=draw(st.sampled_from([10_000] * 4 + [5_000, 30_000, 500, 90_000])),
-        # (-1: a negative rebalance timeout reaches the group as sent from v1 on)
-        rebalance_ms=draw(st.sampled_from([20_000, 5_000, 40_000, 20_000, -1])),
+        # (-1: a negative rebalance timeout reaches the group as sent from v1 on; 0 and -1
+        # both give a group of such members a rebalance timeout of 0)
+        rebalance_ms=draw(st.sampled_from([20_000, 5_000, 40_000, 20_000, -1, 0])),
     )
 
 
