@@ -13,7 +13,6 @@ with Kafka's own coordinator.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from groupspec.protocol import messages as m
 from groupspec.protocol.consumer_protocol import Subscription
 from groupspec.protocol.errors import Error
 from groupspec.protocol.group_state import GroupState
+from tests.deadline import within
 
 GID = "g"
 PROTOCOLS = (m.JoinGroupProtocol("range", Subscription(("t",)).encode()),)
@@ -32,16 +32,8 @@ PROTOCOLS = (m.JoinGroupProtocol("range", Subscription(("t",)).encode()),)
 @pytest.fixture(autouse=True)
 def _bounded() -> Iterator[None]:
     """A hang is the failure this file is about: fail after 10 s instead of waiting (the file takes about 1 s)."""
-    def expired(signum: int, frame: object) -> None:
-        raise TimeoutError("the coordinator did not return within 10 s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(10)
-    try:
+    with within(10, "the coordinator"):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _join(instance: str | None, member_id: str = "", rebalance_ms: int = -1) -> m.JoinGroupRequest:

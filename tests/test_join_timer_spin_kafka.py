@@ -14,7 +14,6 @@ still there, and ``groupspec validate`` never returned).
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from groupspec.conformance.wire_fuzz import Connection
 from groupspec.protocol.consumer_protocol import Assignment, Subscription
 from groupspec.recorder import BackgroundRecorder
 from groupspec.validate import validate_path
-from groupspec.validate.verdict import FileReport
+from tests.deadline import within
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 
@@ -102,20 +101,6 @@ def _record(broker: KafkaBroker, out: Path) -> dict[str, Any]:
     return seen
 
 
-def _validate_within(path: Path, seconds: int) -> FileReport:
-    """The validator's report, or a failure after ``seconds`` (a hang is what is tested)."""
-    def expired(signum: int, frame: object) -> None:
-        raise TimeoutError(f"groupspec validate did not return within {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        return validate_path(path, validation_config("kafka"))
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def test_kafka_spins_and_the_recording_is_judged_conforming(kafka_broker: KafkaBroker, tmp_path: Path) -> None:
     before = kafka_broker.log_path.read_text(encoding="utf-8", errors="replace").count(SPIN_LINE)
     seen = _record(kafka_broker, tmp_path / "spin.jsonl")
@@ -125,7 +110,8 @@ def test_kafka_spins_and_the_recording_is_judged_conforming(kafka_broker: KafkaB
     # would (a 6 s wait); if a later Kafka stops spinning, docs/deviations.md must change
     spins = kafka_broker.log_path.read_text(encoding="utf-8", errors="replace").count(SPIN_LINE) - before
     assert spins > SESSION_MS, spins
-    report = _validate_within(tmp_path / "spin.jsonl", 120)
+    with within(120, "groupspec validate"):
+        report = validate_path(tmp_path / "spin.jsonl", validation_config("kafka"))
     [group] = [g for g in report.groups if g.group_id == GROUP]
     # (a validator that does not return within the time is stopped there: the group is then
     # inconclusive, VALIDATOR_FAILED among what is missing)

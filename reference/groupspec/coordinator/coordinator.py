@@ -209,9 +209,9 @@ class Coordinator:
         itself: the group is still PreparingRebalance): move it past the firings due by
         ``now_ms`` that can change nothing either, keeping their cadence. Until another
         timer fires or a periodic check runs, nothing changes the group, and such a firing on
-        an unchanged group removes no one (the dynamic members that had not rejoined went at the first)
-        and re-arms the timer one rebalance timeout on (1 ms when that is 0: rebalance.py,
-        complete_join): each one makes the state the one before it made. Without this, a
+        an unchanged group removes no one (the dynamic members that had not rejoined went at
+        the first) and re-arms the timer one rebalance timeout on (1 ms when that is 0:
+        rebalance.py, complete_join): each one makes the state the one before it made. Without this, a
         group whose members' rebalance timeouts are all 0 or negative fired once per
         millisecond until a static member's session ran out."""
         g = self.state.groups.get(group_id)
