@@ -80,6 +80,32 @@ def test_an_impossible_header_setting_is_a_bad_event_at_the_header() -> None:
     assert report.groups  # the groups are still judged (with Kafka's default size)
 
 
+def test_a_heartbeat_interval_not_below_the_session_is_an_impossible_configuration(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # GroupCoordinatorConfig: group.consumer.heartbeat.interval.ms < group.consumer.session.timeout.ms
+    with pytest.raises(ValueError, match=r"group.consumer.heartbeat.interval.ms \(6000\) must be less than "
+                                         r"group.consumer.session.timeout.ms \(6000\)"):
+        CoordinatorConfig().with_broker_settings({"group.consumer.session.timeout.ms": 6000,
+                                                  "group.consumer.heartbeat.interval.ms": 6000})
+    ok = CoordinatorConfig().with_broker_settings({"group.consumer.session.timeout.ms": 6000,
+                                                   "group.consumer.heartbeat.interval.ms": 5999})
+    assert (ok.consumer_group_session_timeout_ms, ok.consumer_group_heartbeat_interval_ms) == (6000, 5999)
+    # in a header: a bad event at the header, the groups still judged
+    events = _lines(PENDING)
+    events[0]["broker_config"] = {"group.consumer.session.timeout.ms": 4000}
+    report = validate_bytes(_raw(events), "bad-header")
+    [problem] = [p for p in report.problems if p.kind == "bad_event"]
+    assert problem.line == 1 and "group.consumer.heartbeat.interval.ms (5000) must be less than" in problem.message
+    assert report.groups
+    # on the command line: the two options are checked together, named as options
+    assert main(["validate", "--consumer-session-timeout-ms", "3000", str(PENDING)]) == 2
+    err = capsys.readouterr().err
+    assert "--consumer-heartbeat-interval-ms (5000) must be less than --consumer-session-timeout-ms (3000)" in err
+    assert main(["validate", "--consumer-session-timeout-ms", "3000", "--consumer-heartbeat-interval-ms", "1000",
+                 "--initial-delay-ms", "0", str(PENDING)]) != 2
+    capsys.readouterr()
+
+
 def test_cli_broker_config_is_checked_and_applied(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["validate", "--broker-config", "group.max.size=x", str(PENDING)]) == 2
     assert "group.max.size: not an integer" in capsys.readouterr().err

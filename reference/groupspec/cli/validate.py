@@ -121,13 +121,20 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         return fail("--broker-config", str(e))
     delays = base.initial_delays_ms
-    coordinator = base.coordinator
+    # (the session timeout and the heartbeat interval set together: each is checked against
+    # the other, GroupCoordinatorConfig's interval < session)
+    kip848: dict[str, int] = {}
     if args.consumer_session_timeout_ms is not None:
-        coordinator = dataclasses.replace(coordinator, consumer_group_session_timeout_ms=args.consumer_session_timeout_ms)
+        kip848["consumer_group_session_timeout_ms"] = args.consumer_session_timeout_ms
     if args.consumer_heartbeat_interval_ms is not None:
-        coordinator = dataclasses.replace(coordinator,
-                                          consumer_group_heartbeat_interval_ms=args.consumer_heartbeat_interval_ms)
+        kip848["consumer_group_heartbeat_interval_ms"] = args.consumer_heartbeat_interval_ms
         base = dataclasses.replace(base, heartbeat_interval_known=True)
+    try:
+        coordinator = dataclasses.replace(base.coordinator, **kip848)  # type: ignore[arg-type]
+    except ValueError as e:
+        text = str(e).replace("consumer_group_heartbeat_interval_ms", "--consumer-heartbeat-interval-ms")
+        text = text.replace("consumer_group_session_timeout_ms", "--consumer-session-timeout-ms")
+        return fail("--consumer-heartbeat-interval-ms", text)
     if args.consumer_migration_policy is not None:
         coordinator = dataclasses.replace(coordinator,
                                           consumer_group_migration_policy=args.consumer_migration_policy)

@@ -137,6 +137,15 @@ class CoordinatorConfig:
                      "consumer_group_max_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.consumer_group_heartbeat_interval_ms >= self.consumer_group_session_timeout_ms:
+            # GroupCoordinatorConfig's constructor requires group.consumer.heartbeat.interval.ms
+            # < group.consumer.session.timeout.ms (a broker so configured does not start);
+            # its min/max bounds on each are not modelled (docs/validator.md)
+            raise ValueError(
+                "consumer_group_heartbeat_interval_ms "
+                f"({self.consumer_group_heartbeat_interval_ms}) must be less than "
+                f"consumer_group_session_timeout_ms ({self.consumer_group_session_timeout_ms})"
+            )
         if self.consumer_group_regex_refresh_interval_ms < 10_000:
             # GroupCoordinatorConfig: atLeast(10 * 1000)
             raise ValueError("consumer_group_regex_refresh_interval_ms must be >= 10000, got "
