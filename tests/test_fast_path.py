@@ -400,6 +400,45 @@ def test_replay_takes_the_fast_path_and_searches_alike(tmp_path: Path) -> None:
     assert taken > 0
 
 
+def test_optimistic_replays_give_the_search_s_results(injected: list[Path], consumer_groups: list[Path]) -> None:
+    """Every group's replay result (divergences, alternatives explored, failovers, the
+    delay and expiry-check phase chosen) is the same whether each replay is first tried
+    optimistically, without choice points (validate/replay.py ``_run``), or is a search
+    from the start; on the injected collection (groups that conform and groups that
+    diverge) and the KIP-848 recordings."""
+    from groupspec.validate import replay as rp
+    from groupspec.validate import validate_path, validator
+
+    got: dict[bool, list[Any]] = {True: [], False: []}
+    original = rp.replay_group
+    diverged = 0
+    run = rp._run
+
+    def counting(exchanges: Any, config: Any, prepared: Any, check: Any, delay: int) -> Any:
+        nonlocal diverged
+        try:
+            return rp.Replayer(exchanges, config, prepared, check, optimistic=True).run(delay)
+        except rp._Diverged:
+            diverged += 1
+        return run(exchanges, config, prepared, check, delay)
+
+    for optimistic in (True, False):
+        def recording(exchanges: Any, config: Any = None, on_try: Any = None, on: bool = optimistic) -> Any:
+            result = original(exchanges, config, on_try)
+            got[on].append(dataclasses.asdict(result))
+            return result
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(validator, "replay_group", recording)
+            mp.setattr(rp, "OPTIMISTIC", optimistic)
+            if optimistic:
+                mp.setattr(rp, "_run", counting)
+            for p in [*injected, *consumer_groups]:
+                validate_path(p)
+    assert got[True] == got[False]
+    assert len(got[True]) > 60 and diverged >= 12  # both ways taken
+
+
 # ---------------------------------------------------------------- the replay's fast step, step by step
 def _branch_snapshot(b: Any) -> tuple[Any, ...]:
     """The branch as values compared with ``==``. Not the state's repr: a set or frozenset
@@ -412,13 +451,24 @@ def _branch_snapshot(b: Any) -> tuple[Any, ...]:
 
 def _lockstep_replayer() -> Any:
     """A Replayer that checks each shortcut it takes against the slow path: the sole option
-    against ``_options``, and each fast step against ``_step`` with the fast path off, run
-    on a copy of the branch (same branch afterwards, same answers noted, no failure)."""
+    against ``_options``, the optimistic replay's first option and its quietness against
+    ``_options``' first and its ``_options_quiet``, and each fast step against ``_step``
+    with the fast path off, run on a copy of the branch (same branch afterwards, same
+    answers noted, no failure)."""
     from groupspec.validate import replay as rp
     from groupspec.validate.snapshot import copy_state
 
     class Lockstepped(rp.Replayer):
         steps = 0
+        first_options = 0
+
+        def _first_option(self, b: Any) -> Any:
+            d, quiet = super()._first_option(b)
+            options = self._options(b)
+            assert options[0] == d, f"first option {d}, _options' first {options[0]}"
+            assert quiet == self._options_quiet, f"first option quiet {quiet}, _options {self._options_quiet}"
+            Lockstepped.first_options += 1
+            return d, quiet
 
         def _sole_option(self, b: Any) -> Any:
             d = super()._sole_option(b)
@@ -486,25 +536,46 @@ def injected(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return paths
 
 
-def _replay_lockstepped(paths: list[Path], slacks: tuple[int, ...]) -> int:
+@pytest.fixture(scope="module")
+def consumer_groups() -> list[Path]:
+    """The committed traces with KIP-848 groups (recordings of Kafka 4.1.2, some with regex
+    subscriptions): the options near a consumer group's timers and regex resolutions."""
+    root = Path(__file__).resolve().parent.parent / "examples"
+    return [p for p in sorted(root.rglob("*.jsonl")) if "ConsumerGroupHeartbeat" in p.read_text()]
+
+
+def _replay_lockstepped(paths: list[Path], slacks: tuple[int, ...], optimistic: bool = True) -> tuple[int, int]:
+    """The fast steps and the optimistic first options taken, each checked."""
     from groupspec.validate import replay as rp
     from groupspec.validate import validate_path, validator
 
     checked = _lockstep_replayer()
     with pytest.MonkeyPatch.context() as mp, fast_path.enabled(True):
         mp.setattr(rp, "Replayer", checked)  # replay_group builds this one
+        mp.setattr(rp, "OPTIMISTIC", optimistic)
         mp.setattr(validator, "CONTAIN_FAILURES", False)  # the lockstep's assertions surface
         for slack in slacks:
             for p in paths:
                 validate_path(p, rp.ReplayConfig(slack_ms=slack))
-    return int(checked.steps)
+    return int(checked.steps), int(checked.first_options)
 
 
-def test_each_fast_step_of_the_replay_equals_the_slow_step(injected: list[Path]) -> None:
+@pytest.mark.parametrize("optimistic", [True, False], ids=["optimistic", "search-only"])
+def test_each_fast_step_of_the_replay_equals_the_slow_step(injected: list[Path], optimistic: bool) -> None:
     """Over the injected collection, with the default slack and a wide one (more timers
-    near requests): every sole option is _options' only one, every fast step leaves the
-    branch and the answers as the slow step does."""
-    assert _replay_lockstepped(injected, (100, 5_000)) > 10_000
+    near requests): every sole option is _options' only one, every first option of an
+    optimistic replay is _options' first (and as quiet), every fast step leaves the branch
+    and the answers as the slow step does; with optimistic replays (most groups conform:
+    their search is one) and with searches alone (what a diverging group gets)."""
+    steps, firsts = _replay_lockstepped(injected, (100, 5_000), optimistic)
+    assert steps > 10_000
+    assert (firsts > 10_000) if optimistic else (firsts == 0)
+
+
+def test_each_first_option_of_an_optimistic_replay_of_consumer_groups_is_the_search_s(
+        consumer_groups: list[Path]) -> None:
+    _, firsts = _replay_lockstepped(consumer_groups, (100,))
+    assert len(consumer_groups) >= 10 and firsts > 500
 
 
 #: the replay's shortcut with one condition or effect dropped: (method, text, replacement)
@@ -524,11 +595,15 @@ REPLAY_MUTANTS = {
     "parked request due ignored": ("_fast_step", "if b.parked and any(", "if False and any("),
     "options' timers taken as quiet": ("_options", "self._options_quiet = not near",
                                        "self._options_quiet = True"),
+    "first option's timers taken as quiet": ("_first_option", "return d, not near", "return d, True"),
+    "first option's coordinator error handled": ("_first_option", "if self._answered[i]:", "if True:"),
+    "first option's regex resolution ignored": ("_first_option", "if state.regex_tasks:", "if False:"),
 }
 
 
 @pytest.mark.parametrize("mutant", sorted(REPLAY_MUTANTS))
-def test_the_step_check_catches_a_disagreeing_replay_shortcut(mutant: str, injected: list[Path]) -> None:
+def test_the_step_check_catches_a_disagreeing_replay_shortcut(mutant: str, injected: list[Path],
+                                                                consumer_groups: list[Path]) -> None:
     import inspect
     import textwrap
 
@@ -542,7 +617,12 @@ def test_the_step_check_catches_a_disagreeing_replay_shortcut(mutant: str, injec
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(rp.Replayer, method, namespace[method])
         with pytest.raises(AssertionError):
-            _replay_lockstepped(injected, (100, 5_000))
+            # (a search's own shortcuts are taken where an optimistic replay diverged, and
+            # alone with it off)
+            if method == "_first_option":
+                _replay_lockstepped([*consumer_groups, *injected], (100, 5_000))
+            else:
+                _replay_lockstepped(injected, (100, 5_000), optimistic=False)
 
 
 def test_the_shortcuts_records_are_what_their_classes_make() -> None:

@@ -457,6 +457,11 @@ class _Seen(Exception):
     everything from there was tried (and failed), so the branch is abandoned."""
 
 
+class _Diverged(Exception):
+    """An optimistic replay (``Replayer(optimistic=True)``) met a divergence: the search
+    must be run again with its choice points (:func:`_run`)."""
+
+
 #: APIs whose handling changes nothing in the coordinator: handling one before requests sent
 #: earlier matters only to its own answer
 _NO_EFFECT = frozenset({"OffsetFetch", "DescribeGroups", "ListGroups", "FindCoordinator"})
@@ -631,9 +636,14 @@ def _prepare(exchanges: list[Exchange]) -> _Prepared:
 
 class Replayer:
     def __init__(self, exchanges: list[Exchange], config: ReplayConfig,
-                 prepared: _Prepared | None = None, offsets_check_ms: int | None = None) -> None:
+                 prepared: _Prepared | None = None, offsets_check_ms: int | None = None,
+                 optimistic: bool = False) -> None:
         self.x = exchanges
         self.cfg = config
+        #: take every step's first option and keep no choice point; at the first divergence
+        #: raise _Diverged (see _run). A search that meets no divergence never goes back to
+        #: a choice point, so without one it takes the same steps and gives the same result
+        self.optimistic = optimistic
         #: a time the periodic expiry check runs at (None: the trace's clock zero)
         self.offsets_check_ms = offsets_check_ms
         self.budget = effective_budget(config, len(exchanges))
@@ -740,6 +750,12 @@ class Replayer:
                             loaded_at_ms=loaded)
         self._set_metadata(coord, -math.inf)
         branch = _Branch(coord, list(range(len(self.x))))
+        if self.optimistic:
+            try:
+                self._drive_first_options(branch)
+            except _Fail:
+                raise _Diverged() from None
+            return self._result(initial_delay_ms, [], 0, branch.failovers, False)
         self._rebase(_copy_branch(branch), self.fallback)
         stack: list[tuple[int, _Mark, list[_Decision]]] = []
         #: the deepest failure of this search segment: where it broke, the branch's state
@@ -1262,6 +1278,46 @@ class Replayer:
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
             if i in b.parked:
                 self._settle(b, i)
+
+    def _drive_first_options(self, b: _Branch) -> None:
+        """``_drive`` from the start when every step takes its first option and nothing is
+        kept to come back to (an optimistic replay)."""
+        x = self.x
+        while b.remaining:
+            d, self._quiet_step = self._first_option(b)
+            self._current = d
+            try:
+                self._step(b, d)
+            finally:
+                self._quiet_step = False
+            self._resyncing = None
+        self._current = None
+        for i in sorted(b.parked, key=lambda i: x[i].received):
+            if i in b.parked:
+                self._settle(b, i)
+
+    def _first_option(self, b: _Branch) -> tuple[_Decision, bool]:
+        """The first decision ``_options`` would offer (or ``_sole_option``, the same), and
+        whether its step is quiet (no timer near), found without listing the others: the
+        next request in send order, handled the first of its ways (``_hows``), its regex
+        resolution complete when one is under way."""
+        i = b.remaining[0]
+        if self._answered[i]:
+            # (an answered request that is not a coordinator error: its first way is
+            # handling it, after a failover too, where "loading" comes second)
+            d = self._handles[i]
+            if d is None:
+                d = self._decision(i, "handle", False)
+        else:
+            d = self._decision(i, self._hows(b, i)[0], False)
+        state = b.coord.state
+        if state.regex_tasks:
+            d = dataclasses.replace(d, regex="complete")
+        # (_options' "near": a timer due by the time the broker read the request at the
+        # latest. A sole option is one only when none is)
+        near = bool(state.consumer_groups) or \
+            fast_path.earliest_deadline(state) <= self._read_by(i, max(b.clock, self._sent_ms[i]))
+        return d, not near
 
     def _sole_option(self, b: _Branch) -> _Decision | None:
         """The one decision ``_options`` would offer, when the next request is a Heartbeat
@@ -2467,7 +2523,7 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
     for delay in cfg.initial_delays_ms:
         if on_try is not None:
             on_try(delay)
-        result = Replayer(exchanges, first_only, prepared).run(delay)
+        result = _run(exchanges, first_only, prepared, None, delay)
         if result.ok:
             return result
         by_delay.append(result)
@@ -2490,7 +2546,7 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
                     continue
                 tried.add(check)
                 for delay in cfg.initial_delays_ms:
-                    result = Replayer(exchanges, first_only, prepared, check).run(delay)
+                    result = _run(exchanges, first_only, prepared, check, delay)
                     if result.ok:
                         return result
                     if result.failure is not None and best.failure is not None \
@@ -2499,7 +2555,7 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
             if best.failure is None or best.failure.exchange is failed:
                 break
     if cfg.max_divergences > 1 and not best.bound_hit:
-        full = Replayer(exchanges, cfg, prepared, best.offsets_check_ms).run(best.initial_delay_ms)
+        full = _run(exchanges, cfg, prepared, best.offsets_check_ms, best.initial_delay_ms)
         if best is first:
             # delays whose first divergence came as deep (the same exchange, say a read
             # both answer alike) are told apart by the rest of the trace: the one with
@@ -2510,12 +2566,29 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
                 if (other is best or other.bound_hit or other.failure is None or best.failure is None
                         or other.failure.depth != best.failure.depth):
                     continue
-                alt = Replayer(exchanges, cfg, prepared, other.offsets_check_ms).run(other.initial_delay_ms)
+                alt = _run(exchanges, cfg, prepared, other.offsets_check_ms, other.initial_delay_ms)
                 if len(alt.found) < len(full.found):
                     full = alt
         best = full
     return best
 
+
+def _run(exchanges: list[Exchange], config: ReplayConfig, prepared: _Prepared, offsets_check_ms: int | None,
+         initial_delay_ms: int) -> ReplayResult:
+    """``Replayer(...).run(initial_delay_ms)``: first optimistically, without choice points
+    (most groups of a trace conform, and their search never goes back to one); at a
+    divergence, again from the start as a search with them. The result is the search's
+    either way (tests/test_fast_path.py, tests/test_injected_verdicts.py)."""
+    if OPTIMISTIC:
+        try:
+            return Replayer(exchanges, config, prepared, offsets_check_ms, optimistic=True).run(initial_delay_ms)
+        except _Diverged:
+            pass
+    return Replayer(exchanges, config, prepared, offsets_check_ms).run(initial_delay_ms)
+
+
+#: whether replay_group replays optimistically first (_run); False only to compare
+OPTIMISTIC = True
 
 #: at most this many placements of the periodic expiry check are tried for one divergence
 OFFSETS_CHECK_CANDIDATES = 8
