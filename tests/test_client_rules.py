@@ -794,6 +794,67 @@ def test_a_commits_fenced_instance_id_leaves_the_heartbeat_thread_going() -> Non
     assert g.rules() == ["ClientStopsWhenFenced"]
 
 
+def test_a_consumer_fenced_by_its_heartbeat_stops_using_the_epoch() -> None:
+    """ClientStopsWhenFenced, KIP-848: a ConsumerGroupHeartbeat at member epoch 5 answered
+    FENCED_MEMBER_EPOCH (or UNKNOWN_MEMBER_ID) makes the Java client drop the epoch
+    (transitionToFenced, resetEpoch): its OffsetCommits and OffsetFetches after that no
+    longer carry it, a commit sent within the slack of the answer excepted; a later answer
+    giving the member epoch 5 again makes it the member's own once more."""
+    for error in (E.FENCED_MEMBER_EPOCH, E.UNKNOWN_MEMBER_ID):
+        def fenced_at_5(error: Error = error) -> Group:
+            g = consumer_member((0, 0, E.NONE, 5), (3_000, 5, error, 0))
+            g.commit(3_500, "m1", 5, ("t", 0), answer=E.STALE_MEMBER_EPOCH)  # sent before the slack ran out
+            g.commit(4_200, "m1", -1, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)  # without the epoch
+            return g
+
+        assert fenced_at_5().rules() == [], error
+        late = fenced_at_5()
+        late.commit(6_000, "m1", 5, ("t", 0), answer=E.STALE_MEMBER_EPOCH)
+        assert late.rules() == ["ClientStopsWhenFenced"], error
+        fetch = fenced_at_5()
+        fetch.x(m.OffsetFetchRequest(group_id="g", member_id="m1", member_epoch=5),
+                m.OffsetFetchResponse(error=E.STALE_MEMBER_EPOCH), 6_000, 6_005)
+        assert fetch.rules() == ["ClientStopsWhenFenced"], error
+        rejoined = consumer_member((0, 0, E.NONE, 5), (3_000, 5, error, 0), (3_100, 0, E.NONE, 7))
+        rejoined.commit(6_000, "m1", 7, ("t", 0))
+        assert rejoined.rules() == [], error
+    again = consumer_member((0, 0, E.NONE, 5), (3_000, 5, E.FENCED_MEMBER_EPOCH, 0), (3_100, 0, E.NONE, 5))
+    again.commit(6_000, "m1", 5, ("t", 0))
+    assert again.rules() == []
+    # a leave fenced (epoch -1) fences no epoch
+    left = consumer_member((0, 0, E.NONE, 5), (3_000, -1, E.UNKNOWN_MEMBER_ID, 0))
+    left.commit(6_000, "m1", 5, ("t", 0), answer=E.UNKNOWN_MEMBER_ID)
+    assert left.rules() == []
+
+
+def test_a_java_kip848_consumer_committing_at_its_fenced_epoch_is_named() -> None:
+    """The Java consumer of the slow-revocation recording (KIP-848, Kafka 4.1.2), fenced by
+    the rebalance timeout while frozen, thawed and left (epoch -1, answered
+    UNKNOWN_MEMBER_ID). Made to heartbeat at its epoch 1 there instead (answered
+    UNKNOWN_MEMBER_ID as well: it is no member) and, after rejoining at epoch 4, to commit
+    at epoch 1 (answered STALE_MEMBER_EPOCH): the commit is named, a client violation. With
+    the heartbeat alone changed the recording conforms."""
+    path = ROOT / "examples" / "validator-false-positives" / "client-rules" / "slow-revocation-java-kip848-4.1.2.jsonl"
+    objs = [json.loads(line) for line in path.read_text().splitlines()]
+    leave = next(i for i, o in enumerate(objs) if o.get("api") == "ConsumerGroupHeartbeat" and o["client_id"] == "a"
+                 and o["request"]["member_epoch"] == -1 and o["response"]["error"] == "UNKNOWN_MEMBER_ID")
+    objs[leave]["request"]["member_epoch"] = 1
+    commit = next(i for i, o in enumerate(objs) if o.get("api") == "OffsetCommit" and o["client_id"] == "a"
+                  and i > leave)
+    assert objs[commit]["sent_ms"] > objs[leave]["received_ms"] + 2_000
+    beat_only = "\n".join(json.dumps(o) for o in objs).encode()
+    [g] = validate_bytes(beat_only, path.name).groups
+    assert g.verdict == "conforming", g.violation
+    objs[commit]["request"]["generation_id"] = 1
+    objs[commit]["response"]["partitions"] = [{**p, "error": "STALE_MEMBER_EPOCH"}
+                                              for p in objs[commit]["response"]["partitions"]]
+    [g] = validate_bytes("\n".join(json.dumps(o) for o in objs).encode(), path.name).groups
+    assert g.verdict == "violation" and g.violation is not None
+    assert (g.violation.rule, g.violation.side, g.violation.line) == ("ClientStopsWhenFenced", "client", commit + 1)
+    # (b's later OffsetFetch still shows the offset the commit stored in the recording: a
+    # divergence of the edit, not of the rule)
+
+
 def test_an_assignor_the_validator_does_not_know_may_be_cooperative() -> None:
     """Kafka Streams' assignor is named "stream" and supports only the cooperative protocol:
     its member keeps fetching what its JoinGroup reports owned during the rebalance, and

@@ -118,6 +118,7 @@ class ClientFinding:
 _UNKNOWN_MEMBER_ID = Error.UNKNOWN_MEMBER_ID
 _ILLEGAL_GENERATION = Error.ILLEGAL_GENERATION
 _FENCED_INSTANCE_ID = Error.FENCED_INSTANCE_ID
+_FENCED_MEMBER_EPOCH = Error.FENCED_MEMBER_EPOCH
 
 
 def _fencing(err: Error | None) -> TypeGuard[Error]:
@@ -436,6 +437,23 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
             continue
         if req.generation_id >= 0 and req.member_id:
             fenced.setdefault((req.member_id, req.generation_id), x)
+    # a consumer-protocol member (KIP-848) whose ConsumerGroupHeartbeat at member epoch E is
+    # answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID drops E: the Java client's heartbeat
+    # manager calls transitionToFenced, which resets the epoch and tells the commit manager
+    # (AbstractHeartbeatRequestManager onErrorResponse; AbstractMembershipManager
+    # transitionToFenced, resetEpoch, notifyEpochChange), whose OffsetCommits and
+    # OffsetFetches are built with the member's epoch of the moment (CommitRequestManager
+    # onMemberEpochUpdated): none later carries E (a leaving member's fencing excepted: it
+    # stops, and sends nothing more that carries an epoch)
+    for x in xs:
+        req = x.event.request
+        if type(req) is not ConsumerGroupHeartbeatRequest or not req.member_id or req.member_epoch <= 0:
+            continue
+        err = errors.get(id(x))
+        if err is _FENCED_MEMBER_EPOCH or err is _UNKNOWN_MEMBER_ID:
+            hit = fenced.get((req.member_id, req.member_epoch))
+            if hit is None or x.received < hit.received:
+                fenced[(req.member_id, req.member_epoch)] = x
     out: list[ClientFinding] = []
     if not fenced:
         return out  # (most groups: no request is checked against anything)
@@ -451,20 +469,30 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     # a member id and generation a JoinGroup answer gives again after the fencing (a new
     # coordinator that reloaded the group as it was before the generation was persisted
     # hands the member the same number again) are the member's own once more
+    # (or a ConsumerGroupHeartbeat answer the member epoch)
     regranted: dict[tuple[str, int], float] = {}
     for x in xs:
         resp = x.event.response
-        if isinstance(resp, m.JoinGroupResponse) and resp.error is _NONE and x.received is not None:
-            pair = (resp.member_id, resp.generation_id)
+        if isinstance(resp, m.JoinGroupResponse | ConsumerGroupHeartbeatResponse) and resp.error is _NONE \
+                and x.received is not None:
+            if isinstance(resp, m.JoinGroupResponse):
+                pair = (resp.member_id, resp.generation_id)
+            else:
+                req = x.event.request
+                assert isinstance(req, ConsumerGroupHeartbeatRequest)
+                pair = (resp.member_id or req.member_id, resp.member_epoch)
             hit = fenced.get(pair)
             if hit is not None and x.received > hit.received and pair not in regranted:
                 regranted[pair] = x.received
     reported: set[tuple[str, int]] = set()
     for y in xs:
         req = y.event.request
-        if not isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest):
+        if isinstance(req, m.HeartbeatRequest | m.OffsetCommitRequest):
+            pair = (req.member_id, req.generation_id)
+        elif isinstance(req, m.OffsetFetchRequest) and req.member_id and req.member_epoch > 0:
+            pair = (req.member_id, req.member_epoch)
+        else:
             continue
-        pair = (req.member_id, req.generation_id)
         hit = fenced.get(pair)
         if hit is None or pair in reported or y.sent <= hit.received + SLACK_MS:
             continue
@@ -475,11 +503,12 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
         reported.add(pair)
         err = _error(x.event.response)
         assert err is not None
+        what = "member epoch" if type(x.event.request) is ConsumerGroupHeartbeatRequest else "generation"
         out.append(_finding(
-            y, "ClientStopsWhenFenced", f"{y.event.api} as {req.member_id} generation {req.generation_id}",
-            "no request with a member id and generation the coordinator rejected",
+            y, "ClientStopsWhenFenced", f"{y.event.api} as {pair[0]} {what} {pair[1]}",
+            f"no request with a member id and {what} the coordinator rejected",
             f"{x.event.api} seq {x.seq} was answered {err.name} at {x.received:.0f} ms for "
-            f"{req.member_id} generation {req.generation_id}; {y.event.api} sent at {y.sent:.0f} ms still uses them",
+            f"{pair[0]} {what} {pair[1]}; {y.event.api} sent at {y.sent:.0f} ms still uses them",
         ))
     return out
 

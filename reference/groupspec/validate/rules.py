@@ -275,8 +275,12 @@ RULES: dict[str, Rule] = {
            "JoinGroupResponseHandler)"),
         _r("ClientStopsWhenFenced",
            "after UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION or FENCED_INSTANCE_ID for its current member id and "
-           "generation, a member no longer heartbeats or commits with them",
-           f"{AC} (HeartbeatResponseHandler, resetStateOnResponseError); {CC} (OffsetCommitResponseHandler)"),
+           "generation, a member no longer heartbeats or commits with them; after a ConsumerGroupHeartbeat "
+           "answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID, a consumer-protocol member no longer commits "
+           "or fetches offsets with that member epoch",
+           f"{AC} (HeartbeatResponseHandler, resetStateOnResponseError); {CC} (OffsetCommitResponseHandler); "
+           "AbstractHeartbeatRequestManager.java (onErrorResponse), AbstractMembershipManager.java "
+           "(transitionToFenced, resetEpoch), CommitRequestManager.java (onMemberEpochUpdated)"),
         _r("LeaderSyncsItsGeneration",
            "a member told it leads a generation sends that generation's SyncGroup, with its assignment, "
            "before it rejoins (KAFKA-13406: a leader that failed its own assignment rejoined again and again)",
