@@ -30,3 +30,6 @@ def test_in_process_rows_and_targets_on_a_tiny_collection() -> None:
     assert verdict == "met" or verdict.startswith("gap")
     text = bench.readme(report)
     assert "| in-process (1 core) | parquet |" in text and "## Targets" in text
+    ab = report["optimistic"]
+    assert ab["optimistic_cpu_seconds"] > 0 and ab["search_only_cpu_seconds"] > 0
+    assert "with every replay a search from the start" in text
