@@ -2555,7 +2555,9 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
             if best.failure is None or best.failure.exchange is failed:
                 break
     if cfg.max_divergences > 1 and not best.bound_hit:
-        full = _run(exchanges, cfg, prepared, best.offsets_check_ms, best.initial_delay_ms)
+        # (searches from the start: these configurations are known to diverge, where an
+        # optimistic replay would only stop)
+        full = Replayer(exchanges, cfg, prepared, best.offsets_check_ms).run(best.initial_delay_ms)
         if best is first:
             # delays whose first divergence came as deep (the same exchange, say a read
             # both answer alike) are told apart by the rest of the trace: the one with
@@ -2566,7 +2568,7 @@ def replay_group(exchanges: list[Exchange], config: ReplayConfig | None = None,
                 if (other is best or other.bound_hit or other.failure is None or best.failure is None
                         or other.failure.depth != best.failure.depth):
                     continue
-                alt = _run(exchanges, cfg, prepared, other.offsets_check_ms, other.initial_delay_ms)
+                alt = Replayer(exchanges, cfg, prepared, other.offsets_check_ms).run(other.initial_delay_ms)
                 if len(alt.found) < len(full.found):
                     full = alt
         best = full
