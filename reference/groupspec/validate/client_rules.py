@@ -428,15 +428,6 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     # (those fenced, in the order given, then by receive time: a stable sort of the few,
     # as of all exchanges by receive time; ``f.errors`` holds each answer that is not NONE)
     errors = f.errors
-    answered_fencing = [x for x in xs if id(x) in errors and _fencing(errors[id(x)])]
-    for x in sorted(answered_fencing, key=lambda x: x.received):
-        req = x.event.request
-        if not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
-            continue
-        if _keeps_generation(req, errors[id(x)]):
-            continue
-        if req.generation_id >= 0 and req.member_id:
-            fenced.setdefault((req.member_id, req.generation_id), x)
     # a consumer-protocol member (KIP-848) whose ConsumerGroupHeartbeat at member epoch E is
     # answered FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID drops E: the Java client's heartbeat
     # manager calls transitionToFenced, which resets the epoch and tells the commit manager
@@ -445,15 +436,19 @@ def stops_when_fenced(xs: list[Exchange], f: _Facts) -> list[ClientFinding]:
     # OffsetFetches are built with the member's epoch of the moment (CommitRequestManager
     # onMemberEpochUpdated): none later carries E (a leaving member's fencing excepted: it
     # stops, and sends nothing more that carries an epoch)
-    for x in xs:
+    for x in sorted((x for x in xs if id(x) in errors), key=lambda x: x.received):
         req = x.event.request
-        if type(req) is not ConsumerGroupHeartbeatRequest or not req.member_id or req.member_epoch <= 0:
+        err = errors[id(x)]
+        if type(req) is ConsumerGroupHeartbeatRequest:
+            if req.member_id and req.member_epoch > 0 and (err is _FENCED_MEMBER_EPOCH or err is _UNKNOWN_MEMBER_ID):
+                fenced.setdefault((req.member_id, req.member_epoch), x)
             continue
-        err = errors.get(id(x))
-        if err is _FENCED_MEMBER_EPOCH or err is _UNKNOWN_MEMBER_ID:
-            hit = fenced.get((req.member_id, req.member_epoch))
-            if hit is None or x.received < hit.received:
-                fenced[(req.member_id, req.member_epoch)] = x
+        if not _fencing(err) or not isinstance(req, (m.HeartbeatRequest, m.OffsetCommitRequest, m.SyncGroupRequest)):
+            continue
+        if _keeps_generation(req, err):
+            continue
+        if req.generation_id >= 0 and req.member_id:
+            fenced.setdefault((req.member_id, req.generation_id), x)
     out: list[ClientFinding] = []
     if not fenced:
         return out  # (most groups: no request is checked against anything)

@@ -1274,7 +1274,11 @@ class Replayer:
             self._note(d)
             self._resyncing = None
         self._current = None
-        # the end: every parked request the broker answered must be answered in time
+        self._settle_at_end(b)
+
+    def _settle_at_end(self, b: _Branch) -> None:
+        """The end of a branch: every parked request the broker answered must be answered
+        in time."""
         for i in sorted(b.parked, key=lambda i: self.x[i].received):
             if i in b.parked:
                 self._settle(b, i)
@@ -1282,7 +1286,6 @@ class Replayer:
     def _drive_first_options(self, b: _Branch) -> None:
         """``_drive`` from the start when every step takes its first option and nothing is
         kept to come back to (an optimistic replay)."""
-        x = self.x
         while b.remaining:
             d, self._quiet_step = self._first_option(b)
             self._current = d
@@ -1292,9 +1295,7 @@ class Replayer:
                 self._quiet_step = False
             self._resyncing = None
         self._current = None
-        for i in sorted(b.parked, key=lambda i: x[i].received):
-            if i in b.parked:
-                self._settle(b, i)
+        self._settle_at_end(b)
 
     def _first_option(self, b: _Branch) -> tuple[_Decision, bool]:
         """The first decision ``_options`` would offer (or ``_sole_option``, the same), and
